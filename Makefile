@@ -1,0 +1,33 @@
+# Two commands do everything on a fresh machine (Debian/Ubuntu, run as root or with sudo):
+#   make demo   - install, then run the main job on the built-in default (no GPU, no LLM key)
+#   make test   - install, then run the test suite
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: install system-deps demo test lint
+
+system-deps:
+	@if ! ls /etc/OpenCL/vendors/*pocl* >/dev/null 2>&1 || [ ! -e /usr/include/CL/cl.h ]; then \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    pocl-opencl-icd ocl-icd-opencl-dev opencl-headers make g++ >/dev/null; fi
+
+$(BIN)/s2s: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e ".[dev]"
+	@touch $@
+
+install: system-deps $(BIN)/s2s
+
+demo: install
+	$(BIN)/s2s scan samples/heat3d_cuda
+	$(BIN)/s2s extract samples/ocl_solver --kernel matvec -o mep-demo
+
+test: install
+	$(BIN)/python -m pytest -q tests
+
+lint: install
+	$(BIN)/ruff check s2s passes tests bench
+	$(BIN)/mypy s2s passes

@@ -1,0 +1,1 @@
+"""Rewrite passes, one per module; the registry lives in s2s.passes_registry."""

@@ -1,0 +1,121 @@
+"""The command line: parse arguments, call the library, print. Bad input ends in one line and exit 2."""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from rich.console import Console
+
+from . import __version__
+from .errors import UserError
+
+Handler = Callable[[argparse.Namespace, Console], int]
+COMMANDS: dict[str, Handler] = {}
+
+
+def command(name: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        COMMANDS[name] = fn
+        return fn
+
+    return register
+
+
+@command("scan")
+def _scan(args: argparse.Namespace, console: Console) -> int:
+    from .ranking import profile_ranking, static_estimate
+    from .scan import scan_tree
+    from .scan_report import print_scan, scan_json
+
+    progress = _progress_bar(console, "scanning") if not args.json and sys.stderr.isatty() else None
+    with progress or _null():
+        index = scan_tree(args.tree, progress=_advance(progress) if progress else None)
+    if args.profile:
+        spots, unmatched = profile_ranking(index, args.profile)
+    else:
+        spots, unmatched = static_estimate(index), []
+    if args.json:
+        print(scan_json(index, spots, unmatched))
+    else:
+        print_scan(index, spots, unmatched, console)
+    return 0
+
+
+@command("extract")
+def _extract(args: argparse.Namespace, console: Console) -> int:
+    from .extract import extract_kernel
+
+    result = extract_kernel(args.tree, args.kernel, args.output, compile_commands=args.compile_commands,
+                            mode=args.mode, allow_missing=args.allow_missing)
+    console.print(f"wrote {result.out_dir} ({result.mode} closure, {len(result.items)} items)", highlight=False)
+    for note in result.notes:
+        console.print(f"[yellow]note[/] {note}", highlight=False)
+    return 0
+
+
+def _progress_bar(console: Console, what: str):  # type: ignore[no-untyped-def]
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=Console(stderr=True), transient=True)
+
+
+def _advance(progress):  # type: ignore[no-untyped-def]
+    task = progress.add_task("files", total=None)
+
+    def update(done: int, total: int) -> None:
+        if done == 1 or done % 200 == 0 or done == total:
+            progress.update(task, completed=done, total=total)
+
+    return update
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="s2s", description="Extract, optimize and reintegrate GPU hotspots.")
+    p.add_argument("--version", action="version", version=f"s2s {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("scan", help="list kernels and launch sites, ranked")
+    s.add_argument("tree")
+    s.add_argument("--profile", help="nsys, ncu or rocprofv3 CSV")
+    s.add_argument("--compile-commands", help="compile_commands.json (default: found in the tree)")
+    s.add_argument("--json", action="store_true")
+    e = sub.add_parser("extract", help="write a kernel and its dependency closure as an MEP")
+    e.add_argument("tree")
+    e.add_argument("--kernel", required=True, help="NAME, ns::NAME or FILE:NAME")
+    e.add_argument("-o", "--output", default=None, help="MEP directory (default: mep-NAME)")
+    e.add_argument("--compile-commands", help="compile_commands.json (default: found in the tree)")
+    e.add_argument("--mode", choices=("auto", "clang", "names"), default="auto",
+                   help="closure by libclang (needs compile flags), by names over the tree-sitter index, or auto")
+    e.add_argument("--allow-missing", action="store_true", help="write the file even if a called function is not found")
+    for extra in EXTRA_PARSERS:
+        extra(sub)
+    return p
+
+
+EXTRA_PARSERS: list[Callable[[argparse._SubParsersAction], None]] = []  # type: ignore[type-arg]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console()
+    try:
+        return COMMANDS[args.command](args, console)
+    except UserError as err:
+        print(err.one_line(), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

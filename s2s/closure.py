@@ -1,0 +1,191 @@
+"""The dependency closure of a kernel by names over the tree-sitter index.
+
+Used when no compile flags are known, and as the editor's view when they are: every item is a
+verbatim byte range of an original file, chosen because the kernel (or an item it needs) names it.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .decls import Decl, file_decls
+from .records import Kernel
+from .resources import grammars_dir
+from .sources import SourceFile
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_CALL = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)\s*(?:<[^<>;()]*>)?\s*\(")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
+KEYWORDS = frozenset(
+    "if else for while do switch case default return break continue goto sizeof typedef struct class union enum "
+    "const volatile static extern inline register auto void char short int long float double signed unsigned bool "
+    "true false nullptr template typename using namespace public private protected new delete this operator "
+    "constexpr static_assert alignas alignof decltype noexcept throw try catch friend virtual explicit mutable".split()
+)
+
+
+@dataclass
+class Closure:
+    items: list[Decl]
+    external_includes: list[str]
+    missing: list[tuple[str, str, int]] = field(default_factory=list)  # (name, file, line)
+    notes: list[str] = field(default_factory=list)
+
+
+def strip_comments(code: str) -> str:
+    return _STRING.sub('""', _COMMENT.sub(" ", code))
+
+
+def identifiers(code: str) -> list[str]:
+    return list(dict.fromkeys(n for n in _IDENT.findall(strip_comments(code)) if n not in KEYWORDS))
+
+
+def _builtin_patterns() -> tuple[frozenset[str], tuple[str, ...]]:
+    names: set[str] = set()
+    prefixes: list[str] = []
+    for raw in (grammars_dir() / "builtins.txt").read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        (prefixes.append(line) if "*" in line else names.add(line))
+    return frozenset(names), tuple(prefixes)
+
+
+def is_builtin(name: str) -> bool:
+    names, prefixes = _builtin_patterns()
+    return name in names or any(fnmatch.fnmatchcase(name, p) for p in prefixes)
+
+
+class DeclIndex:
+    """Declarations by name, for the files of one unit first and, on demand, for the rest of the tree."""
+
+    def __init__(self, unit_files: list[Path], files: dict[Path, SourceFile]) -> None:
+        self.files = files
+        self.rank = {p: i for i, p in enumerate(unit_files)}
+        self.by_name: dict[str, list[Decl]] = {}
+        self.parsed: set[Path] = set()
+        for p in unit_files:
+            self._add(p)
+
+    def _add(self, path: Path) -> None:
+        if path in self.parsed or path not in self.files:
+            return
+        self.parsed.add(path)
+        for d in file_decls(self.files[path]):
+            for name in d.names:
+                self.by_name.setdefault(name, []).append(d)
+
+    def lookup(self, name: str) -> tuple[list[Decl], bool]:
+        """Definitions of `name`, and whether they come from outside the unit."""
+        inside = [d for d in self.by_name.get(name, []) if self._in_unit(d)]
+        if inside:
+            return inside, False
+        key = name.encode()
+        pattern = re.compile(rb"\b" + re.escape(key) + rb"\b")
+        for path, source in self.files.items():
+            if path not in self.parsed and key in source.data and pattern.search(source.data):
+                self._add(path)
+        return list(self.by_name.get(name, [])), True
+
+    def _in_unit(self, d: Decl) -> bool:
+        return any(p.as_posix().endswith("/" + d.file) or p.as_posix() == d.file for p in self.rank)
+
+    def order_key(self, d: Decl) -> tuple[int, int]:
+        for p, i in self.rank.items():
+            if p.as_posix().endswith("/" + d.file):
+                return i, d.start
+        return -1, d.start
+
+
+def choose(cands: list[Decl], kernel: Kernel) -> list[Decl]:
+    """Among same-named declarations, the ones the kernel's compile would see."""
+    cands = [d for d in cands if not (d.kind == "kernel" and d.file == kernel.file and d.start == kernel.start_byte)]
+    cands = [d for d in cands if d.kind != "include"]
+    if not cands:
+        return []
+    funcs = [d for d in cands if d.kind == "function"]
+    if funcs and len(funcs) == len(cands):
+        device = [d for d in funcs if d.device]
+        defs = [d for d in (device or funcs) if "{" in d.text]
+        return _unique(defs or device or funcs)
+    variables = [d for d in cands if d.kind == "variable"]
+    if variables and len(variables) == len(cands):
+        definitions = [d for d in variables if not d.text.lstrip().startswith("extern")]
+        return _unique(definitions[:1] or variables[:1])
+    # macros, types, blocks: the first definition in unit order (redefinitions are the user's business)
+    return _unique(cands[:1] + [d for d in cands[1:] if d.kind == "block" and d.file == cands[0].file])
+
+
+def _unique(ds: list[Decl]) -> list[Decl]:
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for d in ds:
+        if (d.file, d.start) not in seen:
+            seen.add((d.file, d.start))
+            out.append(d)
+    return out
+
+
+def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[list[Decl], list[tuple[str, str, int]], list[str]]:
+    chosen: dict[tuple[str, int], Decl] = {}
+    deps: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    missing: list[tuple[str, str, int]] = []
+    notes: list[str] = []
+    root_key = ("<kernel>", 0)
+    work: list[tuple[tuple[str, int], str, str, int]] = [(root_key, kernel_text, kernel.file, kernel.line)]
+    deps[root_key] = []
+    while work:
+        key, code, file, line = work.pop()
+        clean = strip_comments(code)
+        calls = set(_CALL.findall(clean))
+        for name in identifiers(code):
+            if name == kernel.name:
+                continue
+            cands, outside = index.lookup(name)
+            picked = choose(cands, kernel)
+            if not picked:
+                if name in calls and not is_builtin(name) and not _is_local_call(name, clean):
+                    missing.append((name, file, line))
+                continue
+            for d in picked:
+                dkey = (d.file, d.start)
+                deps[key].append(dkey)
+                if dkey in chosen:
+                    continue
+                chosen[dkey] = d
+                deps[dkey] = []
+                if outside and d.kind in {"function", "variable"}:
+                    notes.append(f"{name} comes from {d.file}:{d.line}, outside the kernel's translation unit "
+                                 "(separate compilation, -rdc); copied into the MEP")
+                work.append((dkey, d.text, d.file, d.line))
+    order = _topological(deps, root_key, chosen, index)
+    return order, missing, notes
+
+
+def _is_local_call(name: str, code: str) -> bool:
+    """A functor, lambda or function pointer declared in the code itself."""
+    return re.search(r"\b" + re.escape(name) + r"\s*=", code) is not None or \
+        re.search(r"[\w>*&]\s+" + re.escape(name) + r"\s*[;=({]", code) is not None and \
+        re.search(r"\bauto\s+" + re.escape(name), code) is not None
+
+
+def _topological(deps: dict[tuple[str, int], list[tuple[str, int]]], root: tuple[str, int],
+                 chosen: dict[tuple[str, int], Decl], index: DeclIndex) -> list[Decl]:
+    order: list[Decl] = []
+    state: dict[tuple[str, int], int] = {}
+
+    def visit(key: tuple[str, int]) -> None:
+        if state.get(key):
+            return  # done, or a cycle through pointers to incomplete types: unit order settles it
+        state[key] = 1
+        for dep in sorted(set(deps.get(key, [])), key=lambda k: index.order_key(chosen[k])):
+            visit(dep)
+        state[key] = 2
+        if key in chosen:
+            order.append(chosen[key])
+
+    visit(root)
+    return order

@@ -1,0 +1,276 @@
+"""Per-file inventory: the kernels and launch sites one parsed file holds."""
+from __future__ import annotations
+
+import hashlib
+import re
+
+from tree_sitter import Node
+
+from .parsing import captures, count_errors, first_error, parse, src, text
+from .records import Kernel, LaunchSite, Param, ParseProblem
+from .sources import SourceFile, language_of
+
+LOOP_TYPES = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
+SCOPE_TYPES = {"namespace_definition"}
+_TYPE_WORDS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "struct", "unsigned", "signed", "class", "enum"}
+_OPENCL_SPACES = {"__global": "global", "global": "global", "__local": "local", "local": "local",
+                  "__constant": "constant", "constant": "constant", "__private": "private", "private": "private"}
+
+
+class FileFacts:
+    """What one file holds, with the tree kept only while the file is processed."""
+
+    def __init__(self, source: SourceFile, kernel_macros: frozenset[str] = frozenset()) -> None:
+        self.source = source
+        self.data = source.data
+        self.dialect = language_of(source.rel, source.data)
+        self.tree = parse(self.data, self.dialect)
+        self.kernel_macros = kernel_macros
+
+    # -- problems ---------------------------------------------------------------------------
+    def problems(self) -> list[ParseProblem]:
+        root = self.tree.root_node
+        if not root.has_error:
+            return []
+        node = first_error(root)
+        n = count_errors(root)
+        if node is None:
+            return [ParseProblem(self.source.rel, 1, 1, "parse error")]
+        kind = "missing " + node.type if node.is_missing else "syntax error"
+        snippet = src(self.data, node)[:40].replace("\n", " ")
+        msg = f"{kind} near '{snippet}'" + (f" ({n} error nodes in file)" if n > 1 else "")
+        return [ParseProblem(self.source.rel, node.start_point[0] + 1, node.start_point[1] + 1, msg)]
+
+    # -- kernels ----------------------------------------------------------------------------
+    def kernels(self) -> list[Kernel]:
+        root = self.tree.root_node
+        found: list[Kernel] = []
+        if self.dialect == "opencl":
+            for fn in captures("functions", root).get("function", []):
+                at = self._opencl_kernel_word(fn)
+                if at >= 0:
+                    found.append(self._kernel(fn, "opencl", "", start=at))
+            return found
+        lang = "hip" if self.dialect == "hip" else "cuda"
+        for fn in captures("kernels", root).get("kernel", []):
+            found.append(self._kernel(fn, lang, ""))
+        if self.kernel_macros:
+            for fn in captures("functions", root).get("function", []):
+                macro = self._hiding_macro(fn)
+                if macro:
+                    found.append(self._kernel(fn, lang, macro))
+        found.sort(key=lambda k: k.start_byte)
+        return found
+
+    def _opencl_kernel_word(self, fn: Node) -> int:
+        """Offset of the `__kernel` keyword that makes this function a kernel, or -1."""
+        before = self.data[max(0, fn.start_byte - 64) : fn.start_byte]
+        m = re.search(rb"(?:^|[^\w])(__kernel|kernel)\s*$", before)
+        return fn.start_byte - len(before) + m.start(1) if m else -1
+
+    def _hiding_macro(self, fn: Node) -> str:
+        for child in fn.children:
+            if child.type == "function_declarator":
+                break
+            word = text(child).strip()
+            if word in self.kernel_macros:
+                return word
+        # `KERNEL void f(...)` can also parse with KERNEL as the type and `void` lost in an error.
+        head = self.data[fn.start_byte : fn.start_byte + 80].decode("utf-8", "replace").split("(")[0].split()
+        for word in head[:-1]:
+            if word in self.kernel_macros:
+                return word
+        return ""
+
+    def _kernel(self, fn: Node, lang: str, via: str, start: int = -1) -> Kernel:
+        outer = fn
+        template_params: tuple[str, ...] = ()
+        if fn.parent is not None and fn.parent.type == "template_declaration":
+            outer = fn.parent
+            plist = outer.child_by_field_name("parameters")
+            if plist is not None:
+                template_params = tuple(src(self.data, c) for c in plist.named_children)
+        declarator = _function_declarator(fn)
+        name_node = declarator.child_by_field_name("declarator") if declarator else None
+        name = text(name_node).strip()
+        short = name.split("::")[-1]
+        qualified = "::".join(self._namespaces(fn) + [name]) if name else ""
+        params = self._params(declarator) if declarator else ()
+        qualifiers = tuple(
+            src(self.data, c).strip() for c in fn.children
+            if c.type in {"launch_bounds", "storage_class_specifier", "attribute_specifier", "type_qualifier", "attribute_declaration"}
+            or (not c.is_named and c.type in {"__global__", "__device__", "__host__", "__forceinline__", "__noinline__"})
+        )
+        if fn.parent is not None and fn.parent.type == "linkage_specification":
+            qualifiers = ('extern "C"',) + qualifiers
+        body = fn.child_by_field_name("body")
+        start_byte = outer.start_byte if start < 0 else start
+        if start >= 0:
+            qualifiers = ("__kernel",) + qualifiers
+        kernel_text = self.data[start_byte : outer.end_byte]
+        return Kernel(
+            name=short,
+            qualified=qualified,
+            file=self.source.rel,
+            line=self.data.count(b"\n", 0, start_byte) + 1,
+            language=lang,
+            params=params,
+            template_params=template_params,
+            qualifiers=qualifiers,
+            start_byte=start_byte,
+            end_byte=outer.end_byte,
+            sha256=hashlib.sha256(kernel_text).hexdigest(),
+            via_macro=via,
+            loop_depth=loop_depth(body) if body is not None else 0,
+        )
+
+    def _namespaces(self, node: Node) -> list[str]:
+        names: list[str] = []
+        cur = node.parent
+        while cur is not None:
+            if cur.type == "namespace_definition":
+                nm = cur.child_by_field_name("name")
+                names.append(text(nm) if nm is not None else "(anonymous namespace)")
+            cur = cur.parent
+        return list(reversed(names))
+
+    def _params(self, declarator: Node) -> tuple[Param, ...]:
+        plist = declarator.child_by_field_name("parameters")
+        if plist is None:
+            return ()
+        out: list[Param] = []
+        prev_end = plist.start_byte + 1
+        for child in plist.children:
+            if child.type in {"parameter_declaration", "optional_parameter_declaration", "variadic_parameter_declaration"}:
+                # OpenCL qualifiers were blanked and sit before the node: read from the last delimiter.
+                raw = self.data[prev_end : child.end_byte].decode("utf-8", "replace").strip()
+                out.append(make_param(raw, text(child.child_by_field_name("declarator"))))
+            if child.type in {",", "(", "parameter_declaration", "optional_parameter_declaration"}:
+                prev_end = child.end_byte
+        return tuple(out)
+
+    # -- launches ---------------------------------------------------------------------------
+    def launches(self) -> list[LaunchSite]:
+        root = self.tree.root_node
+        caps = captures("launches", root)
+        sites = [self._chevron(n) for n in caps.get("chevron", [])]
+        cl_objects: dict[str, str] | None = None
+        for call in caps.get("api_call", []):
+            fn = text(call.child_by_field_name("function"))
+            if fn == "clEnqueueNDRangeKernel":
+                if cl_objects is None:
+                    cl_objects = self._cl_kernel_objects()
+                site = self._cl_launch(call, cl_objects)
+            else:
+                site = self._hip_launch(call)
+            if site is not None:
+                sites.append(site)
+        sites.sort(key=lambda s: s.start_byte)
+        return sites
+
+    def _site(self, call: Node, kernel: str, kind: str, config: list[str], args: list[str], targs: str = "") -> LaunchSite:
+        fn_name, depth = _context(call)
+        grid, block, shmem, stream = (config + ["", "", "", ""])[:4]
+        return LaunchSite(
+            kernel=kernel, file=self.source.rel, line=call.start_point[0] + 1, kind=kind, grid=grid, block=block,
+            shared_mem=shmem, stream=stream, args=tuple(args), template_args=targs, enclosing_function=fn_name,
+            in_loop=depth > 0, loop_depth=depth, start_byte=call.start_byte, end_byte=call.end_byte,
+        )
+
+    def _chevron(self, call: Node) -> LaunchSite:
+        fn = call.child_by_field_name("function")
+        name, targs = _split_template(fn)
+        config_node = next(c for c in call.children if c.type == "kernel_call_syntax")
+        config = [src(self.data, c) for c in config_node.named_children]
+        args_node = call.child_by_field_name("arguments")
+        args = [src(self.data, c) for c in args_node.named_children] if args_node else []
+        return self._site(call, name, "chevron", config, args, targs)
+
+    def _hip_launch(self, call: Node) -> LaunchSite | None:
+        args_node = call.child_by_field_name("arguments")
+        if args_node is None or len(args_node.named_children) < 5:
+            return None
+        items = args_node.named_children
+        kernel_node = items[0]
+        if kernel_node.type == "parenthesized_expression" and kernel_node.named_children:
+            kernel_node = kernel_node.named_children[0]  # hipLaunchKernelGGL((k<T>), ...)
+        name, targs = _split_template(kernel_node)
+        config = [src(self.data, c) for c in items[1:5]]
+        return self._site(call, name, "hipLaunchKernelGGL", config, [src(self.data, c) for c in items[5:]], targs)
+
+    def _cl_kernel_objects(self) -> dict[str, str]:
+        caps = captures("cl_kernel_objects", self.tree.root_node)
+        objects: dict[str, str] = {}
+        for var, args in zip(caps.get("var", []), caps.get("args", [])):
+            names = args.named_children
+            if len(names) >= 2 and names[1].type == "string_literal":
+                objects[text(var).lstrip("*& ").strip()] = text(names[1]).strip('"')
+        return objects
+
+    def _cl_launch(self, call: Node, objects: dict[str, str]) -> LaunchSite | None:
+        args_node = call.child_by_field_name("arguments")
+        if args_node is None or len(args_node.named_children) < 6:
+            return None
+        items = [src(self.data, c) for c in args_node.named_children]
+        obj = items[1].strip()
+        name = objects.get(obj, "")
+        site = self._site(call, name or f"<kernel object {obj}>", "clEnqueueNDRangeKernel", [items[4], items[5]], [])
+        return LaunchSite(**{**site.__dict__, "work_dim": items[2], "stream": items[0]})
+
+
+def make_param(raw: str, declarator_text: str) -> Param:
+    raw = " ".join(raw.split())
+    words = re.findall(r"[A-Za-z_]\w*", raw)
+    name = re.findall(r"[A-Za-z_]\w*", declarator_text)[-1] if re.findall(r"[A-Za-z_]\w*", declarator_text) else (words[-1] if words else "")
+    pointer = "*" in raw or "[" in raw or "&" in declarator_text
+    space = next((_OPENCL_SPACES[w] for w in words if w in _OPENCL_SPACES), "")
+    type_text = raw[: raw.rfind(name)].strip() if name and raw.rfind(name) >= 0 else raw
+    if "[" in raw:
+        type_text += " *"
+    base_words = [w for w in re.findall(r"[A-Za-z_][\w:]*", type_text) if w not in _TYPE_WORDS and w not in _OPENCL_SPACES]
+    base = " ".join(base_words) or "int"
+    return Param(name=name, text=raw, type=type_text, base_type=base, pointer=pointer,
+                 const=("const" in words and pointer and raw.find("const") < raw.find("*") if "*" in raw else "const" in words),
+                 address_space=space or ("private" if not pointer else ""))
+
+
+def _function_declarator(fn: Node) -> Node | None:
+    node = fn.child_by_field_name("declarator")
+    while node is not None and node.type != "function_declarator":
+        node = node.child_by_field_name("declarator")
+    return node
+
+
+def _split_template(node: Node | None) -> tuple[str, str]:
+    """("ns::k", "float, 256") for `ns::k<float, 256>`."""
+    if node is None:
+        return "", ""
+    whole = text(node).strip()
+    lt = whole.find("<")
+    if lt < 0:
+        return whole, ""
+    return whole[:lt].strip(), whole[lt + 1 : whole.rfind(">")].strip()
+
+
+def _context(node: Node) -> tuple[str, int]:
+    depth = 0
+    cur = node.parent
+    while cur is not None:
+        if cur.type in LOOP_TYPES:
+            depth += 1
+        if cur.type == "function_definition":
+            decl = _function_declarator(cur)
+            inner = decl.child_by_field_name("declarator") if decl else None
+            return text(inner), depth
+        if cur.type == "lambda_expression":
+            return "<lambda>", depth
+        cur = cur.parent
+    return "", depth
+
+
+def loop_depth(node: Node) -> int:
+    best = 0
+    for child in node.named_children:
+        inner = loop_depth(child)
+        best = max(best, inner + 1 if child.type in LOOP_TYPES else inner)
+    return best

@@ -1,0 +1,82 @@
+"""tree-sitter parsing of CUDA, HIP, C++ host code and OpenCL C.
+
+OpenCL C does not parse with the CUDA grammar (address-space qualifiers), so OpenCL sources are
+normalised first by blanking those keywords with spaces of the same length: byte offsets stay exact,
+and the blanked words are read back from the original text where they matter.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import tree_sitter_cuda
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
+
+from .resources import read_grammar_query
+
+OPENCL_KERNEL_WORDS = ("__kernel", "kernel")
+_OPENCL_BLANK = re.compile(
+    rb"\b(__kernel|kernel|__global|global|__local|local|__constant|constant|__private|private|"
+    rb"__read_only|read_only|__write_only|write_only|__read_write|read_write)\b(?!\s*[(=;,\[.])"
+)
+_OPENCL_RESTRICT = re.compile(rb"\brestrict\b")
+
+
+@lru_cache(maxsize=1)
+def language() -> Language:
+    return Language(tree_sitter_cuda.language())
+
+
+@lru_cache(maxsize=1)
+def parser() -> Parser:
+    return Parser(language())
+
+
+@lru_cache(maxsize=None)
+def query(name: str) -> Query:
+    return Query(language(), read_grammar_query(name))
+
+
+def captures(name: str, node: Node) -> dict[str, list[Node]]:
+    return QueryCursor(query(name)).captures(node)
+
+
+def normalize_opencl(data: bytes) -> bytes:
+    """Blank OpenCL-only keywords, keeping every byte offset."""
+    out = _OPENCL_BLANK.sub(lambda m: b" " * len(m.group(0)), data)
+    return _OPENCL_RESTRICT.sub(lambda m: b" " * len(m.group(0)), out)
+
+
+def parse(data: bytes, dialect: str) -> Tree:
+    text = normalize_opencl(data) if dialect == "opencl" else data
+    return parser().parse(text)
+
+
+def text(node: Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def src(data: bytes, node: Node) -> str:
+    """The original text under a node (not the normalised one)."""
+    return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def first_error(node: Node) -> Node | None:
+    """The first ERROR or MISSING node under a tree with errors."""
+    if node.is_error or node.is_missing:
+        return node
+    for child in node.children:
+        if child.has_error or child.is_missing or child.is_error:
+            found = first_error(child)
+            if found is not None:
+                return found
+    return None
+
+
+def count_errors(node: Node) -> int:
+    if not node.has_error:
+        return 0
+    own = 1 if (node.is_error or node.is_missing) else 0
+    return own + sum(count_errors(c) for c in node.children if c.has_error or c.is_missing or c.is_error)

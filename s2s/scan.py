@@ -1,0 +1,110 @@
+"""Stage 1: find every kernel and launch site in an application tree."""
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from .errors import UserError
+from .inventory import FileFacts
+from .records import Index, Kernel, LaunchSite, ParseProblem
+from .sources import SourceFile, check_tree, iter_source_paths, language_of, read_source
+
+# Files without any of these bytes hold no kernel and no launch: they are counted, not parsed.
+_MARKERS = re.compile(rb"__global__|__kernel\b|\bkernel\b|<<<|hipLaunchKernelGGL|clEnqueueNDRangeKernel")
+_KERNEL_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+[^\n]*\b__global__\b", re.M)
+_FUNCTION_MACRO_KERNEL = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([^)]*\)[^\n]*\b__global__\b", re.M)
+
+Progress = Callable[[int, int], None]
+
+
+def scan_tree(root: str | Path, progress: Progress | None = None) -> Index:
+    start = time.perf_counter()
+    tree = check_tree(root)
+    paths = list(iter_source_paths(tree))
+    problems: list[ParseProblem] = []
+    sources: list[SourceFile] = []
+    lines = 0
+    for path in paths:
+        source, why = read_source(path, tree)
+        if source is None:
+            rel = path.name if tree.is_file() else path.relative_to(tree).as_posix()
+            problems.append(ParseProblem(rel, _line_from(why), 1, why))
+            continue
+        lines += source.data.count(b"\n")
+        sources.append(source)
+    kernel_macros, limits = _kernel_macros(sources)
+    marker = _markers(kernel_macros)
+    kernels: list[Kernel] = []
+    launches: list[LaunchSite] = []
+    for i, source in enumerate(sources):
+        if progress is not None:
+            progress(i + 1, len(sources))
+        if language_of(source.rel) != "opencl" and not marker.search(source.data):
+            continue
+        facts = FileFacts(source, kernel_macros)
+        problems.extend(facts.problems())
+        kernels.extend(facts.kernels())
+        launches.extend(facts.launches())
+    if not paths:
+        raise UserError("no C, C++, CUDA, HIP or OpenCL source files found", file=str(root),
+                        hint=f"looked for {', '.join(sorted({'.cu', '.cuh', '.cl', '.cpp', '.c', '.h', '.hip'}))}")
+    return Index(
+        root=str(tree), kernels=tuple(kernels), launches=tuple(launches), problems=tuple(problems),
+        limits=tuple(limits), files_scanned=len(sources), lines_scanned=lines, seconds=time.perf_counter() - start,
+    )
+
+
+def _line_from(why: str) -> int:
+    m = re.search(r"at line (\d+)", why)
+    return int(m.group(1)) if m else 1
+
+
+def _markers(kernel_macros: frozenset[str]) -> re.Pattern[bytes]:
+    if not kernel_macros:
+        return _MARKERS
+    extra = b"|".join(re.escape(m.encode()) for m in sorted(kernel_macros))
+    return re.compile(_MARKERS.pattern + b"|\\b(?:" + extra + b")\\b")
+
+
+def _kernel_macros(sources: list[SourceFile]) -> tuple[frozenset[str], list[str]]:
+    """Object-like macros that expand to `__global__` (found), function-like ones (reported as limits)."""
+    names: set[str] = set()
+    limits: list[str] = []
+    for source in sources:
+        if b"__global__" not in source.data or b"define" not in source.data:
+            continue
+        for m in _KERNEL_MACRO.finditer(source.data):
+            names.add(m.group(1).decode())
+        for m in _FUNCTION_MACRO_KERNEL.finditer(source.data):
+            line = source.data.count(b"\n", 0, m.start()) + 1
+            limits.append(
+                f"{source.rel}:{line}: kernels defined through the function-like macro {m.group(1).decode()}(...) "
+                "are not listed: tree-sitter does not expand macros; give compile flags (--compile-commands) so libclang can"
+            )
+    return frozenset(names), limits
+
+
+def find_kernel(index: Index, name: str) -> Kernel:
+    """The one kernel called `name` (plain, qualified, or `file:name`), or a UserError with choices."""
+    want_file = ""
+    if ":" in name and "::" not in name.split(":", 1)[0] + ":":
+        head, _, tail = name.rpartition(":")
+        if head and not head.endswith(":") and not tail.startswith(":"):
+            want_file, name = head, tail
+    exact = [k for k in index.kernels if k.qualified == name or (("::" not in name) and k.name == name)]
+    if want_file:
+        exact = [k for k in exact if k.file == want_file or k.file.endswith("/" + want_file)]
+    if len(exact) == 1:
+        return exact[0]
+    if not exact:
+        import difflib
+
+        names = sorted({k.qualified for k in index.kernels} | {k.name for k in index.kernels})
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}?" if close else f"the tree has {len(index.kernels)} kernels: run `s2s scan {index.root}`"
+        raise UserError(f"no kernel named '{name}'", file=index.root, hint=hint)
+    listing = "; ".join(f"{k.qualified} at {k.file}:{k.line}" for k in exact)
+    raise UserError(f"kernel name '{name}' is ambiguous: {listing}", file=index.root,
+                    hint=f"pick one as FILE:NAME, e.g. --kernel {exact[0].file}:{exact[0].name}")

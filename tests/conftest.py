@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed CLI in a child process, as a user would run it."""
+    return subprocess.run([sys.executable, "-m", "s2s", *args], capture_output=True, text=True, cwd=cwd, timeout=600)
+
+
+@pytest.fixture
+def cli():  # type: ignore[no-untyped-def]
+    return run_cli
+
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")

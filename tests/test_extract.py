@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SAMPLES, needs_nvcc, run_cli
+
+from s2s.extract import extract
+
+CUDA_KERNELS = ["linalg::matmul_naive", "linalg::matvec_rows", "stencil7", "reduce_energy", "particles_step", "axpby_t"]
+
+
+def _nvcc(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["nvcc", "-c", "-arch=sm_90", *extra, str(path), "-o", str(path.with_suffix(".o"))],
+                          capture_output=True, text=True, timeout=300)
+
+
+@needs_nvcc
+def test_every_cuda_and_hip_kernel_compiles_alone(tmp_path: Path) -> None:
+    from s2s.scan import scan_tree
+
+    srcs = []
+    for sample in ("heat3d_cuda", "hip_particles"):
+        index = scan_tree(SAMPLES / sample)
+        for k in index.kernels:
+            ex = extract(SAMPLES / sample, f"{k.file}:{k.name}", index=index)
+            ext = ".cu"
+            path = tmp_path / f"{sample}_{k.name}{ext}"
+            path.write_text(ex.text)
+            srcs.append(path)
+    # one nvcc process for all files keeps the suite fast on two cores
+    res = subprocess.run(["nvcc", "-c", "-arch=sm_90", "-x", "cu", "-I", str(ROOT / "templates" / "hip_shim"),
+                          *map(str, srcs), "--output-directory", str(tmp_path)], capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
+def test_closure_contents_and_provenance() -> None:
+    ex = extract(SAMPLES / "heat3d_cuda", "stencil7")
+    text = ex.text
+    assert "struct Params" in text and "__constant__" in text
+    assert "// s2s: from include/physics.cuh:" in text
+    start, end = ex.kernel_range
+    body = text.encode()[start:end].decode()
+    original = (SAMPLES / "heat3d_cuda" / ex.kernel.file).read_bytes()[ex.kernel.start_byte : ex.kernel.end_byte].decode()
+    assert body == original
+    # dependencies come before their users
+    assert text.index("struct Params") < text.index("diffusion_number(const Params")
+
+
+def test_templated_kernel_carries_instantiations() -> None:
+    ex = extract(SAMPLES / "heat3d_cuda", "axpby_t")
+    assert any(i.replace(" ", "") == "float,256" for i in ex.instantiations)
+    assert "s2s_instance_0" in ex.text
+
+
+def test_round_trip_splice_is_byte_identical() -> None:
+    for name in CUDA_KERNELS:
+        ex = extract(SAMPLES / "heat3d_cuda", name)
+        original = (SAMPLES / "heat3d_cuda" / ex.kernel.file).read_bytes()
+        start, end = ex.kernel_range
+        kernel_bytes = ex.text.encode()[start:end]
+        spliced = original[: ex.kernel.start_byte] + kernel_bytes + original[ex.kernel.end_byte :]
+        assert spliced == original
+
+
+def test_cli_extract_writes_origin(tmp_path: Path) -> None:
+    res = run_cli("extract", str(SAMPLES / "heat3d_cuda"), "--kernel", "reduce_energy", "-o", str(tmp_path / "m"))
+    assert res.returncode == 0, res.stderr
+    origin = json.loads((tmp_path / "m" / "extract.json").read_text())
+    assert origin["sha256"] and origin["mode"] in {"clang", "names"}
+    assert (tmp_path / "m" / "kernel.cu").exists()
+
+
+@pytest.mark.parametrize("kernel, expect", [("no_such_kernel", "no kernel named"), ("matmul_naiv", "did you mean")])
+def test_unknown_kernel_suggests(kernel: str, expect: str, tmp_path: Path) -> None:
+    res = run_cli("extract", str(SAMPLES / "heat3d_cuda"), "--kernel", kernel, "-o", str(tmp_path / "m"))
+    assert res.returncode == 2 and expect in res.stderr and "Traceback" not in res.stderr
+
+
+def test_ambiguous_kernel_lists_candidates(tmp_path: Path) -> None:
+    (tmp_path / "a.cu").write_text("__global__ void twin(float* x) { x[0] = 1; }\n")
+    (tmp_path / "b.cu").write_text("__global__ void twin(float* x) { x[0] = 2; }\n")
+    res = run_cli("extract", str(tmp_path), "--kernel", "twin", "-o", str(tmp_path / "m"))
+    assert res.returncode == 2 and "a.cu:1" in res.stderr and "b.cu:1" in res.stderr and "FILE:NAME" in res.stderr
+    res = run_cli("extract", str(tmp_path), "--kernel", "b.cu:twin", "-o", str(tmp_path / "m"))
+    assert res.returncode == 0, res.stderr
+
+
+def test_missing_dependency_named(tmp_path: Path) -> None:
+    (tmp_path / "k.cu").write_text("__global__ void k(float* x) {\n  x[0] = helper_not_here(x[1]);\n}\n")
+    res = run_cli("extract", str(tmp_path), "--kernel", "k", "-o", str(tmp_path / "m"))
+    assert res.returncode == 2 and "helper_not_here" in res.stderr and "k.cu:1" in res.stderr

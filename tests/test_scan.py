@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import SAMPLES, run_cli
+
+from s2s.scan import scan_tree
+
+
+def test_cuda_sample_kernels_and_launches() -> None:
+    index = scan_tree(SAMPLES / "heat3d_cuda")
+    names = {k.qualified for k in index.kernels}
+    assert {"linalg::matmul_naive", "linalg::matvec_rows", "stencil7", "reduce_energy", "particles_step", "axpby_t"} <= names
+    stencil_sites = [s for s in index.launches if s.kernel == "stencil7"]
+    assert stencil_sites and stencil_sites[0].in_loop and stencil_sites[0].enclosing_function
+    axpby = next(k for k in index.kernels if k.name == "axpby_t")
+    assert axpby.template_params == ("typename T", "int BS")
+    sites = [s for s in index.launches if s.kernel.endswith("axpby_t")]
+    assert sites[0].template_args.replace(" ", "") == "float,256"
+
+
+def test_opencl_sample_kernels_traced_from_host() -> None:
+    index = scan_tree(SAMPLES / "ocl_solver")
+    kernels = {k.name: k for k in index.kernels}
+    assert {"matvec", "matmul", "jacobi2d"} <= set(kernels)
+    assert all(k.language == "opencl" for k in kernels.values())
+    mv = kernels["matvec"]
+    assert mv.params[0].address_space == "global" and mv.params[0].pointer
+    launched = {s.kernel for s in index.launches if s.kind == "clEnqueueNDRangeKernel"}
+    assert {"matvec", "matmul", "jacobi2d"} <= launched
+    assert any(s.in_loop for s in index.launches if s.kernel == "jacobi2d")
+
+
+def test_hip_sample_both_launch_forms() -> None:
+    index = scan_tree(SAMPLES / "hip_particles")
+    assert index.kernels and all(k.language == "hip" for k in index.kernels)
+    kinds = {s.kind for s in index.launches}
+    assert {"chevron", "hipLaunchKernelGGL"} <= kinds
+    known = {k.name for k in index.kernels}
+    assert all(s.kernel.split("::")[-1] in known for s in index.launches)
+
+
+def test_json_schema(tmp_path: Path) -> None:
+    res = run_cli("scan", str(SAMPLES / "heat3d_cuda"), "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["schema"].startswith("s2s.scan/")
+    assert doc["ranking"] == "estimate" and "estimate" in doc["ranking_note"]
+    for k in doc["kernels"]:
+        assert {"name", "file", "line", "language", "params"} <= set(k)
+    for s in doc["launches"]:
+        assert {"kernel", "file", "line", "grid", "block"} <= set(s)
+
+
+def test_macro_hidden_kernel_found_and_function_macro_reported(tmp_path: Path) -> None:
+    (tmp_path / "k.cu").write_text(
+        "#define KERNEL __global__ void\n"
+        "#define DEFINE_SCALE(NAME) __global__ void NAME(float* x) { x[0] *= 2; }\n"
+        "KERNEL hidden_kernel(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 0; }\n"
+        "DEFINE_SCALE(scale2)\n"
+    )
+    index = scan_tree(tmp_path)
+    hidden = [k for k in index.kernels if k.name == "hidden_kernel"]
+    assert hidden and hidden[0].via_macro == "KERNEL"
+    assert any("DEFINE_SCALE" in limit and "k.cu:2" in limit for limit in index.limits)
+
+
+def test_parse_errors_listed_with_location(tmp_path: Path) -> None:
+    (tmp_path / "bad.cu").write_text("__global__ void ok(float* x) { x[0] = 1; }\n__global__ void broken(float* x { x[0] = ; }\n")
+    index = scan_tree(tmp_path)
+    assert any(p.file == "bad.cu" and p.line == 2 for p in index.problems)
+
+
+def test_binary_and_non_utf8_files_reported(tmp_path: Path) -> None:
+    (tmp_path / "blob.cu").write_bytes(b"\x00\x01\x02__global__")
+    (tmp_path / "latin.cu").write_bytes(b"// caf\xe9\n__global__ void k(float* x) {}\n")
+    (tmp_path / "good.cu").write_text("__global__ void g(float* x) { x[0] = 1; }\n")
+    index = scan_tree(tmp_path)
+    msgs = {p.file: p.message for p in index.problems}
+    assert "binary" in msgs["blob.cu"]
+    assert "UTF-8" in msgs["latin.cu"]
+    assert [k.name for k in index.kernels] == ["g"]
+
+
+def test_bad_input_one_line_exit_2(tmp_path: Path) -> None:
+    res = run_cli("scan", str(tmp_path / "nope"))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "nope" in res.stderr
+    res = run_cli("scan", str(tmp_path))  # empty tree
+    assert res.returncode == 2 and "no C, C++, CUDA" in res.stderr and "Traceback" not in res.stderr
