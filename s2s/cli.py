@@ -44,14 +44,25 @@ def _scan(args: argparse.Namespace, console: Console) -> int:
 
 @command("extract")
 def _extract(args: argparse.Namespace, console: Console) -> int:
-    from .extract import extract_kernel
+    from .manifest import FILL_IN
+    from .mep_writer import make_mep
 
-    result = extract_kernel(args.tree, args.kernel, args.output, compile_commands=args.compile_commands,
-                            mode=args.mode, allow_missing=args.allow_missing)
-    console.print(f"wrote {result.out_dir} ({result.mode} closure, {len(result.items)} items)", highlight=False)
-    for note in result.notes:
+    overrides = dict(_define(d) for d in args.define or [])
+    out, manifest, ex = make_mep(args.tree, args.kernel, args.output, compile_commands=args.compile_commands,
+                                 mode=args.mode, allow_missing=args.allow_missing, overrides=overrides)
+    console.print(f"wrote MEP {out} for {ex.kernel.qualified} ({ex.mode} closure, {len(ex.items)} items)", highlight=False)
+    for note in manifest.notes:
         console.print(f"[yellow]note[/] {note}", highlight=False)
+    for entry in manifest.unfilled():
+        console.print(f"[red]{FILL_IN}[/] {entry}", highlight=False)
     return 0
+
+
+def _define(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise UserError(f"--define expects NAME=VALUE, got '{text}'")
+    return name, value
 
 
 def _progress_bar(console: Console, what: str):  # type: ignore[no-untyped-def]
@@ -96,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--mode", choices=("auto", "clang", "names"), default="auto",
                    help="closure by libclang (needs compile flags), by names over the tree-sitter index, or auto")
     e.add_argument("--allow-missing", action="store_true", help="write the file even if a called function is not found")
+    e.add_argument("-D", "--define", action="append", metavar="NAME=VALUE",
+                   help="override a size macro or host variable for the MEP (e.g. -D MAT_N=4096)")
     for extra in EXTRA_PARSERS:
         extra(sub)
     return p

@@ -61,6 +61,7 @@ class _Parser:
         self.subs: list[str] = []
         self.tparams: list[str] = []
         self.partial = ""  # best-effort qualified name of the function seen so far
+        self.method_quals = ""  # ``const`` of a member function, shown in local names
 
     # -- low level -------------------------------------------------------
     def peek(self, ahead: int = 0) -> str:
@@ -100,6 +101,17 @@ class _Parser:
             raise _Unsupported("special name (vtable, guard variable, ...)")
         return self.name(top=True)
 
+    def rest_is_parameters(self, name: str) -> bool:
+        """Whether the text after the name is exactly its <bare-function-type> (or nothing: a variable)."""
+        if not self.peek():
+            return True
+        last = name.rsplit("::", 1)[-1]
+        if name.endswith(">") and not last.startswith(("~", "operator ")):
+            self.type()  # the return type of a template function
+        while self.peek():
+            self.type()
+        return True
+
     def name(self, top: bool = False) -> str:
         c = self.peek()
         if c == "N":
@@ -113,7 +125,7 @@ class _Parser:
             base = self.substitution()
             if self.peek() != "I":
                 raise _Unsupported("bare substitution as a name")
-            return base + self.template_args_text(top)
+            return self.with_args(base, top)
         return self.maybe_template(self.unqualified(""), top)
 
     def maybe_template(self, base: str, top: bool) -> str:
@@ -122,12 +134,17 @@ class _Parser:
         if self.peek() != "I":
             return base
         self.subs.append(base)
-        return base + self.template_args_text(top)
+        return self.with_args(base, top)
 
     def nested_name(self, top: bool) -> str:
         self.expect("N")
-        while self.peek() in ("r", "V", "K"):
+        quals = {"r": " restrict", "V": " volatile", "K": " const"}
+        method_quals = ""
+        while self.peek() in quals and self.peek():
+            method_quals = quals[self.peek()] + method_quals
             self.pos += 1
+        if top:
+            self.method_quals = method_quals
         if self.peek() in ("R", "O"):
             self.pos += 1
         cur, fresh = "", False
@@ -150,7 +167,7 @@ class _Parser:
         if c == "I":
             if not cur:
                 raise _Unsupported("template arguments without a name")
-            return cur + self.template_args_text(top), False
+            return self.with_args(cur, top), False
         if c == "T":
             return self.template_param(), False
         name = self.unqualified(cur)
@@ -175,14 +192,16 @@ class _Parser:
     def inner_encoding(self) -> str:
         """A full <encoding> ending in ``E`` (local names, function literals): ``name(params)``."""
         saved = (self.tparams, self.partial)
+        self.method_quals = ""
         name = self.name(top=True)
+        method_quals = self.method_quals
         last = name.rsplit("::", 1)[-1]
         if name.endswith(">") and not last.startswith(("~", "operator ")):
             self.type()  # the return type of a template function
         params = self.types_until("E")
         self.pos += 1
         self.tparams, self.partial = saved
-        return f"{name}({_param_list(params)})"
+        return f"{name}({_param_list(params)}){method_quals}"
 
     def discriminator(self) -> None:
         if self.peek() != "_":
@@ -205,7 +224,7 @@ class _Parser:
         elif c in ("C", "D") and self.peek(1) in "012345" and self.peek(1):
             self.pos += 2
             parts = split_qualified(enclosing)
-            last = parts[-1].split("<", 1)[0] if parts else ""
+            last = re.split(r"[<\[]", parts[-1], maxsplit=1)[0] if parts else ""
             name = last if c == "C" else "~" + last
         elif c == "U":
             name = self.unnamed_type()
@@ -281,6 +300,11 @@ class _Parser:
             self.tparams = args
         return "<" + ", ".join(a for a in args if a) + ">"
 
+    def with_args(self, base: str, top: bool) -> str:
+        """``base<args>``; ``operator<< <T>`` keeps a space so the brackets stay readable."""
+        args = self.template_args_text(top)
+        return f"{base} {args}" if re.search(r"operator\W*[<>]$", base) else base + args
+
     def template_args(self) -> list[str]:
         self.expect("I")
         args: list[str] = []
@@ -342,7 +366,7 @@ class _Parser:
             base = self.substitution()
             if self.peek() != "I":
                 return base  # already in the table
-            result = base + self.template_args_text(False)
+            result = self.with_args(base, False)
         else:
             result = self.compound_type(c)
         self.subs.append(result)
@@ -367,7 +391,7 @@ class _Parser:
             param = self.template_param()
             if self.peek() == "I":
                 self.subs.append(param)
-                return param + self.template_args_text(False)
+                return self.with_args(param, False)
             return param
         if c == "S":  # St: a name in std::
             self.pos += 2
@@ -433,8 +457,8 @@ class _Parser:
         self.expect("_")
         inner = self.type()
         if _HOLE in inner:
-            return inner.replace(_HOLE, f"{_HOLE}[{size}]", 1)
-        return f"{inner} {_HOLE}[{size}]"
+            return inner.replace(_HOLE, f"{_HOLE} [{size}]", 1).replace("] [", "][")
+        return f"{inner} {_HOLE} [{size}]"
 
 
 def _fill(text: str) -> str:
@@ -480,12 +504,41 @@ def demangle_name(s: str) -> str | None:
     text = re.split(r"[.$@]", s.strip(), maxsplit=1)[0]
     if not text.startswith("_Z") or len(text) < 3:
         return None
+    name, complete = _demangle(text)
+    if not complete:
+        return _repair_length(text) or name
+    return name
+
+
+_ERRORS = (_Unsupported, IndexError, ValueError, KeyError, RecursionError)
+
+
+def _demangle(text: str) -> tuple[str | None, bool]:
+    """The name, and whether everything after it parsed as the parameter types."""
     parser = _Parser(text[2:])
     try:
         name = parser.function_name()
-    except (_Unsupported, IndexError, ValueError, KeyError, RecursionError):
-        name = parser.partial
-    return _fill(name) or None
+    except _ERRORS:
+        return _fill(parser.partial) or None, False
+    try:
+        complete = parser.rest_is_parameters(name)
+    except _ERRORS:
+        complete = False
+    return _fill(name) or None, complete
+
+
+def _repair_length(text: str) -> str | None:
+    """A hand-written ``_Z13matmul_naivePKf...`` (length off by one or two): the reading that parses fully."""
+    match = re.match(r"_Z(L?)(\d+)", text)
+    if not match:
+        return None
+    length = int(match.group(2))
+    for delta in (-1, 1, -2, 2):
+        if length + delta > 0:
+            name, complete = _demangle(f"_Z{match.group(1)}{length + delta}{text[match.end():]}")
+            if complete:
+                return name
+    return None
 
 
 # -- normalisation of names printed by profilers ---------------------------------

@@ -4,9 +4,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from tree_sitter import Node
+from tree_sitter import Node, QueryCursor
 
-from .parsing import captures, count_errors, first_error, parse, src, text
+from .parsing import captures, count_errors, first_error, parse, query, src, text
 from .records import Kernel, LaunchSite, Param, ParseProblem
 from .sources import SourceFile, language_of
 
@@ -199,9 +199,9 @@ class FileFacts:
         return self._site(call, name, "hipLaunchKernelGGL", config, [src(self.data, c) for c in items[5:]], targs)
 
     def _cl_kernel_objects(self) -> dict[str, str]:
-        caps = captures("cl_kernel_objects", self.tree.root_node)
         objects: dict[str, str] = {}
-        for var, args in zip(caps.get("var", []), caps.get("args", [])):
+        for _pattern, caps in QueryCursor(query("cl_kernel_objects")).matches(self.tree.root_node):
+            var, args = caps["var"][0], caps["args"][0]
             names = args.named_children
             if len(names) >= 2 and names[1].type == "string_literal":
                 objects[text(var).lstrip("*& ").strip()] = text(names[1]).strip('"')
@@ -211,7 +211,7 @@ class FileFacts:
         args_node = call.child_by_field_name("arguments")
         if args_node is None or len(args_node.named_children) < 6:
             return None
-        items = [src(self.data, c) for c in args_node.named_children]
+        items = [src(self.data, c) for c in args_node.named_children if c.type != "comment"]
         obj = items[1].strip()
         name = objects.get(obj, "")
         site = self._site(call, name or f"<kernel object {obj}>", "clEnqueueNDRangeKernel", [items[4], items[5]], [])

@@ -7,7 +7,7 @@ and the blanked words are read back from the original text where they matter.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
@@ -32,7 +32,7 @@ def parser() -> Parser:
     return Parser(language())
 
 
-@lru_cache(maxsize=None)
+@cache
 def query(name: str) -> Query:
     return Query(language(), read_grammar_query(name))
 

@@ -1,0 +1,157 @@
+"""Which kernel parameters are read, written, or used as indices: a read/write analysis of the body."""
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from .parsing import parse, text
+
+_ATOMIC = re.compile(r"^(atomic\w*|atom_\w*|__atomic\w*)$")
+
+
+def _base_ident(node: Node) -> str:
+    """The pointer an lvalue expression goes through: `p` for p[i], *p, p[i].x, p->x, *(p + i)."""
+    cur: Node | None = node
+    while cur is not None:
+        t = cur.type
+        if t == "identifier":
+            return text(cur)
+        if t == "subscript_expression":
+            cur = cur.child_by_field_name("argument")
+        elif t == "field_expression":
+            cur = cur.child_by_field_name("argument")
+        elif t in {"pointer_expression", "parenthesized_expression", "cast_expression"}:
+            cur = cur.child_by_field_name("argument") or cur.child_by_field_name("value") or (cur.named_children[-1] if cur.named_children else None)
+        elif t == "binary_expression":
+            cur = cur.child_by_field_name("left")
+        else:
+            return ""
+    return ""
+
+
+def param_access(kernel_text: str, dialect: str, pointer_params: list[str]) -> dict[str, set[str]]:
+    """{param: {"read", "write"}} for each pointer parameter, following simple local aliases."""
+    tree = parse(kernel_text.encode(), dialect)
+    names = set(pointer_params)
+    alias: dict[str, str] = {}
+    access: dict[str, set[str]] = {p: set() for p in pointer_params}
+
+    def owner(name: str) -> str:
+        seen = 0
+        while name in alias and seen < 10:
+            name = alias[name]
+            seen += 1
+        return name if name in names else ""
+
+    def visit(node: Node) -> None:
+        t = node.type
+        if t == "init_declarator":
+            value = node.child_by_field_name("value")
+            decl = node.child_by_field_name("declarator")
+            if value is not None and decl is not None and "*" in text(decl) + "&":
+                base = _base_ident(value)
+                if owner(base):
+                    target = re.findall(r"[A-Za-z_]\w*", text(decl))
+                    if target:
+                        alias[target[-1]] = base
+        if t == "assignment_expression":
+            left = node.child_by_field_name("left")
+            op = text(node.child_by_field_name("operator")) or "="
+            if left is not None and left.type != "identifier":
+                who = owner(_base_ident(left))
+                if who:
+                    access[who].add("write")
+                    if op != "=":
+                        access[who].add("read")
+                    visit_children(left, skip_self=True)
+                    right = node.child_by_field_name("right")
+                    if right is not None:
+                        visit(right)
+                    return
+        if t == "update_expression":
+            arg = node.child_by_field_name("argument")
+            if arg is not None and arg.type != "identifier":
+                who = owner(_base_ident(arg))
+                if who:
+                    access[who].update({"read", "write"})
+                    return
+        if t == "call_expression":
+            fn = text(node.child_by_field_name("function"))
+            args = node.child_by_field_name("arguments")
+            if _ATOMIC.match(fn) and args is not None and args.named_children:
+                target = args.named_children[0]
+                who = owner(_base_ident(target))
+                if who:
+                    access[who].update({"read", "write"})
+                for a in args.named_children[1:]:
+                    visit(a)
+                return
+            if re.match(r"^vstore\w*$", fn) and args is not None and len(args.named_children) >= 3:
+                who = owner(_base_ident(args.named_children[2]))
+                if who:
+                    access[who].add("write")
+        if t in {"subscript_expression", "pointer_expression", "field_expression"}:
+            who = owner(_base_ident(node))
+            if who and not (t == "pointer_expression" and text(node).startswith("&")):
+                access[who].add("read")
+        if t == "identifier" and node.parent is not None and node.parent.type in {"argument_list"}:
+            who = owner(text(node))
+            if who:  # passed whole to a helper: assume both
+                access[who].update({"read", "write"} if not _const_call(node) else {"read"})
+        visit_children(node)
+
+    def visit_children(node: Node, skip_self: bool = False) -> None:
+        for c in node.named_children:
+            if skip_self and c.type == "identifier":
+                continue
+            visit(c)
+
+    body = _body(tree.root_node)
+    if body is not None:
+        visit(body)
+    return access
+
+
+def _const_call(node: Node) -> bool:
+    call = node.parent.parent if node.parent is not None else None
+    fn = text(call.child_by_field_name("function")) if call is not None else ""
+    return bool(re.match(r"^(vload\w*|__ldg|printf)$", fn))
+
+
+def _body(root: Node) -> Node | None:
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "function_definition":
+            return n.child_by_field_name("body")
+        stack.extend(reversed(n.named_children))
+    return None
+
+
+def index_arrays(kernel_text: str, int_pointer_params: list[str], all_pointer_params: list[str]) -> dict[str, str]:
+    """{index_param: indexed_param} for integer arrays whose values subscript another buffer."""
+    out: dict[str, str] = {}
+    for idx in int_pointer_params:
+        for other in all_pointer_params:
+            if other == idx:
+                continue
+            if re.search(rf"\b{re.escape(other)}\s*\[[^\]]*\b{re.escape(idx)}\s*\[", kernel_text):
+                out[idx] = other
+                break
+        else:
+            if re.search(rf"\b\w+\s*\[[^\]]*\b{re.escape(idx)}\s*\[", kernel_text):
+                out[idx] = ""
+    return out
+
+
+def roles(access: dict[str, set[str]]) -> dict[str, str]:
+    out = {}
+    for name, acc in access.items():
+        if acc == {"write"}:
+            out[name] = "out"
+        elif "write" in acc:
+            out[name] = "inout"
+        else:
+            out[name] = "in"
+    return out

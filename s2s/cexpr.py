@@ -1,0 +1,228 @@
+"""Evaluating C integer/float expressions from host code: sizes, grids, macro values.
+
+`(int)ceil((float)N/block.x)` and `(N + 15) / 16` must give what C gives, so values carry a type
+(int or float) and `/` truncates between integers.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+\.\d*(?:[eE][-+]?\d+)?[fFlL]?|\d*\.\d+(?:[eE][-+]?\d+)?[fFlL]?|\d+(?:[eE][-+]?\d+)[fFlL]?|\d+[uUlL]*)"
+                    r"|([A-Za-z_][\w]*(?:\s*(?:\.|->|::)\s*[A-Za-z_]\w*)*)|(<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%()?:,<>!~&|^]))")
+SIZEOF = {"char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "short": 2, "unsigned short": 2, "int": 4,
+          "unsigned": 4, "unsigned int": 4, "float": 4, "long": 8, "unsigned long": 8, "long long": 8,
+          "unsigned long long": 8, "double": 8, "size_t": 8, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2,
+          "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "half": 2, "__half": 2, "float2": 8, "float3": 12,
+          "float4": 16, "double2": 16, "int2": 8, "int3": 12, "int4": 16, "cl_float": 4, "cl_int": 4, "cl_uint": 4,
+          "cl_double": 8, "real": 4, "uint": 4, "ulong": 8}
+_CAST_TYPES = {"int", "float", "double", "long", "unsigned", "size_t", "unsigned int", "long long", "int64_t", "uint32_t",
+               "uint64_t", "int32_t", "unsigned long", "short", "char"}
+_FLOAT_CASTS = {"float", "double"}
+
+
+class EvalError(Exception):
+    pass
+
+
+Resolver = Callable[[str], "float | int | str | None"]
+CallHook = Callable[[str, list], "float | int | None"]  # type: ignore[type-arg]
+
+
+class _Parser:
+    def __init__(self, text: str, resolve: Resolver, sizeof: Callable[[str], int | None], depth: int,
+                 call: CallHook | None = None) -> None:
+        self.call = call
+        self.text = text
+        self.toks = self._tokens(text)
+        self.i = 0
+        self.resolve = resolve
+        self.sizeof = sizeof
+        self.depth = depth
+
+    @staticmethod
+    def _tokens(text: str) -> list[str]:
+        out: list[str] = []
+        pos = 0
+        text = text.strip()
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if not m or m.end() == pos:
+                raise EvalError(f"cannot read '{text[pos:pos + 12]}'")
+            out.append(next(g for g in m.groups() if g is not None))
+            pos = m.end()
+        return out
+
+    def peek(self) -> str:
+        return self.toks[self.i] if self.i < len(self.toks) else ""
+
+    def take(self, want: str | None = None) -> str:
+        tok = self.peek()
+        if want is not None and tok != want:
+            raise EvalError(f"expected '{want}' in '{self.text}'")
+        self.i += 1
+        return tok
+
+    def parse(self) -> float | int:
+        v = self.ternary()
+        if self.i != len(self.toks):
+            raise EvalError(f"unexpected '{self.peek()}' in '{self.text}'")
+        return v
+
+    def ternary(self) -> float | int:
+        cond = self.binary(0)
+        if self.peek() == "?":
+            self.take()
+            a = self.ternary()
+            self.take(":")
+            b = self.ternary()
+            return a if cond else b
+        return cond
+
+    _PREC = [("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="), ("<<", ">>"), ("+", "-"), ("*", "/", "%")]
+
+    def binary(self, level: int) -> float | int:
+        if level == len(self._PREC):
+            return self.unary()
+        left = self.binary(level + 1)
+        while self.peek() in self._PREC[level]:
+            op = self.take()
+            right = self.binary(level + 1)
+            left = _apply(op, left, right)
+        return left
+
+    def unary(self) -> float | int:
+        tok = self.peek()
+        if tok in {"-", "+", "!", "~"}:
+            self.take()
+            v = self.unary()
+            return {"-": lambda x: -x, "+": lambda x: x, "!": lambda x: int(not x), "~": lambda x: ~int(x)}[tok](v)
+        if tok == "(" and self._is_cast():
+            self.take()
+            ctype = " ".join(self._type_words())
+            self.take(")")
+            v = self.unary()
+            return float(v) if ctype in _FLOAT_CASTS else int(v)
+        return self.primary()
+
+    def _is_cast(self) -> bool:
+        j = self.i + 1
+        words = []
+        while j < len(self.toks) and self.toks[j] not in {")"}:
+            words.append(self.toks[j])
+            j += 1
+        text = " ".join(words).replace("const ", "")
+        return text in _CAST_TYPES
+
+    def _type_words(self) -> list[str]:
+        words = []
+        while self.peek() != ")":
+            w = self.take()
+            if w != "const":
+                words.append(w)
+        return words
+
+    def primary(self) -> float | int:
+        tok = self.take()
+        if tok == "(":
+            v = self.ternary()
+            self.take(")")
+            return v
+        if tok and (tok[0].isdigit() or tok[0] == "."):
+            return _number(tok)
+        if tok == "sizeof":
+            self.take("(")
+            words = []
+            while self.peek() != ")":
+                words.append(self.take())
+            self.take(")")
+            name = " ".join(w for w in words if w not in {"const", "struct"}).replace(" *", "*")
+            if name.endswith("*"):
+                return 8
+            size = SIZEOF.get(name) or self.sizeof(name)
+            if size is None:
+                raise EvalError(f"sizeof({name}) is unknown")
+            return size
+        if tok and (tok[0].isalpha() or tok[0] == "_"):
+            name = re.sub(r"\s+", "", tok)
+            if self.peek() == "(":
+                return self._call(name)
+            return self._name(name)
+        raise EvalError(f"unexpected '{tok}' in '{self.text}'")
+
+    def _call(self, name: str) -> float | int:
+        self.take("(")
+        args = []
+        while self.peek() != ")":
+            args.append(self.ternary())
+            if self.peek() == ",":
+                self.take()
+        self.take(")")
+        funcs: dict[str, Callable[..., float | int]] = {
+            "ceil": lambda x: float(math.ceil(x)), "ceilf": lambda x: float(math.ceil(x)), "floor": lambda x: float(math.floor(x)),
+            "min": min, "max": max, "std::min": min, "std::max": max, "fmin": min, "fmax": max,
+            "dim3": lambda *a: a[0], "sqrt": math.sqrt, "abs": abs,
+        }
+        if name not in funcs:
+            value = self.call(name, args) if self.call is not None else None
+            if value is None:
+                raise EvalError(f"cannot evaluate call {name}()")
+            return value
+        return funcs[name](*args)
+
+    def _name(self, name: str) -> float | int:
+        if self.depth > 40:
+            raise EvalError(f"'{name}' is defined in terms of itself")
+        value = self.resolve(name)
+        if value is None:
+            raise EvalError(f"'{name}' has no known value")
+        if isinstance(value, str):
+            return evaluate(value, self.resolve, self.sizeof, self.depth + 1, self.call)
+        return value
+
+
+def _number(tok: str) -> float | int:
+    t = tok.rstrip("uUlL")
+    if t.lower().startswith("0x"):
+        return int(t, 16)
+    if any(c in t for c in ".eE") or tok[-1] in "fF" and "." in tok:
+        return float(t.rstrip("fF"))
+    return int(t)
+
+
+def _apply(op: str, a: float | int, b: float | int) -> float | int:
+    if op == "/":
+        if b == 0:
+            raise EvalError("division by zero")
+        if isinstance(a, int) and isinstance(b, int):
+            q = abs(a) // abs(b)
+            return q if (a >= 0) == (b >= 0) else -q
+        return a / b
+    if op == "%":
+        if b == 0:
+            raise EvalError("division by zero")
+        return int(math.fmod(int(a), int(b)))
+    table: dict[str, Callable[[float | int, float | int], float | int]] = {
+        "+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y,
+        "<<": lambda x, y: int(x) << int(y), ">>": lambda x, y: int(x) >> int(y),
+        "<": lambda x, y: int(x < y), ">": lambda x, y: int(x > y), "<=": lambda x, y: int(x <= y), ">=": lambda x, y: int(x >= y),
+        "==": lambda x, y: int(x == y), "!=": lambda x, y: int(x != y), "&&": lambda x, y: int(bool(x) and bool(y)),
+        "||": lambda x, y: int(bool(x) or bool(y)), "&": lambda x, y: int(x) & int(y), "|": lambda x, y: int(x) | int(y),
+        "^": lambda x, y: int(x) ^ int(y),
+    }
+    return table[op](a, b)
+
+
+def evaluate(text: str, resolve: Resolver, sizeof: Callable[[str], int | None] | None = None, depth: int = 0,
+             call: CallHook | None = None) -> float | int:
+    """The value of a C expression; names go through `resolve` (a number, an expression text, or None)."""
+    return _Parser(text, resolve, sizeof or (lambda _n: None), depth, call).parse()
+
+
+def try_evaluate(text: str, resolve: Resolver, sizeof: Callable[[str], int | None] | None = None,
+                 call: CallHook | None = None) -> float | int | None:
+    try:
+        return evaluate(text, resolve, sizeof, call=call)
+    except (EvalError, RecursionError, ValueError, OverflowError):
+        return None

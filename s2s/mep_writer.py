@@ -1,0 +1,131 @@
+"""Writing an MEP directory: the extracted kernel file, mep.toml with inferred values, the origin."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .extract import Extraction, extract, load_tree, write_extraction
+from .hostcode import Program
+from .infer import Trail, Values, collect_macros, infer, tree_files
+from .manifest import Manifest, save
+from .sources import SourceFile, check_tree
+
+NL = b"\n"
+_STRUCT = re.compile(r"^\s*(?:typedef\s+)?(?:struct|class)\s+([A-Za-z_]\w*)?\s*\{", re.S)
+
+
+def opencl_build_options(kernel_file: str, files: dict[str, SourceFile], program: Program, values: Values) -> tuple[str, str]:
+    """(options, where) passed to clBuildProgram for the program built from `kernel_file`."""
+    base = Path(kernel_file).name
+    for rel, source in files.items():
+        if source.data.find(base.encode()) < 0 or rel.endswith((".cl", ".h")):
+            continue
+        for m in re.finditer(rb'"[^"\n]*' + re.escape(base.encode()) + rb'"', source.data):
+            scope = program.scope_at(source, m.start())
+            call = source.data[m.start(): source.data.find(b";", m.start())].decode("utf-8", "replace")
+            where = f"{rel}:{source.data.count(NL, 0, m.start()) + 1}"
+            for arg in re.findall(r'"(-[^"]*)"|,\s*([A-Za-z_]\w*)\s*\)', call):
+                literal, ident = arg
+                if literal:
+                    return literal, where
+                if ident:
+                    opts = _formatted(ident, source, scope, values)
+                    if opts:
+                        return opts, where
+    return "", ""
+
+
+def _formatted(ident: str, source: SourceFile, scope, values: Values) -> str:  # type: ignore[no-untyped-def]
+    fn_text = source.data[scope.fn.start_byte: scope.fn.end_byte].decode() if scope.fn is not None else source.data.decode()
+    m = re.search(r"s?n?printf\s*\(\s*" + re.escape(ident) + r"\s*,(?:[^,]*,)?\s*\"([^\"]*)\"\s*((?:,[^;]*)?)\)\s*;", fn_text)
+    if m:
+        fmt, rest = m.group(1), m.group(2)
+        args = [a.strip() for a in rest.split(",") if a.strip()]
+        out = fmt
+        for a in args:
+            v = values.number(a, scope, Trail())
+            out = re.sub(r"%[-0-9]*(?:z|l|ll)?[dius]", str(int(v)) if v is not None else a, out, count=1)
+        return out
+    found = scope.definition(ident)
+    if found is not None and found.expr.startswith('"'):
+        return found.expr.strip('"')
+    return ""
+
+
+def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) -> Manifest:
+    files = load_tree(tree)
+    by_rel = tree_files(files)
+    program = Program(files)
+    defines = dict(ex.defines)
+    flag_where = "compile_commands.json"
+    site = ex.launches[0] if ex.launches else None
+    if site is not None and ex.compile is None:
+        pass
+    host_defines = _host_defines(site.file if site else "", tree, ex)
+    defines = {**host_defines, **defines}
+    macros = collect_macros(list(files.values()), defines, flag_where)
+    values = Values(program, macros, overrides)
+    flags: list[str] = []
+    if ex.kernel.language == "opencl":
+        opts, where = opencl_build_options(ex.kernel.file, by_rel, program, values)
+        flags = [o for o in opts.split() if o.startswith("-D")]
+        for flag in flags:
+            name, _, val = flag[2:].partition("=")
+            macros.setdefault(name, (val or "1", f"OpenCL build option at {where}"))
+    else:
+        flags = [f"-D{k}={v}" for k, v in defines.items()]
+    flags += [f"-D{k}={v}" for k, v in overrides.items()]
+    struct_texts = {}
+    symbol_texts = []
+    for d in ex.items:
+        if d.kind == "type":
+            m = _STRUCT.match(d.text)
+            if m:
+                struct_texts[d.names[0]] = d.text
+        if d.kind in {"variable", "block"} and re.search(r"__constant__|__device__", d.text):
+            for name in d.names:
+                symbol_texts.append((name, d.text))
+    kernel_text = ex.text.encode()[ex.kernel_range[0]: ex.kernel_range[1]].decode()
+    inferred = infer(ex.kernel, kernel_text, site, program, macros, overrides, struct_texts, symbol_texts, by_rel)
+    write_extraction(ex, out)
+    manifest = Manifest(
+        kernel=ex.kernel.qualified, backend=ex.kernel.language, kernel_file=(out / "x").with_name(_kernel_name(ex)).name,
+        origin={"tree": str(tree), "file": ex.kernel.file, "line": ex.kernel.line, "start_byte": ex.kernel.start_byte,
+                "end_byte": ex.kernel.end_byte, "sha256": ex.kernel.sha256, "unit": ex.unit, "closure": ex.mode,
+                "compile_command": ex.compile.command_text if ex.compile else "",
+                "launch": f"{site.file}:{site.line}" if site else ""},
+        params=inferred.params, launch=inferred.launch, flags=flags, template_args=inferred.template_args,
+        symbols=inferred.symbols, structs=inferred.structs, sizes=inferred.sizes,  # type: ignore[arg-type]
+        macros=sorted({n for d in ex.items if d.kind in {"macro", "block"} for n in d.names if re.fullmatch(r"[A-Z_][A-Z0-9_]*", n)}),
+        notes=ex.notes + inferred.notes,
+    )
+    save(manifest, out)
+    return manifest
+
+
+def _kernel_name(ex: Extraction) -> str:
+    from .extract import KERNEL_EXT
+
+    return "kernel" + KERNEL_EXT[ex.kernel.language]
+
+
+def _host_defines(site_file: str, tree: Path, ex: Extraction) -> dict[str, str]:
+    """-D flags of the unit that holds the launch site (the kernel's unit may be compiled with others)."""
+    from .compdb import find_compdb, load_compdb
+
+    path = find_compdb(tree, None)
+    if not path or not site_file:
+        return {}
+    db = load_compdb(path)
+    target = (tree / site_file).resolve()
+    cmd = db.get(target)
+    return cmd.defines if cmd else {}
+
+
+def make_mep(tree_arg: str, kernel: str, output: str | None, compile_commands: str | None = None, mode: str = "auto",
+             allow_missing: bool = False, overrides: dict[str, str] | None = None) -> tuple[Path, Manifest, Extraction]:
+    tree = check_tree(tree_arg)
+    ex = extract(tree, kernel, compile_commands, mode, allow_missing)
+    out = Path(output or f"mep-{ex.kernel.name}")
+    manifest = write_mep(ex, out, tree if tree.is_dir() else tree.parent, overrides or {})
+    return out, manifest, ex
