@@ -162,7 +162,8 @@ class _Parser:
         funcs: dict[str, Callable[..., float | int]] = {
             "ceil": lambda x: float(math.ceil(x)), "ceilf": lambda x: float(math.ceil(x)), "floor": lambda x: float(math.floor(x)),
             "min": min, "max": max, "std::min": min, "std::max": max, "fmin": min, "fmax": max,
-            "dim3": lambda *a: a[0], "sqrt": math.sqrt, "abs": abs,
+            "dim3": lambda *a: a[0], "sqrt": math.sqrt, "abs": abs, "int": lambda x: int(x), "size_t": lambda x: int(x),
+            "unsigned": lambda x: int(x), "float": float, "double": float, "long": lambda x: int(x),
         }
         if name not in funcs:
             value = self.call(name, args) if self.call is not None else None

@@ -70,9 +70,14 @@ class Scope:
                 if decl is not None and _declared(decl) == name and value is not None:
                     hits.append((node.start_byte, Found(_value_text(value, decl), self._loc(node), self)))
             elif node.type == "declaration":
+                # `dim3 block(BLOCK_1D);` parses as a function declaration: read it as a constructor call
+                ctype = text(node.child_by_field_name("type"))
                 for decl in node.children_by_field_name("declarator"):
-                    if decl.type == "array_declarator" or decl.type == "identifier":
-                        continue
+                    inner = decl.child_by_field_name("declarator")
+                    params = decl.child_by_field_name("parameters")
+                    if decl.type == "function_declarator" and inner is not None and text(inner) == name and params is not None:
+                        args = ", ".join(text(p) for p in params.named_children)
+                        hits.append((node.start_byte, Found(f"{ctype}({args})", self._loc(node), self)))
             elif node.type == "assignment_expression":
                 left = node.child_by_field_name("left")
                 if text(left).strip() == name and text(node.child_by_field_name("operator")) in {"=", ""}:

@@ -74,7 +74,8 @@ class Values:
             base, member = name.rsplit(".", 1)
             if member in {"x", "y", "z"}:
                 d = self.dims(base, scope, trail, depth)
-                return d[{"x": 0, "y": 1, "z": 2}[member]] if d else None
+                if d:
+                    return d[{"x": 0, "y": 1, "z": 2}[member]]
         if scope is not None:
             skipped = []
             for found in scope.definitions(name):
@@ -287,7 +288,19 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
             is_struct = elem in values.sizeof_extra and elem not in SIZEOF
             if is_struct:
                 value = "random"
-                notes.append(f"{p.name}: struct {elem} passed by value; its fields are filled from the seed in [0.5, 1.5]")
+                st = next((x for x in structs if x.name == elem), None)
+                known: dict[str, float | int] = {}
+                for ftype, fname, flen in (st.fields if st else ()):
+                    if flen == 1 and arg:
+                        v = values.number(f"{arg}.{fname}", scope, trail)
+                        if v is not None:
+                            known[fname] = int(v) if ftype in _INT_TYPES else float(v)
+                if known:
+                    value = {**known}  # type: ignore[assignment]
+                missing_fields = [f[1] for f in (st.fields if st else ()) if f[1] not in known]
+                if missing_fields:
+                    notes.append(f"{p.name}: struct {elem} passed by value; fields {', '.join(missing_fields)} not found in the "
+                                 "host code are filled from the seed in [0.5, 1.5]")
             elif arg:
                 v = values.number(arg, scope, trail)
                 if v is not None:
@@ -320,7 +333,7 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
             src_note += ": " + "; ".join(trail.steps)
         if isinstance(count, int):
             counts[p.name] = count
-        role = role_of.get(p.name, "in")
+        role = "in" if p.const else role_of.get(p.name, "in")
         fill = "uniform"
         low, high = -1.0, 1.0
         if p.name in indexes:

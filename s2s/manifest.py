@@ -25,7 +25,7 @@ class ParamSpec:
     elem: str  # element type for buffers, the type for scalars: "float", "Particle", "Params"
     count: int | str = 0  # elements in the buffer (FILL_IN when unknown)
     count_expr: str = ""  # the same as an expression of the application's names
-    value: float | int | str = 0  # scalar value (FILL_IN when unknown); "random" for struct scalars
+    value: float | int | str | dict = 0  # type: ignore[type-arg]  # scalar value (FILL_IN when unknown); struct scalars: {field: value}, the rest random
     fill: str = "uniform"  # uniform | index | zeros | random-struct
     low: float = -1.0
     high: float = 1.0

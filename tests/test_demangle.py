@@ -60,6 +60,13 @@ def test_unsupported_template_argument_gives_the_name_read_so_far() -> None:
     assert demangle_name("_ZN2ns4fptrIXadL_Z1gvEEEEvv") == "ns::fptr"
 
 
+def test_hand_written_name_with_a_wrong_length_is_repaired() -> None:
+    # "matmul_naive" has 12 characters; the reading with 12 is the one whose parameters parse
+    assert demangle_name("_Z13matmul_naivePKfS0_Pfi") == "matmul_naive"
+    # a variable (nothing after the name) is complete as it is
+    assert demangle_name("_Z11AfterColourB5cxx11") == "AfterColour[abi:cxx11]"
+
+
 def test_malformed_names_never_raise() -> None:
     names = [mangled for mangled, _ in DEMANGLED] + ["_Z13matmul_naivePKfS0_Pfi", "_ZN", "_ZNE", "_Z0", "_Z99abc"]
     for name in names:

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import SAMPLES, run_cli
+
+from s2s.cexpr import evaluate
+from s2s.manifest import FILL_IN, load
+from s2s.mep_writer import make_mep
+
+
+def test_c_expression_semantics() -> None:
+    env = {"N": "500", "block.x": 16}
+    assert evaluate("(int)ceil((float)N/block.x)", env.get) == 32
+    assert evaluate("(N + 15) / 16", env.get) == 32  # integer division truncates: 515 / 16
+    assert evaluate("N / 16", env.get) == 31
+    assert evaluate("(size_t)N*N*sizeof(float)", env.get) == 1_000_000
+    assert evaluate("-7 / 2", env.get) == -3
+
+
+def test_cuda_matmul_sizes_roles_launch(tmp_path: Path) -> None:
+    out, m, _ = make_mep(str(SAMPLES / "heat3d_cuda"), "matmul_naive", str(tmp_path / "mm"))
+    p = {x.name: x for x in m.params}
+    assert p["A"].role == "in" and p["C"].role == "inout" and p["n"].role == "scalar"
+    assert p["A"].count == 512 * 512 and "cudaMalloc" not in p["A"].source or "allocated at src/main.cu" in p["A"].source
+    assert p["n"].value == 512 and "-DMAT_N=512" in p["n"].source
+    assert m.launch.block == (16, 16, 1) and m.launch.grid == (32, 32, 1)
+    assert load(out).kernel == "linalg::matmul_naive"
+
+
+def test_define_override_changes_sizes_and_grid(tmp_path: Path) -> None:
+    _, m, _ = make_mep(str(SAMPLES / "heat3d_cuda"), "matvec_rows", str(tmp_path / "mv"), overrides={"MAT_N": "4096"})
+    p = {x.name: x for x in m.params}
+    assert p["A"].count == 4096 * 4096 and p["y"].role == "out"
+    assert m.launch.grid == (16, 1, 1) and m.launch.block == (256, 1, 1)  # dim3 block1d(BLOCK_1D); ceil((float)N/block1d.x)
+    assert "-DMAT_N=4096" in m.flags
+
+
+def test_struct_by_value_constant_symbol_and_template(tmp_path: Path) -> None:
+    _, m, _ = make_mep(str(SAMPLES / "heat3d_cuda"), "stencil7", str(tmp_path / "st"))
+    prm = next(x for x in m.params if x.name == "p")
+    assert isinstance(prm.value, dict) and prm.value["dt"] == 0.1
+    assert [s.name for s in m.symbols] == ["coeffs"] and m.symbols[0].count == 7
+    assert any(s.name == "Params" for s in m.structs)
+    _, m, _ = make_mep(str(SAMPLES / "heat3d_cuda"), "axpby_t", str(tmp_path / "ax"))
+    assert m.template_args.replace(" ", "") == "float,256"
+    assert {x.name: x.elem for x in m.params}["x"] == "float"
+
+
+def test_opencl_args_traced_through_clSetKernelArg(tmp_path: Path) -> None:
+    _, m, _ = make_mep(str(SAMPLES / "ocl_solver"), "residual_norm", str(tmp_path / "rn"))
+    p = {x.name: x for x in m.params}
+    assert p["u"].count == 256 * 256 and p["partial"].role == "out"
+    assert m.launch.block == (64, 1, 1) and m.launch.grid == (65536, 1, 1)  # round_up() evaluated
+    assert "-DWG_SIZE=64" in m.flags and p["u"].elem == "float"  # REAL resolved through -DREAL=float
+    assert not m.unfilled()
+
+
+def test_unknown_values_marked_fill_in(tmp_path: Path) -> None:
+    tree = tmp_path / "app"
+    tree.mkdir()
+    (tree / "k.cu").write_text(
+        "__global__ void scale(float* x, float s, int n) { int i = threadIdx.x; if (i < n) x[i] *= s; }\n"
+        "void run(float* d, float s, int n, int threads) { scale<<<(n + threads - 1) / threads, threads>>>(d, s, n); }\n"
+    )
+    _, m, _ = make_mep(str(tree), "scale", str(tmp_path / "m"))
+    assert {x.name: x.count for x in m.params}["x"] == FILL_IN
+    assert any("params.x.count" in e for e in m.unfilled())
+    res = run_cli("extract", str(tree), "--kernel", "scale", "-o", str(tmp_path / "m2"))
+    assert res.returncode == 0 and "FILL-IN" in res.stdout
