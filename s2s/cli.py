@@ -117,6 +117,47 @@ def build_parser() -> argparse.ArgumentParser:
 EXTRA_PARSERS: list[Callable[[argparse._SubParsersAction], None]] = []  # type: ignore[type-arg]
 
 
+def _passes_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("passes", help="list the rewrite passes with their options and before/after examples")
+    p.add_argument("name", nargs="?", help="show only this pass")
+    p.add_argument("--brief", action="store_true", help="names, options and applicability only")
+
+
+EXTRA_PARSERS.append(_passes_parser)
+
+
+@command("passes")
+def _passes(args: argparse.Namespace, console: Console) -> int:
+    import inspect
+
+    from rich.markup import escape
+    from rich.panel import Panel
+    from rich.syntax import Syntax
+
+    from .passes_registry import all_passes, example, get_pass, options_of
+
+    names = all_passes()
+    if args.name and args.name not in names:
+        raise UserError(f"unknown pass '{args.name}'", hint=f"known: {', '.join(names)}")
+    for name in [args.name] if args.name else names:
+        cls = get_pass(name)
+        opts = ", ".join(f"{o}: {t} = {d!r}" for o, t, d in options_of(cls)) or "no options"
+        doc = (inspect.getmodule(cls).__doc__ or "").strip()  # type: ignore[union-attr]
+        console.rule(f"[bold]{escape(name)}[/]  [dim]{escape(opts)}[/]")
+        for para in doc.split("\n\n"):
+            console.print(escape(" ".join(para.split())), highlight=False)
+        if args.brief:
+            continue
+        try:
+            before, after, dialect = example(name)
+        except (ImportError, AttributeError):
+            continue
+        lexer = "c" if dialect == "opencl" else "cuda"
+        console.print(Panel(Syntax(before.rstrip(), lexer), title="before", title_align="left"))
+        console.print(Panel(Syntax(after.rstrip(), lexer), title="after", title_align="left"))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console()

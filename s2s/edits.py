@@ -1,0 +1,126 @@
+"""The one way to change kernel text: byte-range edits, checked for overlap and re-parsed.
+
+An edit that would break the file is an outcome (`Failure`), never an exception: passes and LLM
+proposals go through the same gate, and the caller decides what to do with a refusal.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .parsing import count_errors, first_error, parse
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace source[start:end] (byte offsets in the kernel file) by `text`; start == end inserts."""
+
+    start: int
+    end: int
+    text: str
+
+    @staticmethod
+    def insert(at: int, text: str) -> Edit:
+        return Edit(at, at, text)
+
+
+@dataclass(frozen=True)
+class Success:
+    text: bytes
+
+
+@dataclass(frozen=True)
+class Failure:
+    reason: str
+
+
+Result = Success | Failure
+
+
+def apply_edits(source: bytes, edits: Iterable[Edit], dialect: str) -> Result:
+    """Apply all edits at once; reject overlaps, out-of-range offsets and new parse errors."""
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    for e in ordered:
+        if not 0 <= e.start <= e.end <= len(source):
+            return Failure(f"edit {e.start}..{e.end} lies outside the source (0..{len(source)})")
+    for a, b in zip(ordered, ordered[1:]):
+        # Insertions at one point keep the order they were given in (the sort is stable).
+        if b.start < a.end:
+            return Failure(f"overlapping edits at bytes {a.start}..{a.end} and {b.start}..{b.end}")
+    pieces: list[bytes] = []
+    cursor = 0
+    for e in ordered:
+        pieces.append(source[cursor : e.start])
+        pieces.append(e.text.encode())
+        cursor = e.end
+    pieces.append(source[cursor:])
+    out = b"".join(pieces)
+    before = count_errors(parse(source, dialect).root_node)
+    root = parse(out, dialect).root_node
+    after = count_errors(root)
+    if after > before:
+        node = first_error(root)
+        where = f" at line {node.start_point[0] + 1}" if node is not None else ""
+        snippet = out[node.start_byte : node.end_byte][:40].decode("utf-8", "replace") if node is not None else ""
+        return Failure(f"edited text does not parse{where}: near '{snippet}'")
+    return Success(out)
+
+
+@dataclass(frozen=True)
+class LaunchChange:
+    """How a rewrite changes the launch, as a rule over the old launch (so no problem size is needed here).
+
+    Rules, with g = old grid * old block per dimension (the old global thread counts):
+      same            grid unchanged, block = `block`
+      same-coverage   grid = ceil(g / block) per dimension (same global threads, new block shape)
+      tile            grid = ceil(g / tile) per dimension, block = (tile, tile, 1): same arithmetic as same-coverage
+      rows-per-warp   grid.x = ceil(g.x * per_item / block.x): `per_item` threads cooperate on each old thread's row
+      swap-xy         block and grid with x and y exchanged (`block` is None)
+      threads-for-elements  1-D grid = ceil(g.x * g.y * g.z / block.x)
+    """
+
+    block: tuple[int, int, int] | None
+    grid_from: str
+    per_item: int = 1
+
+    def resolve(self, grid: tuple[int, int, int], block: tuple[int, int, int]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        g = tuple(a * b for a, b in zip(grid, block))
+        new = self.block or block
+        if self.grid_from == "same":
+            return grid, new
+        if self.grid_from in {"same-coverage", "tile"}:
+            return _ceil3(g, new), new
+        if self.grid_from == "rows-per-warp":
+            return (_ceil(g[0] * self.per_item, new[0]), _ceil(g[1], new[1]), _ceil(g[2], new[2])), new
+        if self.grid_from == "swap-xy":
+            return (grid[1], grid[0], grid[2]), (block[1], block[0], block[2])
+        if self.grid_from == "threads-for-elements":
+            return (_ceil(g[0] * g[1] * g[2], new[0]), 1, 1), new
+        raise ValueError(f"unknown launch rule '{self.grid_from}'")
+
+
+LAUNCH_RULES = ("same", "same-coverage", "tile", "rows-per-warp", "swap-xy", "threads-for-elements")
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _ceil3(g: tuple[int, ...], b: tuple[int, int, int]) -> tuple[int, int, int]:
+    return (_ceil(g[0], b[0]), _ceil(g[1], b[1]), _ceil(g[2], b[2]))
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """What a pass proposes: edits to the kernel file, an optional launch change, and a one-line note."""
+
+    edits: tuple[Edit, ...]
+    launch: LaunchChange | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A pass that does not apply, or would not be safe here, says why."""
+
+    reason: str

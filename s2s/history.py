@@ -1,0 +1,124 @@
+"""The optimization history of one MEP: every candidate, its edits, build log, verdict and timings.
+
+SQLite in WAL mode, one transaction per finished evaluation, so `s2s optimize` killed at any point
+(even with kill -9) resumes without losing finished work.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS candidates (
+    id TEXT PRIMARY KEY,
+    round INTEGER NOT NULL,
+    origin TEXT NOT NULL,          -- "pass:register-accumulation,warp-rows{lanes=32}" | "llm:model" | "replay" | "pattern:..."
+    parent TEXT,
+    source_sha TEXT NOT NULL,
+    launch TEXT,                   -- JSON launch override or NULL
+    status TEXT NOT NULL,          -- pending | ok | wrong-output | compile-failed | runtime-failed | timed-out | duplicate
+    speedup REAL,
+    ref_us REAL,
+    var_us REAL,
+    build_log TEXT,
+    repairs INTEGER DEFAULT 0,
+    result TEXT,                   -- JSON of the measurement
+    created REAL NOT NULL,
+    finished REAL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS llm_calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, candidate TEXT, purpose TEXT, model TEXT,
+    prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, seconds REAL, created REAL
+);
+"""
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    round: int
+    origin: str
+    parent: str | None
+    source_sha: str
+    launch: dict[str, Any] | None
+    status: str
+    speedup: float | None
+    ref_us: float | None
+    var_us: float | None
+    repairs: int
+    result: dict[str, Any] | None
+
+
+class History:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.db = sqlite3.connect(self.path, timeout=30)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+        self.db.commit()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def add(self, cid: str, round_no: int, origin: str, parent: str | None, source_sha: str,
+            launch: dict[str, Any] | None) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT OR IGNORE INTO candidates (id, round, origin, parent, source_sha, launch, status, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+                (cid, round_no, origin, parent, source_sha, json.dumps(launch) if launch else None, time.time()),
+            )
+
+    def finish(self, cid: str, status: str, result: dict[str, Any] | None = None, build_log: str = "",
+               repairs: int = 0) -> None:
+        r = result or {}
+        with self.db:
+            self.db.execute(
+                "UPDATE candidates SET status=?, speedup=?, ref_us=?, var_us=?, build_log=?, repairs=?, result=?, finished=? "
+                "WHERE id=?",
+                (status, r.get("speedup"), (r.get("reference") or {}).get("median_us"), (r.get("variant") or {}).get("median_us"),
+                 build_log[-20000:], repairs, json.dumps(r), time.time(), cid),
+            )
+
+    def log_llm(self, candidate: str | None, purpose: str, model: str, prompt_tokens: int, completion_tokens: int,
+                cost: float, seconds: float) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT INTO llm_calls (candidate, purpose, model, prompt_tokens, completion_tokens, cost, seconds, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (candidate, purpose, model, prompt_tokens, completion_tokens, cost, seconds, time.time()))
+
+    def rows(self) -> list[Row]:
+        cur = self.db.execute("SELECT id, round, origin, parent, source_sha, launch, status, speedup, ref_us, var_us, repairs, result "
+                              "FROM candidates ORDER BY created")
+        return [Row(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None, r[6], r[7], r[8], r[9], r[10] or 0,
+                    json.loads(r[11]) if r[11] else None) for r in cur.fetchall()]
+
+    def get(self, cid: str) -> Row | None:
+        return next((r for r in self.rows() if r.id == cid), None)
+
+    def finished_shas(self) -> dict[str, Row]:
+        """Finished candidates by source+launch fingerprint: a resumed run never evaluates them again."""
+        return {r.source_sha + json.dumps(r.launch, sort_keys=True): r for r in self.rows() if r.status != "pending"}
+
+    def best(self) -> Row | None:
+        ok = [r for r in self.rows() if r.status == "ok" and r.speedup]
+        return max(ok, key=lambda r: r.speedup or 0.0) if ok else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def llm_totals(self) -> dict[str, float]:
+        row = self.db.execute("SELECT COUNT(*), COALESCE(SUM(prompt_tokens),0), COALESCE(SUM(completion_tokens),0), "
+                              "COALESCE(SUM(cost),0) FROM llm_calls").fetchone()
+        return {"calls": row[0], "prompt_tokens": row[1], "completion_tokens": row[2], "cost": row[3]}

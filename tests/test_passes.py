@@ -1,0 +1,185 @@
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SAMPLES, needs_nvcc
+
+from s2s.edits import Refused
+from s2s.kernel_facts import kernel_facts
+from s2s.passes_registry import (
+    BUILTIN,
+    Applied,
+    all_passes,
+    build_pipeline,
+    example,
+    get_pass,
+    make_pass,
+    parse_pipeline,
+    run_pass,
+)
+
+GOLDEN = ROOT / "tests" / "golden" / "passes"
+PASS_DIR = ROOT / "passes"
+
+
+# -- registry --------------------------------------------------------------------------------------
+def test_registry_is_sorted_and_complete() -> None:
+    assert list(BUILTIN) == sorted(BUILTIN)
+    modules = {p.stem.replace("_", "-") for p in PASS_DIR.glob("*.py") if not p.stem.startswith("_")}
+    assert modules == set(BUILTIN)
+    assert set(BUILTIN) <= set(all_passes())
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN))
+def test_every_entry_is_named_right(name: str) -> None:
+    cls = get_pass(name)
+    assert cls.name == name
+    assert cls.__module__ == "s2s.passes." + name.replace("-", "_")
+    assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    cls()  # every option has a default
+
+
+def test_pipeline_parsing() -> None:
+    assert parse_pipeline("register-accumulation, loop-unroll{factor=4},launch-config{block=16x16}") == [
+        ("register-accumulation", {}), ("loop-unroll", {"factor": "4"}), ("launch-config", {"block": "16x16"})]
+    p = build_pipeline("warp-rows{lanes=16 block=128},restrict-const{ldg=true}")
+    assert p[0] == make_pass("warp-rows", {"lanes": "16", "block": "128"}) and p[0].lanes == 16  # type: ignore[attr-defined]
+    assert p[1].ldg is True  # type: ignore[attr-defined]
+    assert make_pass("launch-config", {"block": "32x8"}).block == (32, 8)  # type: ignore[attr-defined]
+    with pytest.raises(ValueError):
+        make_pass("loop-unroll", {"nope": "1"})
+    with pytest.raises(KeyError):
+        get_pass("no-such-pass")
+
+
+# -- facts -----------------------------------------------------------------------------------------
+def test_facts_of_matmul() -> None:
+    data = (SAMPLES / "heat3d_cuda/src/kernels_linalg.cu").read_bytes()
+    f = kernel_facts(data, "cuda", "matmul_naive")
+    assert f is not None and f.name == "matmul_naive"
+    assert f.mapping == (("j", "x"), ("i", "y")) and f.dims == 2
+    assert [(p.name, p.const, p.read, p.written) for p in f.params if p.pointer] == [
+        ("A", True, True, False), ("B", True, True, False), ("C", False, True, True)]
+    assert f.loops[0].var == "k" and f.loops[0].bound == "n" and f.loops[0].innermost
+    assert f.index_exprs()["B"] == ("k * n + j",)
+    assert [(a.array, a.index) for a in f.accumulations] == [("C", "i * n + j")]
+    assert data[f.start:f.end].startswith(b"__global__") and data[f.body_start:f.body_end].endswith(b"}")
+
+
+def test_facts_of_atomics_and_opencl() -> None:
+    f = kernel_facts((SAMPLES / "heat3d_cuda/src/kernels_stencil.cu").read_bytes(), "cuda", "reduce_energy")
+    assert f is not None and f.atomics[0].target == "energy" and f.dims == 1
+    g = kernel_facts((SAMPLES / "ocl_solver/kernels/linalg.cl").read_bytes(), "opencl", "matvec")
+    assert g is not None and g.mapping == (("i", "x"),) and g.builtins == ("get_global_id(0)",)
+    assert kernel_facts(b"void host() {}", "cuda") is None
+
+
+# -- examples and golden files ---------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(BUILTIN))
+def test_example(name: str) -> None:
+    before, after, dialect = example(name)
+    out = run_pass(make_pass(name), before.encode(), dialect)
+    assert isinstance(out, Applied), out
+    assert out.text.decode() == after
+
+
+def _golden(path: Path) -> tuple[str, str | None, str, str]:
+    """(pipeline, kernel name, input, expected) of one golden file."""
+    text = path.read_text()
+    run = re.search(r"^// RUN: (.+)$", text, re.M)
+    kernel = re.search(r"^// KERNEL: (\S+)$", text, re.M)
+    _, rest = text.split("// ----- INPUT\n", 1)
+    given, expected = rest.split("// ----- EXPECTED\n", 1)
+    assert run is not None
+    return run.group(1).strip(), kernel.group(1) if kernel else None, given, expected
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*.c*")), ids=lambda p: p.name)
+def test_golden(path: Path) -> None:
+    pipeline, kernel, given, expected = _golden(path)
+    dialect = "opencl" if path.suffix == ".cl" else "cuda"
+    text = given.encode()
+    for p in build_pipeline(pipeline):
+        out = run_pass(p, text, dialect, kernel)
+        if isinstance(out, Refused):
+            m = re.match(r"// REFUSED: (.+)", expected.strip())
+            assert m is not None, f"refused unexpectedly: {out.reason}"
+            assert m.group(1) in out.reason, out.reason
+            return
+        text = out.text
+    assert not expected.startswith("// REFUSED"), f"expected a refusal, got:\n{text.decode()}"
+    assert text.decode() == expected
+
+
+# -- everything a pass produces compiles -----------------------------------------------------------
+def _sample_rewrites() -> dict[str, bytes]:
+    from s2s.scan import scan_tree
+
+    root = SAMPLES / "heat3d_cuda"
+    out: dict[str, bytes] = {}
+    for k in scan_tree(root).kernels:
+        data = (root / k.file).read_bytes()
+        for name in BUILTIN:
+            options = [{}] if name not in {"warp-rows", "smem-tiling"} else [{}, {"lanes": "16"} if name == "warp-rows" else {"tile": "32"}]
+            for opt in options:
+                res = run_pass(make_pass(name, opt), data, "cuda", k.name)
+                if isinstance(res, Applied) and res.text != data:
+                    out[f"{k.name}__{name}{'_'.join(opt.values())}".replace("-", "_")] = res.text
+    return out
+
+
+@needs_nvcc
+def test_everything_compiles(tmp_path: Path) -> None:
+    files = []
+    for name in BUILTIN:
+        _, after, dialect = example(name)
+        if dialect != "opencl":
+            files.append(tmp_path / f"example_{name.replace('-', '_')}.cu")
+            files[-1].write_text(after)
+    for path in GOLDEN.glob("*.cu"):
+        _, _, _, expected = _golden(path)
+        if not expected.startswith("// REFUSED"):
+            files.append(tmp_path / f"golden_{path.name}")
+            files[-1].write_text(expected)
+    rewrites = _sample_rewrites()
+    assert {"matmul_naive__smem_tiling", "matvec_rows__warp_rows", "reduce_energy__warp_reduce_atomics",
+            "matmul_naive__register_accumulation", "colsum_strided__warp_rows16"} <= set(rewrites)
+    for stem, data in rewrites.items():
+        files.append(tmp_path / f"sample_{stem}.cu")
+        files[-1].write_bytes(data)
+    nvcc = shutil.which("nvcc")
+    assert nvcc is not None
+    cmd = [nvcc, "-c", "-arch=sm_90", "-I", str(SAMPLES / "heat3d_cuda/include"), *map(str, files), "--output-directory", str(tmp_path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+def test_pass_modules_are_small() -> None:
+    for p in PASS_DIR.glob("*.py"):
+        assert len(p.read_text().splitlines()) < 220, p.name
+    importlib.import_module("s2s.passes._common")
+
+
+def test_no_pass_raises_on_any_sample_kernel() -> None:
+    from s2s.scan import scan_tree
+
+    for sample in ("heat3d_cuda", "hip_particles", "ocl_solver"):
+        root = SAMPLES / sample
+        for k in scan_tree(root).kernels:
+            data = (root / k.file).read_bytes()
+            dialect = "opencl" if k.language == "opencl" else "cuda"
+            assert kernel_facts(data, dialect, k.name) is not None, k.name
+            for name in BUILTIN:
+                assert isinstance(run_pass(make_pass(name), data, dialect, k.name), (Applied, Refused))
+
+
+def test_cli_lists_passes(cli) -> None:  # type: ignore[no-untyped-def]
+    proc = cli("passes", "smem-tiling")
+    assert proc.returncode == 0 and "__syncthreads" in proc.stdout and "tile: int = 16" in proc.stdout
+    assert cli("passes", "no-such-pass").returncode == 2
