@@ -8,8 +8,8 @@
  * <cuda_runtime.h>, <cuda.h>, <hip/hip_runtime.h>, ... resolve to stubs that include this file.
  *
  * This header is for *parsing* only: the bodies are never compiled, the declarations only have to
- * type-check the way nvcc's would. It includes nothing but <math.h> (when it exists), so it works
- * even where no clang resource headers are installed.
+ * type-check the way nvcc's would. It includes only the C library's <math.h>, <stdlib.h>,
+ * <string.h> and <stdio.h>, and declares the common math functions itself where those are missing.
  */
 #ifndef S2S_CUDA_SHIM_H
 #define S2S_CUDA_SHIM_H
@@ -42,7 +42,7 @@
 #define __constant__ __attribute__((constant))
 #define __managed__ __attribute__((managed))
 #define __forceinline__ __inline__ __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
+/* __noinline__ is a keyword of clang (>= 15) in CUDA mode; defining it breaks libstdc++'s __attribute__((__noinline__)) */
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #define __grid_constant__
 #define __cluster_dims__(...)
@@ -299,10 +299,14 @@ template <class T> cudaError_t cudaOccupancyMaxPotentialBlockSize(int* minGridSi
  * headers declare becomes __host__ __device__. */
 #pragma clang force_cuda_host_device begin
 #if defined(__cplusplus) && __has_include(<math.h>) && __has_include(<stdlib.h>)
+/* the C headers themselves, not libstdc++'s wrappers (which would pull half of the C++ library in
+ * under the pragma and clash with its later, host-only redeclarations) */
+#define _GLIBCXX_INCLUDE_NEXT_C_HEADERS
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#undef _GLIBCXX_INCLUDE_NEXT_C_HEADERS
 #else
 /* no C library headers on this machine: the single-precision functions kernels use most */
 S2S_EXTERN_C {

@@ -1,0 +1,94 @@
+"""The built-in proposer: the passes in `passes/`, their parameters searched, composed over rounds.
+
+Round 1 tries inherited patterns first, then each applicable pass alone over its parameter grid.
+Later rounds extend the best verified pipelines with one more pass. Candidates are pipelines applied
+to the original kernel, so every winner is a reproducible pipeline string.
+"""
+from __future__ import annotations
+
+from ..candidate import Candidate, LaunchOverride
+from ..passes_registry import Applied, make_pass, parse_pipeline, run_pass
+from ..repair import builtin_repair
+from .base import State
+
+# (pipeline step, priority): structural rewrites first, then the cheap ones.
+GRID: tuple[str, ...] = (
+    "smem-tiling{tile=32}", "smem-tiling{tile=16}", "warp-rows{lanes=32}", "warp-rows{lanes=16}",
+    "warp-reduce-atomics", "register-accumulation", "coalesce-remap", "restrict-const", "precision-hygiene",
+    "loop-unroll{factor=4}", "launch-config{block=128}", "launch-config{block=512}", "launch-config{block=32x8}",
+    "launch-config{block=32x4}", "launch-config{block=64x2x2}", "launch-config{block=32x4x2}",
+)
+
+
+def apply_pipeline(pipeline: str, state: State) -> Candidate | str:
+    """The pipeline applied to the original kernel, or why it does not apply."""
+    source = state.original
+    launch = state.base_launch
+    for name, opts in parse_pipeline(pipeline):
+        try:
+            p = make_pass(name, opts)
+        except (KeyError, ValueError, TypeError) as exc:
+            return f"{name}: {exc}"
+        out = run_pass(p, source, state.dialect, state.kernel)
+        if not isinstance(out, Applied):
+            return f"{name}: {out.reason}"
+        source = out.text
+        if out.launch is not None:
+            grid, block = out.launch.resolve(launch.grid, launch.block)
+            launch = LaunchOverride(grid=grid, block=block, shared_mem=launch.shared_mem)
+    if source == state.original and launch == state.base_launch:
+        return "no change"
+    return Candidate(source=source, origin=f"pass:{pipeline}", launch=None if launch == state.base_launch else launch)
+
+
+def _steps(pipeline: str) -> set[str]:
+    return {name for name, _ in parse_pipeline(pipeline)} if pipeline else set()
+
+
+class BuiltinProposer:
+    name = "builtin"
+
+    def __init__(self) -> None:
+        self.refusals: dict[str, str] = {}
+        self.tried: set[str] = set()
+
+    def _make(self, pipeline: str, state: State) -> Candidate | None:
+        if pipeline in self.tried:
+            return None
+        self.tried.add(pipeline)
+        out = apply_pipeline(pipeline, state)
+        if isinstance(out, str):
+            self.refusals[pipeline] = out
+            return None
+        return out
+
+    def propose(self, state: State) -> list[Candidate]:
+        cands: list[Candidate] = []
+        if state.round == 1:
+            for pat in state.patterns:
+                c = self._make(pat.pipeline, state)
+                if c is not None:
+                    cands.append(Candidate(c.source, c.origin, None, c.launch, note=f"pattern from {pat.kernel} ({pat.speedup:.2f}x)"))
+            for step in GRID:
+                c = self._make(step, state)
+                if c is not None:
+                    cands.append(c)
+            return cands
+        bases = sorted(state.ok_candidates, key=lambda t: -t[0])[:3]
+        for _speedup, _cand, pipeline in bases:
+            used = _steps(pipeline)
+            for step in GRID:
+                name = parse_pipeline(step)[0][0]
+                if name in used:
+                    continue
+                c = self._make(f"{pipeline},{step}", state)
+                if c is not None:
+                    cands.append(c)
+        return cands
+
+    def repair(self, candidate: Candidate, log: str, state: State) -> Candidate | None:
+        fixed = builtin_repair(candidate.source.decode("utf-8", "replace"), log)
+        if fixed is None:
+            return None
+        text, fixer = fixed
+        return Candidate(text.encode(), candidate.origin + f"+repair:{fixer}", candidate.parent, candidate.launch, candidate.note)
