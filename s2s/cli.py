@@ -65,6 +65,13 @@ def _define(text: str) -> tuple[str, str]:
     return name, value
 
 
+@command("run")
+def _run(args: argparse.Namespace, console: Console) -> int:
+    from .run_report import run_command
+
+    return run_command(args, console)
+
+
 def _progress_bar(console: Console, what: str):  # type: ignore[no-untyped-def]
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -115,6 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 EXTRA_PARSERS: list[Callable[[argparse._SubParsersAction], None]] = []  # type: ignore[type-arg]
+
+
+def _add_run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from .run_report import add_run_parser
+
+    add_run_parser(sub)
+
+
+EXTRA_PARSERS.append(_add_run_parser)
 
 
 def _passes_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -173,3 +189,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+from . import cli_stages as _stages  # noqa: E402,F401  (registers optimize, report, reintegrate, auto)

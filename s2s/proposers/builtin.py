@@ -34,11 +34,22 @@ def apply_pipeline(pipeline: str, state: State) -> Candidate | str:
             return f"{name}: {out.reason}"
         source = out.text
         if out.launch is not None:
-            grid, block = out.launch.resolve(launch.grid, launch.block)
+            grid, block = out.launch.resolve(*_in_blocks(launch, state.dialect))
+            if state.dialect == "opencl":  # OpenCL sizes are work-items: global = groups x local
+                grid = (grid[0] * block[0], grid[1] * block[1], grid[2] * block[2])
             launch = LaunchOverride(grid=grid, block=block, shared_mem=launch.shared_mem)
     if source == state.original and launch == state.base_launch:
         return "no change"
     return Candidate(source=source, origin=f"pass:{pipeline}", launch=None if launch == state.base_launch else launch)
+
+
+def _in_blocks(launch: LaunchOverride, dialect: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(grid in blocks, block): CUDA's convention, which launch rules are written in."""
+    if dialect != "opencl":
+        return launch.grid, launch.block
+    block = tuple(b if b > 0 else 1 for b in launch.block)
+    grid = tuple(-(-g // b) for g, b in zip(launch.grid, block))
+    return grid, block  # type: ignore[return-value]
 
 
 def _steps(pipeline: str) -> set[str]:

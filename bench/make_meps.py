@@ -1,0 +1,49 @@
+"""Generate the GPU benchmark's MEPs from the CUDA and HIP samples, at sizes worth timing on an H200.
+
+    python bench/make_meps.py [--out bench/meps]
+
+The MEPs are committed so that the GPU machine only builds and runs them (nvcc, make, Python).
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from s2s.mep_writer import make_mep
+
+ROOT = Path(__file__).resolve().parent.parent
+# (sample, kernel, size overrides): sizes chosen so one launch runs well past launch overhead
+KERNELS = [
+    ("heat3d_cuda", "matmul_naive", {"MAT_N": "2048"}),
+    ("heat3d_cuda", "matvec_rows", {"MAT_N": "8192"}),
+    ("heat3d_cuda", "transpose_naive", {"MAT_N": "8192"}),
+    ("heat3d_cuda", "colsum_strided", {"MAT_N": "8192"}),
+    ("heat3d_cuda", "stencil7", {"NX": "256", "NY": "256", "NZ": "256"}),
+    ("heat3d_cuda", "reduce_energy", {"NX": "256", "NY": "256", "NZ": "256"}),
+    ("heat3d_cuda", "particles_step", {"NPART": "4194304", "NX": "128", "NY": "128", "NZ": "128"}),
+    ("heat3d_cuda", "axpby_t", {"NX": "256", "NY": "256", "NZ": "256"}),
+    ("hip_particles", "compute_forces_naive", {"NBODY": "32768"}),
+    ("hip_particles", "integrate_bodies", {"NBODY": "4194304"}),
+    ("hip_particles", "deposit_density", {"NBODY": "4194304"}),
+    ("hip_particles", "speed_histogram", {"NBODY": "4194304"}),
+    ("hip_particles", "kinetic_energy", {"NBODY": "4194304"}),
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=str(ROOT / "bench" / "meps"))
+    args = ap.parse_args()
+    out = Path(args.out)
+    for sample, kernel, sizes in KERNELS:
+        dest = out / f"{sample}.{kernel}"
+        if dest.exists():
+            shutil.rmtree(dest)
+        _d, m, _ex = make_mep(str(ROOT / "samples" / sample), kernel, str(dest), overrides=sizes)
+        todo = m.unfilled()
+        print(f"{dest.name}: grid {m.launch.grid} block {m.launch.block}" + (f"  FILL-IN: {todo}" if todo else ""))
+
+
+if __name__ == "__main__":
+    main()

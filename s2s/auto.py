@@ -1,0 +1,100 @@
+"""`s2s auto TREE`: scan, extract the top hotspots, optimize each, reintegrate all winners as one diff."""
+from __future__ import annotations
+
+import difflib
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import UserError
+from .fsutil import atomic_write
+from .optimize import Options, optimize
+from .reintegrate import apply_in_place, plan
+
+
+@dataclass
+class AutoResult:
+    rows: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
+    any_win: bool = False
+    diff: str = ""
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    if dst.exists():
+        shutil.rmtree(dst)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".git", "build", "*.o", ".s2s-backup"))
+
+
+def _tree_diff(orig: Path, new: Path) -> str:
+    out: list[str] = []
+    for path in sorted(new.rglob("*")):
+        if not path.is_file() or ".s2s-backup" in path.parts:
+            continue
+        rel = path.relative_to(new)
+        o = orig / rel
+        if not o.is_file():
+            continue
+        a, b = o.read_bytes(), path.read_bytes()
+        if a != b:
+            out.extend(difflib.unified_diff(a.decode("utf-8").splitlines(keepends=True), b.decode("utf-8").splitlines(keepends=True),
+                                            fromfile=f"a/{rel.as_posix()}", tofile=f"b/{rel.as_posix()}"))
+    return "".join(out)
+
+
+def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path: Path, options: Options,
+             kernels: list[str] | None = None, overrides: dict[str, str] | None = None,
+             log: Callable[[str], None] = print) -> AutoResult:
+    from .mep_writer import make_mep
+    from .ranking import profile_ranking, static_estimate
+    from .scan import scan_tree
+
+    root = Path(tree).resolve()
+    index = scan_tree(root)
+    spots = profile_ranking(index, profile)[0] if profile else static_estimate(index)
+    if kernels:
+        chosen = [f"{h.kernel.file}:{h.kernel.name}" for h in spots if h.kernel.name in kernels or h.kernel.qualified in kernels]
+    else:
+        chosen = [f"{h.kernel.file}:{h.kernel.name}" for h in spots if h.kernel.language in {"cuda", "hip", "opencl"}][:top]
+    if not chosen:
+        raise UserError("no kernels to optimize", file=str(root))
+    work.mkdir(parents=True, exist_ok=True)
+    staged = work / "tree"
+    _copy_tree(root, staged)
+    result = AutoResult()
+    log(f"ranking: {spots[0].source if spots else 'estimate'}; optimizing {', '.join(chosen)}")
+    for spec in chosen:
+        name = spec.split(":")[-1]
+        mep_dir = work / f"mep-{name}"
+        try:
+            _out, manifest, ex = make_mep(str(root), spec, str(mep_dir), overrides=overrides)
+        except UserError as err:
+            result.rows.append((name, spec, "-", "-", "-", f"extract failed: {err.message}"))
+            continue
+        where = f"{ex.kernel.file}:{ex.kernel.line}"
+        if manifest.unfilled():
+            result.rows.append((ex.kernel.qualified, where, str(mep_dir), "-", "-", "mep.toml needs: " + "; ".join(manifest.unfilled())))
+            continue
+        log(f"optimizing {ex.kernel.qualified} ({where})")
+        try:
+            outcome = optimize(mep_dir, options, progress=lambda ev: log(
+                f"  round {ev['round']} {ev['origin']}: {ev['verdict']} {float(ev['speedup'] or 0):.2f}x"))  # type: ignore[arg-type]
+        except UserError as err:
+            result.rows.append((ex.kernel.qualified, where, str(mep_dir), "-", "-", f"optimize failed: {err.message}"))
+            continue
+        if not outcome.best_id or outcome.best_speedup <= 1.0:
+            result.rows.append((ex.kernel.qualified, where, str(mep_dir), "-", "1.00x", "nothing faster found"))
+            continue
+        try:
+            p = plan(mep_dir, "best", str(staged))
+            apply_in_place(p, None, None)
+            status = "reintegrated" + (f"; by hand: {'; '.join(p.manual)}" if p.manual else "")
+        except UserError as err:
+            status = f"reintegration failed: {err.message}"
+        result.any_win = True
+        result.rows.append((ex.kernel.qualified, where, str(mep_dir), f"{outcome.best_id} {outcome.best_origin}",
+                            f"{outcome.best_speedup:.2f}x", status))
+    shutil.rmtree(staged / ".s2s-backup", ignore_errors=True)
+    result.diff = _tree_diff(root, staged)
+    atomic_write(diff_path, result.diff.encode())
+    return result

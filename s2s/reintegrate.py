@@ -1,0 +1,198 @@
+"""Stage 5: splice a verified winner back into the application, as a diff or in place with rollback."""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import UserError
+from .fsutil import atomic_write
+from .inventory import FileFacts
+from .manifest import Manifest, load
+from .parsing import parse
+from .sources import SourceFile, language_of
+
+
+@dataclass
+class Plan:
+    files: dict[Path, tuple[bytes, bytes]]  # path -> (old, new)
+    root: Path
+    notes: list[str] = field(default_factory=list)
+    manual: list[str] = field(default_factory=list)  # launch sites to change by hand
+
+    def diff(self) -> str:
+        out = []
+        for path, (old, new) in sorted(self.files.items()):
+            if old == new:
+                continue
+            rel = path.relative_to(self.root).as_posix()
+            out.extend(difflib.unified_diff(old.decode("utf-8").splitlines(keepends=True), new.decode("utf-8").splitlines(keepends=True),
+                                            fromfile=f"a/{rel}", tofile=f"b/{rel}"))
+        text = "".join(out)
+        return text if not text or text.endswith("\n") else text + "\n\\ No newline at end of file\n"
+
+
+def choose_variant(mep_dir: Path, variant: str) -> tuple[str, dict[str, object]]:
+    """(variant id, its history row as JSON) for `best` or an id; refuse unverified variants."""
+    from .history import History
+
+    db = mep_dir / "history.sqlite"
+    if not db.is_file():
+        raise UserError("this MEP has no optimization history", file=str(mep_dir), hint="run `s2s optimize` first")
+    hist = History(db)
+    try:
+        row = hist.best() if variant == "best" else hist.get(variant)
+    finally:
+        hist.close()
+    if row is None:
+        raise UserError("no verified variant to reintegrate" if variant == "best" else f"no variant '{variant}' in this MEP",
+                        file=str(mep_dir))
+    if row.status != "ok":
+        raise UserError(f"variant {row.id} failed verification ({row.status}); only verified variants are reintegrated",
+                        file=str(mep_dir))
+    return row.id, {"origin": row.origin, "speedup": row.speedup}
+
+
+def _kernel_span(data: bytes, dialect: str, name: str) -> tuple[int, int] | None:
+    src = SourceFile(Path("k"), "k.cl" if dialect == "opencl" else "k.cu", data)
+    for k in FileFacts(src).kernels():
+        if k.name == name:
+            return k.start_byte, k.end_byte
+    return None
+
+
+def _top_level_functions(data: bytes, dialect: str) -> list[tuple[str, bytes]]:
+    tree = parse(data, dialect)
+    out = []
+    for node in tree.root_node.named_children:
+        fn = node.named_children[-1] if node.type == "template_declaration" and node.named_children else node
+        if fn.type == "function_definition":
+            out.append((data[node.start_byte:node.end_byte].decode("utf-8", "replace").split("(")[0], data[node.start_byte:node.end_byte]))
+    return out
+
+
+def locate_original(m: Manifest, root: Path, force: bool) -> tuple[Path, bytes, int, int, list[str]]:
+    origin = m.origin
+    path = root / str(origin["file"])
+    if not path.is_file():
+        raise UserError("the kernel's original file is gone", file=str(path))
+    data = path.read_bytes()
+    start, end = int(origin["start_byte"]), int(origin["end_byte"])  # type: ignore[call-overload]
+    want = str(origin["sha256"])
+    notes: list[str] = []
+    if hashlib.sha256(data[start:end]).hexdigest() == want:
+        return path, data, start, end, notes
+    dialect = "opencl" if m.backend == "opencl" else "cuda"
+    span = _kernel_span(data, dialect, m.kernel.split("::")[-1])
+    if span is None:
+        raise UserError(f"kernel {m.kernel} is no longer in this file", file=str(path))
+    s, e = span
+    if hashlib.sha256(data[s:e]).hexdigest() == want:
+        notes.append(f"{m.kernel} moved from byte {start} to {s} in {origin['file']}; found again by name and text")
+        return path, data, s, e, notes
+    line = data.count(b"\n", 0, s) + 1
+    if not force:
+        raise UserError(f"kernel {m.kernel} changed since it was extracted (sha256 differs)", file=str(path), line=line,
+                        hint="re-extract and optimize again, or pass --force to replace the current definition anyway")
+    notes.append(f"{m.kernel} changed since extraction; replaced anyway (--force)")
+    return path, data, s, e, notes
+
+
+def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force: bool = False) -> Plan:
+    mep_dir = Path(mep)
+    if not mep_dir.exists():
+        raise UserError("MEP directory not found", file=str(mep))
+    m = load(mep_dir)
+    root = Path(tree or str(m.origin.get("tree", ""))).resolve()
+    vid, _row = choose_variant(mep_dir, variant)
+    vdir = mep_dir / "variants" / vid
+    var_src = (vdir / m.kernel_file).read_bytes()
+    ref_src = (mep_dir / m.kernel_file).read_bytes()
+    dialect = "opencl" if m.backend == "opencl" else "cuda"
+    name = m.kernel.split("::")[-1]
+    span = _kernel_span(var_src, dialect, name)
+    if span is None:
+        raise UserError(f"variant {vid} does not define {m.kernel}", file=str(vdir / m.kernel_file))
+    new_kernel = var_src[span[0]:span[1]]
+    path, data, start, end, notes = locate_original(m, root, force)
+    ref_funcs = {body for _n, body in _top_level_functions(ref_src, dialect)}
+    orig_funcs = {body for _n, body in _top_level_functions(data, dialect)}
+    helpers = [body for head, body in _top_level_functions(var_src, dialect)
+               if body not in ref_funcs and body not in orig_funcs and name not in head.split()[-1:]]
+    insert = b"".join(h + b"\n\n" for h in helpers)
+    new_data = data[:start] + insert + new_kernel + data[end:]
+    if not new_data.endswith(b"\n") and data.endswith(b"\n"):
+        new_data += b"\n"
+    files = {path: (data, new_data)}
+    p = Plan(files=files, root=root, notes=notes + [f"{m.kernel}: variant {vid} ({_row['origin']}, {_row['speedup']:.2f}x)"])
+    launch = json.loads((vdir / "variant.json").read_text()) if (vdir / "variant.json").is_file() else {}
+    if "block" in launch and (tuple(launch["block"]) != tuple(m.launch.block) or tuple(launch["grid"]) != tuple(m.launch.grid)):
+        from .launch_sites import apply_launch_change
+
+        apply_launch_change(p, m, root, tuple(launch["grid"]), tuple(launch["block"]))
+    return p
+
+
+def apply_in_place(p: Plan, build_cmd: str | None, test_cmd: str | None, timeout_s: float = 1800) -> list[str]:
+    """Write atomically with a backup; run the build and test commands; restore byte for byte on failure."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    backup = p.root / ".s2s-backup" / stamp
+    warnings = _dirty_warnings(p)
+    written: list[Path] = []
+    try:
+        for path, (old, new) in p.files.items():
+            if old == new:
+                continue
+            if not _writable(path):
+                raise UserError("file is not writable", file=str(path))
+            dest = backup / path.relative_to(p.root)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(old)
+        for path, (old, new) in p.files.items():
+            if old != new:
+                atomic_write(path, new)
+                written.append(path)
+        for label, cmd in (("build", build_cmd), ("test", test_cmd)):
+            if cmd:
+                _run_checked(label, cmd, p.root, timeout_s)
+    except BaseException:
+        for path in written:
+            atomic_write(path, p.files[path][0])
+        raise
+    return warnings + [f"backup of the original files in {backup}"]
+
+
+def _writable(path: Path) -> bool:
+    import os
+
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _run_checked(label: str, cmd: str, cwd: Path, timeout_s: float) -> None:
+    try:
+        res = subprocess.run(cmd, shell=True, cwd=cwd, capture_output=True, text=True, timeout=timeout_s, start_new_session=True)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"{label} command timed out after {timeout_s:g} s; the original files were restored", hint=cmd) from None
+    if res.returncode != 0:
+        tail = (res.stderr or res.stdout).strip().splitlines()[-1:] or [""]
+        raise UserError(f"{label} command failed (exit {res.returncode}): {tail[0][:200]}; the original files were restored", hint=cmd)
+
+
+def _dirty_warnings(p: Plan) -> list[str]:
+    if shutil.which("git") is None:
+        return []
+    out = []
+    for path in p.files:
+        res = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=path.parent, capture_output=True, text=True)
+        if res.returncode == 0 and res.stdout.strip():
+            out.append(f"warning: {path} has uncommitted changes in its git work tree")
+    return out
+
+
+def dialect_of(path: Path) -> str:
+    return "opencl" if language_of(path) == "opencl" else "cuda"

@@ -1,0 +1,90 @@
+"""`s2s report MEP`: what was tried, what won and by how much, as markdown and HTML, with a PNG plot."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from .errors import UserError
+from .fsutil import atomic_write
+from .history import History, Row
+from .manifest import load
+
+
+def _plot(rows: list[Row], path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    rounds = sorted({r.round for r in rows})
+    best, ys = 1.0, []
+    for rnd in rounds:
+        for r in rows:
+            if r.round == rnd and r.status == "ok" and r.speedup:
+                best = max(best, r.speedup)
+        ys.append(best)
+    fig, ax = plt.subplots(figsize=(5, 3.2), dpi=120)
+    ax.plot(rounds, ys, marker="o")
+    ax.set_xlabel("round")
+    ax.set_ylabel("best verified speedup (x)")
+    ax.set_xticks(rounds)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return True
+
+
+def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
+    mep_dir = Path(mep)
+    manifest = load(mep_dir)
+    db = mep_dir / "history.sqlite"
+    if not db.is_file():
+        raise UserError("no optimization history in this MEP", file=str(mep_dir), hint="run `s2s optimize` first")
+    hist = History(db)
+    rows = hist.rows()
+    best = hist.best()
+    llm = hist.llm_totals()
+    hist.close()
+    png = mep_dir / "report.png"
+    has_plot = _plot(rows, png)
+    lines = [f"# s2s report: {manifest.kernel}", "",
+             f"Origin: `{manifest.origin.get('file')}:{manifest.origin.get('line')}` ({manifest.backend}).", ""]
+    if best is not None:
+        lines += [f"**Winner:** `{best.id}` from `{best.origin}`: **{best.speedup:.2f}x** "
+                  f"({best.ref_us:.2f} µs → {best.var_us:.2f} µs), verified on every output.", ""]
+    else:
+        lines += ["No verified variant was faster than the original.", ""]
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    lines += [f"{len(rows)} candidates: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())), ""]
+    if llm["calls"]:
+        lines += [f"LLM: {llm['calls']} calls, {llm['prompt_tokens']} prompt + {llm['completion_tokens']} completion tokens, "
+                  f"cost {llm['cost']:.4f}", ""]
+    if has_plot:
+        lines += ["![best speedup per round](report.png)", ""]
+    lines += ["| round | candidate | origin | verdict | speedup | ref µs | variant µs | repairs |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        sp = f"{r.speedup:.2f}x" if r.speedup else ""
+        lines.append(f"| {r.round} | {r.id} | `{r.origin}` | {r.status} | {sp} | {_f(r.ref_us)} | {_f(r.var_us)} | {r.repairs} |")
+    md = "\n".join(lines) + "\n"
+    md_path = mep_dir / "report.md"
+    atomic_write(md_path, md.encode())
+    body = "".join(f"<p>{html.escape(line)}</p>\n" if not line.startswith("|") else "" for line in lines[:8])
+    table = "<table border=1 cellpadding=4><tr>" + "".join(f"<th>{h}</th>" for h in
+                                                           ("round", "candidate", "origin", "verdict", "speedup", "ref µs", "variant µs", "repairs")) + "</tr>"
+    for r in rows:
+        table += "<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in
+                                  (r.round, r.id, r.origin, r.status, f"{r.speedup:.2f}x" if r.speedup else "", _f(r.ref_us), _f(r.var_us), r.repairs)) + "</tr>"
+    img = '<img src="report.png" alt="best speedup per round">' if has_plot else ""
+    html_doc = f"<!doctype html><meta charset=utf-8><title>s2s report {html.escape(manifest.kernel)}</title>{body}{img}{table}</table>\n"
+    html_path = mep_dir / "report.html"
+    atomic_write(html_path, html_doc.encode())
+    return md_path, html_path, png if has_plot else None
+
+
+def _f(v: float | None) -> str:
+    return f"{v:.2f}" if v else ""
