@@ -27,6 +27,7 @@ def _parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     g.add_argument("--build-cmd")
     g.add_argument("--test-cmd")
     g.add_argument("--force", action="store_true", help="replace the kernel even if it changed since extraction")
+    g.add_argument("--cmd-timeout", type=float, default=1800.0, help="seconds before a build or test command is killed")
     a = sub.add_parser("auto", help="scan, extract the top hotspots, optimize, reintegrate as one diff")
     a.add_argument("tree")
     a.add_argument("--top", type=int, default=3)
@@ -98,7 +99,7 @@ def _reintegrate(args: argparse.Namespace, console: Console) -> int:
     for manual in p.manual:
         print(f"by hand: {manual}", file=sys.stderr)
     if args.in_place:
-        for line in apply_in_place(p, args.build_cmd, args.test_cmd):
+        for line in apply_in_place(p, args.build_cmd, args.test_cmd, args.cmd_timeout):
             print(line, file=sys.stderr)
         print(f"reintegrated into {', '.join(str(f) for f, (o, n) in p.files.items() if o != n)}", file=sys.stderr)
         return 0

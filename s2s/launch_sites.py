@@ -18,8 +18,11 @@ from .scan import scan_tree
 
 
 def _ratios(m: Manifest, grid: tuple[int, ...], block: tuple[int, ...]) -> tuple[list[Fraction], bool]:
-    old = [m.launch.grid[d] * max(m.launch.block[d], 1) for d in range(3)]
-    new = [grid[d] * max(block[d], 1) for d in range(3)]
+    if m.backend == "opencl":  # OpenCL sizes are work-items already
+        old, new = [int(g) for g in m.launch.grid], [int(g) for g in grid]
+    else:
+        old = [m.launch.grid[d] * max(m.launch.block[d], 1) for d in range(3)]
+        new = [grid[d] * max(block[d], 1) for d in range(3)]
     swapped = old[0] != old[1] and new[0] >= old[1] and new[1] >= old[0] and new[0] < old[0] * 2 // 1 and new[0] != old[0]
     if swapped:
         old = [old[1], old[0], old[2]]
@@ -92,7 +95,16 @@ def apply_launch_change(plan, m: Manifest, root: Path, grid: tuple[int, ...], bl
             args = call.child_by_field_name("arguments")
             items = [c for c in args.named_children if c.type != "comment"] if args is not None else []
             nodes = items[1:3] if site.kind == "hipLaunchKernelGGL" else []
-        if site.kind == "clEnqueueNDRangeKernel" or len(nodes) != 2:
+        if site.kind == "clEnqueueNDRangeKernel":
+            edited_cl = _opencl_site(cur, call, site, ratios, block, m)
+            if edited_cl is None:
+                plan.manual.append(f"{site.file}:{site.line}: {site.kind} launch of {m.kernel}: set the local size to {block} and "
+                                   f"scale the global size by {[str(r) for r in ratios]} by hand")
+            else:
+                plan.files[path] = (old, edited_cl)
+                plan.notes.append(f"{site.file}:{site.line}: launch of {m.kernel} now uses local size {block[:int(site.work_dim or 1)]}")
+            continue
+        if len(nodes) != 2:
             plan.manual.append(f"{site.file}:{site.line}: {site.kind} launch of {m.kernel}: set the local size to {block} and "
                                f"scale the global size by {[str(r) for r in ratios]} by hand")
             continue
@@ -109,3 +121,37 @@ def _first_edit(old: bytes, new: bytes) -> int:
     while i < n and old[i] == new[i]:
         i += 1
     return i
+
+
+def _opencl_site(cur: bytes, call, site, ratios: list[Fraction], block: tuple[int, ...], m: Manifest) -> bytes | None:  # type: ignore[no-untyped-def]
+    """Declare the new global and local sizes just before the statement and pass them to the call."""
+    args = call.child_by_field_name("arguments")
+    items = [c for c in args.named_children if c.type != "comment"] if args is not None else []
+    if len(items) < 6:
+        return None
+    try:
+        dims = int(src(cur, items[2]).strip())
+    except ValueError:
+        return None
+    stmt = call
+    while stmt.parent is not None and stmt.type not in {"expression_statement", "declaration", "return_statement"}:
+        stmt = stmt.parent
+    if stmt.type not in {"expression_statement", "declaration", "return_statement"}:
+        return None
+    old_global = src(cur, items[4]).strip()
+    tag = re.sub(r"\W", "_", m.kernel.split("::")[-1]) + f"_{site.line}"
+    glob = []
+    for d in range(dims):
+        threads = f"({old_global})[{d}]"
+        r = ratios[d]
+        if r != 1:
+            threads = f"{threads} * {r.numerator}" + (f" / {r.denominator}" if r.denominator != 1 else "")
+        glob.append(f"(({threads}) + {block[d] - 1}) / {block[d]} * {block[d]}" if block[d] > 1 else threads)
+    line_start = cur.rfind(b"\n", 0, stmt.start_byte) + 1
+    indent = cur[line_start:stmt.start_byte].decode()
+    indent = indent if indent.strip() == "" else ""
+    decl = (f"size_t s2s_local_{tag}[{dims}] = {{{', '.join(str(b) for b in block[:dims])}}};  /* s2s: the winner's work-group size */\n"
+            f"{indent}size_t s2s_global_{tag}[{dims}] = {{{', '.join(glob)}}};\n{indent}")
+    out = (cur[:stmt.start_byte] + decl.encode() + cur[stmt.start_byte:items[4].start_byte] + f"s2s_global_{tag}".encode()
+           + cur[items[4].end_byte:items[5].start_byte] + f"s2s_local_{tag}".encode() + cur[items[5].end_byte:])
+    return out

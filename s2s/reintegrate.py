@@ -140,6 +140,9 @@ def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force:
 
 def apply_in_place(p: Plan, build_cmd: str | None, test_cmd: str | None, timeout_s: float = 1800) -> list[str]:
     """Write atomically with a backup; run the build and test commands; restore byte for byte on failure."""
+    if p.manual:
+        raise UserError("launch sites need changes by hand before the winner can run there: " + "; ".join(p.manual),
+                        hint="write the diff with --diff, apply it and make those changes yourself")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     backup = p.root / ".s2s-backup" / stamp
     warnings = _dirty_warnings(p)
@@ -168,9 +171,12 @@ def apply_in_place(p: Plan, build_cmd: str | None, test_cmd: str | None, timeout
 
 
 def _writable(path: Path) -> bool:
+    """Writable by permission bits too: a file the user made read-only stays untouched, even for root."""
     import os
+    import stat
 
-    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    mode = path.stat().st_mode
+    return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
 def _run_checked(label: str, cmd: str, cwd: Path, timeout_s: float) -> None:
