@@ -61,7 +61,7 @@ class Values:
             if len(params) != len(args):
                 continue
             env = dict(zip(params, args))
-            return try_evaluate(m.group(2).decode(), lambda n: env.get(n), self.sizeof, self.call)
+            return try_evaluate(m.group(2).decode(), env.get, self.sizeof, self.call)
         return None
 
     def name(self, name: str, scope: Scope | None, trail: Trail, depth: int) -> float | int | None:

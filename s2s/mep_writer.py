@@ -73,8 +73,8 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
             name, _, val = flag[2:].partition("=")
             macros.setdefault(name, (val or "1", f"OpenCL build option at {where}"))
     else:
-        flags = [f"-D{k}={v}" for k, v in defines.items()]
-    flags += [f"-D{k}={v}" for k, v in overrides.items()]
+        flags = [f"-D{k}={v}" for k, v in defines.items() if k not in overrides]
+    flags = [f for f in flags if f[2:].partition("=")[0] not in overrides] + [f"-D{k}={v}" for k, v in overrides.items()]
     struct_texts = {}
     symbol_texts = []
     for d in ex.items:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .candidate import Candidate
+from .devicelock import device_lock
 from .errors import UserError
 from .fsutil import atomic_write
 from .history import History
@@ -37,6 +38,7 @@ class Options:
     jobs: int = max(1, os.cpu_count() or 1)
     max_repairs: int = 2
     min_gain: float = 1.02
+    patience: int = 1  # rounds in a row without improvement before stopping (from round 2 on)
     llm_config: str | None = None
     replay_file: str | None = None
 
@@ -105,6 +107,7 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     t0 = time.monotonic()
     stopped = "rounds"
     round_no = 0
+    idle_rounds = 0
     for round_no in range(1, opts.rounds + 1):
         state.round = round_no
         state.rows = history.rows()
@@ -146,7 +149,8 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
                 write_variant(mep_dir, manifest.kernel_file, cand)
                 history.add(cand.id, round_no, cand.origin, cand.parent, cand.source_sha, cand.launch.as_dict() if cand.launch else None)
                 built = ev.build(mep_dir, cand.id)
-            m = ev.run_built(built)
+            with device_lock():
+                m = ev.run_built(built)
             evals += 1
             result = m.to_json()
             history.finish(cand.id, m.verdict, result, built.log, repairs)
@@ -171,7 +175,8 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
                 break
         if stopped in {"time-budget", "max-evals"}:
             break
-        if not improved and round_no >= 2:
+        idle_rounds = 0 if improved else idle_rounds + 1
+        if round_no >= 2 and idle_rounds >= opts.patience:
             stopped = "no-improvement"
             break
     best = history.best()

@@ -1,0 +1,111 @@
+"""Optimize every benchmark MEP on the GPU with the built-in proposer, and write the evidence.
+
+    python bench/gpu_bench.py --meps bench/meps --out DIR [--max-evals 30] [--parallel 4]
+
+Several kernels are optimized at once (their builds overlap on the CPU cores); a device lock keeps
+every timed evaluation alone on the GPU. Per kernel: the original's and the winner's median time,
+the speedup, the pipeline, evaluations used, and the winner's per-output verdict.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import subprocess
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+
+def one(mep_src: str, work: str, max_evals: int, rounds: int, patterns: str | None) -> dict[str, Any]:
+    from s2s.evaluate import evaluate
+    from s2s.history import History
+    from s2s.optimize import Options, optimize
+
+    src = Path(mep_src)
+    mep = Path(work) / src.name
+    if mep.exists():
+        shutil.rmtree(mep)
+    shutil.copytree(src, mep, ignore=shutil.ignore_patterns("build", "variants", "history.sqlite*"))
+    t0 = time.time()
+    base = evaluate(mep, None)
+    row: dict[str, Any] = {"mep": src.name, "reference_check": base.verdict, "device": base.device,
+                           "build_seconds": base.build_seconds}
+    if base.verdict != "ok":
+        row.update(status="reference-failed", messages=list(base.messages)[:5])
+        return row
+    opts = Options(max_evals=max_evals, rounds=rounds, patterns=patterns or str(Path(work) / f"patterns-{src.name}.json"),
+                   use_patterns=patterns is not None, jobs=8)
+    out = optimize(mep, opts)
+    hist = History(mep / "history.sqlite")
+    best = hist.best()
+    rows = hist.rows()
+    hist.close()
+    row.update(evaluations=out.evaluations, evals_to_best=out.evals_to_best, stopped=out.stopped, seconds=round(time.time() - t0, 1),
+               verdicts={s: sum(1 for r in rows if r.status == s) for s in {r.status for r in rows}})
+    if best is None:
+        row.update(status="no-win", original_us=None, best_us=None, speedup=1.0, pipeline="")
+        return row
+    res = best.result or {}
+    row.update(status="ok", original_us=best.ref_us, best_us=best.var_us, speedup=best.speedup, pipeline=best.origin,
+               variant=best.id, outputs=[{k: o[k] for k in ("name", "ok", "max_rel_err", "unwritten")} for o in res.get("outputs", [])],
+               input_sets=res.get("input_sets"), ref_spread_us=(res.get("reference") or {}).get("spread_us"),
+               var_spread_us=(res.get("variant") or {}).get("spread_us"))
+    (Path(work) / f"{src.name}.variant.cu").write_bytes((mep / "variants" / best.id / "kernel.cu").read_bytes()
+                                                       if (mep / "variants" / best.id / "kernel.cu").exists() else b"")
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--meps", default="bench/meps")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--work", default="/tmp/s2s-gpu-work")
+    ap.add_argument("--max-evals", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--parallel", type=int, default=4)
+    ap.add_argument("--only", default="", help="comma-separated MEP names")
+    ap.add_argument("--patterns", default=None, help="shared pattern library (default: an empty one per kernel)")
+    args = ap.parse_args()
+    meps = sorted(p for p in Path(args.meps).iterdir() if (p / "mep.toml").is_file())
+    if args.only:
+        meps = [p for p in meps if p.name in args.only.split(",")]
+    Path(args.work).mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results: list[dict[str, Any]] = []
+    with ProcessPoolExecutor(max_workers=args.parallel) as pool:
+        futs = [pool.submit(one, str(p), args.work, args.max_evals, args.rounds, args.patterns) for p in meps]
+        for f in futs:
+            try:
+                r = f.result()
+            except Exception as exc:  # noqa: BLE001 - one kernel's failure must not lose the others' results
+                r = {"mep": "?", "status": f"error: {type(exc).__name__}: {exc}"}
+            results.append(r)
+            print(json.dumps(r), flush=True)
+    wins = [r["speedup"] for r in results if r.get("status") in {"ok", "no-win"} and r.get("speedup")]
+    geo = math.exp(sum(math.log(s) for s in wins) / len(wins)) if wins else 0.0
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
+           "device": next((r.get("device") for r in results if r.get("device")), ""), "max_evals": args.max_evals,
+           "geomean_speedup": round(geo, 3), "kernels": results}
+    (out / "gpu_optimize.json").write_text(json.dumps(doc, indent=1) + "\n")
+    lines = [f"# Built-in proposer on {doc['device']} ({doc['date']}, commit {commit})", "",
+             f"Geometric-mean speedup over {len(wins)} kernels: **{geo:.2f}x** (at most {args.max_evals} evaluations each; "
+             "every winner verified against the original on every output and several input sets).", "",
+             "| kernel | original µs | best µs | speedup | evals (to best) | pipeline | verdict |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append(f"| {r.get('mep')} | {_f(r.get('original_us'))} | {_f(r.get('best_us'))} | {_f(r.get('speedup'))}x | "
+                     f"{r.get('evaluations', '')} ({r.get('evals_to_best', '')}) | `{r.get('pipeline', '')}` | {r.get('status')} |")
+    (out / "gpu_optimize.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def _f(v: Any) -> str:
+    return f"{v:.2f}" if isinstance(v, (int, float)) else "-"
+
+
+if __name__ == "__main__":
+    main()
