@@ -22,8 +22,8 @@ $(BIN)/s2s: pyproject.toml
 install: system-deps $(BIN)/s2s
 
 demo: install
-	$(BIN)/s2s scan samples/heat3d_cuda
-	$(BIN)/s2s extract samples/ocl_solver --kernel matvec -o mep-demo
+	$(BIN)/s2s scan samples/ocl_solver
+	$(BIN)/s2s auto samples/ocl_solver --top 4 --max-evals 10 --work s2s-work --patterns s2s-work/patterns.json --diff s2s-auto.diff
 
 test: install
 	$(BIN)/python -m pytest -q tests

@@ -44,7 +44,7 @@ def _tree_diff(orig: Path, new: Path) -> str:
 
 def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path: Path, options: Options,
              kernels: list[str] | None = None, overrides: dict[str, str] | None = None,
-             log: Callable[[str], None] = print) -> AutoResult:
+             log: Callable[[str], None] = print, min_speedup: float = 1.05) -> AutoResult:
     from .mep_writer import make_mep
     from .ranking import profile_ranking, static_estimate
     from .scan import scan_tree
@@ -82,8 +82,9 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
         except UserError as err:
             result.rows.append((ex.kernel.qualified, where, str(mep_dir), "-", "-", f"optimize failed: {err.message}"))
             continue
-        if not outcome.best_id or outcome.best_speedup <= 1.0:
-            result.rows.append((ex.kernel.qualified, where, str(mep_dir), "-", "1.00x", "nothing faster found"))
+        if not outcome.best_id or outcome.best_speedup < min_speedup:
+            result.rows.append((ex.kernel.qualified, where, str(mep_dir), outcome.best_id or "-", f"{outcome.best_speedup:.2f}x",
+                                f"not reintegrated: below {min_speedup:.2f}x, within timing noise"))
             continue
         try:
             p = plan(mep_dir, "best", str(staged))

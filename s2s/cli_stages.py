@@ -126,5 +126,7 @@ def _auto(args: argparse.Namespace, console: Console) -> int:
     for row in result.rows:
         table.add_row(*row)
     console.print(table)
+    for row in result.rows:
+        print(f"{row[0]} ({row[1]}): {row[5]}; winner {row[3]} at {row[4]}")
     console.print(f"combined diff: {args.diff}  (apply with `git apply {args.diff}` or `patch -p1 < {args.diff}`)", highlight=False)
     return 0 if result.any_win else 1

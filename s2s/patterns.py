@@ -90,8 +90,9 @@ class Library:
 
     def suggest(self, feats: tuple[str, ...], backend: str, limit: int = 6) -> list[Pattern]:
         """Pipelines that won on similar kernels, most similar and most rewarding first, one per pipeline."""
-        scored = sorted(((similarity(feats, p.features) * (1.0 + min(p.speedup, 50.0) / 50.0), p)
-                         for p in self.patterns if p.backend == backend and similarity(feats, p.features) >= 0.4),
+        # pipelines carry across backends (the passes know CUDA, HIP and OpenCL), at a discount
+        scored = sorted(((similarity(feats, p.features) * (1.0 + min(p.speedup, 50.0) / 50.0) * (1.0 if p.backend == backend else 0.8), p)
+                         for p in self.patterns if similarity(feats, p.features) >= 0.4),
                         key=lambda t: -t[0])
         out: list[Pattern] = []
         seen: set[str] = set()
