@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 from ..errors import UserError
 

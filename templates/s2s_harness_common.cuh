@@ -1,0 +1,847 @@
+// ---- s2s harness: generic part (templates/s2s_harness_common.cuh) -----------------------------
+// Everything here is independent of the kernel: random fills, element visitors, comparison,
+// guards, statistics, JSON output. The generated part below it names the kernel's buffers.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#ifdef S2S_HIP
+#include "cuda_on_hip.h"
+#else
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#endif
+
+namespace s2s {
+
+// ---- options --------------------------------------------------------------------------------
+struct Options {
+    bool time = true, check = true, post_check = true;
+    int input_sets = 3, reps = 30, warmup = 3;
+    unsigned long long seed = 1234;
+    double rtol = 1e-3, atol = 1e-4;
+    dim3 var_grid, var_block;  // the variant's launch, where given (else the reference's)
+    size_t var_shmem = 0;
+    bool has_grid = false, has_block = false, has_shmem = false;
+};
+
+// ---- JSON -----------------------------------------------------------------------------------
+inline std::string jstr(const std::string& s) {
+    std::string o = "\"";
+    for (unsigned char c : s) {
+        if (c == '"' || c == '\\') { o += '\\'; o += (char)c; }
+        else if (c == '\n') o += "\\n";
+        else if (c == '\t') o += "\\t";
+        else if (c < 0x20) { char b[8]; snprintf(b, sizeof b, "\\u%04x", c); o += b; }
+        else o += (char)c;
+    }
+    return o + "\"";
+}
+inline std::string jnum(double v) {
+    if (std::isnan(v)) return "\"nan\"";
+    if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
+    char b[64]; snprintf(b, sizeof b, "%.9g", v); return b;
+}
+inline std::string fmt(double v) { char b[64]; snprintf(b, sizeof b, "%.7g", v); return b; }
+
+inline void phase(const std::string& what) { fprintf(stderr, "S2S_PHASE %s\n", what.c_str()); fflush(stderr); }
+
+// ---- random numbers: splitmix64, one stream per (seed, buffer) -------------------------------
+struct Rng {
+    unsigned long long s;
+    explicit Rng(unsigned long long seed, unsigned long long stream)
+        : s(seed * 0x9E3779B97F4A7C15ULL ^ (stream + 1) * 0xD1B54A32D192ED03ULL) {}
+    unsigned long long next() {
+        unsigned long long z = (s += 0x9E3779B97F4A7C15ULL);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        return z ^ (z >> 31);
+    }
+    double unit() { return (double)(next() >> 11) * (1.0 / 9007199254740992.0); }
+};
+
+// ---- element visitors: every scalar component of an element, in order ---------------------------
+template <class T> struct dependent_false : std::false_type {};
+template <class T, class = void> struct has_x : std::false_type {};
+template <class T> struct has_x<T, std::void_t<decltype(std::declval<T&>().x)>> : std::true_type {};
+template <class T, class = void> struct has_y : std::false_type {};
+template <class T> struct has_y<T, std::void_t<decltype(std::declval<T&>().y)>> : std::true_type {};
+template <class T, class = void> struct has_z : std::false_type {};
+template <class T> struct has_z<T, std::void_t<decltype(std::declval<T&>().z)>> : std::true_type {};
+template <class T, class = void> struct has_w : std::false_type {};
+template <class T> struct has_w<T, std::void_t<decltype(std::declval<T&>().w)>> : std::true_type {};
+
+template <class T, class F> void visit_prim(T& v, F& f) {
+    if constexpr (std::is_enum_v<T>) {
+        std::underlying_type_t<T> u = static_cast<std::underlying_type_t<T>>(v); f(u); v = static_cast<T>(u);
+    } else if constexpr (std::is_arithmetic_v<T>) {
+        f(v);
+    } else if constexpr (std::is_same_v<T, __half>) {
+        float t = __half2float(v); f(t); v = __float2half(t);
+#ifndef S2S_HIP
+    } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+        float t = __bfloat162float(v); f(t); v = __float2bfloat16(t);
+#endif
+    } else if constexpr (std::is_array_v<T>) {
+        for (auto& e : v) visit_prim(e, f);
+    } else if constexpr (has_x<T>::value) {  // CUDA vector types: float2, int4, double3 ...
+        visit_prim(v.x, f);
+        if constexpr (has_y<T>::value) visit_prim(v.y, f);
+        if constexpr (has_z<T>::value) visit_prim(v.z, f);
+        if constexpr (has_w<T>::value) visit_prim(v.w, f);
+    } else {
+        static_assert(dependent_false<T>::value,
+                      "s2s: an element type is neither arithmetic, a vector type, nor a struct listed in [[structs]] of mep.toml");
+    }
+}
+
+struct VisitPrim {
+    template <class S, class F> void operator()(S& v, F& f) const { visit_prim(v, f); }
+};
+
+// fill modes of ParamSpec.fill
+enum FillMode { FILL_UNIFORM = 0, FILL_INDEX = 1, FILL_ZEROS = 2 };
+
+struct Filler {
+    Rng* rng; double lo, hi; int mode;
+    template <class T> void operator()(T& x) {
+        if (mode == FILL_ZEROS) { x = T(0); return; }
+        if constexpr (std::is_same_v<T, bool>) {
+            x = (rng->next() & 1) != 0;
+        } else if constexpr (std::is_floating_point_v<T>) {
+            double a = mode == FILL_INDEX ? 0.0 : lo, b = hi;
+            x = T(a + (b - a) * rng->unit());
+        } else {
+            long long a = mode == FILL_INDEX ? 0 : (long long)std::ceil(lo);
+            long long b = mode == FILL_INDEX ? (long long)std::ceil(hi) - 1 : (long long)std::floor(hi);
+            if (std::is_unsigned_v<T> && a < 0) a = 0;
+            if (b < a) b = a;
+            unsigned long long span = (unsigned long long)(b - a) + 1ULL;
+            x = T(a + (long long)(rng->next() % span));
+        }
+    }
+};
+
+struct Flattener {
+    std::vector<double>* out; std::vector<char>* is_int;
+    template <class T> void operator()(T& x) {
+        out->push_back((double)x);
+        if (is_int) is_int->push_back(std::is_integral_v<T> ? 1 : 0);
+    }
+};
+
+template <class T, class V> void fill_elements(T* p, size_t n, unsigned long long seed, unsigned long long stream,
+                                               int mode, double lo, double hi) {
+    if (mode == FILL_ZEROS) { memset((void*)p, 0, n * sizeof(T)); return; }
+    Rng rng(seed, stream);
+    Filler f{&rng, lo, hi, mode};
+    V visit;
+    for (size_t i = 0; i < n; ++i) visit(p[i], f);
+}
+
+// ---- errors ---------------------------------------------------------------------------------
+struct Failure {
+    std::string verdict;       // runtime-failed | wrong-output
+    std::string message;
+    bool input_error = false;  // the MEP is wrong, not the variant
+};
+
+// ---- checks ---------------------------------------------------------------------------------
+struct Check {
+    std::string name, role;
+    bool ok = true;
+    double max_abs = 0.0, max_rel = 0.0;
+    long long unwritten = 0, first_bad = -1;
+    std::string message;
+    void fail(const std::string& m, long long at) {
+        if (ok) { message = m; first_bad = at; }
+        ok = false;
+    }
+    std::string json() const {
+        return "{\"name\":" + jstr(name) + ",\"role\":" + jstr(role) + ",\"ok\":" + (ok ? "true" : "false") +
+               ",\"max_abs_err\":" + jnum(max_abs) + ",\"max_rel_err\":" + jnum(max_rel) +
+               ",\"unwritten\":" + std::to_string(unwritten) + ",\"first_bad\":" + std::to_string(first_bad) +
+               ",\"message\":" + jstr(message) + "}";
+    }
+};
+
+inline bool all_bytes(const unsigned char* p, size_t n, unsigned char v) {
+    for (size_t i = 0; i < n; ++i) if (p[i] != v) return false;
+    return true;
+}
+
+// Compare one output buffer of the variant with the reference's (host copies, `count` elements of T).
+// poisoned: the buffer was filled with 0xFF before each launch (role out), so elements the reference
+// wrote and the variant did not are still all-0xFF.
+template <class T, class V>
+void compare_buffer(Check& c, const std::string& where, const unsigned char* ref, const unsigned char* var, size_t count,
+                    bool poisoned, double rtol, double atol) {
+    const size_t esz = sizeof(T);
+    V visit;
+    std::vector<double> r1, v1;
+    std::vector<char> isint;
+    r1.reserve(16); v1.reserve(16);
+    // the reference's largest finite magnitude (atol is relative to it)
+    double maxref = 0.0;
+    size_t written = 0;
+    for (size_t i = 0; i < count; ++i) {
+        if (poisoned && all_bytes(ref + i * esz, esz, 0xFF)) continue;
+        ++written;
+        T e; memcpy((void*)&e, ref + i * esz, esz);
+        r1.clear(); isint.clear();
+        Flattener fl{&r1, &isint};
+        visit(e, fl);
+        for (size_t k = 0; k < r1.size(); ++k)  // atol is relative to the largest floating-point value
+            if (!isint[k] && std::isfinite(r1[k])) maxref = std::max(maxref, std::fabs(r1[k]));
+    }
+    if (written == 0) return;  // the reference wrote nothing here: nothing to hold the variant to
+    const double abs_tol = atol * maxref;
+    long long nbad = 0, nnan = 0, unwritten = 0;
+    long long first_bad = -1, first_nan = -1, first_unwritten = -1;
+    double bad_r = 0, bad_v = 0;
+    bool ref_const = true, var_const = true, var_zero = true, first = true;
+    double ref0 = 0, var0 = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const unsigned char* rb = ref + i * esz;
+        const unsigned char* vb = var + i * esz;
+        if (poisoned && all_bytes(rb, esz, 0xFF)) continue;
+        if (poisoned && all_bytes(vb, esz, 0xFF)) {
+            if (unwritten++ == 0) first_unwritten = (long long)i;
+            continue;
+        }
+        T re, ve;
+        memcpy((void*)&re, rb, esz); memcpy((void*)&ve, vb, esz);
+        r1.clear(); v1.clear(); isint.clear();
+        Flattener fr{&r1, &isint}, fv{&v1, nullptr};
+        visit(re, fr); visit(ve, fv);
+        for (size_t k = 0; k < r1.size(); ++k) {
+            const double r = r1[k], v = v1[k];
+            if (first) { ref0 = r; var0 = v; first = false; }
+            if (r != ref0 && !(std::isnan(r) && std::isnan(ref0))) ref_const = false;
+            if (v != var0 && !(std::isnan(v) && std::isnan(var0))) var_const = false;
+            if (v != 0.0) var_zero = false;
+            bool bad = false;
+            if (isint[k]) {
+                bad = r != v;
+                if (bad) c.max_abs = std::max(c.max_abs, std::fabs(v - r));
+            } else if (!std::isfinite(r)) {
+                bad = !(std::isnan(r) ? std::isnan(v) : r == v);
+            } else if (!std::isfinite(v)) {
+                if (nnan++ == 0) first_nan = (long long)i;
+                bad = true;
+            } else {
+                const double err = std::fabs(v - r);
+                const double rel = err / std::max({std::fabs(r), abs_tol, 1e-300});
+                c.max_abs = std::max(c.max_abs, err);
+                c.max_rel = std::max(c.max_rel, rel);
+                bad = err > rtol * std::fabs(r) + abs_tol;
+            }
+            if (bad && nbad++ == 0) { first_bad = (long long)i; bad_r = r; bad_v = v; }
+        }
+    }
+    c.unwritten = std::max(c.unwritten, unwritten);  // the worst input set
+    if (unwritten) {
+        c.fail(where + std::to_string(unwritten) + " element(s) the reference writes were left unwritten (first at index " +
+               std::to_string(first_unwritten) + ")", first_unwritten);
+    }
+    if (nnan) {
+        c.fail(where + "NaN/Inf in " + std::to_string(nnan) + " element(s) where the reference is finite (first at index " +
+               std::to_string(first_nan) + ")", first_nan);
+    }
+    if (!first && var_const && !ref_const) {
+        c.fail(where + (var_zero ? std::string("output is all zero") : "output is constant (" + fmt(var0) + ")") +
+               " where the reference's is not", 0);
+    }
+    if (nbad) {
+        c.fail(where + std::to_string(nbad) + " value(s) differ beyond tolerance (first at index " + std::to_string(first_bad) +
+               ": reference " + fmt(bad_r) + ", variant " + fmt(bad_v) + "; max abs err " + fmt(c.max_abs) +
+               ", max rel err " + fmt(c.max_rel) + ")", first_bad);
+    }
+}
+
+// ---- guards around every buffer -------------------------------------------------------------
+constexpr size_t GUARD = 256;
+constexpr unsigned char GUARD_BYTE = 0xA5;
+
+// ---- statistics -----------------------------------------------------------------------------
+struct Stats {
+    double median = 0, p25 = 0, p75 = 0, p10 = 0, p90 = 0, min = 0;
+    int samples = 0, batch = 1;
+};
+inline double quantile(std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    if (v.empty()) return 0.0;
+    double pos = q * (double)(v.size() - 1);
+    size_t i = (size_t)pos;
+    double frac = pos - (double)i;
+    return i + 1 < v.size() ? v[i] * (1 - frac) + v[i + 1] * frac : v[i];
+}
+inline Stats stats(const std::vector<double>& us, int batch) {
+    Stats s;
+    if (us.empty()) return s;
+    s.median = quantile(us, 0.5); s.p25 = quantile(us, 0.25); s.p75 = quantile(us, 0.75);
+    s.p10 = quantile(us, 0.10); s.p90 = quantile(us, 0.90);
+    s.min = *std::min_element(us.begin(), us.end());
+    s.samples = (int)us.size(); s.batch = batch;
+    return s;
+}
+inline std::string stats_json(const Stats& s) {
+    return "{\"median_us\":" + jnum(s.median) + ",\"spread_us\":" + jnum(s.p75 - s.p25) + ",\"p10_us\":" + jnum(s.p10) +
+           ",\"p90_us\":" + jnum(s.p90) + ",\"min_us\":" + jnum(s.min) + ",\"samples\":" + std::to_string(s.samples) +
+           ",\"batch\":" + std::to_string(s.batch) + "}";
+}
+
+// ---- launch: convert each argument to the kernel's exact parameter type, then cudaLaunchKernel ----
+struct DevPtr {  // a device buffer: converts to whatever pointer type the kernel declares
+    void* p;
+    template <class T> operator T*() const { return static_cast<T*>(p); }
+};
+
+template <class F> struct fn_traits;
+template <class... P> struct fn_traits<void (*)(P...)> {
+    static constexpr size_t arity = sizeof...(P);
+    template <size_t I> using param = std::remove_cv_t<std::tuple_element_t<I, std::tuple<P...>>>;
+};
+
+template <class... P, class... A, size_t... I>
+cudaError_t launch_impl(void (*k)(P...), dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                        std::index_sequence<I...>, const A&... a) {
+    std::tuple<std::remove_cv_t<P>...> conv{static_cast<std::remove_cv_t<P>>(a)...};
+    void* args[sizeof...(P) > 0 ? sizeof...(P) : 1] = {(void*)&std::get<I>(conv)...};
+    return cudaLaunchKernel((const void*)k, grid, block, args, shmem, stream);
+}
+template <class... P, class... A>
+cudaError_t launch(void (*k)(P...), dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, const A&... a) {
+    static_assert(sizeof...(P) == sizeof...(A), "s2s: argument count differs from the kernel's parameter count");
+    return launch_impl(k, grid, block, shmem, stream, std::index_sequence_for<P...>{}, a...);
+}
+
+inline std::string dims(dim3 d) {
+    return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
+}
+
+// ---- command line ---------------------------------------------------------------------------
+inline bool parse_dim3(const char* s, dim3& d) {
+    unsigned x = 1, y = 1, z = 1;
+    int n = sscanf(s, "%u,%u,%u", &x, &y, &z);
+    if (n < 1) return false;
+    d = dim3(x, n >= 2 ? y : 1, n >= 3 ? z : 1);
+    return true;
+}
+// {"grid": [x, y, z], "block": [x, y, z], "shared_mem": n} -- variants/<id>/variant.json
+inline bool json_dim3(const std::string& text, const char* key, dim3& d) {
+    size_t k = text.find(std::string("\"") + key + "\"");
+    if (k == std::string::npos) return false;
+    size_t b = text.find('[', k), e = text.find(']', k);
+    if (b == std::string::npos || e == std::string::npos || e < b) return false;
+    std::string inner = text.substr(b + 1, e - b - 1);
+    for (char& ch : inner) if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') ch = ' ';
+    unsigned x = 1, y = 1, z = 1;
+    int n = sscanf(inner.c_str(), " %u , %u , %u", &x, &y, &z);
+    if (n < 1) return false;
+    d = dim3(x, n >= 2 ? y : 1, n >= 3 ? z : 1);
+    return true;
+}
+inline bool json_num(const std::string& text, const char* key, size_t& v) {
+    size_t k = text.find(std::string("\"") + key + "\"");
+    if (k == std::string::npos) return false;
+    size_t c = text.find(':', k);
+    if (c == std::string::npos) return false;
+    unsigned long long x = 0;
+    if (sscanf(text.c_str() + c + 1, " %llu", &x) != 1) return false;
+    v = (size_t)x;
+    return true;
+}
+
+inline void usage(const char* prog) {
+    fprintf(stderr,
+            "usage: %s [options]\n"
+            "  --no-time            check only, no timing\n"
+            "  --time-only          time without checking outputs\n"
+            "  --no-post-check      skip the check with a fresh input set after timing\n"
+            "  --input-sets N       input sets to check (seeds seed, seed+1, ...)\n"
+            "  --seed N             first seed\n"
+            "  --reps N             timed repetitions of each kernel\n"
+            "  --warmup N           warm-up launches of each kernel\n"
+            "  --rtol X --atol X    tolerances\n"
+            "  --var-grid X,Y,Z     the variant's grid (blocks); default: the reference's\n"
+            "  --var-block X,Y,Z    the variant's block\n"
+            "  --var-shmem N        the variant's dynamic shared memory in bytes\n"
+            "  --variant-json FILE  read grid/block/shared_mem from a variant.json\n"
+            "Prints one line 'S2S_RESULT {json}' on stdout.\n", prog);
+}
+
+inline bool parse_args(int argc, char** argv, Options& o, std::string& err) {
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto need = [&](const char* what) -> const char* {
+            if (i + 1 >= argc) { err = std::string("missing value after ") + what; return nullptr; }
+            return argv[++i];
+        };
+        const char* v = nullptr;
+        if (a == "--no-time") o.time = false;
+        else if (a == "--time-only") o.check = false;
+        else if (a == "--no-post-check") o.post_check = false;
+        else if (a == "-h" || a == "--help") { usage(argv[0]); exit(0); }
+        else if (a == "--input-sets") { if (!(v = need("--input-sets"))) return false; o.input_sets = atoi(v); }
+        else if (a == "--seed") { if (!(v = need("--seed"))) return false; o.seed = strtoull(v, nullptr, 10); }
+        else if (a == "--reps") { if (!(v = need("--reps"))) return false; o.reps = atoi(v); }
+        else if (a == "--warmup") { if (!(v = need("--warmup"))) return false; o.warmup = atoi(v); }
+        else if (a == "--rtol") { if (!(v = need("--rtol"))) return false; o.rtol = atof(v); }
+        else if (a == "--atol") { if (!(v = need("--atol"))) return false; o.atol = atof(v); }
+        else if (a == "--var-grid") { if (!(v = need("--var-grid")) || !parse_dim3(v, o.var_grid)) { err = "bad --var-grid"; return false; } o.has_grid = true; }
+        else if (a == "--var-block") { if (!(v = need("--var-block")) || !parse_dim3(v, o.var_block)) { err = "bad --var-block"; return false; } o.has_block = true; }
+        else if (a == "--var-shmem") { if (!(v = need("--var-shmem"))) return false; o.var_shmem = (size_t)strtoull(v, nullptr, 10); o.has_shmem = true; }
+        else if (a == "--variant-json") {
+            if (!(v = need("--variant-json"))) return false;
+            FILE* f = fopen(v, "rb");
+            if (!f) { err = std::string("cannot read ") + v; return false; }
+            std::string text; char buf[4096]; size_t n;
+            while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+            fclose(f);
+            o.has_grid = json_dim3(text, "grid", o.var_grid) || o.has_grid;
+            o.has_block = json_dim3(text, "block", o.var_block) || o.has_block;
+            o.has_shmem = json_num(text, "shared_mem", o.var_shmem) || o.has_shmem;
+        } else { err = "unknown option " + a; return false; }
+    }
+    if (o.input_sets < 1) o.input_sets = 1;
+    if (o.reps < 1) o.reps = 1;
+    if (o.warmup < 0) o.warmup = 0;
+    return true;
+}
+
+
+// ---- what the generated part describes --------------------------------------------------------
+using FillFn = void (*)(unsigned char*, size_t, unsigned long long, unsigned long long, int, double, double);
+using CmpFn = void (*)(Check&, const std::string&, const unsigned char*, const unsigned char*, size_t, bool, double, double);
+using LaunchFn = cudaError_t (*)(void* const* ptrs, unsigned long long seed, dim3, dim3, size_t, cudaStream_t);
+using SymCopyFn = cudaError_t (*)(const void*, size_t);
+
+template <class T, class V>
+void fill_bytes(unsigned char* p, size_t n, unsigned long long seed, unsigned long long stream, int mode, double lo, double hi) {
+    if (mode == FILL_ZEROS) { memset(p, 0, n * sizeof(T)); return; }
+    Rng rng(seed, stream);
+    Filler f{&rng, lo, hi, mode};
+    V visit;
+    for (size_t i = 0; i < n; ++i) {
+        T e{};
+        visit(e, f);
+        memcpy(p + i * sizeof(T), (const void*)&e, sizeof(T));
+    }
+}
+
+// a struct passed by value: filled field by field from (seed, stream), converts to the struct type of
+// either copy of the kernel (s2s_ref::Params or s2s_var::Params)
+template <class V> struct StructArg {
+    unsigned long long seed, stream; double lo, hi;
+    template <class T> operator T() const {
+        T v{};
+        Rng rng(seed, stream);
+        Filler f{&rng, lo, hi, FILL_UNIFORM};
+        V{}(v, f);
+        return v;
+    }
+};
+
+struct BufSpec {
+    const char* name; const char* role; size_t count; size_t esz;
+    int fill; double lo, hi; FillFn fill_fn; CmpFn cmp;
+};
+struct SymSpec {
+    const char* name; size_t count, esz; FillFn fill_fn; SymCopyFn ref_copy, var_copy;
+};
+struct KernelSpec {
+    const char* who; dim3 grid, block; size_t shmem; LaunchFn launch; const void* fn;
+};
+struct Spec {
+    const char* backend; const char* kernel;
+    std::vector<BufSpec> bufs;
+    std::vector<SymSpec> syms;
+    KernelSpec ref, var;
+    Options defaults;
+};
+
+// ---- the run ----------------------------------------------------------------------------------
+struct Buffer {
+    const BufSpec* spec;
+    unsigned char* base = nullptr;  // GUARD | data | GUARD
+    unsigned char* data = nullptr;
+    unsigned char* saved = nullptr; // device copy of the initial contents (inout), for timing
+    size_t bytes = 0;
+    std::vector<unsigned char> init, ref_after, var_after, prev_ref;  // prev_ref: the reference's output of the last set
+    bool is(const char* r) const { return strcmp(spec->role, r) == 0; }
+};
+
+struct Run {
+    const Spec& spec;
+    Options o;
+    std::vector<Buffer> bufs;
+    std::vector<std::vector<unsigned char>> sym_host;
+    std::vector<Check> checks;
+    std::vector<std::string> messages;
+    std::vector<void*> ptrs;
+    cudaStream_t stream = nullptr;
+    std::string device = "?";
+    unsigned char* flush = nullptr;
+    size_t flush_bytes = 0;
+    std::vector<unsigned char> guard_pattern = std::vector<unsigned char>(GUARD, GUARD_BYTE);
+
+    explicit Run(const Spec& s) : spec(s), o(s.defaults) {}
+
+    static void api(cudaError_t e, const std::string& what, bool input_error = false) {
+        if (e != cudaSuccess) {
+            Failure f{"runtime-failed", what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")", input_error};
+            throw f;
+        }
+    }
+
+    void check_launch(const KernelSpec& k, const cudaDeviceProp& p, bool reference) {
+        std::string who = reference ? "launch" : "the variant's launch";
+        auto bad = [&](const std::string& entry, const std::string& m) {
+            Failure f{"runtime-failed", (reference ? entry + ": " : who + ": ") + m, reference};
+            throw f;
+        };
+        const dim3 g = k.grid, b = k.block;
+        if (!g.x || !g.y || !g.z) bad("launch.grid", "grid " + dims(g) + " has a zero dimension");
+        if (!b.x || !b.y || !b.z) bad("launch.block", "block " + dims(b) + " has a zero dimension");
+        const unsigned long long threads = (unsigned long long)b.x * b.y * b.z;
+        if (threads > (unsigned long long)p.maxThreadsPerBlock)
+            bad("launch.block", "block " + dims(b) + " has " + std::to_string(threads) + " threads; the device allows " +
+                                    std::to_string(p.maxThreadsPerBlock));
+        if (b.x > (unsigned)p.maxThreadsDim[0] || b.y > (unsigned)p.maxThreadsDim[1] || b.z > (unsigned)p.maxThreadsDim[2])
+            bad("launch.block", "block " + dims(b) + " exceeds the device's limits (" + std::to_string(p.maxThreadsDim[0]) + ", " +
+                                    std::to_string(p.maxThreadsDim[1]) + ", " + std::to_string(p.maxThreadsDim[2]) + ")");
+        if (g.x > (unsigned)p.maxGridSize[0] || g.y > (unsigned)p.maxGridSize[1] || g.z > (unsigned)p.maxGridSize[2])
+            bad("launch.grid", "grid " + dims(g) + " exceeds the device's limits (" + std::to_string(p.maxGridSize[0]) + ", " +
+                                   std::to_string(p.maxGridSize[1]) + ", " + std::to_string(p.maxGridSize[2]) + ")");
+        cudaFuncAttributes fa;
+        api(cudaFuncGetAttributes(&fa, k.fn), std::string("cudaFuncGetAttributes(") + k.who + ")", reference);
+        if (threads > (unsigned long long)fa.maxThreadsPerBlock)
+            bad("launch.block", "block " + dims(b) + " has " + std::to_string(threads) + " threads; the " + k.who +
+                                    " kernel allows at most " + std::to_string(fa.maxThreadsPerBlock) +
+                                    " (launch bounds or register use)");
+        const size_t optin = (size_t)p.sharedMemPerBlockOptin;
+        if (k.shmem + fa.sharedSizeBytes > std::max(optin, (size_t)p.sharedMemPerBlock))
+            bad("launch.shared_mem", std::to_string(k.shmem) + " bytes of dynamic shared memory (+" + std::to_string(fa.sharedSizeBytes) +
+                                         " static) exceed the device's " + std::to_string(std::max(optin, (size_t)p.sharedMemPerBlock)));
+        if (k.shmem > 48 * 1024)
+            api(cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)k.shmem),
+                std::string("cudaFuncSetAttribute(") + k.who + ", MaxDynamicSharedMemorySize)", reference);
+    }
+
+    void setup() {
+        int ndev = 0;
+        api(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount");
+        if (ndev < 1) { Failure f{"runtime-failed", "no GPU found", false}; throw f; }
+        api(cudaSetDevice(0), "cudaSetDevice(0)");
+        cudaDeviceProp p;
+        api(cudaGetDeviceProperties(&p, 0), "cudaGetDeviceProperties");
+        device = std::string(p.name) + " (cc " + std::to_string(p.major) + "." + std::to_string(p.minor) + ")";
+        check_launch(spec.ref, p, true);
+        check_launch(spec.var, p, false);
+        api(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+
+        size_t need = 0;
+        const BufSpec* largest = nullptr;
+        for (const BufSpec& b : spec.bufs) {
+            need += b.count * b.esz + 2 * GUARD;
+            if (!largest || b.count * b.esz > largest->count * largest->esz) largest = &b;
+        }
+        size_t free_b = 0, total_b = 0;
+        api(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+        if (largest && need > free_b) {
+            Failure f{"runtime-failed", std::string("params.") + largest->name + ".count: the buffers need " +
+                                            std::to_string(need >> 20) + " MiB, the device has " + std::to_string(free_b >> 20) +
+                                            " MiB free", true};
+            throw f;
+        }
+        ptrs.assign(spec.bufs.size(), nullptr);
+        bufs.resize(spec.bufs.size());
+        for (size_t i = 0; i < spec.bufs.size(); ++i) {
+            Buffer& b = bufs[i];
+            b.spec = &spec.bufs[i];
+            b.bytes = b.spec->count * b.spec->esz;
+            if (!b.bytes) continue;  // a scalar: no buffer
+            api(cudaMalloc((void**)&b.base, b.bytes + 2 * GUARD), std::string("cudaMalloc(params.") + b.spec->name + ")", true);
+            b.data = b.base + GUARD;
+            ptrs[i] = b.data;
+            api(cudaMemset(b.base, 0, b.bytes + 2 * GUARD), "cudaMemset");
+            arm_guards(b);
+            if (!b.is("out")) b.init.resize(b.bytes);
+            checks.push_back(Check{b.spec->name, b.spec->role});
+        }
+        sym_host.resize(spec.syms.size());
+        for (size_t j = 0; j < spec.syms.size(); ++j) sym_host[j].resize(spec.syms[j].count * spec.syms[j].esz);
+    }
+
+    Check& check_of(const Buffer& b) {
+        for (Check& c : checks) if (c.name == b.spec->name) return c;
+        return checks.front();
+    }
+
+    void arm_guards(Buffer& b) {
+        api(cudaMemcpy(b.base, guard_pattern.data(), GUARD, cudaMemcpyHostToDevice), "cudaMemcpy(guard)");
+        api(cudaMemcpy(b.data + b.bytes, guard_pattern.data(), GUARD, cudaMemcpyHostToDevice), "cudaMemcpy(guard)");
+    }
+
+    // bytes written outside the buffer by the last launch, re-armed afterwards
+    std::string guard_violation(Buffer& b) {
+        std::vector<unsigned char> lo(GUARD), hi(GUARD);
+        api(cudaMemcpy(lo.data(), b.base, GUARD, cudaMemcpyDeviceToHost), "cudaMemcpy(guard)");
+        api(cudaMemcpy(hi.data(), b.data + b.bytes, GUARD, cudaMemcpyDeviceToHost), "cudaMemcpy(guard)");
+        size_t nlo = 0, nhi = 0;
+        for (size_t k = 0; k < GUARD; ++k) { nlo += lo[k] != GUARD_BYTE; nhi += hi[k] != GUARD_BYTE; }
+        if (!nlo && !nhi) return "";
+        arm_guards(b);
+        std::string m;
+        if (nhi) m += "wrote " + std::to_string(nhi) + " byte(s) past the end of the buffer (" + std::to_string(b.spec->count) + " elements)";
+        if (nlo) m += std::string(m.empty() ? "" : "; ") + "wrote " + std::to_string(nlo) + " byte(s) before its start";
+        return m;
+    }
+
+    void fill_set(unsigned long long seed) {
+        for (size_t i = 0; i < bufs.size(); ++i) {
+            Buffer& b = bufs[i];
+            if (!b.bytes || b.is("out")) continue;
+            b.spec->fill_fn(b.init.data(), b.spec->count, seed, i, b.spec->fill, b.spec->lo, b.spec->hi);
+        }
+        for (size_t j = 0; j < spec.syms.size(); ++j) {
+            const SymSpec& s = spec.syms[j];
+            s.fill_fn(sym_host[j].data(), s.count, seed, 500 + j, FILL_UNIFORM, -1.0, 1.0);
+            api(s.ref_copy(sym_host[j].data(), sym_host[j].size()), std::string("cudaMemcpyToSymbol(symbols.") + s.name + ")", true);
+            api(s.var_copy(sym_host[j].data(), sym_host[j].size()), std::string("cudaMemcpyToSymbol(variant symbol ") + s.name + ")");
+        }
+    }
+
+    // inputs and in-out buffers to their initial contents, outputs to the poison value
+    void reset() {
+        for (Buffer& b : bufs) {
+            if (!b.bytes) continue;
+            if (b.is("out")) api(cudaMemset(b.data, 0xFF, b.bytes), "cudaMemset(poison)");
+            else api(cudaMemcpy(b.data, b.init.data(), b.bytes, cudaMemcpyHostToDevice), "cudaMemcpy(inputs)");
+        }
+    }
+
+    void launch_once(const KernelSpec& k, unsigned long long seed, bool reference, const std::string& when) {
+        phase(std::string(k.who) + " kernel, " + when);
+        cudaError_t e = k.launch(ptrs.data(), seed, k.grid, k.block, k.shmem, stream);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+        if (e == cudaSuccess) e = cudaGetLastError();
+        if (e != cudaSuccess) {
+            Failure f{"runtime-failed",
+                      std::string(reference ? "the reference kernel failed (" : "the variant kernel failed (") + when + "): " +
+                          cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")" +
+                          (reference ? "; check the counts and the launch in mep.toml" : ""),
+                      reference};
+            throw f;
+        }
+    }
+
+    void download(std::vector<unsigned char>& dst, const Buffer& b) {
+        dst.resize(b.bytes);
+        api(cudaMemcpy(dst.data(), b.data, b.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(outputs)");
+    }
+
+    // one input set: reference, then variant on the same inputs; returns false when a check failed.
+    // stale: before the variant runs, its outputs hold the reference's results of the previous input set
+    // (as stale memory would) instead of the poison, so that a variant that keeps what it finds fails.
+    bool check_set(unsigned long long seed, const std::string& label, bool stale = false) {
+        fill_set(seed);
+        reset();
+        launch_once(spec.ref, seed, true, label);
+        for (Buffer& b : bufs) {
+            if (!b.bytes) continue;
+            std::string g = guard_violation(b);
+            if (!g.empty()) {
+                Failure f{"runtime-failed", std::string("params.") + b.spec->name + ".count: the reference " + g +
+                                                "; is the count too small?", true};
+                throw f;
+            }
+            download(b.ref_after, b);
+        }
+        reset();
+        bool prefilled = false;
+        if (stale) {
+            for (Buffer& b : bufs) {
+                if (!b.bytes || !b.is("out") || b.prev_ref.size() != b.bytes) continue;
+                api(cudaMemcpy(b.data, b.prev_ref.data(), b.bytes, cudaMemcpyHostToDevice), "cudaMemcpy(stale outputs)");
+                prefilled = true;
+            }
+        }
+        launch_once(spec.var, seed, false, label);
+        bool all_ok = true;
+        const std::string where = label + (prefilled ? " with outputs pre-filled with the previous set's results" : "") + ": ";
+        for (Buffer& b : bufs) {
+            if (!b.bytes) continue;
+            Check& c = check_of(b);
+            const bool was_ok = c.ok;
+            std::string g = guard_violation(b);
+            if (!g.empty()) c.fail(where + g, (long long)b.spec->count);
+            download(b.var_after, b);
+            if (b.is("in")) {
+                for (size_t k = 0; k < b.bytes; ++k) {
+                    if (b.ref_after[k] != b.var_after[k]) {
+                        c.fail(where + "the variant modified this input (first at element " + std::to_string(k / b.spec->esz) +
+                                   "); the reference leaves it unchanged",
+                               (long long)(k / b.spec->esz));
+                        break;
+                    }
+                }
+            } else {
+                b.spec->cmp(c, where, b.ref_after.data(), b.var_after.data(), b.spec->count, b.is("out"), o.rtol, o.atol);
+            }
+            (void)was_ok;
+            if (!c.ok) all_ok = false;
+            if (b.is("out")) b.prev_ref = b.ref_after;
+        }
+        return all_ok;
+    }
+
+    // ---- timing ----
+    void prepare_timed() {
+        for (Buffer& b : bufs) {
+            if (!b.bytes) continue;
+            if (b.is("out")) api(cudaMemsetAsync(b.data, 0xFF, b.bytes, stream), "cudaMemsetAsync(poison)");
+            else if (b.is("inout")) api(cudaMemcpyAsync(b.data, b.saved, b.bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync(restore)");
+        }
+        if (flush) api(cudaMemsetAsync(flush, 0x5A, flush_bytes, stream), "cudaMemsetAsync(L2 flush)");
+    }
+
+    double timed(const KernelSpec& k, unsigned long long seed, int batch, cudaEvent_t e0, cudaEvent_t e1, bool reference) {
+        prepare_timed();
+        api(cudaEventRecord(e0, stream), "cudaEventRecord");
+        cudaError_t err = cudaSuccess;
+        for (int i = 0; i < batch && err == cudaSuccess; ++i) err = k.launch(ptrs.data(), seed, k.grid, k.block, k.shmem, stream);
+        api(cudaEventRecord(e1, stream), "cudaEventRecord");
+        if (err == cudaSuccess) err = cudaEventSynchronize(e1);
+        if (err == cudaSuccess) err = cudaGetLastError();
+        if (err != cudaSuccess) {
+            Failure f{"runtime-failed", std::string(reference ? "the reference" : "the variant") + " kernel failed while timed: " +
+                                            cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")", reference};
+            throw f;
+        }
+        float ms = 0;
+        api(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+        return (double)ms * 1000.0 / batch;
+    }
+
+    void time_both(unsigned long long seed, Stats& ref_s, Stats& var_s) {
+        int l2 = 0;
+        if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0) != cudaSuccess) l2 = 0;
+        cudaGetLastError();
+        flush_bytes = l2 > 0 ? 2 * (size_t)l2 : (size_t)64 << 20;
+        if (cudaMalloc((void**)&flush, flush_bytes) != cudaSuccess) { flush = nullptr; cudaGetLastError(); messages.push_back("no memory for the L2 flush buffer: timed without flushing"); }
+        fill_set(seed);
+        reset();
+        for (Buffer& b : bufs) {
+            if (!b.bytes || !b.is("inout")) continue;
+            api(cudaMalloc((void**)&b.saved, b.bytes), "cudaMalloc(saved inout)");
+            api(cudaMemcpy(b.saved, b.init.data(), b.bytes, cudaMemcpyHostToDevice), "cudaMemcpy(saved inout)");
+        }
+        cudaEvent_t e0, e1;
+        api(cudaEventCreate(&e0), "cudaEventCreate");
+        api(cudaEventCreate(&e1), "cudaEventCreate");
+        phase("warm-up");
+        std::vector<double> wr, wv;
+        for (int w = 0; w < std::max(1, o.warmup); ++w) {
+            wr.push_back(timed(spec.ref, seed, 1, e0, e1, true));
+            wv.push_back(timed(spec.var, seed, 1, e0, e1, false));
+        }
+        const double est = std::min(quantile(wr, 0.5), quantile(wv, 0.5));
+        int batch = 1;
+        if (est < 10.0) batch = (int)std::min(1000.0, std::ceil(20.0 / std::max(est, 0.02)));
+        if (batch > 1) {
+            messages.push_back("kernels under 10 us: timed in batches of " + std::to_string(batch) + " launches (per-launch time reported)" +
+                               (std::any_of(bufs.begin(), bufs.end(), [](const Buffer& b) { return b.is("inout"); })
+                                    ? "; in-out buffers restored once per batch" : ""));
+        }
+        phase("timing");
+        std::vector<double> tr, tv;
+        for (int r = 0; r < o.reps; ++r) {
+            if (r % 2 == 0) {
+                tr.push_back(timed(spec.ref, seed, batch, e0, e1, true));
+                tv.push_back(timed(spec.var, seed, batch, e0, e1, false));
+            } else {
+                tv.push_back(timed(spec.var, seed, batch, e0, e1, false));
+                tr.push_back(timed(spec.ref, seed, batch, e0, e1, true));
+            }
+        }
+        ref_s = stats(tr, batch);
+        var_s = stats(tv, batch);
+        if (flush) messages.push_back("L2 flushed before every timed launch (" + std::to_string(flush_bytes >> 20) + " MiB written)");
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+    }
+
+    std::string result(const std::string& verdict, const Stats* rs, const Stats* vs, const std::string& input_error, int sets) {
+        std::string j = "{\"schema\":1,\"backend\":" + jstr(spec.backend) + ",\"kernel\":" + jstr(spec.kernel) +
+                        ",\"device\":" + jstr(device) + ",\"verdict\":" + jstr(verdict) + ",\"input_sets\":" + std::to_string(sets) +
+                        ",\"checks\":[";
+        for (size_t i = 0; i < checks.size(); ++i) j += (i ? "," : "") + checks[i].json();
+        j += "],\"reference\":" + (rs ? stats_json(*rs) : std::string("null"));
+        j += ",\"variant\":" + (vs ? stats_json(*vs) : std::string("null"));
+        j += ",\"speedup\":" + (rs && vs && vs->median > 0 ? jnum(rs->median / vs->median) : std::string("null"));
+        j += ",\"messages\":[";
+        for (size_t i = 0; i < messages.size(); ++i) j += (i ? "," : "") + jstr(messages[i]);
+        j += "],\"input_error\":" + (input_error.empty() ? std::string("null") : jstr(input_error)) + "}";
+        return j;
+    }
+};
+
+inline int emit(const std::string& json) {
+    printf("S2S_RESULT %s\n", json.c_str());
+    fflush(stdout);
+    return 0;
+}
+
+inline int run_harness(const Spec& spec, int argc, char** argv) {
+    Run run(spec);
+    std::string err;
+    if (!parse_args(argc, argv, run.o, err)) {
+        fprintf(stderr, "error: %s\n", err.c_str());
+        usage(argv[0]);
+        return 2;
+    }
+    Spec& sp = const_cast<Spec&>(spec);
+    if (run.o.has_grid) sp.var.grid = run.o.var_grid;
+    if (run.o.has_block) sp.var.block = run.o.var_block;
+    if (run.o.has_shmem) sp.var.shmem = run.o.var_shmem;
+    int sets_done = 0;
+    try {
+        run.setup();
+        bool ok = true;
+        if (run.o.check) {
+            for (int s = 0; s < run.o.input_sets; ++s) {
+                const unsigned long long seed = run.o.seed + (unsigned long long)s;
+                ok = run.check_set(seed, "input set " + std::to_string(s + 1) + " (seed " + std::to_string(seed) + ")", s % 2 == 1) && ok;
+                ++sets_done;
+            }
+        }
+        if (!ok) return emit(run.result("wrong-output", nullptr, nullptr, "", sets_done));
+        if (!run.o.time) return emit(run.result("ok", nullptr, nullptr, "", sets_done));
+        Stats rs, vs;
+        run.time_both(run.o.seed, rs, vs);
+        std::string verdict = "ok";
+        if (run.o.check && run.o.post_check) {
+            const unsigned long long seed = run.o.seed + (unsigned long long)run.o.input_sets;
+            if (!run.check_set(seed, "after timing, fresh input set (seed " + std::to_string(seed) + ")")) verdict = "wrong-output";
+            ++sets_done;
+        }
+        if (!run.o.check) run.messages.push_back("outputs were not checked (--time-only)");
+        return emit(run.result(verdict, &rs, &vs, "", sets_done));
+    } catch (const Failure& f) {
+        run.messages.push_back(f.message);
+        return emit(run.result(f.verdict, nullptr, nullptr, f.input_error ? f.message : std::string(), sets_done));
+    }
+}
+}  // namespace s2s
+// ---- end of the generic part ----------------------------------------------------------------

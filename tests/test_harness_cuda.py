@@ -1,0 +1,306 @@
+"""The CUDA/HIP harness: builds with nvcc here (no GPU needed); the tests marked `gpu` run it and need
+an NVIDIA GPU (`nvidia-smi`), and are skipped without one."""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import needs_nvcc
+from mep_util import ParamSpec, StructSpec, SymbolSpec, add_variant, make_mep, manifest
+
+from s2s.errors import UserError
+from s2s.evaluate import build, build_many, evaluate, run_built
+
+gpu = pytest.mark.gpu
+needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="no NVIDIA GPU (nvidia-smi not found)")
+
+# ---- a sample-like MEP: namespace, template, struct by value, AoS buffer, __constant__ symbol, macros ----
+SAMPLE = r'''
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <math.h>
+#ifndef NP
+#define NP 1024
+#endif
+#define SQ(x) ((x) * (x))
+
+struct Params {          /* passed by value */
+    float dt;
+    float drag;
+    int steps;
+    float w[3];
+};
+
+struct Particle {        /* array of structures */
+    float x, y, z;
+    float vx, vy, vz;
+    float m;
+    int id;
+};
+
+__constant__ float coeffs[7];
+
+namespace physics {
+__host__ __device__ inline float accel(const Particle& q, const Params p)
+{
+    return SQ(p.dt) * coeffs[0] - p.drag * q.vx / (1.0f + fabsf(q.m)) + p.w[1];
+}
+
+template <typename T, int BS>
+__global__ void __launch_bounds__(BS) step(Particle* parts, int n, const T* u, T* out, Params p)
+{
+    int i = blockIdx.x * BS + threadIdx.x;
+    if (i >= n) return;
+    Particle q = parts[i];
+    T a = accel(q, p) + u[i] * coeffs[1];
+    q.vx += p.dt * a;
+    q.x += p.dt * q.vx;
+    q.id += p.steps;
+    parts[i] = q;
+    out[i] = a * 2 + (T)(NP % 7);
+}
+}  // namespace physics
+'''
+
+SAMPLE_STRUCTS = [
+    StructSpec("Params", (("float", "dt", 1), ("float", "drag", 1), ("int", "steps", 1), ("float", "w", 3))),
+    StructSpec("Particle", tuple(("float", f, 1) for f in ("x", "y", "z", "vx", "vy", "vz", "m")) + (("int", "id", 1),)),
+]
+
+
+def sample_manifest(**kw: object) -> object:
+    n = 1000
+    return manifest("physics::step", "cuda", "kernel.cu", [
+        ParamSpec("parts", "Particle *", "inout", "Particle", count=n, low=-2.0, high=2.0),
+        ParamSpec("n", "int", "scalar", "int", value=n),
+        ParamSpec("u", "const float *", "in", "float", count=n),
+        ParamSpec("out", "float *", "out", "float", count=n),
+        ParamSpec("p", "Params", "scalar", "Params", value="random", fill="random-struct", low=0.1, high=1.0),
+    ], (4, 1, 1), (256, 1, 1), template_args="float, 256", flags=["-DNP=2048"], macros=["NP", "SQ"],
+        symbols=[SymbolSpec("coeffs", "float", 7)], structs=SAMPLE_STRUCTS, **kw)
+
+
+# ---- a simple out-of-place kernel and broken variants of it ------------------------------------------
+AXPY = r'''
+#include <cuda_runtime.h>
+namespace blas {
+template <typename T>
+__global__ void axpy(T a, const T* x, const T* y, T* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i] + y[i];
+}
+}
+'''
+BODY = "if (i < n) out[i] = a * x[i] + y[i];"
+GRID_STRIDE = """for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) out[k] = fma(a, x[k], y[k]);"""
+CACHE = """__device__ int s2s_have[1024];
+__device__ float s2s_cache[1024];
+""" + AXPY.replace(BODY, "if (i < n) { if (!s2s_have[i]) { s2s_cache[i] = a * x[i] + y[i]; s2s_have[i] = 1; } out[i] = s2s_cache[i]; }")
+
+AXPY_VARIANTS: dict[str, str | tuple[str, dict]] = {
+    "ok": AXPY.replace("a * x[i] + y[i]", "fmaf(a, x[i], y[i])"),
+    "ok_launch": (AXPY.replace(BODY, GRID_STRIDE), {"grid": [2, 1, 1], "block": [128, 1, 1], "note": "grid-stride loop"}),
+    "skip": AXPY.replace("i < n", "i < n - 1"),
+    "writes_in": AXPY.replace(BODY, "if (i < n) { out[i] = a * x[i] + y[i]; ((T*)x)[i] = 0; }"),
+    "oob": AXPY.replace("i < n", "i <= n"),
+    "nan": AXPY.replace("a * x[i] + y[i]", "(i == 7 ? NAN : a * x[i] + y[i])"),
+    "zero": AXPY.replace("a * x[i] + y[i]", "(T)0"),
+    "cache": CACHE,
+    "hang": AXPY.replace(BODY, "for (;;) { if (x[i % n] > 1e30f) break; }\n    " + BODY),
+    "crash": AXPY.replace(BODY, "if (i == 3) *(volatile int*)nullptr = 1;\n    " + BODY),
+    "comperr": AXPY.replace("a * x[i]", "a * * x[i]"),
+}
+EXPECTED = {
+    "ok": "ok", "ok_launch": "ok", "skip": "wrong-output", "writes_in": "wrong-output", "oob": "wrong-output",
+    "nan": "wrong-output", "zero": "wrong-output", "cache": "wrong-output", "hang": "timed-out",
+    "crash": "runtime-failed", "comperr": "compile-failed",
+}
+
+
+def axpy_manifest(**kw: object) -> object:
+    n = 1000
+    m = manifest("blas::axpy", "cuda", "kernel.cu", [
+        ParamSpec("a", "float", "scalar", "float", value=2.5),
+        ParamSpec("x", "const float *", "in", "float", count=n),
+        ParamSpec("y", "const float *", "in", "float", count=n),
+        ParamSpec("out", "float *", "out", "float", count=n),
+        ParamSpec("n", "int", "scalar", "int", value=n),
+    ], (4, 1, 1), (256, 1, 1), template_args="float", repetitions=20, timeout_s=60.0)
+    return replace(m, **kw)
+
+
+# ---- builds (no GPU needed) --------------------------------------------------------------------------
+@needs_nvcc
+def test_sample_like_harness_builds(tmp_path: Path) -> None:
+    mep = make_mep(tmp_path / "mep", SAMPLE, sample_manifest())  # type: ignore[arg-type]
+    b = build(mep, None)
+    assert b.ok, b.messages
+    assert (mep / "harness.cu").is_file() and (mep / "build" / "ref" / "harness").is_file()
+    text = (mep / "harness.cu").read_text()
+    assert "namespace s2s_ref {" in text and "namespace s2s_var {" in text
+    assert '#pragma push_macro("NP")' in text and "cudaMemcpyToSymbol(coeffs" in text
+    assert (mep / "Makefile").is_file() and "make run" in (mep / "README.md").read_text()
+    assert b.seconds > 0
+    again = build(mep, None)  # unchanged: the binary is reused
+    assert again.ok and again.cached
+    # the binary's options are documented
+    import subprocess
+
+    usage = subprocess.run([str(mep / "build" / "ref" / "harness"), "--help"], capture_output=True, text=True)
+    assert "--var-grid" in usage.stderr and "S2S_RESULT" in usage.stderr
+
+
+@needs_nvcc
+def test_compile_errors_name_the_entry_or_blame_the_variant(tmp_path: Path) -> None:
+    mep = make_mep(tmp_path / "mep", AXPY, axpy_manifest(), {"comperr": AXPY_VARIANTS["comperr"]})  # type: ignore[arg-type]
+    b = build(mep, "comperr")
+    assert not b.ok and b.verdict == "compile-failed" and b.input_error is None
+    assert any("variants/comperr/kernel.cu" in m for m in b.messages)
+    m = run_built(b)
+    assert m.verdict == "compile-failed" and m.messages
+
+    # a type that does not exist: the message names the entry
+    text = (mep / "mep.toml").read_text().replace('elem = "float"\ncount = 1000', 'elem = "flaot"\ncount = 1000', 1)
+    (mep / "mep.toml").write_text(text)
+    with pytest.raises(UserError) as err:
+        evaluate(mep, None)
+    assert err.value.message.startswith("params.x.elem = 'flaot'") and "mep.toml" in (err.value.file or "")
+    assert err.value.line is not None
+
+
+@needs_nvcc
+def test_unknown_kernel_and_bad_counts_are_input_errors(tmp_path: Path) -> None:
+    mep = make_mep(tmp_path / "mep", AXPY, axpy_manifest(kernel="blas::axpyy"))  # type: ignore[arg-type]
+    with pytest.raises(UserError, match=r"^kernel = 'blas::axpyy'"):
+        build_and_raise(mep)
+    # an unevaluated size expression is named before any compiler runs
+    (mep / "mep.toml").write_text((mep / "mep.toml").read_text().replace("count = 1000", 'count = "N*N"', 1))
+    with pytest.raises(UserError, match=r"params\.x\.count"):
+        build(mep, None)
+
+
+def build_and_raise(mep: Path) -> None:
+    b = build(mep, None)
+    run_built(b)
+
+
+HIP_AXPY = AXPY.replace("#include <cuda_runtime.h>", "#include <hip/hip_runtime.h>").replace(
+    "blockIdx.x * blockDim.x + threadIdx.x", "hipBlockIdx_x * hipBlockDim_x + hipThreadIdx_x")
+
+
+@needs_nvcc
+def test_hip_kernel_builds_through_the_shim(tmp_path: Path) -> None:
+    m = axpy_manifest(backend="hip", kernel_file="kernel.hip.cpp")  # type: ignore[arg-type]
+    mep = make_mep(tmp_path / "mep", HIP_AXPY, m)  # type: ignore[arg-type]
+    b = build(mep, None)
+    assert b.ok, b.messages
+    assert (mep / "hip_shim" / "hip" / "hip_runtime.h").is_file()
+    assert "-x" in b.command and "cu" in b.command
+
+
+@gpu
+@needs_gpu
+@needs_nvcc
+def test_hip_runs_through_the_shim(tmp_path: Path) -> None:
+    m = axpy_manifest(backend="hip", kernel_file="kernel.hip.cpp")  # type: ignore[arg-type]
+    mep = make_mep(tmp_path / "mep", HIP_AXPY, m, {"zero": HIP_AXPY.replace("a * x[i] + y[i]", "0.0f")})  # type: ignore[arg-type]
+    ok = evaluate(mep, None)
+    assert ok.verdict == "ok" and ok.backend == "hip" and ok.speedup, ok.messages
+    assert evaluate(mep, "zero", time=False).verdict == "wrong-output"
+
+
+# ---- on a GPU ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def axpy_builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str | None, object]:
+    root = tmp_path_factory.mktemp("axpy")
+    mep = make_mep(root / "mep", AXPY, axpy_manifest(timeout_s=15.0), AXPY_VARIANTS)  # type: ignore[arg-type]
+    ids: list[str | None] = [None, *AXPY_VARIANTS]
+    return dict(zip(ids, build_many(mep, ids)))
+
+
+@gpu
+@needs_gpu
+@needs_nvcc
+@pytest.mark.parametrize("variant", [None, *EXPECTED])
+def test_cuda_variant_verdicts(axpy_builds: dict, variant: str | None) -> None:
+    m = run_built(axpy_builds[variant])
+    expected = "ok" if variant is None else EXPECTED[variant]
+    assert m.verdict == expected, (m.verdict, m.messages, m.outputs)
+    if expected == "ok":
+        assert m.ref and m.var and m.speedup and m.device
+        assert m.ref.median_us > 0 and m.ref.samples == 20
+        if variant is None:
+            assert 0.5 < m.speedup < 2.0
+    out = {o.name: o for o in m.outputs}
+    if variant == "skip":
+        assert out["out"].unwritten == 1 and out["out"].first_bad == 999
+    if variant == "writes_in":
+        assert not out["x"].ok and "modified this input" in out["x"].message
+    if variant == "oob":
+        assert "past the end" in out["out"].message
+    if variant == "nan":
+        assert "NaN" in out["out"].message and out["out"].first_bad == 7
+    if variant == "zero":
+        assert "all zero" in out["out"].message
+    if variant == "cache":
+        assert "input set 2" in out["out"].message
+    if variant == "hang":
+        assert "killed after" in m.messages[0]
+    if variant == "crash":
+        assert any("variant kernel failed" in x for x in m.messages)
+
+
+@gpu
+@needs_gpu
+@needs_nvcc
+def test_cuda_sample_like_runs_and_cli(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    mep = make_mep(tmp_path / "mep", SAMPLE, sample_manifest())  # type: ignore[arg-type]
+    add_variant(mep, sample_manifest(), "same", SAMPLE.replace("a * 2", "2 * a"))  # type: ignore[arg-type]
+    m = evaluate(mep, None)
+    assert m.verdict == "ok", (m.messages, m.outputs)
+    assert {o.name for o in m.outputs} == {"parts", "u", "out"}
+    r = run_cli("run", str(mep), "--variant", "same", "--json")
+    assert r.returncode == 0, r.stderr
+    obj = json.loads(r.stdout)
+    assert obj["verdict"] == "ok" and obj["reference"]["median_us"] > 0 and obj["variant"]["median_us"] > 0
+    assert obj["speedup"] > 0 and obj["device"]
+    assert {o["name"] for o in obj["outputs"]} == {"parts", "u", "out"}
+    # by hand: the generated Makefile builds and runs the same harness
+    import subprocess
+
+    for args in (["make", "-s", "run", "ARGS=--no-time"], ["make", "-s", "run", "VARIANT=same", "ARGS=--reps 5"]):
+        r2 = subprocess.run(args, cwd=mep, capture_output=True, text=True, timeout=300)
+        line = next(ln for ln in r2.stdout.splitlines() if ln.startswith("S2S_RESULT "))
+        assert json.loads(line[len("S2S_RESULT "):])["verdict"] == "ok", (args, line)
+
+
+@gpu
+@needs_gpu
+@needs_nvcc
+def test_cuda_sanitize(axpy_builds: dict) -> None:
+    if shutil.which("compute-sanitizer") is None:
+        pytest.skip("compute-sanitizer not installed")
+    m = run_built(axpy_builds["ok"], time=False, sanitize=True)
+    assert m.verdict == "ok" and any("compute-sanitizer memcheck: no errors" in x for x in m.messages), m.messages
+    bad = run_built(axpy_builds["crash"], time=False, sanitize=True)
+    assert bad.verdict == "runtime-failed"
+
+
+@gpu
+@needs_gpu
+@needs_nvcc
+def test_cuda_launch_too_large_names_the_entry(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    mep = make_mep(tmp_path / "mep", AXPY, axpy_manifest())  # type: ignore[arg-type]
+    text = (mep / "mep.toml").read_text().replace("grid = [4, 1, 1]", "grid = [4, 100000, 1]")
+    (mep / "mep.toml").write_text(text)
+    r = run_cli("run", str(mep))
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "launch.grid" in r.stderr and len(r.stderr.strip().splitlines()) == 1
