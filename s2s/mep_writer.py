@@ -100,6 +100,9 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
         notes=ex.notes + inferred.notes,
     )
     save(manifest, out)
+    from .backends import write_mep_files
+
+    write_mep_files(out, manifest, readme=True)
     return manifest
 
 

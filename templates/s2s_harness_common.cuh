@@ -441,16 +441,22 @@ void fill_bytes(unsigned char* p, size_t n, unsigned long long seed, unsigned lo
 
 // a struct passed by value: filled field by field from (seed, stream), converts to the struct type of
 // either copy of the kernel (s2s_ref::Params or s2s_var::Params)
-template <class V> struct StructArg {
-    unsigned long long seed, stream; double lo, hi;
+struct NoFields { template <class T> void operator()(T&) const {} };
+// A struct passed by value: every field from the seed, then the fields mep.toml gives values for.
+template <class V, class Set = NoFields> struct StructArg {
+    unsigned long long seed, stream; double lo, hi; Set set{};
     template <class T> operator T() const {
         T v{};
         Rng rng(seed, stream);
         Filler f{&rng, lo, hi, FILL_UNIFORM};
         V{}(v, f);
+        set(v);
         return v;
     }
 };
+template <class V, class Set> StructArg<V, Set> struct_arg(unsigned long long seed, unsigned long long stream, double lo, double hi, Set set) {
+    return StructArg<V, Set>{seed, stream, lo, hi, set};
+}
 
 struct BufSpec {
     const char* name; const char* role; size_t count; size_t esz;

@@ -272,7 +272,8 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
         if p.role == "scalar":
             if isinstance(p.value, bool) or isinstance(p.value, (int, float)):
                 continue
-            if p.value == "random":
+            if p.value == "random" or (isinstance(p.value, dict) and all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in p.value.values())):
                 continue
             bad(f"params.{p.name}.value", f"{p.value!r} is not a number (or \"random\" for a struct)", f'"{p.name}"')
         else:

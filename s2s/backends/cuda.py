@@ -166,6 +166,10 @@ def _param_ctx(i: int, p: ParamSpec, structs: _StructIndex, bi: int) -> dict[str
         arg = f"s2s::DevPtr{{p[{bi}]}}"
     elif p.value == "random":
         arg = f"s2s::StructArg<{visit}>{{seed, {1000 + i}ULL, {_cpp_number(float(p.low))}, {_cpp_number(float(p.high))}}}"
+    elif isinstance(p.value, dict):  # fields found in the host code; the rest from the seed
+        sets = " ".join(f"v.{k} = {_cpp_number(val)};" for k, val in p.value.items())
+        arg = (f"s2s::struct_arg<{visit}>(seed, {1000 + i}ULL, {_cpp_number(float(p.low))}, {_cpp_number(float(p.high))}, "
+               f"[](auto& v) {{ {sets} }})")
     else:
         arg = _cpp_number(p.value)
     return {"i": i, "name": p.name, "role": p.role, "buffer": buffer, "elem": f"std::remove_cv_t<{elem}>", "elem_name": elem,

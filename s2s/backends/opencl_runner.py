@@ -595,8 +595,11 @@ class Run:
                 continue
             dtype = self.scalar_types[i]
             value = p.get("value", 0)
-            if value == "random":
+            if value == "random" or isinstance(value, dict):
                 arr = fill(dtype, 1, seed, 1000 + i, "uniform", float(p.get("low", -1.0)), float(p.get("high", 1.0)))
+                for field_name, field_value in (value.items() if isinstance(value, dict) else ()):
+                    if dtype.names and field_name in dtype.names:
+                        arr[0][field_name] = field_value
             else:
                 arr = np.zeros(1, dtype=dtype)
                 if dtype.names:

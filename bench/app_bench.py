@@ -1,0 +1,98 @@
+"""Whole applications before and after: reintegrate every winner of a GPU optimization run into a copy of
+each sample, build both, run both, compare every checksum and the run time.
+
+    python bench/app_bench.py --work /tmp/s2s-gpu-work --out DIR [--runs 3] [--make-vars "MAT_N=2048 ..."]
+
+A winner is reintegrated only when it was verified and at least 5% faster in its MEP.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = {"heat3d_cuda": "heat3d_cuda.", "hip_particles": "hip_particles."}
+
+
+def _checksums(text: str) -> dict[str, float]:
+    return {m.group(1): float(m.group(2)) for m in re.finditer(r"checksum\s+(\S+)\s*=\s*(\S+)", text)}
+
+
+def _run(tree: Path, make_vars: list[str], runs: int) -> tuple[dict[str, float], list[float], str]:
+    b = subprocess.run(["make", "-s", "-j8", *make_vars], cwd=tree, capture_output=True, text=True)
+    if b.returncode != 0:
+        return {}, [], "build failed: " + (b.stderr or b.stdout)[-600:]
+    times, sums = [], {}
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        r = subprocess.run(["make", "-s", "run", *make_vars], cwd=tree, capture_output=True, text=True)
+        times.append(time.perf_counter() - t0)
+        if r.returncode != 0:
+            return {}, times, "run failed: " + (r.stderr or r.stdout)[-600:]
+        sums = _checksums(r.stdout)
+    return sums, times, ""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", default="/tmp/s2s-gpu-work")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--min-speedup", type=float, default=1.05)
+    ap.add_argument("--make-vars", default="")
+    args = ap.parse_args()
+    from s2s.errors import UserError
+    from s2s.history import History
+    from s2s.reintegrate import apply_in_place, plan
+
+    work = Path(args.work)
+    make_vars = args.make_vars.split()
+    report: list[dict[str, Any]] = []
+    for sample, prefix in SAMPLES.items():
+        base = work / f"app-{sample}-before"
+        after = work / f"app-{sample}-after"
+        for d in (base, after):
+            if d.exists():
+                shutil.rmtree(d)
+            shutil.copytree(ROOT / "samples" / sample, d, ignore=shutil.ignore_patterns("build"))
+        applied, skipped = [], []
+        for mep in sorted(work.glob("*" + prefix + "*")):
+            if not (mep / "history.sqlite").is_file():
+                continue
+            hist = History(mep / "history.sqlite")
+            best = hist.best()
+            hist.close()
+            if best is None or (best.speedup or 0) < args.min_speedup:
+                skipped.append(f"{mep.name}: no verified win >= {args.min_speedup}x")
+                continue
+            try:
+                p = plan(mep, "best", str(after))
+                apply_in_place(p, None, None)
+                applied.append(f"{mep.name}: {best.origin} ({best.speedup:.2f}x)")
+            except UserError as err:
+                skipped.append(f"{mep.name}: {err.one_line()}")
+        sums0, t0, err0 = _run(base, make_vars, args.runs)
+        sums1, t1, err1 = _run(after, make_vars, args.runs)
+        same = {k: (abs(sums1.get(k, float("nan")) - v) <= 1e-3 * max(1.0, abs(v))) for k, v in sums0.items()}
+        row = {"sample": sample, "applied": applied, "skipped": skipped, "errors": [e for e in (err0, err1) if e],
+               "before_s": statistics.median(t0) if t0 else None, "after_s": statistics.median(t1) if t1 else None,
+               "checksums_before": sums0, "checksums_after": sums1, "same_results": same,
+               "diff": subprocess.run(["diff", "-ru", str(base), str(after)], capture_output=True, text=True).stdout[-20000:]}
+        if row["before_s"] and row["after_s"]:
+            row["app_speedup"] = row["before_s"] / row["after_s"]
+        report.append(row)
+        print(json.dumps({k: v for k, v in row.items() if k != "diff"}), flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "app_bench.json").write_text(json.dumps(report, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
