@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shutil
 import subprocess
 import time
@@ -19,7 +20,18 @@ from pathlib import Path
 from typing import Any
 
 
-def one(mep_src: str, work: str, max_evals: int, rounds: int, patterns: str | None, deadline: float) -> dict[str, Any]:
+def _leave_one_out(inherit: Path, name: str, dest: Path) -> int:
+    """A library holding what every OTHER kernel's run learned (their per-kernel libraries merged)."""
+    merged: list[dict[str, Any]] = []
+    for lib in sorted(inherit.glob("patterns-*.json")):
+        if lib.name != f"patterns-{name}.json":
+            merged.extend(json.loads(lib.read_text()).get("patterns", []))
+    dest.write_text(json.dumps({"schema": "s2s.patterns/1", "patterns": merged}))
+    return len(merged)
+
+
+def one(mep_src: str, work: str, max_evals: int, rounds: int, patterns: str | None, deadline: float,
+        inherit: str | None = None) -> dict[str, Any]:
     from s2s.history import History
     from s2s.optimize import Options, optimize
 
@@ -34,6 +46,9 @@ def one(mep_src: str, work: str, max_evals: int, rounds: int, patterns: str | No
     if left < 20:
         row.update(status="not-run: benchmark deadline reached")
         return row
+    if inherit:
+        patterns = str(Path(work) / f"inherited-{src.name}.json")
+        row["inherited_patterns"] = _leave_one_out(Path(inherit), src.name, Path(patterns))
     opts = Options(max_evals=max_evals, rounds=rounds, patterns=patterns or str(Path(work) / f"patterns-{src.name}.json"),
                    use_patterns=patterns is not None, jobs=6, time_budget_s=left - 10)
     out = optimize(mep, opts)
@@ -68,6 +83,8 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated MEP names")
     ap.add_argument("--patterns", default=None, help="shared pattern library (default: an empty one per kernel)")
     ap.add_argument("--deadline", type=float, default=480.0, help="seconds for the whole benchmark")
+    ap.add_argument("--inherit", default=None, help="work dir of an earlier run: each kernel starts with the others' patterns")
+    ap.add_argument("--tag", default="gpu_optimize", help="name of the result files")
     args = ap.parse_args()
     meps = sorted(p for p in Path(args.meps).iterdir() if (p / "mep.toml").is_file())
     if args.only:
@@ -78,7 +95,7 @@ def main() -> None:
     results: list[dict[str, Any]] = []
     with ProcessPoolExecutor(max_workers=args.parallel) as pool:
         deadline = time.time() + args.deadline
-        futs = [pool.submit(one, str(p), args.work, args.max_evals, args.rounds, args.patterns, deadline) for p in meps]
+        futs = [pool.submit(one, str(p), args.work, args.max_evals, args.rounds, args.patterns, deadline, args.inherit) for p in meps]
         for f in futs:
             try:
                 r = f.result()
@@ -88,11 +105,11 @@ def main() -> None:
             print(json.dumps(r), flush=True)
     wins = [r["speedup"] for r in results if r.get("status") in {"ok", "no-win"} and r.get("speedup")]
     geo = math.exp(sum(math.log(s) for s in wins) / len(wins)) if wins else 0.0
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = os.environ.get("S2S_COMMIT") or subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
            "device": next((r.get("device") for r in results if r.get("device")), ""), "max_evals": args.max_evals,
            "geomean_speedup": round(geo, 3), "kernels": results}
-    (out / "gpu_optimize.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (out / f"{args.tag}.json").write_text(json.dumps(doc, indent=1) + "\n")
     lines = [f"# Built-in proposer on {doc['device']} ({doc['date']}, commit {commit})", "",
              f"Geometric-mean speedup over {len(wins)} kernels: **{geo:.2f}x** (at most {args.max_evals} evaluations each; "
              "every winner verified against the original on every output and several input sets).", "",
@@ -100,7 +117,7 @@ def main() -> None:
     for r in results:
         lines.append(f"| {r.get('mep')} | {_f(r.get('original_us'))} | {_f(r.get('best_us'))} | {_f(r.get('speedup'))}x | "
                      f"{r.get('evaluations', '')} ({r.get('evals_to_best', '')}) | `{r.get('pipeline', '')}` | {r.get('status')} |")
-    (out / "gpu_optimize.md").write_text("\n".join(lines) + "\n")
+    (out / f"{args.tag}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
