@@ -80,8 +80,8 @@ def param_access(kernel_text: str, dialect: str, pointer_params: list[str]) -> d
             fn = text(node.child_by_field_name("function"))
             args = node.child_by_field_name("arguments")
             if _ATOMIC.match(fn) and args is not None and args.named_children:
-                target = args.named_children[0]
-                who = owner(_base_ident(target))
+                first_arg = args.named_children[0]
+                who = owner(_base_ident(first_arg))
                 if who:
                     access[who].update({"read", "write"})
                 for a in args.named_children[1:]:

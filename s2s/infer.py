@@ -77,7 +77,7 @@ class Values:
                 if d:
                     return d[{"x": 0, "y": 1, "z": 2}[member]]
         if scope is not None:
-            skipped = []
+            skipped: list[str] = []
             for found in scope.definitions(name):
                 sub = Scope(found.scope.source, found.scope.fn, _offset(found), self.program, found.scope.depth)
                 value = self.number(found.expr, sub, trail, depth)
@@ -288,16 +288,16 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
             is_struct = elem in values.sizeof_extra and elem not in SIZEOF
             if is_struct:
                 value = "random"
-                st = next((x for x in structs if x.name == elem), None)
+                st_found: StructSpec | None = next((x for x in structs if x.name == elem), None)
                 known: dict[str, float | int] = {}
-                for ftype, fname, flen in (st.fields if st else ()):
+                for ftype, fname, flen in (st_found.fields if st_found else ()):
                     if flen == 1 and arg:
                         v = values.number(f"{arg}.{fname}", scope, trail)
                         if v is not None:
                             known[fname] = int(v) if ftype in _INT_TYPES else float(v)
                 if known:
                     value = {**known}  # type: ignore[assignment]
-                missing_fields = [f[1] for f in (st.fields if st else ()) if f[1] not in known]
+                missing_fields = [f[1] for f in (st_found.fields if st_found else ()) if f[1] not in known]
                 if missing_fields:
                     notes.append(f"{p.name}: struct {elem} passed by value; fields {', '.join(missing_fields)} not found in the "
                                  "host code are filled from the seed in [0.5, 1.5]")

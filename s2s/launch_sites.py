@@ -11,6 +11,8 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
+from tree_sitter import Node
+
 from .manifest import Manifest
 from .parsing import parse, src
 from .ranking import launches_of
@@ -84,7 +86,7 @@ def apply_launch_change(plan, m: Manifest, root: Path, grid: tuple[int, ...], bl
         if call is None:
             plan.manual.append(f"{site.file}:{site.line}: launch of {m.kernel} not found after the kernel edit; set block {block}")
             continue
-        fn = call
+        fn: Node | None = call
         while fn is not None and fn.type != "function_definition":
             fn = fn.parent
         fn_text = src(cur, fn) if fn is not None else ""

@@ -26,7 +26,7 @@ class Plan:
     manual: list[str] = field(default_factory=list)  # launch sites to change by hand
 
     def diff(self) -> str:
-        out = []
+        out: list[str] = []
         for path, (old, new) in sorted(self.files.items()):
             if old == new:
                 continue
