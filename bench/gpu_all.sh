@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Everything the GPU evidence needs, in one device call (H200): optimize every benchmark MEP, the same with
+# inherited patterns, whole applications before/after, a capture from the CUDA sample, and MEP savings.
+#   bash bench/gpu_all.sh OUT_DIR [COMMIT]
+set -u
+OUT=${1:?output directory}
+export S2S_COMMIT=${2:-unknown}
+export CUDA_MODULE_LOADING=EAGER
+mkdir -p "$OUT"
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/site:$PWD
+fi
+[ -e s2s/passes ] || ln -sfn ../passes s2s/passes   # the `passes/` folder is the package s2s.passes
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+stage() { local secs=$1; shift; local name=$1; shift; local t0=$SECONDS
+  timeout "$secs" "$@" > "$OUT/$name.log" 2>&1; echo "$name rc=$? $((SECONDS - t0))s"; }
+stage 260 optimize python3 bench/gpu_bench.py --meps bench/meps --out "$OUT" --work /tmp/w1 --deadline 230 --parallel 4
+stage 170 inherit python3 bench/gpu_bench.py --meps bench/meps --out "$OUT" --work /tmp/w2 --inherit /tmp/w1 --deadline 150 \
+  --parallel 4 --tag gpu_optimize_inherited
+stage 70 app python3 bench/app_bench.py --work /tmp/w1 --out "$OUT" --runs 3 \
+  --make-vars "MAT_N=2048 NX=256 NY=256 NZ=256 NPART=1048576 NBODY=32768 HIP_SHIM=$PWD/templates/hip_shim"
+if [ -f bench/capture_gpu.sh ]; then stage 40 capture bash bench/capture_gpu.sh "$OUT/capture"; fi
+stage 30 savings python3 bench/mep_savings.py --sample samples/heat3d_cuda --kernel matmul_naive --out "$OUT" \
+  --make-vars "MAT_N=2048" --defines MAT_N=2048 --tag mep_savings_heat3d_cuda_matmul
+tail -20 "$OUT/gpu_optimize.md" "$OUT/gpu_optimize_inherited.md" 2>/dev/null
