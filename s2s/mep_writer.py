@@ -87,6 +87,17 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
                 symbol_texts.append((name, d.text))
     kernel_text = ex.text.encode()[ex.kernel_range[0]: ex.kernel_range[1]].decode()
     inferred = infer(ex.kernel, kernel_text, site, program, macros, overrides, struct_texts, symbol_texts, by_rel)
+    if ex.kernel.language in {"cuda", "hip"}:
+        from .modernize import modernize
+
+        modern, modern_notes = modernize(ex.text)
+        if modern != ex.text:
+            ex.text = modern
+            span = _refind_kernel(modern, ex.kernel.name)
+            if span is not None:
+                ex.kernel_range = span
+                kernel_text = modern.encode()[span[0]:span[1]].decode()
+        ex.notes.extend(modern_notes)
     write_extraction(ex, out)
     rtol, tol_note = reduction_tolerance(kernel_text, inferred.params, inferred.launch)
     manifest = Manifest(
@@ -129,6 +140,13 @@ def reduction_tolerance(kernel_text: str, params: list, launch) -> tuple[float, 
         return rtol, (f"rtol widened to {rtol:.3g}: float outputs summed by atomics from {threads} threads carry the original's "
                       "own rounding error (a better-ordered sum differs from it by about that much)")
     return rtol, ""
+
+
+def _refind_kernel(text: str, name: str) -> tuple[int, int] | None:
+    from .kernel_facts import kernel_facts
+
+    facts = kernel_facts(text.encode(), "cuda", name)
+    return (facts.start, facts.end) if facts is not None else None
 
 
 def _kernel_name(ex: Extraction) -> str:

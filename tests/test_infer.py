@@ -68,3 +68,22 @@ def test_unknown_values_marked_fill_in(tmp_path: Path) -> None:
     assert any("params.x.count" in e for e in m.unfilled())
     res = run_cli("extract", str(tree), "--kernel", "scale", "-o", str(tmp_path / "m2"))
     assert res.returncode == 0 and "FILL-IN" in res.stdout
+
+
+def test_removed_cuda_apis_are_modernized_in_the_mep(tmp_path: Path) -> None:
+    tree = tmp_path / "old"
+    tree.mkdir()
+    (tree / "red.cu").write_text(
+        "#define N (1 << 20)\n"
+        "__global__ void warp_sum(const float* in, float* out, int n) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    float v = i < n ? in[i] : 0.0f;\n"
+        "    for (int off = 16; off > 0; off >>= 1) v += __shfl_down(v, off);\n"
+        "    if ((threadIdx.x & 31) == 0) atomicAdd(out, v);\n}\n"
+        "int main() { float *a, *b; cudaMalloc(&a, N * sizeof(float)); cudaMalloc(&b, sizeof(float));\n"
+        "  warp_sum<<<N / 256, 256>>>(a, b, N); cudaThreadSynchronize(); return 0; }\n")
+    out, m, _ = make_mep(str(tree), "warp_sum", str(tmp_path / "m"))
+    text = (out / "kernel.cu").read_text()
+    assert "__shfl_down_sync(0xffffffffu, v, off)" in text
+    assert any("__shfl_down" in n for n in m.notes)
+    assert m.rtol > 1e-3  # float sum by atomics from a million threads

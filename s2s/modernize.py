@@ -1,0 +1,32 @@
+"""Old CUDA in extracted code: what the current toolkit no longer accepts, fixed or named before the first build.
+
+The MEP's reference must build with today's nvcc. Removed runtime APIs and unsynchronized warp
+intrinsics have exact replacements and are rewritten (and the rewrite travels back with any winner);
+texture references have none and are reported as a limit.
+"""
+from __future__ import annotations
+
+import re
+
+from .repair import RENAMES
+
+_UNSYNCED = re.compile(r"\b(__shfl_down|__shfl_up|__shfl_xor|__shfl|__any|__all|__ballot)\s*\(")
+_TEXREF = re.compile(r"\btexture\s*<[^>]*>\s*\w+")
+
+
+def modernize(text: str) -> tuple[str, list[str]]:
+    notes: list[str] = []
+    out = text
+    for old, new in RENAMES.items():
+        if re.search(rf"\b{old}\b", out):
+            out = re.sub(rf"\b{old}\b", new, out)
+            notes.append(f"{old} was removed from CUDA; replaced by {new}")
+    if _UNSYNCED.search(out):
+        names = sorted(set(_UNSYNCED.findall(out)))
+        out = _UNSYNCED.sub(lambda m: f"{m.group(1)}_sync(0xffffffffu, ", out)
+        notes.append(f"{', '.join(names)} without a mask no longer exist for sm_70+; rewritten as *_sync(0xffffffffu, ...) "
+                     "(all lanes: correct where the whole warp takes part, as the original assumed)")
+    for m in _TEXREF.finditer(out):
+        notes.append(f"limit: texture reference '{m.group(0)}' (removed in CUDA 12) cannot be built by the MEP; "
+                     "convert it to a texture object or plain loads (__ldg)")
+    return out, notes
