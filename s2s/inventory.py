@@ -7,6 +7,7 @@ import re
 from tree_sitter import Node, QueryCursor
 
 from .parsing import captures, count_errors, first_error, parse, query, src, text
+from .launch_macros import LaunchMacro
 from .records import Kernel, LaunchSite, Param, ParseProblem
 from .sources import SourceFile, language_of
 
@@ -20,7 +21,9 @@ _OPENCL_SPACES = {"__global": "global", "global": "global", "__local": "local", 
 class FileFacts:
     """What one file holds, with the tree kept only while the file is processed."""
 
-    def __init__(self, source: SourceFile, kernel_macros: frozenset[str] = frozenset()) -> None:
+    def __init__(self, source: SourceFile, kernel_macros: frozenset[str] = frozenset(),
+                 launch_macros: dict[str, LaunchMacro] | None = None) -> None:
+        self.launch_macros = launch_macros or {}
         self.source = source
         self.data = source.data
         self.dialect = language_of(source.rel, source.data)
@@ -165,8 +168,28 @@ class FileFacts:
                 site = self._hip_launch(call)
             if site is not None:
                 sites.append(site)
+        if self.launch_macros:
+            sites.extend(self._macro_launches())
         sites.sort(key=lambda s: s.start_byte)
         return sites
+
+    def _macro_launches(self) -> list[LaunchSite]:
+        out = []
+        for call in captures("calls", self.tree.root_node).get("call", []):
+            fn = text(call.child_by_field_name("function"))
+            lm = self.launch_macros.get(fn)
+            args_node = call.child_by_field_name("arguments")
+            if lm is None or args_node is None:
+                continue
+            items = [c for c in args_node.named_children if c.type != "comment"]
+            if lm.kernel >= len(items):
+                continue
+            name, targs = _split_template(items[lm.kernel])
+            config = [src(self.data, items[int(c[1:])]) if c.startswith("#") and int(c[1:]) < len(items) else c for c in lm.config]
+            args = [src(self.data, c) for c in items[lm.args_from:]] if lm.args_from >= 0 else []
+            site = self._site(call, name, f"macro:{fn}", config, args, targs)
+            out.append(site)
+        return out
 
     def _site(self, call: Node, kernel: str, kind: str, config: list[str], args: list[str], targs: str = "") -> LaunchSite:
         fn_name, depth = _context(call)

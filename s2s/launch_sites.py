@@ -96,7 +96,12 @@ def apply_launch_change(plan, m: Manifest, root: Path, grid: tuple[int, ...], bl
         else:
             args = call.child_by_field_name("arguments")
             items = [c for c in args.named_children if c.type != "comment"] if args is not None else []
-            nodes = items[1:3] if site.kind == "hipLaunchKernelGGL" else []
+            if site.kind == "hipLaunchKernelGGL":
+                nodes = items[1:3]
+            else:  # a launch macro: edit the call's own grid and block arguments, never the expansion
+                g = next((c for c in items if src(cur, c).strip() == site.grid.strip()), None)
+                b = next((c for c in items if src(cur, c).strip() == site.block.strip() and c is not g), None)
+                nodes = [g, b] if g is not None and b is not None else []
         if site.kind == "clEnqueueNDRangeKernel":
             edited_cl = _opencl_site(cur, call, site, ratios, block, m)
             if edited_cl is None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .errors import UserError
 from .inventory import FileFacts
+from .launch_macros import find_launch_macros
 from .records import Index, Kernel, LaunchSite, ParseProblem
 from .sources import SourceFile, check_tree, iter_source_paths, language_of, read_source
 
@@ -35,7 +36,8 @@ def scan_tree(root: str | Path, progress: Progress | None = None) -> Index:
         lines += source.data.count(b"\n")
         sources.append(source)
     kernel_macros, limits = _kernel_macros(sources)
-    marker = _markers(kernel_macros)
+    launch_macros = find_launch_macros(sources)
+    marker = _markers(kernel_macros | frozenset(launch_macros))
     kernels: list[Kernel] = []
     launches: list[LaunchSite] = []
     for i, source in enumerate(sources):
@@ -43,7 +45,7 @@ def scan_tree(root: str | Path, progress: Progress | None = None) -> Index:
             progress(i + 1, len(sources))
         if language_of(source.rel) != "opencl" and not marker.search(source.data):
             continue
-        facts = FileFacts(source, kernel_macros)
+        facts = FileFacts(source, kernel_macros, launch_macros)
         problems.extend(facts.problems())
         kernels.extend(facts.kernels())
         launches.extend(facts.launches())

@@ -88,3 +88,16 @@ def test_bad_input_one_line_exit_2(tmp_path: Path) -> None:
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "nope" in res.stderr
     res = run_cli("scan", str(tmp_path))  # empty tree
     assert res.returncode == 2 and "no C, C++, CUDA" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_launch_through_a_function_like_macro(tmp_path: Path) -> None:
+    (tmp_path / "app.cu").write_text(
+        "#define LAUNCH(kern, g, b, ...) do { kern<<<g, b>>>(__VA_ARGS__); } while (0)\n"
+        "#define N 4096\n"
+        "__global__ void scale(float* x, float s, int n) { int i = threadIdx.x; if (i < n) x[i] *= s; }\n"
+        "int main() { float* d; cudaMalloc(&d, N * sizeof(float)); dim3 block(128); dim3 grid((N + 127) / 128);\n"
+        "  for (int t = 0; t < 10; ++t) LAUNCH(scale, grid, block, d, 2.0f, N);\n  return 0; }\n")
+    index = scan_tree(tmp_path)
+    (site,) = index.launches
+    assert site.kernel == "scale" and site.kind == "macro:LAUNCH" and site.in_loop
+    assert (site.grid, site.block) == ("grid", "block") and site.args == ("d", "2.0f", "N")
