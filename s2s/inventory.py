@@ -6,8 +6,8 @@ import re
 
 from tree_sitter import Node, QueryCursor
 
-from .parsing import captures, count_errors, first_error, parse, query, src, text
 from .launch_macros import LaunchMacro
+from .parsing import captures, count_errors, first_error, parse, query, src, text
 from .records import Kernel, LaunchSite, Param, ParseProblem
 from .sources import SourceFile, language_of
 
