@@ -77,11 +77,16 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     kernel_path = (base / kernel.file).resolve() if tree.is_dir() else tree
     unit = choose_unit(kernel_path, graph, compdb)
     command = compdb.get(unit)
+    makefile_note = ""
+    if command is None and not compdb:
+        from .makefile_flags import makefile_command
+
+        command, makefile_note = makefile_command(unit, base)
     include_dirs = command.include_dirs if command else []
     unit_files, external = graph.unit_order(unit, include_dirs)
     if kernel_path not in unit_files:
         unit_files.append(kernel_path)
-    notes: list[str] = []
+    notes: list[str] = [makefile_note] if makefile_note else []
     if unit != kernel_path:
         notes.append(f"{kernel.file} is not compiled on its own: extracted in the context of {_rel(unit, base)}, which includes it")
     source = files[kernel_path]

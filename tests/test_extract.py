@@ -92,3 +92,13 @@ def test_missing_dependency_named(tmp_path: Path) -> None:
     (tmp_path / "k.cu").write_text("__global__ void k(float* x) {\n  x[0] = helper_not_here(x[1]);\n}\n")
     res = run_cli("extract", str(tmp_path), "--kernel", "k", "-o", str(tmp_path / "m"))
     assert res.returncode == 2 and "helper_not_here" in res.stderr and "k.cu:1" in res.stderr
+
+
+def test_flags_from_makefile_when_no_compile_commands(tmp_path: Path) -> None:
+    import shutil
+
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLES / "heat3d_cuda", tree, ignore=shutil.ignore_patterns("build", "compile_commands.json"))
+    ex = extract(tree, "stencil7")
+    assert any("flags read from Makefile" in n for n in ex.notes)
+    assert ex.defines.get("NX") == "64" and ex.compile is not None
