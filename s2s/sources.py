@@ -13,7 +13,8 @@ HIP_EXTS = {".hip"}
 OPENCL_EXTS = {".cl", ".ocl", ".clh"}
 HOST_EXTS = {".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".ipp", ".tpp"}
 SOURCE_EXTS = CUDA_EXTS | HIP_EXTS | OPENCL_EXTS | HOST_EXTS
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
+SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", "build", "_build",
+             ".s2s-backup", "s2s-work"}
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ def iter_source_paths(root: Path) -> Iterator[Path]:
         yield root
         return
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("build"))
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("cmake-build"))
         for name in sorted(filenames):
             if Path(name).suffix.lower() in SOURCE_EXTS:
                 yield Path(dirpath) / name
