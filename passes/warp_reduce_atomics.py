@@ -68,6 +68,10 @@ class WarpReduceAtomics:
         body = source[facts.body_start : facts.body_end].decode("utf-8", "replace")
         if re.search(r"\b(return|goto)\b", body):
             return Refused("an early return: every thread must reach the warp reduction")
+        one_thread = re.search(r"\bif\s*\(\s*(threadIdx\.[xyz]|\w+)\s*==\s*0\s*\)\s*\{?\s*atomic", body)
+        if re.search(r"__syncthreads|__shared__|HIP_DYNAMIC_SHARED", body) or (
+                one_thread and (one_thread.group(1).startswith("threadIdx") or one_thread.group(1) in facts.thread_vars)):
+            return Refused("the block already reduces (shared memory, barriers or one thread per block does the atomic)")
         target = facts.atomics[0].target
         array = re.findall(r"[A-Za-z_]\w*", target)
         p = facts.param(array[0]) if array else None

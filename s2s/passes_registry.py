@@ -24,7 +24,10 @@ BUILTIN: dict[str, str] = {
     "precision-hygiene": "PrecisionHygiene",
     "register-accumulation": "RegisterAccumulation",
     "restrict-const": "RestrictConst",
+    "shared-histogram": "SharedHistogram",
+    "smem-allpairs": "SmemAllpairs",
     "smem-tiling": "SmemTiling",
+    "smem-transpose": "SmemTranspose",
     "warp-reduce-atomics": "WarpReduceAtomics",
     "warp-rows": "WarpRows",
 }

@@ -121,9 +121,9 @@ def test_golden(path: Path) -> None:
 def _sample_rewrites() -> dict[str, bytes]:
     from s2s.scan import scan_tree
 
-    root = SAMPLES / "heat3d_cuda"
     out: dict[str, bytes] = {}
-    for k in scan_tree(root).kernels:
+    kernels = [(SAMPLES / s, k) for s in ("heat3d_cuda", "hip_particles") for k in scan_tree(SAMPLES / s).kernels]
+    for root, k in kernels:
         data = (root / k.file).read_bytes()
         for name in BUILTIN:
             options = [{}] if name not in {"warp-rows", "smem-tiling"} else [{}, {"lanes": "16"} if name == "warp-rows" else {"tile": "32"}]
@@ -149,13 +149,18 @@ def test_everything_compiles(tmp_path: Path) -> None:
             files[-1].write_text(expected)
     rewrites = _sample_rewrites()
     assert {"matmul_naive__smem_tiling", "matvec_rows__warp_rows", "reduce_energy__warp_reduce_atomics",
-            "matmul_naive__register_accumulation", "colsum_strided__warp_rows16"} <= set(rewrites)
+            "matmul_naive__register_accumulation", "colsum_strided__warp_rows16", "transpose_naive__smem_transpose",
+            "compute_forces_naive__smem_allpairs", "speed_histogram__shared_histogram"} <= set(rewrites)
+    assert "kinetic_energy__warp_reduce_atomics" not in rewrites  # already one atomic per block
+    hip_dir = tmp_path / "hip"  # the HIP sample's headers beside its files: both samples have a config.h
+    shutil.copytree(SAMPLES / "hip_particles/include", hip_dir)
     for stem, data in rewrites.items():
-        files.append(tmp_path / f"sample_{stem}.cu")
+        files.append((hip_dir if b"hip_runtime.h" in data else tmp_path) / f"sample_{stem}.cu")
         files[-1].write_bytes(data)
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
-    cmd = [nvcc, "-c", "-arch=sm_90", "-I", str(SAMPLES / "heat3d_cuda/include"), *map(str, files), "--output-directory", str(tmp_path)]
+    includes = ["-I", str(SAMPLES / "heat3d_cuda/include"), "-I", str(ROOT / "templates/hip_shim")]
+    cmd = [nvcc, "-c", "-arch=sm_90", *includes, *map(str, files), "--output-directory", str(tmp_path)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
 

@@ -14,7 +14,8 @@ from .base import State
 # (pipeline step, priority): structural rewrites first, then the cheap ones.
 GRID: tuple[str, ...] = (
     "smem-tiling{tile=32}", "smem-tiling{tile=16}", "warp-rows{lanes=32}", "warp-rows{lanes=16}",
-    "warp-reduce-atomics", "register-accumulation", "coalesce-remap", "restrict-const", "precision-hygiene",
+    "warp-reduce-atomics", "smem-transpose{tile=32}", "shared-histogram", "smem-allpairs{tile=256}",
+    "smem-allpairs{tile=128}", "register-accumulation", "coalesce-remap", "restrict-const", "precision-hygiene",
     "loop-unroll{factor=4}", "launch-config{block=128}", "launch-config{block=512}", "launch-config{block=32x8}",
     "launch-config{block=32x4}", "launch-config{block=64x2x2}", "launch-config{block=32x4x2}",
 )
