@@ -81,6 +81,9 @@ class Manifest:
     timeout_s: float = 120.0
     macros: list[str] = field(default_factory=list)  # macros kernel_file defines (undefined between copies)
     notes: list[str] = field(default_factory=list)
+    # data of a real run (`s2s capture`): {index: "capture/index.json", from, sets: [launch ordinals replayed], ...};
+    # empty for an MEP with random inputs only
+    capture: dict[str, Any] = field(default_factory=dict)
 
     # -- checks ---------------------------------------------------------------------------------
     def unfilled(self) -> list[str]:
@@ -164,6 +167,8 @@ def dumps(m: Manifest) -> str:
         lines += _table("[symbols]", asdict(s)) + [""]
     for st in m.structs:
         lines += _table("[structs]", {"name": st.name, "fields": [list(f) for f in st.fields]}) + [""]
+    if m.capture:
+        lines += _table("capture", m.capture) + [""]
     if m.notes:
         lines += ["[notes]", f"lines = {_toml_value(m.notes)}", ""]
     return "\n".join(lines)
@@ -202,6 +207,7 @@ def load(mep_dir: Path) -> Manifest:
             input_sets=raw.get("check", {}).get("input_sets", 3), seed=raw.get("check", {}).get("seed", 1234),
             repetitions=raw.get("timing", {}).get("repetitions", 30), warmup=raw.get("timing", {}).get("warmup", 3),
             timeout_s=raw.get("timing", {}).get("timeout_s", 120.0), notes=raw.get("notes", {}).get("lines", []),
+            capture=dict(raw.get("capture", {})),
         )
     except (KeyError, TypeError) as exc:
         raise UserError(f"missing or malformed entry: {exc}", file=str(path), line=_line_of(path, str(exc).strip("'"))) from None

@@ -82,6 +82,8 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     missing = manifest.unfilled()
     if missing:
         raise UserError(f"mep.toml has values to fill in: {'; '.join(missing)}", file=str(mep_dir / "mep.toml"))
+    if manifest.capture:  # the reference must reproduce the real run's outputs before anything is optimized
+        ev.evaluate(mep_dir, None, time=False)  # raises UserError (exit 2) when it does not
     if opts.proposer not in PROPOSERS:
         raise UserError(f"unknown proposer '{opts.proposer}'", hint=f"one of {', '.join(PROPOSERS)}")
     proposer = PROPOSERS[opts.proposer](llm_config=opts.llm_config, replay_file=opts.replay_file)

@@ -465,6 +465,32 @@ struct BufSpec {
 struct SymSpec {
     const char* name; size_t count, esz; FillFn fill_fn; SymCopyFn ref_copy, var_copy;
 };
+// ---- captured data of a real run (s2s capture): one .npy file per buffer, before and after ----------
+struct CapturedSet {
+    std::string label;
+    std::vector<std::string> before, after;  // per buffer (spec.bufs order), paths relative to the MEP
+    std::vector<std::string> syms;           // per symbol; "" when the symbol was not captured
+};
+struct CapturedData {
+    std::vector<std::vector<unsigned char>> before, after, syms;
+};
+// the raw data of a .npy file (any version; the shape and type are checked by size by the caller)
+inline bool read_npy(const std::string& path, std::vector<unsigned char>& out, std::string& err) {
+    FILE* f = fopen(path.c_str(), "rb");
+    if (!f) { err = "cannot open " + path + " (run the harness in the MEP directory)"; return false; }
+    std::vector<unsigned char> raw;
+    unsigned char buf[1 << 16];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) raw.insert(raw.end(), buf, buf + n);
+    fclose(f);
+    if (raw.size() < 12 || memcmp(raw.data(), "\x93NUMPY", 6) != 0) { err = path + ": not a .npy file"; return false; }
+    size_t start = 10, hlen = (size_t)raw[8] | ((size_t)raw[9] << 8);
+    if (raw[6] >= 2) { start = 12; hlen |= ((size_t)raw[10] << 16) | ((size_t)raw[11] << 24); }
+    if (start + hlen > raw.size()) { err = path + ": truncated .npy header"; return false; }
+    out.assign(raw.begin() + (long)(start + hlen), raw.end());
+    return true;
+}
+
 struct KernelSpec {
     const char* who; dim3 grid, block; size_t shmem; LaunchFn launch; const void* fn;
 };
@@ -474,6 +500,7 @@ struct Spec {
     std::vector<SymSpec> syms;
     KernelSpec ref, var;
     Options defaults;
+    std::vector<CapturedSet> captured;
 };
 
 // ---- the run ----------------------------------------------------------------------------------
@@ -614,15 +641,17 @@ struct Run {
         return m;
     }
 
-    void fill_set(unsigned long long seed) {
+    void fill_set(unsigned long long seed, const CapturedData* cd = nullptr) {
         for (size_t i = 0; i < bufs.size(); ++i) {
             Buffer& b = bufs[i];
             if (!b.bytes || b.is("out")) continue;
+            if (cd) { b.init = cd->before[i]; continue; }
             b.spec->fill_fn(b.init.data(), b.spec->count, seed, i, b.spec->fill, b.spec->lo, b.spec->hi);
         }
         for (size_t j = 0; j < spec.syms.size(); ++j) {
             const SymSpec& s = spec.syms[j];
-            s.fill_fn(sym_host[j].data(), s.count, seed, 500 + j, FILL_UNIFORM, -1.0, 1.0);
+            if (cd && !cd->syms[j].empty()) sym_host[j] = cd->syms[j];
+            else s.fill_fn(sym_host[j].data(), s.count, seed, 500 + j, FILL_UNIFORM, -1.0, 1.0);
             api(s.ref_copy(sym_host[j].data(), sym_host[j].size()), std::string("cudaMemcpyToSymbol(symbols.") + s.name + ")", true);
             api(s.var_copy(sym_host[j].data(), sym_host[j].size()), std::string("cudaMemcpyToSymbol(variant symbol ") + s.name + ")");
         }
@@ -639,6 +668,9 @@ struct Run {
 
     void launch_once(const KernelSpec& k, unsigned long long seed, bool reference, const std::string& when) {
         phase(std::string(k.who) + " kernel, " + when);
+        // the copies and memsets before it ran on the legacy default stream, which does not order work on a
+        // non-blocking stream (and a memset or a copy from pageable memory may still be in flight): wait for them
+        api(cudaDeviceSynchronize(), "cudaDeviceSynchronize(before the launch)");
         cudaError_t e = k.launch(ptrs.data(), seed, k.grid, k.block, k.shmem, stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
         if (e == cudaSuccess) e = cudaGetLastError();
@@ -657,11 +689,78 @@ struct Run {
         api(cudaMemcpy(dst.data(), b.data, b.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(outputs)");
     }
 
+    // ---- captured data (s2s capture) ----
+    CapturedData load_captured(const CapturedSet& cs) {
+        CapturedData d;
+        d.before.resize(bufs.size());
+        d.after.resize(bufs.size());
+        d.syms.resize(spec.syms.size());
+        for (size_t i = 0; i < bufs.size(); ++i) {
+            const Buffer& b = bufs[i];
+            if (!b.bytes) continue;
+            for (int k = 0; k < 2; ++k) {
+                const std::string& path = k ? cs.after.at(i) : cs.before.at(i);
+                std::vector<unsigned char>& dst = k ? d.after[i] : d.before[i];
+                std::string err;
+                if (!read_npy(path, dst, err)) throw Failure{"runtime-failed", std::string("params.") + b.spec->name + ": " + err, true};
+                if (dst.size() != b.bytes)
+                    throw Failure{"runtime-failed", std::string("params.") + b.spec->name + ".count = " + std::to_string(b.spec->count) +
+                                                        ", but the captured buffer " + path + " holds " +
+                                                        std::to_string(dst.size() / b.spec->esz) + " elements", true};
+            }
+        }
+        for (size_t j = 0; j < spec.syms.size() && j < cs.syms.size(); ++j) {
+            if (cs.syms[j].empty()) continue;
+            std::string err;
+            if (!read_npy(cs.syms[j], d.syms[j], err)) throw Failure{"runtime-failed", std::string("symbols.") + spec.syms[j].name + ": " + err, true};
+            if (d.syms[j].size() != sym_host[j].size())
+                throw Failure{"runtime-failed", std::string("symbols.") + spec.syms[j].name + ".count: the captured " + cs.syms[j] +
+                                                    " holds " + std::to_string(d.syms[j].size()) + " bytes, the MEP's symbol " +
+                                                    std::to_string(sym_host[j].size()), true};
+        }
+        return d;
+    }
+
+    // the reference on the captured inputs must give the outputs the application produced (every
+    // buffer as the real run left it); otherwise the MEP is not the application's kernel
+    void reproduce(const CapturedData& cd, const std::string& label) {
+        fill_set(o.seed, &cd);
+        for (size_t i = 0; i < bufs.size(); ++i) {
+            Buffer& b = bufs[i];
+            if (!b.bytes) continue;
+            api(cudaMemcpy(b.data, cd.before[i].data(), b.bytes, cudaMemcpyHostToDevice), "cudaMemcpy(captured inputs)");
+        }
+        launch_once(spec.ref, o.seed, true, label);
+        std::string bad;
+        std::vector<unsigned char> got;
+        for (size_t i = 0; i < bufs.size(); ++i) {
+            Buffer& b = bufs[i];
+            if (!b.bytes) continue;
+            download(got, b);
+            Check c{b.spec->name, b.spec->role};
+            b.spec->cmp(c, "", cd.after[i].data(), got.data(), b.spec->count, false, o.rtol, o.atol);
+            if (!c.ok) {
+                std::string m = c.message;
+                for (const char* w : {"reference ", "variant "}) {
+                    size_t at = m.find(w);
+                    if (at != std::string::npos) m.replace(at, strlen(w), w[0] == 'r' ? "application " : "MEP ");
+                }
+                bad += std::string(bad.empty() ? "" : "; ") + "params." + b.spec->name + ": " + m;
+            }
+        }
+        if (!bad.empty())
+            throw Failure{"runtime-failed", "capture: the reference kernel on the " + label +
+                                                " does not reproduce the outputs the application produced: " + bad +
+                                                "; the MEP does not reproduce the real run (check kernel_file, flags, the counts, "
+                                                "the symbols and the launch in mep.toml) and must not be optimized", true};
+        messages.push_back("the reference reproduces the application's outputs on the " + label);
+    }
+
     // one input set: reference, then variant on the same inputs; returns false when a check failed.
     // stale: before the variant runs, its outputs hold the reference's results of the previous input set
     // (as stale memory would) instead of the poison, so that a variant that keeps what it finds fails.
-    bool check_set(unsigned long long seed, const std::string& label, bool stale = false) {
-        fill_set(seed);
+    bool check_set(unsigned long long seed, const std::string& label, bool stale = false, const CapturedData* cd = nullptr) {
+        fill_set(seed, cd);
         reset();
         launch_once(spec.ref, seed, true, label);
         for (Buffer& b : bufs) {
@@ -826,6 +925,12 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
         run.setup();
         bool ok = true;
         if (run.o.check) {
+            for (const CapturedSet& cs : spec.captured) {  // the data of a real run first (s2s capture)
+                CapturedData cd = run.load_captured(cs);
+                run.reproduce(cd, cs.label);
+                ok = run.check_set(run.o.seed, cs.label, false, &cd) && ok;
+                ++sets_done;
+            }
             for (int s = 0; s < run.o.input_sets; ++s) {
                 const unsigned long long seed = run.o.seed + (unsigned long long)s;
                 ok = run.check_set(seed, "input set " + std::to_string(s + 1) + " (seed " + std::to_string(seed) + ")", s % 2 == 1) && ok;

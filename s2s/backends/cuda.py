@@ -157,6 +157,42 @@ def harness_context(m: Manifest) -> dict[str, Any]:
     }
 
 
+def captured_sets(m: Manifest, mep_dir: Path | None) -> list[dict[str, Any]]:
+    """The replayed launches of [capture] (s2s capture): per buffer the .npy before and after, per symbol its .npy."""
+    if not m.capture or mep_dir is None:
+        return []
+    import json
+
+    path = Path(mep_dir) / str(m.capture.get("index", "capture/index.json"))
+    try:
+        index = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"capture.index: cannot read {path}: {exc}", file=str(Path(mep_dir) / "mep.toml")) from None
+    wanted = {int(x) for x in m.capture.get("sets", [])}
+    out = []
+    for entry in index.get("sets", []):
+        if (wanted and int(entry.get("launch", 0)) not in wanted) or not entry.get("replayed", True):
+            continue
+        params = entry.get("params", {})
+        before, after = [], []
+        for p in m.params:
+            if p.role == "scalar":
+                continue
+            info = params.get(p.name, {})
+            if info.get("kind") != "buffer":
+                raise UserError(f"params.{p.name}: no captured data for this buffer in {path}", file=str(path))
+            before.append(_c_escape(str(info["before"])))
+            after.append(_c_escape(str(info["after"])))
+        syms = [_c_escape(str(entry.get("symbols", {}).get(s.name, {}).get("file", ""))) for s in m.symbols]
+        label = f"captured input set (launch {entry.get('launch')} of the application, {entry.get('site', '?')})"
+        out.append({"label": _c_escape(label), "before": before, "after": after, "syms": syms})
+    return out
+
+
+def _c_escape(s: str) -> str:
+    return s.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def _param_ctx(i: int, p: ParamSpec, structs: _StructIndex, bi: int) -> dict[str, Any]:
     """Template values of parameter `i`; `bi` is its index among the buffers (the harness's pointer table)."""
     buffer = p.role != "scalar"
@@ -180,6 +216,7 @@ def _param_ctx(i: int, p: ParamSpec, structs: _StructIndex, bi: int) -> dict[str
 
 def render_harness(mep_dir: Path, m: Manifest) -> str:
     ctx = harness_context(m)
+    ctx["captured"] = captured_sets(m, mep_dir)
     scan = scan_source(mep_dir / m.kernel_file, include_dirs_of(m.flags, mep_dir) + [mep_dir])
     ctx["pre_includes"] = list(scan.system_includes)
     ctx["macros"] = [x for x in dict.fromkeys([*m.macros, *scan.macros]) if _IDENT.match(x)]

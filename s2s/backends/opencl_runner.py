@@ -68,6 +68,7 @@ class Config:
     variant: str | None
     variant_file: Path
     note: str = ""
+    capture: dict[str, Any] = field(default_factory=dict)  # [capture] of mep.toml: the data of a real run
 
 
 def load_config(mep: Path, variant: str | None) -> Config:
@@ -94,7 +95,7 @@ def load_config(mep: Path, variant: str | None) -> Config:
                   rtol=float(check.get("rtol", 1e-3)), atol=float(check.get("atol", 1e-4)),
                   input_sets=int(check.get("input_sets", 3)), seed=int(check.get("seed", 1234)),
                   reps=int(timing.get("repetitions", 30)), warmup=int(timing.get("warmup", 3)),
-                  variant=variant, variant_file=vfile, note=note)
+                  variant=variant, variant_file=vfile, note=note, capture=dict(raw.get("capture", {})))
 
 
 # -- types -----------------------------------------------------------------------------------------
@@ -406,6 +407,13 @@ class Buf:
 
 
 @dataclass
+class Captured:
+    label: str
+    before: dict[int, Any] = field(default_factory=dict)  # parameter index -> array
+    after: dict[int, Any] = field(default_factory=dict)
+
+
+@dataclass
 class Run:
     cfg: Config
     cl: Any
@@ -566,9 +574,12 @@ class Run:
             parts.append(f"wrote {nlo} byte(s) before its start")
         return "; ".join(parts)
 
-    def fill_set(self, seed: int) -> None:
+    def fill_set(self, seed: int, captured: Captured | None = None) -> None:
         for b in self.bufs:
             if b.base is None or b.role == "out":
+                continue
+            if captured is not None:
+                b.init = captured.before[b.index].copy()
                 continue
             p = b.spec
             b.init = fill(b.dtype, b.count, seed, b.index, str(p.get("fill", "uniform")), float(p.get("low", -1.0)),
@@ -636,11 +647,79 @@ class Run:
         self.queue.finish()
         return out.tobytes()
 
-    def check_set(self, seed: int, label: str, stale: bool = False) -> bool:
+    # -- captured data (s2s capture) ----
+    def load_captured(self) -> list[Captured]:
+        """The replayed launches of [capture] in mep.toml, each buffer's contents before and after."""
+        np = self.np
+        cap = self.cfg.capture
+        index_path = self.cfg.mep / str(cap.get("index", "capture/index.json"))
+        try:
+            index = json.loads(index_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise Failure("runtime-failed", f"capture.index: cannot read {index_path}: {exc}", True) from None
+        wanted = {int(x) for x in cap.get("sets", [])}
+        out = []
+        for entry in index.get("sets", []):
+            if wanted and int(entry.get("launch", 0)) not in wanted:
+                continue
+            if not entry.get("replayed", True):
+                continue
+            c = Captured(label=f"captured input set (launch {entry.get('launch')} of the application, {entry.get('site', '?')})")
+            for b in self.bufs:
+                if b.base is None:
+                    continue
+                info = entry.get("params", {}).get(b.name)
+                if not info or info.get("kind") != "buffer":
+                    raise Failure("runtime-failed", f"params.{b.name}: no captured data for this buffer in {index_path.name}", True)
+                arrays = []
+                for key in ("before", "after"):
+                    path = self.cfg.mep / str(info[key])
+                    try:
+                        raw = np.load(path, allow_pickle=False).tobytes()
+                    except (OSError, ValueError) as exc:
+                        raise Failure("runtime-failed", f"params.{b.name}: cannot read the captured {path}: {exc}", True) from None
+                    if len(raw) != b.nbytes:
+                        raise Failure("runtime-failed", f"params.{b.name}.count = {b.count}, but the captured buffer "
+                                      f"{info[key]} holds {len(raw) // b.dtype.itemsize} elements of {b.dtype.itemsize} "
+                                      "bytes", True)
+                    arrays.append(np.frombuffer(raw, dtype=b.dtype).copy())
+                c.before[b.index], c.after[b.index] = arrays
+            out.append(c)
+        if not out:
+            raise Failure("runtime-failed", f"capture.sets: no replayable launch in {index_path}", True)
+        return out
+
+    def reproduce(self, c: Captured) -> None:
+        """The reference on the captured inputs must give the captured outputs (every buffer, as the real
+        run left it); otherwise the MEP is not the application's kernel and nothing it says can be trusted."""
+        cl = self.cl
+        for b in self.bufs:
+            if b.base is not None:
+                cl.enqueue_copy(self.queue, b.data, c.before[b.index])
+        self.queue.finish()
+        self.launch(self.ref_kernel, True, self.cfg.seed, c.label)
+        bad = []
+        for b in self.bufs:
+            if b.base is None:
+                continue
+            got = self.download(b)
+            chk = Check(b.name, b.role)
+            compare(chk, "", b.dtype, c.after[b.index].tobytes(), got, b.count, False, self.cfg.rtol, self.cfg.atol)
+            if not chk.ok:
+                bad.append(f"params.{b.name}: " + chk.message.replace("reference ", "application ").replace("variant ", "MEP "))
+        if bad:
+            raise Failure("runtime-failed", f"capture: the reference kernel on the {c.label} does not reproduce the "
+                          f"outputs the application produced: {'; '.join(bad)}; the MEP does not reproduce the real run "
+                          "(check kernel_file, flags, the counts and the launch in mep.toml) and must not be optimized",
+                          True)
+        self.messages.append(f"the reference reproduces the application's outputs on the {c.label}")
+
+    def check_set(self, seed: int, label: str, stale: bool = False, captured: Captured | None = None) -> bool:
         """One input set: the reference, then the variant on the same inputs. With `stale`, the variant's
         outputs hold the reference's results of the previous set (as stale memory would) instead of the
-        poison, so that a variant that keeps what it finds there fails."""
-        self.fill_set(seed)
+        poison, so that a variant that keeps what it finds there fails. With `captured`, the inputs are
+        those of a real run."""
+        self.fill_set(seed, captured)
         self.reset()
         self.launch(self.ref_kernel, True, seed, label)
         for b in self.bufs:
@@ -814,6 +893,11 @@ def main(argv: list[str] | None = None) -> int:
             run.allocate()
             ok = True
             sets = 0
+            if not args.time_only and cfg.capture:
+                for cap in run.load_captured():
+                    run.reproduce(cap)
+                    ok = run.check_set(cfg.seed, cap.label, captured=cap) and ok
+                    sets += 1
             if not args.time_only:
                 for s in range(cfg.input_sets):
                     seed = cfg.seed + s

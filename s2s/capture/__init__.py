@@ -1,0 +1,117 @@
+"""`s2s capture`: record a kernel's real inputs and outputs from a run of the application.
+
+    capture(tree, kernel, build_cmd, run_cmd, ...) -> Captured
+
+Extracts the kernel into an MEP (as `s2s extract`), copies the tree to a temporary directory,
+instruments the copy at the kernel's launch sites (instrument.py), builds and runs the copy with the
+user's commands, and writes the recorded data into the MEP (collect.py). The original tree is only read.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UserError
+from ..manifest import Manifest, save
+
+DEFAULT_MAX_BYTES = 2 << 30
+
+
+@dataclass
+class Captured:
+    mep: Path
+    manifest: Manifest
+    sites: list[str]
+    files: list[str]
+    notes: list[str] = field(default_factory=list)
+    launches_seen: int | None = None
+
+
+def parse_bytes(text: str) -> int:
+    m = re.fullmatch(r"\s*(\d+)\s*([kKmMgGtT]?)(i?[bB])?\s*", str(text))
+    if not m:
+        raise UserError(f"--max-bytes {text!r}: a number of bytes, optionally with K, M, G or T")
+    return int(m.group(1)) * 1024 ** " KMGT".index((m.group(2) or " ").upper())
+
+
+def _tail(text: str, n: int = 1) -> str:
+    """The first line that reports an error, else the last line."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if re.search(r"\berror\b", ln, re.I) and "Waiting for unfinished jobs" not in ln
+              and not re.match(r"make(\[\d+\])?: \*\*\*", ln)]
+    if errors:
+        return " | ".join(errors[:n])
+    return " | ".join(lines[-n:]) if lines else "no output"
+
+
+def _run(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log: Path, what: str) -> None:
+    try:
+        proc = subprocess.run(cmd, shell=True, cwd=cwd, env=env, capture_output=True, text=True, errors="replace",
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"capture: the {what} command {cmd!r} was killed after {timeout:g} s") from None
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"$ {cmd}   (in the instrumented copy, exit {proc.returncode})\n{proc.stdout}{proc.stderr}\n")
+    if proc.returncode != 0:
+        raise UserError(f"capture: the {what} command {cmd!r} failed with exit code {proc.returncode} in the instrumented "
+                        f"copy: {_tail(proc.stdout + proc.stderr)}", file=str(log), hint=f"its output is in {log}")
+
+
+def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, launch: int | None = None, first: int | None = None,
+            max_bytes: int = DEFAULT_MAX_BYTES, output: str | None = None, timeout: float = 1800.0,
+            compile_commands: str | None = None, mode: str = "auto", overrides: dict[str, str] | None = None,
+            keep_copy: str | None = None) -> Captured:
+    from ..backends import write_mep_files
+    from ..mep_writer import make_mep
+    from ..sources import check_tree
+    from .collect import collect
+    from .instrument import instrument
+
+    if launch is not None and first is not None:
+        raise UserError("--launch and --first exclude each other")
+    for name, v in (("--launch", launch), ("--first", first)):
+        if v is not None and v < 1:
+            raise UserError(f"{name} {v}: launches are counted from 1")
+    root = check_tree(str(tree))
+    if not root.is_dir():
+        raise UserError("capture needs the application's directory (it is built and run)", file=str(tree))
+    fd, log_name = tempfile.mkstemp(prefix="s2s-capture-", suffix=".log")
+    os.close(fd)
+    log = Path(log_name)
+    want = f"--first {first}" if first else f"--launch {launch or 1}"
+    with tempfile.TemporaryDirectory(prefix="s2s-capture-") as tmp:
+        # the MEP is written next to the data first and copied to its place only when the capture worked
+        staged, manifest, ex = make_mep(str(root), kernel, str(Path(tmp) / "mep"), compile_commands=compile_commands,
+                                        mode=mode, overrides=overrides or {})
+        out = Path(output or f"mep-{ex.kernel.name}")
+        work = Path(keep_copy).resolve() if keep_copy else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        ins = instrument(root, work, manifest, list(ex.launches))
+        env = dict(os.environ)
+        _run(build_cmd, ins.root, env, timeout, log, "build")
+        dump = work / "dump"
+        env.update({"S2S_CAPTURE_DIR": str(dump), "S2S_CAPTURE_MAX_BYTES": str(int(max_bytes))})
+        env.pop("S2S_CAPTURE_LAUNCH", None)
+        env.pop("S2S_CAPTURE_FIRST", None)
+        if first:
+            env["S2S_CAPTURE_FIRST"] = str(first)
+        else:
+            env["S2S_CAPTURE_LAUNCH"] = str(launch or 1)
+        if "OCL_ICD_VENDORS" not in env and os.path.isdir("/etc/OpenCL/vendors"):
+            env["OCL_ICD_VENDORS"] = "/etc/OpenCL/vendors"
+        _run(run_cmd, ins.root, env, timeout, log, "run")
+        got = collect(dump, staged, manifest, want=want, run_cmd=run_cmd, build_cmd=build_cmd)
+        save(got.manifest, staged)
+        write_mep_files(staged, got.manifest, readme=False)
+        shutil.move(str(log), staged / "capture.log")
+        if (out / "capture").is_dir():
+            shutil.rmtree(out / "capture")
+        shutil.copytree(staged, out, dirs_exist_ok=True)
+    log.unlink(missing_ok=True)
+    return Captured(mep=out, manifest=got.manifest, sites=ins.sites, files=ins.files, notes=ins.notes + got.notes,
+                    launches_seen=got.index.get("launches_seen"))

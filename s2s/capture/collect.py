@@ -1,0 +1,388 @@
+"""Turning the capture runtime's dump into MEP data: one .npy per buffer before and after each recorded
+launch, capture/index.json, and mep.toml updated (counts, scalars, launch configuration, roles).
+
+The dump (written by templates/capture/runtime_*.h.j2): DIR/summary.txt (`launches N`), and per
+recorded launch DIR/launch<N>/record.txt, lines `key values...`, plus argI.before.bin/argI.after.bin
+and (CUDA) sym_NAME.bin.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..cexpr import SIZEOF
+from ..errors import UserError
+from ..manifest import LaunchSpec, Manifest, StructSpec, SymbolSpec
+from .npy import descr_of, write_npy
+
+_FMT = {"float": "f", "double": "d", "char": "b", "signed char": "b", "unsigned char": "B", "uchar": "B", "short": "h",
+        "unsigned short": "H", "ushort": "H", "int": "i", "unsigned int": "I", "unsigned": "I", "uint": "I", "long": "q",
+        "unsigned long": "Q", "ulong": "Q", "long long": "q", "unsigned long long": "Q", "size_t": "Q", "int8_t": "b",
+        "uint8_t": "B", "int16_t": "h", "uint16_t": "H", "int32_t": "i", "uint32_t": "I", "int64_t": "q", "uint64_t": "Q",
+        "bool": "?", "cl_int": "i", "cl_uint": "I", "cl_float": "f", "cl_double": "d", "cl_long": "q", "cl_ulong": "Q"}
+
+
+@dataclass
+class Arg:
+    index: int
+    kind: str  # buffer | pointer | value | local | null | unset | unsized | toolarge | badmem
+    words: list[str]
+
+
+@dataclass
+class Record:
+    ordinal: int
+    fields: dict[str, list[str]] = field(default_factory=dict)
+    args: dict[int, Arg] = field(default_factory=dict)
+    symbols: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (esz, bytes)
+    errors: list[str] = field(default_factory=list)
+    exceeded: tuple[int, int] | None = None
+    done: bool = False
+    dir: Path = Path()
+
+
+def read_record(path: Path) -> Record:
+    rec = Record(ordinal=int(path.parent.name.removeprefix("launch") or 0), dir=path.parent)
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        words = line.split()
+        if not words:
+            continue
+        key = words[0]
+        if key == "arg" and len(words) >= 3:
+            rec.args[int(words[1])] = Arg(int(words[1]), words[2], words[3:])
+        elif key == "symbol" and len(words) >= 4:
+            rec.symbols[words[1]] = (int(words[2]), int(words[3]))
+        elif key == "error":
+            rec.errors.append(line[len("error "):])
+        elif key == "exceeded":
+            rec.exceeded = (int(words[1]), int(words[2]))
+        elif key == "done":
+            rec.done = True
+        else:
+            rec.fields[key] = words[1:]
+    return rec
+
+
+def launches_seen(dump: Path) -> int | None:
+    summary = dump / "summary.txt"
+    if not summary.is_file():
+        return None
+    for line in summary.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("launches "):
+            return int(line.split()[1])
+    return None
+
+
+# -- element types ----------------------------------------------------------------------------------
+def _clean(t: str) -> str:
+    import re
+
+    t = re.sub(r"\b(const|volatile|restrict|__restrict__|__restrict|struct|__global|global|__local|local|__constant|"
+               r"constant|__private|private)\b", " ", t)
+    return " ".join(t.replace("*", " ").split())
+
+
+class ElemTypes:
+    """Sizes and decoders of the manifest's element types, with the OpenCL harness's type table where
+    numpy is there (vector types, aliases from -D and typedefs)."""
+
+    def __init__(self, m: Manifest, mep: Path) -> None:
+        self.m = m
+        self.structs = {s.name.split("::")[-1]: s for s in m.structs}
+        self.cl_types: Any = None
+        if m.backend == "opencl":
+            try:
+                from ..backends import opencl_runner as ocl
+
+                cfg = ocl.load_config(mep, None)
+                src = (mep / m.kernel_file).read_text(encoding="utf-8", errors="replace")
+                self.cl_types = ocl.Types(cfg, src)
+            except Exception:  # noqa: BLE001 - no numpy: fall back to the C sizes
+                self.cl_types = None
+
+    def size(self, elem: str) -> int | None:
+        if self.cl_types is not None:
+            try:
+                return int(self.cl_types.resolve(elem)[0].itemsize)
+            except KeyError:
+                return None
+        name = _clean(elem)
+        if name in SIZEOF:
+            return SIZEOF[name]
+        st = self.structs.get(name.split("::")[-1])
+        return self._layout(st)[1] if st else None
+
+    def _layout(self, st: StructSpec) -> tuple[list[tuple[str, str, int, int]], int]:
+        out, off, align = [], 0, 1
+        for ftype, fname, flen in st.fields:
+            fs = self.size(ftype) or 4
+            fa = min(fs, 8) if _clean(ftype) not in {"float3", "int3"} else 4
+            off = (off + fa - 1) // fa * fa
+            out.append((ftype, fname, int(flen or 1), off))
+            off += fs * int(flen or 1)
+            align = max(align, fa)
+        return out, (off + align - 1) // align * align
+
+    def decode(self, elem: str, data: bytes) -> Any:
+        """A scalar as mep.toml writes it: a number, or {field: number} for a struct; None if unknown."""
+        if self.cl_types is not None:
+            try:
+                dtype, _ = self.cl_types.resolve(elem)
+                import numpy as np
+
+                v = np.frombuffer(data[: dtype.itemsize], dtype=dtype)[0]
+                if dtype.names:
+                    return {n: _py(v[n]) for n in dtype.names if np.ndim(v[n]) == 0 and not dtype[n].names}
+                return _py(v) if np.ndim(v) == 0 else None
+            except (KeyError, ValueError):
+                return None
+        name = _clean(elem)
+        if name in _FMT:
+            fmt = "<" + _FMT[name]
+            if struct.calcsize(fmt) != len(data):
+                return None
+            v = struct.unpack(fmt, data)[0]
+            return bool(v) if isinstance(v, bool) else v
+        st = self.structs.get(name.split("::")[-1])
+        if st is None:
+            return None
+        out: dict[str, Any] = {}
+        for ftype, fname, flen, off in self._layout(st)[0]:
+            f = _FMT.get(_clean(ftype))
+            if f is None or flen != 1:
+                continue
+            out[fname] = struct.unpack_from("<" + f, data, off)[0]
+        return out
+
+
+def _py(v: Any) -> Any:
+    return v.item() if hasattr(v, "item") else v
+
+
+# -- writing the MEP --------------------------------------------------------------------------------
+@dataclass
+class Collected:
+    manifest: Manifest
+    index: dict[str, Any]
+    notes: list[str]
+
+
+def _scalar_key(rec: Record, m: Manifest) -> tuple:  # type: ignore[type-arg]
+    cfg = tuple(tuple(rec.fields.get(k, [])) for k in ("grid", "block", "shared_mem", "work_dim", "global", "local"))
+    vals = tuple(rec.args[i].words[-1] if i in rec.args and rec.args[i].kind == "value" else ""
+                 for i, p in enumerate(m.params) if p.role == "scalar")
+    sizes = tuple(rec.args[i].words[:3] if i in rec.args and rec.args[i].kind in {"buffer", "pointer", "local"} else ()
+                  for i in range(len(m.params)))
+    return cfg, vals, sizes
+
+
+def _launch_of(rec: Record, m: Manifest, origin: str) -> LaunchSpec:
+    if m.backend == "opencl":
+        dims = int((rec.fields.get("work_dim") or ["1"])[0])
+        glob = [int(x) for x in rec.fields.get("global", [])][:dims]
+        local = [int(x) for x in rec.fields.get("local", [])][:dims]
+        grid = (glob + [1, 1, 1])[:3]
+        block = (local + [1, 1, 1])[:3] if local else [0, 0, 0]
+        return LaunchSpec(grid=tuple(grid), block=tuple(block), shared_mem=0,  # type: ignore[arg-type]
+                          grid_expr=m.launch.grid_expr, block_expr=m.launch.block_expr, source=origin)
+    g = [int(x) for x in rec.fields.get("grid", ["1", "1", "1"])]
+    b = [int(x) for x in rec.fields.get("block", ["1", "1", "1"])]
+    shmem = int((rec.fields.get("shared_mem") or ["0"])[0])
+    return LaunchSpec(grid=(g[0], g[1], g[2]), block=(b[0], b[1], b[2]), shared_mem=shmem,
+                      grid_expr=m.launch.grid_expr, block_expr=m.launch.block_expr, source=origin)
+
+
+def _pointer_words(buf: bytes, ranges: list[tuple[int, int]]) -> int:
+    """How many aligned 8-byte words of `buf` (its first 16 MiB) hold an address inside a recorded allocation."""
+    if not ranges:
+        return 0
+    n = min(len(buf), 16 << 20) // 8
+    low, high = min(r[0] for r in ranges), max(r[1] for r in ranges)
+    hits = 0
+    for (w,) in struct.iter_unpack("<Q", buf[: n * 8]):
+        if low <= w < high and any(lo <= w < hi for lo, hi in ranges):
+            hits += 1
+    return hits
+
+
+def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, build_cmd: str) -> Collected:
+    """Read the dump, check it, write the MEP's capture/ and return the updated manifest (not yet saved)."""
+    seen = launches_seen(dump)
+    records = sorted((read_record(p) for p in dump.glob("launch*/record.txt")), key=lambda r: r.ordinal)
+    if (dump / "svm.txt").is_file():
+        raise UserError(f"capture: {m.kernel} takes shared virtual memory arguments (clSetKernelArgSVMPointer); "
+                        "s2s capture records cl_mem buffers only")
+    if not seen and not records:
+        raise UserError(f"capture: {m.kernel} was never launched by the run command ({run_cmd!r})",
+                        hint="check the run command's arguments, or that this code path runs")
+    if not records:
+        raise UserError(f"capture: the run launched {m.kernel} {seen} time(s); {want} asks for a later launch",
+                        hint="use --launch N with N at most " + str(seen))
+    for rec in records:
+        if rec.exceeded:
+            need, limit = rec.exceeded
+            raise UserError(f"capture: launch {rec.ordinal} of {m.kernel} needs {need} bytes of buffer data (before and "
+                            f"after), over the limit of {limit} bytes", hint="raise --max-bytes, or capture a smaller problem")
+        if rec.errors and not rec.done:
+            raise UserError(f"capture: launch {rec.ordinal} of {m.kernel} could not be recorded: {rec.errors[0]}")
+        if rec.errors:
+            raise UserError(f"capture: launch {rec.ordinal} of {m.kernel}: {rec.errors[0]}")
+        if not rec.done:
+            raise UserError(f"capture: launch {rec.ordinal} of {m.kernel} was recorded before the launch but not after it "
+                            "(the application stopped or crashed during the kernel?)")
+    types = ElemTypes(m, mep)
+    notes: list[str] = []
+    first = records[0]
+    key0 = _scalar_key(first, m)
+    replay = [r for r in records if _scalar_key(r, m) == key0]
+    for r in records:
+        if r not in replay:
+            notes.append(f"launch {r.ordinal}: scalars, sizes or launch configuration differ from launch {first.ordinal}; "
+                         "its data are kept under capture/ but not replayed")
+    streams = {tuple(r.fields.get("stream", [])) for r in records}
+    if any(s and s != ("0",) for s in streams):
+        notes.append("limit: the kernel runs on a non-default stream; the capture synchronizes the device around the "
+                     "launch, so the data are those of a serialized run (kernels on several streams may overlap in the "
+                     "application)")
+    if len(streams) > 1:
+        notes.append(f"limit: the recorded launches use {len(streams)} different streams")
+    if "offset" in first.fields:
+        notes.append(f"limit: launch {first.ordinal} has a global work offset {first.fields['offset']}; the MEP launches "
+                     "without one")
+    cap = mep / "capture"
+    if cap.exists():
+        import shutil
+
+        shutil.rmtree(cap)
+    cap.mkdir(parents=True)
+    where = first.fields.get("site", ["?"])[0]
+    origin = f"capture: launch {first.ordinal} of {seen if seen is not None else '?'} at {where}, run {run_cmd!r}"
+    params = list(m.params)
+    symbols = list(m.symbols)
+    sets: list[dict[str, Any]] = []
+    ranges = [(int(a.words[3]), int(a.words[3]) + int(a.words[2]) + int(a.words[1]))  # base, base + offset + bytes
+              for r in records for a in r.args.values() if a.kind == "pointer" and len(a.words) >= 6]
+    changed_in: set[str] = set()
+    for rec in records:
+        entry: dict[str, Any] = {"launch": rec.ordinal, "site": rec.fields.get("site", ["?"])[0], "replayed": rec in replay,
+                                 "launch_config": {k: rec.fields[k] for k in ("grid", "block", "shared_mem", "stream",
+                                                                               "work_dim", "global", "local", "offset")
+                                                   if k in rec.fields},
+                                 "params": {}, "symbols": {}}
+        for i, p in enumerate(params):
+            a = rec.args.get(i)
+            if a is None:
+                raise UserError(f"capture: launch {rec.ordinal}: argument {i} ({p.name}) was not recorded")
+            if a.kind == "unset":
+                raise UserError(f"capture: launch {rec.ordinal}: argument {i} ({p.name}) was never set with clSetKernelArg "
+                                "in an instrumented file")
+            if a.kind in {"unsized", "badmem"}:
+                raise UserError(f"capture: launch {rec.ordinal}: params.{p.name}: the allocation behind the pointer could not "
+                                f"be sized ({' '.join(a.words)}); host memory is not captured")
+            if a.kind == "null":
+                raise UserError(f"capture: launch {rec.ordinal}: params.{p.name} is a null pointer in the application")
+            if a.kind == "value":
+                raw = bytes.fromhex(a.words[1]) if len(a.words) > 1 else b""
+                value = types.decode(p.elem, raw)
+                entry["params"][p.name] = {"kind": "value", "bytes": raw.hex(), "value": value}
+                continue
+            if a.kind == "local":
+                entry["params"][p.name] = {"kind": "local", "bytes": int(a.words[0])}
+                continue
+            if a.kind == "toolarge":
+                raise UserError(f"capture: params.{p.name}: an argument of {a.words[0]} bytes passed by value is not captured")
+            # a buffer
+            if a.kind == "pointer":
+                esz, nbytes, offset, _base, alloc_kind, how = (int(a.words[0]), int(a.words[1]), int(a.words[2]),
+                                                               a.words[3], a.words[4], a.words[5])
+            else:
+                esz, nbytes, offset, alloc_kind, how = (types.size(p.elem) or 1), int(a.words[0]), 0, "buffer", "clGetMemObjectInfo"
+            if "*" in _clean_ptr(p.elem):
+                raise UserError(f"capture: params.{p.name} holds pointers ({p.elem}): structures of pointers are not captured "
+                                "(the addresses would not be valid in the MEP)")
+            before = (rec.dir / f"arg{i}.before.bin").read_bytes()
+            after = (rec.dir / f"arg{i}.after.bin").read_bytes()
+            count = nbytes // esz
+            if nbytes % esz:
+                notes.append(f"params.{p.name}: the allocation ({nbytes} bytes) is not a multiple of the element size {esz}; "
+                             f"the MEP uses {count} elements")
+            descr = descr_of(_clean(p.elem), esz)
+            b_rel = f"capture/launch{rec.ordinal}/{p.name}.before.npy"
+            a_rel = f"capture/launch{rec.ordinal}/{p.name}.after.npy"
+            write_npy(mep / b_rel, before[: count * esz], descr, count)
+            write_npy(mep / a_rel, after[: count * esz], descr, count)
+            if before != after and rec in replay:
+                changed_in.add(p.name)
+            hits = _pointer_words(before, ranges) if esz % 8 == 0 or esz >= 8 else 0
+            if hits:
+                notes.append(f"limit: params.{p.name} holds {hits} value(s) that look like device addresses of the "
+                             "application (a structure of pointers?); the MEP cannot replay pointers stored inside buffers")
+            if alloc_kind == "managed":
+                notes.append(f"limit: params.{p.name} is unified (managed) memory; the MEP replays it as device memory")
+            if offset:
+                notes.append(f"params.{p.name}: the pointer is {offset} bytes into its allocation; captured from there to "
+                             "the allocation's end")
+            if how == "mep.toml":
+                notes.append(f"params.{p.name}: the driver could not size the allocation; captured {nbytes} bytes, the "
+                             "count inferred in mep.toml")
+            entry["params"][p.name] = {"kind": "buffer", "count": count, "elem_size": esz, "bytes": count * esz,
+                                       "before": b_rel, "after": a_rel, "memory": alloc_kind, "sized_by": how,
+                                       "offset": offset}
+        for name, (esz, nbytes) in rec.symbols.items():
+            rel = f"capture/launch{rec.ordinal}/symbol.{name}.npy"
+            data = (rec.dir / f"sym_{name}.bin").read_bytes()
+            spec = next((s for s in symbols if s.name == name), None)
+            write_npy(mep / rel, data, descr_of(_clean(spec.elem) if spec else "", esz), nbytes // max(esz, 1))
+            entry["symbols"][name] = {"file": rel, "elem_size": esz, "bytes": nbytes, "count": nbytes // max(esz, 1)}
+        sets.append(entry)
+    # the manifest, from the first recorded launch
+    e0 = sets[0]
+    new_params = []
+    for p in params:
+        info = e0["params"][p.name]
+        if info["kind"] == "value":
+            if info["value"] is None:
+                notes.append(f"params.{p.name}: the captured bytes {info['bytes']} could not be decoded as {p.elem}; "
+                             "the value inferred from the source is kept")
+                new_params.append(replace(p, source=f"{p.source}; captured bytes {info['bytes']} not decoded"))
+                continue
+            new_params.append(replace(p, value=info["value"], source=origin, hint=""))
+        elif info["kind"] == "local":
+            esz = types.size(p.elem) or 1
+            new_params.append(replace(p, count=int(info["bytes"]) // esz, count_expr=f"{info['bytes']} bytes (captured)",
+                                      source=origin, hint=""))
+        else:
+            role = p.role
+            if role == "in" and p.name in changed_in:
+                role = "inout"
+                notes.append(f"params.{p.name}: role in -> inout (the real run's launch changed it)")
+            new_params.append(replace(p, count=int(info["count"]), count_expr=f"{info['bytes']} bytes (captured)",
+                                      role=role, source=origin, hint=""))
+    new_symbols = []
+    for s in symbols:
+        info = e0["symbols"].get(s.name)
+        if info is None:
+            notes.append(f"limit: symbols.{s.name} was not captured (no reader registered in the kernel's file); it is "
+                         "filled from the seed, so the replay may not reproduce the real run")
+            new_symbols.append(s)
+        else:
+            new_symbols.append(SymbolSpec(name=s.name, elem=s.elem, count=int(info["count"]) or s.count, source=origin))
+    launch = _launch_of(first, m, origin)
+    index = {"schema": 1, "kernel": m.kernel, "backend": m.backend, "build_cmd": build_cmd, "run_cmd": run_cmd,
+             "launches_seen": seen, "selected": want, "sets": sets, "notes": notes}
+    (cap / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+    capture_table = {"index": "capture/index.json", "from": origin,
+                     "sets": [s["launch"] for s in sets if s["replayed"]], "launches_seen": seen if seen is not None else -1,
+                     "run_cmd": run_cmd, "build_cmd": build_cmd}
+    new = replace(m, params=new_params, symbols=new_symbols, launch=launch, capture=capture_table,
+                  notes=list(m.notes) + [n for n in notes if n not in m.notes])
+    return Collected(manifest=new, index=index, notes=notes)
+
+
+def _clean_ptr(t: str) -> str:
+    import re
+
+    return re.sub(r"\b(const|volatile|restrict|__restrict__|struct)\b", " ", t).strip()

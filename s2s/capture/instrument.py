@@ -1,0 +1,217 @@
+"""Instrumenting a copy of the application at the launch sites of one kernel.
+
+Source to source, on a copy (never the original): each file that holds a launch site gets an
+`#include` of the generated capture header (after its last top-level `#include`), a call before the
+launch statement (it records the arguments, the buffers and the launch configuration) and a call
+after it (it records the buffers again). OpenCL: every host file that calls clSetKernelArg gets the
+header too, whose macro records the arguments set on each kernel object. CUDA: the kernel's own file
+registers a reader for each `__constant__`/`__device__` symbol the kernel reads.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..backends.cuda import render
+from ..errors import UserError
+from ..manifest import Manifest
+from ..parsing import parse, src
+from ..records import LaunchSite
+from ..sources import CUDA_EXTS, HIP_EXTS, HOST_EXTS, language_of
+
+HEADER = "s2s_capture_rt.h"
+_STATEMENT_PARENTS = {"compound_statement", "translation_unit", "case_statement", "labeled_statement"}
+_COPY_IGNORE = shutil.ignore_patterns(".git", ".hg", ".svn")
+
+
+@dataclass
+class Instrumented:
+    root: Path  # the instrumented copy of the tree
+    header: Path
+    sites: list[str] = field(default_factory=list)  # file:line of each instrumented launch
+    files: list[str] = field(default_factory=list)  # files changed in the copy
+    notes: list[str] = field(default_factory=list)
+
+
+def copy_tree(tree: Path, dest: Path) -> Path:
+    shutil.copytree(tree, dest, symlinks=True, ignore=_COPY_IGNORE)
+    return dest
+
+
+def _statement(call, data: bytes):  # type: ignore[no-untyped-def]
+    node = call
+    while node.parent is not None and not (node.type.endswith("_statement") or node.type == "declaration"):
+        node = node.parent
+    return node
+
+
+def _call_at(tree, start: int, end: int):  # type: ignore[no-untyped-def]
+    node = tree.root_node.descendant_for_byte_range(start, end)
+    while node is not None and not (node.type == "call_expression" and node.start_byte <= start and node.end_byte >= end):
+        node = node.parent
+    return node
+
+
+def _include_offset(data: bytes, before: int) -> int:
+    """After the last #include at preprocessor depth 0 before `before`, else the file's start."""
+    depth, best, pos = 0, 0, 0
+    for line in data[:before].splitlines(keepends=True):
+        s = line.strip()
+        if re.match(rb"#\s*if", s):
+            depth += 1
+        elif re.match(rb"#\s*endif", s):
+            depth = max(0, depth - 1)
+        elif depth == 0 and re.match(rb"#\s*include\b", s):
+            best = pos + len(line)
+        pos += len(line)
+    return best
+
+
+def _c_string(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str) -> bytes:
+    tree = parse(data, dialect)
+    edits: list[tuple[int, int, bytes]] = []
+    for site in sites:
+        call = _call_at(tree, site.start_byte, site.end_byte)
+        if call is None:
+            raise UserError(f"capture: the launch at {site.file}:{site.line} was not found in the copy", file=site.file, line=site.line)
+        stmt = _statement(call, data)
+        where = _c_string(f"{site.file}:{site.line}")
+        if stmt.type == "return_statement":
+            raise UserError(f"capture: the launch at {site.file}:{site.line} is inside a return statement; "
+                            "s2s capture records launches that are statements of their own", file=site.file, line=site.line)
+        if backend == "opencl":
+            args = call.child_by_field_name("arguments")
+            items = [src(data, c) for c in (args.named_children if args is not None else []) if c.type != "comment"]
+            if len(items) < 6:
+                raise UserError(f"capture: clEnqueueNDRangeKernel at {site.file}:{site.line} has fewer than 6 arguments",
+                                file=site.file, line=site.line)
+            before = f"s2s_cap_cl_before({items[0]}, {items[1]}, (cl_uint)({items[2]}), {items[3]}, {items[4]}, {items[5]}, {where});"
+            after = f"s2s_cap_cl_after({items[0]}, {where});"
+        else:
+            fn = call.child_by_field_name("function")
+            kernel = src(data, fn) if fn is not None else site.kernel
+            shmem = site.shared_mem.strip() or "0"
+            stream = site.stream.strip() or "0"
+            args = "".join(f", {a}" for a in site.args)
+            before = (f"s2s_capture::before(&{kernel}, {where}, dim3({site.grid}), dim3({site.block}), (size_t)({shmem}), "
+                      f"(cudaStream_t)({stream}){args});")
+            after = f"s2s_capture::after({where});"
+        parent = stmt.parent.type if stmt.parent is not None else "translation_unit"
+        braces = parent not in _STATEMENT_PARENTS and not parent.startswith("preproc_")
+        if braces and stmt.type == "declaration":
+            raise UserError(f"capture: the launch at {site.file}:{site.line} is a declaration that is the body of a "
+                            f"{parent}", file=site.file, line=site.line)
+        line_start = data.rfind(b"\n", 0, stmt.start_byte) + 1
+        indent = data[line_start:stmt.start_byte].decode("utf-8", "replace")
+        indent = indent if not indent.strip() else ""
+        if braces:
+            edits.append((stmt.start_byte, stmt.start_byte, f"{{ {before} /* s2s capture */\n{indent}".encode()))
+            edits.append((stmt.end_byte, stmt.end_byte, f"\n{indent}{after} }} /* s2s capture */".encode()))
+        else:
+            edits.append((stmt.start_byte, stmt.start_byte, f"{before}  /* s2s capture */\n{indent}".encode()))
+            edits.append((stmt.end_byte, stmt.end_byte, f"\n{indent}{after}  /* s2s capture */".encode()))
+    for start, end, text in sorted(edits, key=lambda e: (-e[0], -e[1])):
+        data = data[:start] + text + data[end:]
+    return data
+
+
+def _with_include(data: bytes, header: Path, first_site: int) -> bytes:
+    at = _include_offset(data, first_site)
+    line = f'#include "{header}"  /* s2s capture */\n'.encode()
+    if at and not data[:at].endswith(b"\n"):
+        line = b"\n" + line
+    return data[:at] + line + data[at:]
+
+
+def _symbol_registrations(m: Manifest) -> str:
+    ns = [p for p in m.kernel.split("::")[:-1] if p and "anonymous" not in p]
+    using = "".join(f"using namespace {'::'.join(ns[:k + 1])}; " for k in range(len(ns)))
+    out = ["", "// ---- s2s capture: readers of the symbols the kernel reads --------------------------------------",
+           "namespace { namespace s2s_capture_symbols { " + using]
+    for j, s in enumerate(m.symbols):
+        out.append(f"static int s2s_reg_{j} = s2s_capture::register_symbol(\"{s.name}\", "
+                   f"[](std::vector<unsigned char>& out, size_t& esz) {{ out.resize(sizeof({s.name})); "
+                   f"esz = sizeof(std::remove_all_extents_t<decltype({s.name})>); "
+                   f"return cudaMemcpyFromSymbol(out.data(), {s.name}, sizeof({s.name})); }});")
+    out.append("} }")
+    return "\n".join(out) + "\n"
+
+
+def opencl_sites(root: Path, kernel: str) -> list[LaunchSite]:
+    """Every clEnqueueNDRangeKernel of the kernel, and those on kernel objects not resolved to a name
+    (the capture header checks the kernel's name at run time)."""
+    from ..scan import scan_tree
+
+    index = scan_tree(root)
+    short = kernel.split("::")[-1]
+    return [s for s in index.launches if s.kind == "clEnqueueNDRangeKernel"
+            and (s.kernel == short or s.kernel.startswith("<kernel object"))]
+
+
+def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]) -> Instrumented:
+    """Copy `tree` to work/app and instrument the copy for the kernel of manifest `m`."""
+    tree = Path(tree).resolve()
+    work = Path(work).resolve()
+    root = copy_tree(tree, work / "app")
+    header = work / HEADER
+    backend = m.backend
+    out = Instrumented(root=root, header=header)
+    if backend == "hip":
+        raise UserError("capture: HIP applications are not supported yet (CUDA and OpenCL are)")
+    short = m.kernel.split("::")[-1]
+    if backend == "opencl":
+        kinds = "".join("s" if p.role == "scalar" else "l" if p.space == "local" else "b" for p in m.params)
+        header.write_text(render("capture/runtime_opencl.h.j2", kernel=m.kernel, kernel_short=short, kinds=kinds))
+        sites = opencl_sites(root, m.kernel)
+    else:
+        fallback = [str(int(p.count)) if p.role != "scalar" and isinstance(p.count, int) else "0" for p in m.params]
+        header.write_text(render("capture/runtime_cuda.h.j2", kernel=m.kernel, kernel_short=short, fallback=fallback))
+        sites = [s for s in cuda_sites if s.kind == "chevron"]
+        for s in cuda_sites:
+            if s.kind != "chevron":
+                out.notes.append(f"{s.file}:{s.line}: {s.kind} launch not instrumented (chevron launches only)")
+    if not sites:
+        raise UserError(f"capture: no launch site of {m.kernel} found in {tree}", file=str(tree),
+                        hint="s2s capture instruments the statements that launch the kernel")
+    by_file: dict[str, list[LaunchSite]] = {}
+    for s in sites:
+        by_file.setdefault(s.file, []).append(s)
+    changed: dict[str, bytes] = {}
+    for rel, file_sites in by_file.items():
+        path = root / rel
+        data = path.read_bytes()
+        dialect = language_of(rel, data)
+        edited = _edit_sites(data, "cpp" if dialect == "opencl" else dialect, file_sites, backend)
+        changed[rel] = _with_include(edited, header, min(s.start_byte for s in file_sites))
+        out.sites += [f"{s.file}:{s.line}" for s in sorted(file_sites, key=lambda s: s.start_byte)]
+    if backend == "opencl":
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root).as_posix()
+            if rel in changed or not path.is_file() or path.suffix.lower() not in HOST_EXTS | CUDA_EXTS | HIP_EXTS:
+                continue
+            data = path.read_bytes()
+            if re.search(rb"\bclSetKernelArg\s*\(", data) and not re.search(rb"#\s*define\s+\w+", data[:0]):
+                m_call = re.search(rb"\bclSetKernelArg\s*\(", data)
+                changed[rel] = _with_include(data, header, m_call.start() if m_call else len(data))
+    elif m.symbols:
+        rel = str(m.origin.get("file", ""))
+        path = root / rel
+        if rel and path.is_file():
+            data = changed.get(rel, path.read_bytes())
+            if f'#include "{header}"'.encode() not in data:
+                kernel_at = int(m.origin.get("start_byte", len(data)) or 0)
+                data = _with_include(data, header, kernel_at)
+            changed[rel] = data + _symbol_registrations(m).encode()
+        else:
+            out.notes.append(f"symbols {', '.join(s.name for s in m.symbols)}: the kernel's file was not found; "
+                             "they are not captured and are filled from the seed")
+    for rel, data in changed.items():
+        (root / rel).write_bytes(data)
+        out.files.append(rel)
+    return out

@@ -1,0 +1,130 @@
+"""`s2s capture` on CUDA: the instrumented copy of samples/heat3d_cuda builds with nvcc, a captured MEP's
+harness builds and reads its .npy data; the capture itself runs only on a GPU (`-m gpu`)."""
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SAMPLES, needs_nvcc, run_cli
+
+from s2s.capture.instrument import instrument
+from s2s.capture.npy import read_npy, write_npy
+from s2s.mep_writer import make_mep
+
+HEAT = SAMPLES / "heat3d_cuda"
+needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs an NVIDIA GPU")
+
+
+def _make(app: Path, *targets: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["make", "-j2", *targets], cwd=app, capture_output=True, text=True, timeout=300)
+
+
+@needs_nvcc
+def test_instrumented_copy_builds(tmp_path: Path) -> None:
+    before = {p: p.read_bytes() for p in HEAT.rglob("*") if p.is_file()}
+    out, m, ex = make_mep(str(HEAT), "stencil7", str(tmp_path / "mep"))
+    ins = instrument(HEAT, tmp_path / "work", m, list(ex.launches))
+    assert ins.sites == ["src/main.cu:211"] and set(ins.files) == {"src/main.cu", "src/kernels_stencil.cu"}
+    main = (ins.root / "src/main.cu").read_text()
+    assert "s2s_capture::before(&stencil7, \"src/main.cu:211\", dim3(grid), dim3(block)" in main
+    assert "s2s_capture::after(\"src/main.cu:211\");" in main
+    assert 'register_symbol("coeffs"' in (ins.root / "src/kernels_stencil.cu").read_text()
+    proc = _make(ins.root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (ins.root / "heat3d").is_file()
+    assert {p: p.read_bytes() for p in HEAT.rglob("*") if p.is_file()} == before  # the original is untouched
+
+
+@needs_nvcc
+def test_namespaced_kernel_instruments_and_builds(tmp_path: Path) -> None:
+    out, m, ex = make_mep(str(HEAT), "matvec_rows", str(tmp_path / "mep"))
+    ins = instrument(HEAT, tmp_path / "work", m, list(ex.launches))
+    assert "s2s_capture::before(&linalg::matvec_rows," in (ins.root / "src/main.cu").read_text()
+    proc = _make(ins.root, "build/main.o")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _fake_dump(dump: Path, n: int) -> None:
+    """What the runtime writes for launch 3 of stencil7 (as on a GPU): arguments, buffers, the symbol."""
+    d = dump / "launch3"
+    d.mkdir(parents=True)
+    (dump / "summary.txt").write_text("kernel stencil7\nlaunches 10\n")
+    field = struct.pack(f"<{n}f", *[20.0 + (i % 97) * 0.25 for i in range(n)])
+    for i in (0, 1):
+        (d / f"arg{i}.before.bin").write_bytes(field)
+        (d / f"arg{i}.after.bin").write_bytes(field)
+    (d / "sym_coeffs.bin").write_bytes(struct.pack("<7f", -6, 1, 1, 1, 1, 1, 1))
+    prm = struct.pack("<7f", 0.1, 1.0, 1.0, 9.81, 0.2, 0.5, 20.0).hex()
+    i32 = struct.pack("<i", 64).hex()
+    (d / "record.txt").write_text(
+        "launch 3\nsite src/main.cu:211\nkernel stencil7\nnargs 6\ngrid 8 8 8\nblock 8 8 8\nshared_mem 0\nstream 0\n"
+        f"arg 0 pointer 4 {4 * n} 0 139800000000000 device cuMemGetAddressRange\n"
+        f"arg 1 pointer 4 {4 * n} 0 139800100000000 device cuMemGetAddressRange\n"
+        f"arg 2 value 4 {i32}\narg 3 value 4 {i32}\narg 4 value 4 {i32}\narg 5 value 28 {prm}\nsymbol coeffs 4 28\ndone\n")
+
+
+@needs_nvcc
+def test_captured_mep_harness_builds(tmp_path: Path) -> None:
+    from s2s.backends import write_mep_files
+    from s2s.capture.collect import collect
+    from s2s.evaluate import build
+    from s2s.manifest import load, save
+
+    mep, m, _ex = make_mep(str(HEAT), "stencil7", str(tmp_path / "mep"))
+    n = 64 * 64 * 64
+    _fake_dump(tmp_path / "dump", n)
+    got = collect(tmp_path / "dump", mep, m, want="--launch 3", run_cmd="./heat3d", build_cmd="make")
+    save(got.manifest, mep)
+    write_mep_files(mep, got.manifest)
+    m2 = load(mep)
+    assert m2.capture["sets"] == [3] and m2.launch.source.startswith("capture: launch 3 of 10")
+    p = next(p for p in m2.params if p.name == "p")
+    assert isinstance(p.value, dict) and abs(p.value["gravity"] - 9.81) < 1e-5
+    assert m2.symbols[0].count == 7 and m2.symbols[0].source.startswith("capture")
+    harness = (mep / "harness.cu").read_text()
+    assert '"capture/launch3/u.before.npy"' in harness and '"capture/launch3/symbol.coeffs.npy"' in harness
+    b = build(mep, None)
+    assert b.ok, b.log[-3000:]
+
+
+@needs_nvcc
+def test_harness_reads_npy(tmp_path: Path) -> None:
+    """The harness's .npy reader (host code only: runs without a GPU) against files numpy and s2s wrote."""
+    write_npy(tmp_path / "a.npy", struct.pack("<5f", 1, 2, 3, 4, 5), "<f4", 5)
+    raw, descr, count = read_npy(tmp_path / "a.npy")
+    assert descr == "<f4" and count == 5 and len(raw) == 20
+    np = pytest.importorskip("numpy")
+    assert np.load(tmp_path / "a.npy").tolist() == [1, 2, 3, 4, 5]
+    np.save(tmp_path / "b.npy", np.arange(7, dtype=np.int32))
+    (tmp_path / "t.cu").write_text(
+        '#include "s2s_harness_common.cuh"\n'
+        "int main(int argc, char** argv) {\n"
+        "  for (int i = 1; i < argc; ++i) { std::vector<unsigned char> d; std::string err;\n"
+        "    if (!s2s::read_npy(argv[i], d, err)) { printf(\"ERR %s\\n\", err.c_str()); return 1; }\n"
+        "    printf(\"%zu\\n\", d.size()); }\n  return 0; }\n")
+    exe = tmp_path / "t"
+    proc = subprocess.run(["nvcc", "-std=c++17", f"-I{ROOT / 'templates'}", str(tmp_path / "t.cu"), "-o", str(exe)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    run = subprocess.run([str(exe), str(tmp_path / "a.npy"), str(tmp_path / "b.npy")], capture_output=True, text=True)
+    assert run.stdout.split() == ["20", "28"], run.stdout + run.stderr
+
+
+@pytest.mark.gpu
+@needs_gpu
+@needs_nvcc
+def test_capture_and_replay_on_gpu(tmp_path: Path) -> None:
+    app = tmp_path / "heat3d"
+    shutil.copytree(HEAT, app, ignore=shutil.ignore_patterns("build", "heat3d"))
+    out = tmp_path / "mep"
+    proc = run_cli("capture", str(app), "--kernel", "stencil7", "--build-cmd", "make -j8", "--run-cmd", "./heat3d",
+                   "--launch", "3", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    run = run_cli("run", str(out), "--no-time", "--json")
+    assert run.returncode == 0, run.stderr
+    res = json.loads(run.stdout)
+    assert res["verdict"] == "ok" and any("reproduces the application's outputs" in m for m in res["messages"])

@@ -1,0 +1,165 @@
+"""`s2s capture` on OpenCL applications, for real on the CPU (PoCL): record a launch of a kernel from a
+run of the application, replay it in the MEP, and check that the reference reproduces the outputs."""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SAMPLES, run_cli
+
+pytest.importorskip("pyopencl")
+np = pytest.importorskip("numpy")
+
+GATHER = ROOT / "tests" / "fixtures" / "capture_gather"
+needs_cc = pytest.mark.skipif(shutil.which("make") is None or shutil.which("cc") is None and shutil.which("gcc") is None,
+                              reason="make and a C compiler are needed")
+pytestmark = needs_cc
+
+
+def tree_hash(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def solver(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("app") / "ocl_solver"
+    shutil.copytree(SAMPLES / "ocl_solver", dest, ignore=shutil.ignore_patterns("build", "ocl_solver"))
+    return dest
+
+
+@pytest.fixture(scope="module")
+def gather(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("app") / "gather"
+    shutil.copytree(GATHER, dest, ignore=shutil.ignore_patterns("gather_app"))
+    return dest
+
+
+def run_json(mep: Path, *extra: str) -> tuple[int, dict, str]:  # type: ignore[type-arg]
+    proc = run_cli("run", str(mep), "--no-time", "--json", *extra)
+    return proc.returncode, (json.loads(proc.stdout) if proc.stdout.strip() else {}), proc.stderr
+
+
+@pytest.fixture(scope="module")
+def matvec_mep(solver: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    before = tree_hash(solver)
+    out = tmp_path_factory.mktemp("meps") / "matvec"
+    proc = run_cli("capture", str(solver), "--kernel", "matvec", "--build-cmd", "make", "--run-cmd", "./ocl_solver -k kernels",
+                   "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert tree_hash(solver) == before, "the capture changed the original tree"
+    assert not (solver / "ocl_solver").exists() and not (solver / "build").exists()
+    return out
+
+
+def test_capture_writes_data_and_manifest(matvec_mep: Path) -> None:
+    from s2s.manifest import load
+
+    m = load(matvec_mep)
+    assert m.capture["sets"] == [1] and m.capture["from"].startswith("capture: launch 1 of 1 at src/main.c:")
+    assert m.launch.grid == (256, 1, 1) and m.launch.block == (0, 0, 0) and m.launch.source.startswith("capture")
+    counts = {p.name: p.count for p in m.params if p.role != "scalar"}
+    assert counts == {"A": 65536, "x": 256, "y": 256}
+    assert next(p for p in m.params if p.name == "n").value == 256
+    index = json.loads((matvec_mep / "capture" / "index.json").read_text())
+    info = index["sets"][0]["params"]["A"]
+    a = np.load(matvec_mep / info["before"])
+    assert a.dtype == np.float32 and a.shape == (65536,)
+    x = np.load(matvec_mep / index["sets"][0]["params"]["x"]["before"])
+    y = np.load(matvec_mep / index["sets"][0]["params"]["y"]["after"])
+    np.testing.assert_allclose(y, a.reshape(256, 256).astype(np.float64) @ x, rtol=1e-4, atol=1e-4)  # the real run's y = A x
+    assert "sized_by" in info and info["sized_by"] == "clGetMemObjectInfo"
+
+
+def test_replay_reproduces_the_real_run(matvec_mep: Path) -> None:
+    rc, res, err = run_json(matvec_mep)
+    assert rc == 0, err
+    assert res["verdict"] == "ok" and res["input_sets"] == 4  # the captured set, then three random ones
+    assert any("reproduces the application's outputs" in msg for msg in res["messages"])
+
+
+def test_a_mep_that_does_not_reproduce_the_run_stops(matvec_mep: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad"
+    shutil.copytree(matvec_mep, bad)
+    k = bad / "kernel.cl"
+    k.write_text(k.read_text().replace("y[i] = sum;", "y[i] = 1.5f * sum;"))
+    rc, _res, err = run_json(bad)
+    assert rc == 2
+    assert "does not reproduce the outputs the application produced" in err and "params.y" in err
+    assert len(err.strip().splitlines()) == 1
+    proc = run_cli("optimize", str(bad), "--rounds", "1", "--max-evals", "1")
+    assert proc.returncode == 2 and "does not reproduce" in proc.stderr
+    assert not (bad / "variants").exists()  # stopped before anything was proposed
+
+
+def test_nth_launch_of_a_kernel_in_a_loop(solver: Path, tmp_path: Path) -> None:
+    out = tmp_path / "jacobi"
+    proc = run_cli("capture", str(solver), "--kernel", "jacobi2d", "--build-cmd", "make", "--run-cmd", "make run",
+                   "--launch", "3", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    index = json.loads((out / "capture" / "index.json").read_text())
+    assert index["launches_seen"] == 200 and index["sets"][0]["launch"] == 3
+    u0 = np.load(out / index["sets"][0]["params"]["u"]["before"]).reshape(256, 256)
+    assert u0[0].max() == 1.0 and 0 < np.count_nonzero(u0[1:]) < u0[1:].size  # two sweeps in: heat entered from the top
+    rc, res, err = run_json(out)
+    assert rc == 0 and res["verdict"] == "ok", err
+
+
+# -- a variant right on random data, wrong on the real data -----------------------------------------
+WRONG_ON_PADDING = "out[i] = src[j < 0 ? 0 : j];"
+
+
+def test_variant_wrong_only_on_captured_data(gather: Path, tmp_path: Path) -> None:
+    cap, rnd = tmp_path / "captured", tmp_path / "random"
+    proc = run_cli("capture", str(gather), "--kernel", "gather", "--build-cmd", "make", "--run-cmd", "./gather_app", "-o", str(cap))
+    assert proc.returncode == 0, proc.stderr
+    assert run_cli("extract", str(gather), "--kernel", "gather", "-o", str(rnd)).returncode == 0
+    for mep in (cap, rnd):
+        vdir = mep / "variants" / "clamp"
+        vdir.mkdir(parents=True)
+        src = (mep / "kernel.cl").read_text()
+        assert "out[i] = j < 0 ? 0.0f : src[j];" in src
+        (vdir / "kernel.cl").write_text(src.replace("out[i] = j < 0 ? 0.0f : src[j];", WRONG_ON_PADDING))
+    rc, res, err = run_json(rnd, "--variant", "clamp")
+    assert rc == 0 and res["verdict"] == "ok", err  # random indices are never negative
+    rc, res, err = run_json(cap, "--variant", "clamp")
+    assert rc == 1 and res["verdict"] == "wrong-output", err
+    out = next(o for o in res["outputs"] if o["name"] == "out")
+    assert not out["ok"] and out["message"].startswith("captured input set (launch 1")
+    idx = np.load(cap / "capture" / "launch1" / "idx.before.npy")
+    assert (idx < 0).sum() == 147  # the padding the real run has
+
+
+def test_first_n_launches_are_all_replayed(gather: Path, tmp_path: Path) -> None:
+    out = tmp_path / "first"
+    proc = run_cli("capture", str(gather), "--kernel", "gather", "--build-cmd", "make", "--run-cmd", "./gather_app -r 3",
+                   "--first", "2", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "launch(es) 1, 2 (of 3 launches" in " ".join(proc.stdout.split())
+    rc, res, err = run_json(out)
+    assert rc == 0 and res["input_sets"] == 5, err
+
+
+# -- failures: one line, exit 2, the original tree untouched, no MEP written --------------------------
+@pytest.mark.parametrize("args, message", [
+    (["--build-cmd", "make no-such-target", "--run-cmd", "./gather_app"], "the build command 'make no-such-target' failed"),
+    (["--build-cmd", "make", "--run-cmd", "./gather_app --fail"], "the run command './gather_app --fail' failed with exit code 3"),
+    (["--build-cmd", "make", "--run-cmd", "./gather_app --skip"], "gather was never launched by the run command"),
+    (["--build-cmd", "make", "--run-cmd", "./gather_app", "--max-bytes", "4K"], "over the limit of 4096 bytes"),
+    (["--build-cmd", "make", "--run-cmd", "./gather_app", "--launch", "7"], "launched gather 2 time(s); --launch 7"),
+])
+def test_failures(gather: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    before = tree_hash(gather)
+    out = tmp_path / "mep"
+    proc = run_cli("capture", str(gather), "--kernel", "gather", *args, "-o", str(out))
+    assert proc.returncode == 2, proc.stderr
+    err = proc.stderr.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("error:") and message in err, err
+    assert tree_hash(gather) == before and not (gather / "gather_app").exists()
+    assert not out.exists()
