@@ -297,3 +297,30 @@ def loop_depth(node: Node) -> int:
         inner = loop_depth(child)
         best = max(best, inner + 1 if child.type in LOOP_TYPES else inner)
     return best
+
+
+_GLOBAL = re.compile(rb"\b__global__\b")
+
+
+def unrecognized_kernels(source: SourceFile, kernels: list[Kernel]) -> list[ParseProblem]:
+    """`__global__` definitions the parse did not turn into kernels: reported, never dropped silently."""
+    out = []
+    data = source.data
+    for m in _GLOBAL.finditer(data):
+        at = m.start()
+        if any(k.start_byte <= at < k.end_byte for k in kernels):
+            continue
+        line_start = data.rfind(b"\n", 0, at) + 1
+        line = data[line_start:data.find(b"\n", at) if data.find(b"\n", at) >= 0 else len(data)]
+        if line.lstrip().startswith((b"#", b"//", b"*", b"/*")):
+            continue  # a macro definition or a comment
+        brace, semi = data.find(b"{", at), data.find(b";", at)
+        if semi >= 0 and (brace < 0 or semi < brace):
+            continue  # a declaration, not a definition
+        head = data[at:brace if brace >= 0 else at + 200].decode("utf-8", "replace")
+        names = re.findall(r"([A-Za-z_]\w*)\s*(?:<[^<>]*>)?\s*\(", head)
+        name = next((n for n in names if not n.startswith("__")), "?")
+        lineno = data.count(b"\n", 0, at) + 1
+        out.append(ParseProblem(source.rel, lineno, at - line_start + 1,
+                                f"kernel '{name}' was not recognized (syntax the CUDA grammar does not parse); not listed"))
+    return out

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .errors import UserError
-from .inventory import FileFacts
+from .inventory import FileFacts, unrecognized_kernels
 from .launch_macros import find_launch_macros
 from .records import Index, Kernel, LaunchSite, ParseProblem
 from .sources import SourceFile, check_tree, iter_source_paths, language_of, read_source
@@ -47,7 +47,10 @@ def scan_tree(root: str | Path, progress: Progress | None = None) -> Index:
             continue
         facts = FileFacts(source, kernel_macros, launch_macros)
         problems.extend(facts.problems())
-        kernels.extend(facts.kernels())
+        found = facts.kernels()
+        kernels.extend(found)
+        if facts.dialect != "opencl" and b"__global__" in source.data:
+            problems.extend(unrecognized_kernels(source, found))
         launches.extend(facts.launches())
     if not paths:
         raise UserError("no C, C++, CUDA, HIP or OpenCL source files found", file=str(root),

@@ -22,3 +22,9 @@ def cli():  # type: ignore[no-untyped-def]
 
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+
+
+@pytest.fixture(autouse=True)
+def _private_pattern_library(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never write the user's pattern library."""
+    monkeypatch.setenv("S2S_PATTERNS", str(tmp_path_factory.getbasetemp() / "patterns.json"))

@@ -101,3 +101,16 @@ def test_launch_through_a_function_like_macro(tmp_path: Path) -> None:
     (site,) = index.launches
     assert site.kernel == "scale" and site.kind == "macro:LAUNCH" and site.in_loop
     assert (site.grid, site.block) == ("grid", "block") and site.args == ("d", "2.0f", "N")
+
+
+def test_syntax_the_grammar_lacks_is_normalized_or_reported(tmp_path: Path) -> None:
+    (tmp_path / "k.cu").write_text(
+        "__global__ void __launch_bounds__(256, 2, 1) lb3(float* x) { x[threadIdx.x] = 1; }\n"
+        "__global__ void __cluster_dims__(2, 1, 1) clustered(float* x) { x[0] = 2; }\n"
+        "void host(float* d) { auto f = [] __device__ (float v) { return v * 2; }; lb3<<<1, 256>>>(d); }\n"
+        "__global__ void broken(float* x) { x[0] = ; @@ }\n")
+    index = scan_tree(tmp_path)
+    names = {k.name for k in index.kernels}
+    assert {"lb3", "clustered"} <= names
+    assert next(k for k in index.kernels if k.name == "lb3").qualifiers[-1] == "__launch_bounds__(256, 2, 1)"
+    assert any(p.line == 4 for p in index.problems)  # the broken one is reported with its line
