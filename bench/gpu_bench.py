@@ -65,7 +65,8 @@ def one(mep_src: str, work: str, max_evals: int, rounds: int, patterns: str | No
     res = best.result or {}
     row.update(status="ok", original_us=best.ref_us, best_us=best.var_us, speedup=best.speedup, pipeline=best.origin,
                variant=best.id, outputs=[{k: o[k] for k in ("name", "ok", "max_rel_err", "unwritten")} for o in res.get("outputs", [])],
-               input_sets=res.get("input_sets"), ref_spread_us=(res.get("reference") or {}).get("spread_us"),
+               input_sets=res.get("input_sets"), build_seconds=res.get("build_seconds"),
+               ref_spread_us=(res.get("reference") or {}).get("spread_us"),
                var_spread_us=(res.get("variant") or {}).get("spread_us"))
     (Path(work) / f"{src.name}.variant.cu").write_bytes((mep / "variants" / best.id / "kernel.cu").read_bytes()
                                                        if (mep / "variants" / best.id / "kernel.cu").exists() else b"")
@@ -113,9 +114,11 @@ def main() -> None:
     lines = [f"# Built-in proposer on {doc['device']} ({doc['date']}, commit {commit})", "",
              f"Geometric-mean speedup over {len(wins)} kernels: **{geo:.2f}x** (at most {args.max_evals} evaluations each; "
              "every winner verified against the original on every output and several input sets).", "",
-             "| kernel | original µs | best µs | speedup | evals (to best) | pipeline | verdict |", "|---|---|---|---|---|---|---|"]
+             "| kernel | original µs (IQR) | best µs (IQR) | speedup | build s | evals (to best) | pipeline | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in results:
-        lines.append(f"| {r.get('mep')} | {_f(r.get('original_us'))} | {_f(r.get('best_us'))} | {_f(r.get('speedup'))}x | "
+        lines.append(f"| {r.get('mep')} | {_f(r.get('original_us'))} ({_f(r.get('ref_spread_us'))}) | {_f(r.get('best_us'))} "
+                     f"({_f(r.get('var_spread_us'))}) | {_f(r.get('speedup'))}x | {_f(r.get('build_seconds'))} | "
                      f"{r.get('evaluations', '')} ({r.get('evals_to_best', '')}) | `{r.get('pipeline', '')}` | {r.get('status')} |")
     (out / f"{args.tag}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
