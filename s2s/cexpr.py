@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 
 _TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+\.\d*(?:[eE][-+]?\d+)?[fFlL]?|\d*\.\d+(?:[eE][-+]?\d+)?[fFlL]?|\d+(?:[eE][-+]?\d+)[fFlL]?|\d+[uUlL]*)"
-                    r"|([A-Za-z_][\w]*(?:\s*(?:\.|->|::)\s*[A-Za-z_]\w*)*)|(<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%()?:,<>!~&|^]))")
+                    r"|([A-Za-z_][\w]*(?:\s*(?:\.|->|::)\s*[A-Za-z_]\w*)*)|(<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%()?:,<>!~&|^\[\]]))")
 SIZEOF = {"char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "short": 2, "unsigned short": 2, "int": 4,
           "unsigned": 4, "unsigned int": 4, "float": 4, "long": 8, "unsigned long": 8, "long long": 8,
           "unsigned long long": 8, "double": 8, "size_t": 8, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2,
@@ -74,11 +74,42 @@ class _Parser:
         cond = self.binary(0)
         if self.peek() == "?":
             self.take()
-            a = self.ternary()
+            a_end = self._span(self.i, (":",))
+            a_start, self.i = self.i, a_end
             self.take(":")
-            b = self.ternary()
-            return a if cond else b
+            b_end = self._span(self.i, (",", ":"))
+            b_start, self.i = self.i, b_end
+            # only the chosen branch is evaluated: `argc > 1 ? atoi(argv[1]) : 1024` is 1024 for a plain run
+            return self._sub(a_start, a_end) if cond else self._sub(b_start, b_end)
         return cond
+
+    def _span(self, i: int, stops: tuple[str, ...]) -> int:
+        """End of the expression starting at token i: a stop token at depth 0 outside nested ternaries."""
+        depth = nested = 0
+        while i < len(self.toks):
+            tok = self.toks[i]
+            if tok in ("(", "["):
+                depth += 1
+            elif tok == "]":
+                depth -= 1
+            elif tok == ")":
+                if depth == 0:
+                    return i
+                depth -= 1
+            elif tok == "?" and depth == 0:
+                nested += 1
+            elif tok == ":" and depth == 0 and nested:
+                nested -= 1
+            elif tok in stops and depth == 0:
+                return i
+            i += 1
+        return i
+
+    def _sub(self, i: int, j: int) -> float | int:
+        sub = _Parser.__new__(_Parser)
+        sub.__dict__.update(self.__dict__)
+        sub.toks, sub.i = self.toks[i:j], 0
+        return sub.parse()
 
     _PREC = [("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="), ("<<", ">>"), ("+", "-"), ("*", "/", "%")]
 

@@ -115,10 +115,32 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
         notes.append(f"{file}:{line}: '{name}' is called but defined nowhere in the tree (left to the compiler)")
     sites = launches_of(index, kernel)
     defines = command.defines if command else {}
-    inst = sorted({s.template_args for s in sites if s.template_args})
+    inst = _instantiations(sites, files, base, notes)
     text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst)
     return Extraction(kernel=kernel, unit=_rel(unit, base), mode=used_mode, text=text, kernel_range=krange, items=items,
                       launches=sites, compile=command, defines=defines, notes=notes, instantiations=inst)
+
+
+def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base: Path, notes: list[str]) -> list[str]:
+    """Template arguments seen at launch sites, with a host function template's own parameters resolved."""
+    import re
+
+    from .hostcode import Program
+    from .infer import resolve_template_args
+
+    program = Program(files)
+    out: set[str] = set()
+    for s in sites:
+        if not s.template_args or (base / s.file).resolve() not in files:
+            continue
+        scope = program.scope_at(files[(base / s.file).resolve()], s.start_byte)
+        targs = resolve_template_args(s.template_args, scope, notes)
+        if set(re.findall(r"[A-Za-z_]\w*", targs)) & set(scope.template_params()):
+            notes.append(f"{s.file}:{s.line}: launch with template arguments <{targs}> of the enclosing template; "
+                         "no call of it with explicit arguments was found")
+            continue
+        out.add(targs)
+    return sorted(out)
 
 
 def _rel(p: Path, base: Path) -> str:

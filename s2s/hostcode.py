@@ -117,6 +117,32 @@ class Scope:
             return []
         return self.program.calls_of(name, self.depth + 1)
 
+    def template_params(self) -> list[str]:
+        """Names of the enclosing function template's parameters (`T` in template <typename T> void run(T*))."""
+        if self.fn is None or self.fn.parent is None or self.fn.parent.type != "template_declaration":
+            return []
+        plist = self.fn.parent.child_by_field_name("parameters")
+        out = []
+        for p in plist.named_children if plist is not None else []:
+            words = re.findall(r"[A-Za-z_]\w*", text(p).split("=")[0])
+            if words:
+                out.append(words[-1])
+        return out
+
+    def caller_template_args(self) -> list[tuple[str, str]]:
+        """(explicit template arguments, file:line) of each call of this function template: run<float>(...)."""
+        name = self.function_name()
+        out = []
+        for source in self.program.files.values():
+            if name.encode() + b"<" not in source.data.replace(b" <", b"<"):
+                continue
+            for call in self.program.all_calls(source, name):
+                fn = call.child_by_field_name("function")
+                if fn is not None and fn.type in {"template_function", "qualified_identifier"} and "<" in text(fn):
+                    t = text(fn)
+                    out.append((t[t.index("<") + 1 : t.rindex(">")], f"{source.rel}:{call.start_point[0] + 1}"))
+        return out
+
     def allocations(self, var: str) -> Found | None:
         """The byte count of the allocation that gave `var` its memory."""
         for node in reversed(self._nodes({"call_expression"})):
@@ -214,7 +240,7 @@ class Program:
         stack = [self.tree_of(source).root_node]
         while stack:
             n = stack.pop()
-            if n.type == "call_expression" and text(n.child_by_field_name("function")).split("::")[-1] == name:
+            if n.type == "call_expression" and text(n.child_by_field_name("function")).split("<")[0].split("::")[-1].strip() == name:
                 out.append(n)
             stack.extend(n.named_children)
         return sorted(out, key=lambda n: n.start_byte)

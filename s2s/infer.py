@@ -38,8 +38,14 @@ class Values:
         self.macros = macros
         self.overrides = overrides
         self.sizeof_extra: dict[str, int] = {}
+        self.aliases: dict[str, str] = {}
 
     def sizeof(self, name: str) -> int | None:
+        for _ in range(8):  # typedef chains: real_t -> float
+            nxt = self.aliases.get(name.split("::")[-1])
+            if nxt is None or nxt == name:
+                break
+            name = nxt
         return SIZEOF.get(name) or self.sizeof_extra.get(name.split("::")[-1])
 
     def number(self, expr: str, scope: Scope | None, trail: Trail, depth: int = 0) -> float | int | None:
@@ -67,6 +73,9 @@ class Values:
     def name(self, name: str, scope: Scope | None, trail: Trail, depth: int) -> float | int | None:
         if depth > 30:
             return None
+        if name == "argc":
+            trail.add("argc = 1 (values of a run without command-line arguments)")
+            return 1
         if name in self.overrides:
             trail.add(f"{name} = {self.overrides[name]} (--define)")
             return self.number(self.overrides[name], None, trail, depth)
@@ -86,11 +95,15 @@ class Values:
                     trail.add(f"{name} = {found.expr} at {found.where}{later}")
                     return value
                 skipped.append(f"{found.where}: {found.expr}")
-            idx = scope.parameter_index(name)
+            base, dot, member = name.partition(".")
+            idx = scope.parameter_index(base)
             if idx >= 0:
                 for caller, args, where in scope.callers():
                     if idx < len(args):
-                        value = self.number(args[idx], caller, trail, depth)
+                        arg = f"{args[idx]}.{member}" if dot and re.fullmatch(r"[A-Za-z_]\w*", args[idx].strip()) else args[idx]
+                        if dot and arg == args[idx]:
+                            continue
+                        value = self.number(arg, caller, trail, depth)
                         if value is not None:
                             trail.add(f"{name} = {args[idx]} (call at {where})")
                             return value
@@ -245,17 +258,21 @@ class Inferred:
 
 def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Program, macros: dict[str, tuple[str, str]],
           overrides: dict[str, str], struct_texts: dict[str, str], symbol_texts: list[tuple[str, str]],
-          files_by_rel: dict[str, SourceFile]) -> Inferred:
+          files_by_rel: dict[str, SourceFile], aliases: dict[str, str] | None = None) -> Inferred:
     values = Values(program, macros, overrides)
+    values.aliases = dict(aliases or {})
     notes: list[str] = []
     targs = site.template_args if site else ""
+    if site is not None and targs:
+        targs = resolve_template_args(targs, program.scope_at(files_by_rel[site.file], site.start_byte), notes)
     tmap = template_map(kernel, targs)
     for name, (value_text, _where) in macros.items():  # type-valued macros such as -DREAL=float
         if re.fullmatch(r"(?:unsigned )?[a-z_][a-z0-9_ ]*", value_text) and value_text.split()[-1] in SIZEOF:
             tmap.setdefault(name, value_text)
     structs = [s for s in (parse_struct(t, n) for n, t in struct_texts.items()) if s is not None]
     for st in structs:
-        size = struct_size(st, values.sizeof_extra)
+        st_fields = tuple((_alias_base(f[0], values.aliases), f[1], f[2]) for f in st.fields)
+        size = struct_size(StructSpec(st.name, st_fields), values.sizeof_extra)
         if size:
             values.sizeof_extra[st.name] = size
     dialect = "opencl" if kernel.language == "opencl" else "cuda"
@@ -359,6 +376,27 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
         n = values.number(m.group(2), None, Trail()) if m.group(2) else 1
         symbols.append(SymbolSpec(name=name, elem=m.group(1), count=int(n or 1), source=decl_text.strip()[:80]))
     return Inferred(specs, launch, sizes, structs, symbols, notes, targs)
+
+
+def _alias_base(t: str, aliases: dict[str, str]) -> str:
+    for _ in range(8):
+        if t not in aliases or aliases[t] == t:
+            return t
+        t = aliases[t]
+    return t
+
+
+def resolve_template_args(targs: str, scope: Scope, notes: list[str]) -> str:
+    """`k<T><<<...>>>` inside `template <typename T> void run(...)`: T from the explicit arguments of a call of run."""
+    params = scope.template_params()
+    if not params or not any(re.search(rf"\b{re.escape(p)}\b", targs) for p in params):
+        return targs
+    for call_targs, where in scope.caller_template_args():
+        mapping = dict(zip(params, _split_args(call_targs)))
+        resolved = re.sub(r"[A-Za-z_]\w*", lambda m, mp=mapping: mp.get(m.group(0), m.group(0)), targs)  # type: ignore[misc]
+        notes.append(f"template arguments <{targs}> of the launch resolved to <{resolved}> from the call at {where}")
+        return resolved
+    return targs
 
 
 def _find_alloc(scope: Scope, var: str):  # type: ignore[no-untyped-def]

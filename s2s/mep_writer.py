@@ -86,7 +86,8 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
             for name in d.names:
                 symbol_texts.append((name, d.text))
     kernel_text = ex.text.encode()[ex.kernel_range[0]: ex.kernel_range[1]].decode()
-    inferred = infer(ex.kernel, kernel_text, site, program, macros, overrides, struct_texts, symbol_texts, by_rel)
+    aliases = type_aliases(ex.items)
+    inferred = infer(ex.kernel, kernel_text, site, program, macros, overrides, struct_texts, symbol_texts, by_rel, aliases)
     if ex.kernel.language in {"cuda", "hip"}:
         from .modernize import modernize
 
@@ -117,6 +118,19 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
 
         write_mep_files(out, manifest, readme=True)
     return manifest
+
+
+def type_aliases(items: list) -> dict[str, str]:  # type: ignore[type-arg]
+    """typedef and using aliases among the closure's items: {"real_t": "float"}."""
+    out: dict[str, str] = {}
+    for d in items:
+        if d.kind not in {"type", "block"}:
+            continue
+        for m in re.finditer(r"typedef\s+((?:unsigned\s+|signed\s+|long\s+|const\s+)*[A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*;", d.text):
+            out.setdefault(m.group(2), m.group(1).replace("const ", "").strip())
+        for m in re.finditer(r"using\s+([A-Za-z_]\w*)\s*=\s*((?:unsigned\s+)?[A-Za-z_]\w*)\s*;", d.text):
+            out.setdefault(m.group(1), m.group(2))
+    return out
 
 
 def reduction_tolerance(kernel_text: str, params: list, launch) -> tuple[float, str]:  # type: ignore[no-untyped-def,type-arg]

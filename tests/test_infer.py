@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import SAMPLES, run_cli
+from conftest import SAMPLES, needs_nvcc, run_cli
 
 from s2s.cexpr import evaluate
 from s2s.manifest import FILL_IN, load
@@ -87,3 +87,36 @@ def test_removed_cuda_apis_are_modernized_in_the_mep(tmp_path: Path) -> None:
     assert "__shfl_down_sync(0xffffffffu, v, off)" in text
     assert any("__shfl_down" in n for n in m.notes)
     assert m.rtol > 1e-3  # float sum by atomics from a million threads
+
+
+REALISH = Path(__file__).parent / "fixtures" / "realish"
+
+
+def test_template_launch_in_host_template_and_argc_default(tmp_path: Path) -> None:
+    """smooth<T> launched inside template run_smooth<T>, called as run_smooth<real_t>; sizes from `argc > 1 ? ... : 1024`,
+    a struct by value whose fields are set in main and passed through a parameter; flags only in the Makefile."""
+    out, m, ex = make_mep(str(REALISH), "smooth", str(tmp_path / "s"))
+    assert m.template_args == "real_t" and ex.instantiations == ["real_t"]
+    p = {x.name: x for x in m.params}
+    assert p["in"].count == 1024 * 768 and p["out"].role == "out"
+    assert p["m"].value == {"nx": 1024, "ny": 768, "dx": 0.01}
+    assert m.launch.grid == (64, 48, 1) and m.launch.block == (16, 16, 1)
+    assert not m.unfilled()
+
+
+def test_index_array_bounded_by_the_buffer_it_indexes(tmp_path: Path) -> None:
+    _, m, _ = make_mep(str(REALISH), "gather", str(tmp_path / "g"))
+    p = {x.name: x for x in m.params}
+    assert p["idx"].fill == "index" and p["idx"].high == p["src"].count == 1024 * 768
+    assert p["n"].value == 1024 and m.launch.grid == (4, 1, 1)
+
+
+@needs_nvcc
+def test_realish_harnesses_build(tmp_path: Path) -> None:
+    import subprocess
+
+    for k in ("smooth", "gather"):
+        out, _m, _ = make_mep(str(REALISH), k, str(tmp_path / k))
+        res = subprocess.run(["nvcc", "-c", "-arch=sm_90", "-std=c++17", "harness.cu", "-o", "h.o"], cwd=out,
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr[-2000:]
