@@ -2,4 +2,5 @@
 (call_expression (kernel_call_syntax)) @chevron
 (call_expression
   function: (identifier) @api
-  (#any-of? @api "hipLaunchKernelGGL" "hipExtLaunchKernelGGL" "clEnqueueNDRangeKernel")) @api_call
+  (#any-of? @api "hipLaunchKernelGGL" "hipExtLaunchKernelGGL" "clEnqueueNDRangeKernel"
+                 "cudaLaunchKernel" "cudaLaunchCooperativeKernel" "hipLaunchKernel" "hipLaunchCooperativeKernel")) @api_call

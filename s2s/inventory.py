@@ -164,6 +164,8 @@ class FileFacts:
                 if cl_objects is None:
                     cl_objects = self._cl_kernel_objects()
                 site = self._cl_launch(call, cl_objects)
+            elif fn in {"cudaLaunchKernel", "cudaLaunchCooperativeKernel", "hipLaunchKernel", "hipLaunchCooperativeKernel"}:
+                site = self._runtime_launch(call, fn)
             else:
                 site = self._hip_launch(call)
             if site is not None:
@@ -211,15 +213,47 @@ class FileFacts:
 
     def _hip_launch(self, call: Node) -> LaunchSite | None:
         args_node = call.child_by_field_name("arguments")
+        if args_node is not None and "HIP_KERNEL_NAME" in src(self.data, args_node):
+            return self._hip_kernel_name_launch(call, src(self.data, args_node))
         if args_node is None or len(args_node.named_children) < 5:
             return None
         items = args_node.named_children
         kernel_node = items[0]
         if kernel_node.type == "parenthesized_expression" and kernel_node.named_children:
             kernel_node = kernel_node.named_children[0]  # hipLaunchKernelGGL((k<T>), ...)
+        if kernel_node.type == "call_expression" and text(kernel_node.child_by_field_name("function")) == "HIP_KERNEL_NAME":
+            inner = kernel_node.child_by_field_name("arguments")
+            if inner is not None and inner.named_children:  # hipLaunchKernelGGL(HIP_KERNEL_NAME(k<T>), ...)
+                kernel_node = inner.named_children[0]
         name, targs = _split_template(kernel_node)
         config = [src(self.data, c) for c in items[1:5]]
         return self._site(call, name, "hipLaunchKernelGGL", config, [src(self.data, c) for c in items[5:]], targs)
+
+    def _hip_kernel_name_launch(self, call: Node, args_text: str) -> LaunchSite | None:
+        """hipLaunchKernelGGL(HIP_KERNEL_NAME(k<T, 4>), ...): the macro hides template commas; read the text."""
+        from .launch_macros import _split
+
+        parts = _split(args_text.strip()[1:-1])
+        m = re.fullmatch(r"HIP_KERNEL_NAME\s*\((.*)\)", parts[0].strip(), re.S) if parts else None
+        if m is None or len(parts) < 5:
+            return None
+        inner = m.group(1).strip()
+        name, targs = (inner[: inner.index("<")].strip(), inner[inner.index("<") + 1 : inner.rindex(">")].strip()) \
+            if "<" in inner else (inner, "")
+        return self._site(call, name, "hipLaunchKernelGGL", parts[1:5], parts[5:], targs)
+
+    def _runtime_launch(self, call: Node, fn: str) -> LaunchSite | None:
+        """cudaLaunchKernel((void*)k, grid, block, args, shmem, stream): the kernel from the first argument."""
+        args_node = call.child_by_field_name("arguments")
+        items = [c for c in args_node.named_children if c.type != "comment"] if args_node is not None else []
+        if len(items) < 3:
+            return None
+        kernel_text = re.sub(r"\((?:const\s+)?void\s*\*\)|reinterpret_cast<[^>]*>|&", " ", src(self.data, items[0]))
+        name, targs = kernel_text.strip(" ()"), ""
+        if "<" in name:
+            name, targs = name[: name.index("<")].strip(), name[name.index("<") + 1 : name.rindex(">")].strip()
+        config = [src(self.data, c) for c in items[1:3]] + [src(self.data, c) for c in items[4:6]]
+        return self._site(call, name, fn, config, [], targs)
 
     def _cl_kernel_objects(self) -> dict[str, str]:
         objects: dict[str, str] = {}

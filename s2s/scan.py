@@ -13,7 +13,8 @@ from .records import Index, Kernel, LaunchSite, ParseProblem
 from .sources import SourceFile, check_tree, iter_source_paths, language_of, read_source
 
 # Files without any of these bytes hold no kernel and no launch: they are counted, not parsed.
-_MARKERS = re.compile(rb"__global__|__kernel\b|\bkernel\b|<<<|hipLaunchKernelGGL|clEnqueueNDRangeKernel")
+_MARKERS = re.compile(rb"__global__|__kernel\b|\bkernel\b|<<<|hipLaunchKernel|clEnqueueNDRangeKernel|cudaLaunch\w*Kernel")
+_EMBEDDED_CL = re.compile(rb'"[^"\n]*__kernel\s+void\s+(\w+)')
 _KERNEL_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+[^\n]*\b__global__\b", re.M)
 _FUNCTION_MACRO_KERNEL = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([^)]*\)[^\n]*\b__global__\b", re.M)
 
@@ -51,6 +52,11 @@ def scan_tree(root: str | Path, progress: Progress | None = None) -> Index:
         kernels.extend(found)
         if facts.dialect != "opencl" and b"__global__" in source.data:
             problems.extend(unrecognized_kernels(source, found))
+        if facts.dialect != "opencl" and b"__kernel" in source.data:
+            for m in _EMBEDDED_CL.finditer(source.data):
+                line = source.data.count(b"\n", 0, m.start()) + 1
+                limits.append(f"{source.rel}:{line}: OpenCL kernel {m.group(1).decode()} is embedded in a C string; "
+                              "kernels in strings are not scanned (move it to a .cl file to extract it)")
         launches.extend(facts.launches())
     if not paths:
         raise UserError("no C, C++, CUDA, HIP or OpenCL source files found", file=str(root),

@@ -114,3 +114,19 @@ def test_syntax_the_grammar_lacks_is_normalized_or_reported(tmp_path: Path) -> N
     assert {"lb3", "clustered"} <= names
     assert next(k for k in index.kernels if k.name == "lb3").qualifiers[-1] == "__launch_bounds__(256, 2, 1)"
     assert any(p.line == 4 for p in index.problems)  # the broken one is reported with its line
+
+
+def test_runtime_api_launches_hip_kernel_name_and_embedded_opencl(tmp_path: Path) -> None:
+    (tmp_path / "a.cu").write_text(
+        "#include <hip/hip_runtime.h>\n"
+        "template <typename T> __global__ void axpy(T a, const T* x, T* y, int n) { int i = threadIdx.x; if (i < n) y[i] += a * x[i]; }\n"
+        "__global__ void fill(float* y, int n) { int i = threadIdx.x; if (i < n) y[i] = 1; }\n"
+        'static const char* cl_src = "__kernel void hidden_cl(__global float* x) { x[0] = 1; }";\n'
+        "void run(float* x, float* y, int n) {\n"
+        "  hipLaunchKernelGGL(HIP_KERNEL_NAME(axpy<float>), dim3(1), dim3(64), 0, 0, 2.0f, x, y, n);\n"
+        "  void* args[] = {&y, &n};\n  cudaLaunchKernel((const void*)fill, dim3(4), dim3(64), args, 0, 0);\n}\n")
+    index = scan_tree(tmp_path)
+    by_kernel = {s.kernel: s for s in index.launches}
+    assert by_kernel["axpy"].template_args == "float" and by_kernel["axpy"].args == ("2.0f", "x", "y", "n")
+    assert by_kernel["fill"].kind == "cudaLaunchKernel" and by_kernel["fill"].grid == "dim3(4)"
+    assert any("hidden_cl" in limit and "a.cu:4" in limit for limit in index.limits)
