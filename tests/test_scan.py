@@ -130,3 +130,15 @@ def test_runtime_api_launches_hip_kernel_name_and_embedded_opencl(tmp_path: Path
     assert by_kernel["axpy"].template_args == "float" and by_kernel["axpy"].args == ("2.0f", "x", "y", "n")
     assert by_kernel["fill"].kind == "cudaLaunchKernel" and by_kernel["fill"].grid == "dim3(4)"
     assert any("hidden_cl" in limit and "a.cu:4" in limit for limit in index.limits)
+
+
+def test_profile_ranks_sample_kernels_by_gpu_time() -> None:
+    fixture = Path(__file__).parent / "fixtures" / "profiles" / "heat3d_nsys.csv"
+    res = run_cli("scan", str(SAMPLES / "heat3d_cuda"), "--profile", str(fixture), "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    order = [k["qualified"] for k in doc["kernels"]][:5]
+    assert order == ["reduce_energy", "linalg::matmul_naive", "stencil7", "axpby_t", "linalg::matvec_rows"]
+    assert doc["ranking"] == "profile:nsys" and "some_library_kernel(int)" in " ".join(doc["unmatched_profile_names"])
+    axpby = next(k for k in doc["kernels"] if k["name"] == "axpby_t")
+    assert axpby["calls"] == 10 and any(i.replace(" ", "") == "float,256" for i in axpby["instantiations"])
