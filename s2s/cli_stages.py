@@ -73,7 +73,22 @@ def _optimize(args: argparse.Namespace, console: Console) -> int:
         console.print(f"round {ev['round']} eval {ev['evals']}: {ev['candidate']} {ev['origin']} -> {ev['verdict']}"
                       + (f" {sp:.2f}x" if sp else "") + f"   best {float(ev['best']):.2f}x", highlight=False)  # type: ignore[arg-type]
 
-    out = optimize(args.mep, options_from(args), progress=show)
+    if sys.stderr.isatty():
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       console=Console(stderr=True))
+        task = bar.add_task("optimizing", total=args.max_evals)
+
+        def tick(ev: dict[str, object]) -> None:
+            bar.update(task, completed=int(ev["evals"]),  # type: ignore[call-overload]
+                       description=f"round {ev['round']}  {ev['candidate']}  best {float(ev['best']):.2f}x")  # type: ignore[arg-type]
+            show(ev)
+
+        with bar:
+            out = optimize(args.mep, options_from(args), progress=tick)
+    else:
+        out = optimize(args.mep, options_from(args), progress=show)
     console.print(f"best: {out.best_id or 'none'} {out.best_speedup:.2f}x ({out.best_origin or 'the original'}); "
                   f"{out.evaluations} evaluations, best after {out.evals_to_best}; stopped: {out.stopped}", highlight=False)
     return 0 if out.best_id and out.best_speedup > 1.0 else 1
