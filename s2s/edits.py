@@ -77,6 +77,8 @@ class LaunchChange:
       rows-per-warp   grid.x = ceil(g.x * per_item / block.x): `per_item` threads cooperate on each old thread's row
       swap-xy         block and grid with x and y exchanged (`block` is None)
       threads-for-elements  1-D grid = ceil(g.x * g.y * g.z / block.x)
+      tile-coarse     grid = ceil(g / per_item) in x and y, ceil(g.z / block.z) in z: each block covers a
+                      per_item x per_item tile of the old threads with fewer threads (each computes several)
     """
 
     block: tuple[int, int, int] | None
@@ -96,10 +98,12 @@ class LaunchChange:
             return (grid[1], grid[0], grid[2]), (block[1], block[0], block[2])
         if self.grid_from == "threads-for-elements":
             return (_ceil(g[0] * g[1] * g[2], new[0]), 1, 1), new
+        if self.grid_from == "tile-coarse":
+            return (_ceil(g[0], self.per_item), _ceil(g[1], self.per_item), _ceil(g[2], new[2])), new
         raise ValueError(f"unknown launch rule '{self.grid_from}'")
 
 
-LAUNCH_RULES = ("same", "same-coverage", "tile", "rows-per-warp", "swap-xy", "threads-for-elements")
+LAUNCH_RULES = ("same", "same-coverage", "tile", "rows-per-warp", "swap-xy", "threads-for-elements", "tile-coarse")
 
 
 def _ceil(a: int, b: int) -> int:

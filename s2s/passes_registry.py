@@ -23,6 +23,7 @@ BUILTIN: dict[str, str] = {
     "loop-unroll": "LoopUnroll",
     "precision-hygiene": "PrecisionHygiene",
     "register-accumulation": "RegisterAccumulation",
+    "register-blocking": "RegisterBlocking",
     "restrict-const": "RestrictConst",
     "shared-histogram": "SharedHistogram",
     "smem-allpairs": "SmemAllpairs",

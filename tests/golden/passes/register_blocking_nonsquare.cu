@@ -16,20 +16,17 @@ __global__ void gemm(const double* A, const double* B, double* C, int M, int N, 
 {
     __shared__ double As[32][9];
     __shared__ double Bs[8][32];
-    double acc[1][2];
+    double acc[2];
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
     const int row0 = blockIdx.y * 32, col0 = blockIdx.x * 32;
     #pragma unroll
-    for (int mi = 0; mi < 1; ++mi) {
-        #pragma unroll
-        for (int mj = 0; mj < 2; ++mj) {
-            int row = row0 + ty + mi * 32;
-            int col = col0 + tx + mj * 16;
-            acc[mi][mj] = 0;
-            if (row < M && col < N) {
-                double sum = 0.0;
-                acc[mi][mj] = sum;
-            }
+    for (int m = 0; m < 2; ++m) {
+        int row = row0 + ty + m / 2 * 32;
+        int col = col0 + tx + m % 2 * 16;
+        acc[m] = 0;
+        if (row < M && col < N) {
+            double sum = 0.0;
+            acc[m] = sum;
         }
     }
     for (int t = 0; t < K; t += 8) {
@@ -48,30 +45,21 @@ __global__ void gemm(const double* A, const double* B, double* C, int M, int N, 
         for (int kk = 0; kk < 8; ++kk) {
             double ra[1], rb[2];
             #pragma unroll
-            for (int mi = 0; mi < 1; ++mi)
-                ra[mi] = As[ty + mi * 32][kk];
+            for (int m = 0; m < 1; ++m) ra[m] = As[ty + m * 32][kk];
             #pragma unroll
-            for (int mj = 0; mj < 2; ++mj)
-                rb[mj] = Bs[kk][tx + mj * 16];
+            for (int m = 0; m < 2; ++m) rb[m] = Bs[kk][tx + m * 16];
             #pragma unroll
-            for (int mi = 0; mi < 1; ++mi) {
-                #pragma unroll
-                for (int mj = 0; mj < 2; ++mj)
-                    acc[mi][mj] += ra[mi] * rb[mj];
-            }
+            for (int m = 0; m < 2; ++m) acc[m] += ra[m / 2] * rb[m % 2];
         }
         __syncthreads();
     }
     #pragma unroll
-    for (int mi = 0; mi < 1; ++mi) {
-        #pragma unroll
-        for (int mj = 0; mj < 2; ++mj) {
-            int row = row0 + ty + mi * 32;
-            int col = col0 + tx + mj * 16;
-            if (row < M && col < N) {
-                double sum = acc[mi][mj];
-                C[row * N + col] = alpha * sum;
-            }
+    for (int m = 0; m < 2; ++m) {
+        int row = row0 + ty + m / 2 * 32;
+        int col = col0 + tx + m % 2 * 16;
+        if (row < M && col < N) {
+            double sum = acc[m];
+            C[row * N + col] = alpha * sum;
         }
     }
 }

@@ -13,19 +13,16 @@ __kernel void matmul(__global const float* A, __global const float* B, __global 
 {
     __local float As[32][9];
     __local float Bs[8][32];
-    float acc[2][2];
+    float acc[4];
     const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;
     const int row0 = get_group_id(1) * 32, col0 = get_group_id(0) * 32;
     #pragma unroll
-    for (int mi = 0; mi < 2; ++mi) {
-        #pragma unroll
-        for (int mj = 0; mj < 2; ++mj) {
-            int i = row0 + ty + mi * 16;
-            int j = col0 + tx + mj * 16;
-            acc[mi][mj] = 0;
-            if (i < n && j < n) {
-                acc[mi][mj] = C[i * n + j];
-            }
+    for (int m = 0; m < 4; ++m) {
+        int i = row0 + ty + m / 2 * 16;
+        int j = col0 + tx + m % 2 * 16;
+        acc[m] = 0;
+        if (i < n && j < n) {
+            acc[m] = C[i * n + j];
         }
     }
     for (int t = 0; t < n; t += 8) {
@@ -44,29 +41,20 @@ __kernel void matmul(__global const float* A, __global const float* B, __global 
         for (int kk = 0; kk < 8; ++kk) {
             float ra[2], rb[2];
             #pragma unroll
-            for (int mi = 0; mi < 2; ++mi)
-                ra[mi] = As[ty + mi * 16][kk];
+            for (int m = 0; m < 2; ++m) ra[m] = As[ty + m * 16][kk];
             #pragma unroll
-            for (int mj = 0; mj < 2; ++mj)
-                rb[mj] = Bs[kk][tx + mj * 16];
+            for (int m = 0; m < 2; ++m) rb[m] = Bs[kk][tx + m * 16];
             #pragma unroll
-            for (int mi = 0; mi < 2; ++mi) {
-                #pragma unroll
-                for (int mj = 0; mj < 2; ++mj)
-                    acc[mi][mj] += ra[mi] * rb[mj];
-            }
+            for (int m = 0; m < 4; ++m) acc[m] += ra[m / 2] * rb[m % 2];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     #pragma unroll
-    for (int mi = 0; mi < 2; ++mi) {
-        #pragma unroll
-        for (int mj = 0; mj < 2; ++mj) {
-            int i = row0 + ty + mi * 16;
-            int j = col0 + tx + mj * 16;
-            if (i < n && j < n) {
-                C[i * n + j] = acc[mi][mj];
-            }
+    for (int m = 0; m < 4; ++m) {
+        int i = row0 + ty + m / 2 * 16;
+        int j = col0 + tx + m % 2 * 16;
+        if (i < n && j < n) {
+            C[i * n + j] = acc[m];
         }
     }
 }
