@@ -130,6 +130,10 @@ def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force:
         new_data += b"\n"
     files = {path: (data, new_data)}
     p = Plan(files=files, root=root, notes=notes + [f"{m.kernel}: variant {vid} ({_row['origin']}, {_row['speedup']:.2f}x)"])
+    if m.rtol > 1e-3 and any("rtol widened" in n for n in m.notes):
+        p.notes.append(f"warning: {m.kernel} sums floats with atomics; the winner was held to rtol {m.rtol:g} on the MEP's "
+                       "inputs, and on larger values its (better-ordered) sum can differ from the original's by more: "
+                       "check the application's results with --test-cmd, or capture real data (s2s capture)")
     launch = json.loads((vdir / "variant.json").read_text()) if (vdir / "variant.json").is_file() else {}
     if "block" in launch and (tuple(launch["block"]) != tuple(m.launch.block) or tuple(launch["grid"]) != tuple(m.launch.grid)):
         from .launch_sites import apply_launch_change
