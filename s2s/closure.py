@@ -78,10 +78,10 @@ class DeclIndex:
             for name in d.names:
                 self.by_name.setdefault(name, []).append(d)
 
-    def lookup(self, name: str) -> tuple[list[Decl], bool]:
-        """Definitions of `name`, and whether they come from outside the unit."""
+    def lookup(self, name: str, outside: bool = True) -> tuple[list[Decl], bool]:
+        """Definitions of `name`, and whether they come from outside the unit (searched only when `outside`)."""
         inside = [d for d in self.by_name.get(name, []) if self._in_unit(d)]
-        if inside:
+        if inside or not outside:
             return inside, False
         key = name.encode()
         pattern = re.compile(rb"\b" + re.escape(key) + rb"\b")
@@ -141,10 +141,12 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
         key, code, file, line = work.pop()
         clean = strip_comments(code)
         calls = set(_CALL.findall(clean))
+        own = declared_names(code)
         for name in identifiers(code):
             if name == kernel.name:
                 continue
-            cands, outside = index.lookup(name)
+            # a parameter or local of this item is not searched for across the whole tree
+            cands, outside = index.lookup(name, outside=name not in own)
             picked = choose(cands, kernel)
             if not picked:
                 if name in calls and not is_builtin(name) and not _is_local_call(name, clean):
@@ -166,6 +168,15 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
                 work.append((dkey, d.text, d.file, d.line))
     order = _topological(deps, root_key, chosen, index)
     return order, missing, notes
+
+
+_DECLARED = re.compile(r"(\b[A-Za-z_][\w:<>]*|[*&])\s*[*&]*\s*\b([A-Za-z_]\w*)\s*(?=[,;=)\[]|\s*:\s)")
+_NOT_TYPES = frozenset("return else case goto throw delete new sizeof typedef define".split())
+
+
+def declared_names(code: str) -> set[str]:
+    """Names the code declares itself (parameters, locals, loop variables): `int i`, `const float* a`, `T sum = 0`."""
+    return {m.group(2) for m in _DECLARED.finditer(strip_comments(code)) if m.group(1) not in _NOT_TYPES} - KEYWORDS
 
 
 def _is_local_call(name: str, code: str) -> bool:

@@ -33,6 +33,7 @@ class Extraction:
     notes: list[str] = field(default_factory=list)
     out_dir: Path | None = None
     instantiations: list[str] = field(default_factory=list)
+    files: dict[Path, SourceFile] = field(default_factory=dict, repr=False)  # the tree as read, for the later stages
 
 
 def load_tree(tree: Path) -> dict[Path, SourceFile]:
@@ -118,7 +119,7 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     inst = _instantiations(sites, files, base, notes)
     text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst)
     return Extraction(kernel=kernel, unit=_rel(unit, base), mode=used_mode, text=text, kernel_range=krange, items=items,
-                      launches=sites, compile=command, defines=defines, notes=notes, instantiations=inst)
+                      launches=sites, compile=command, defines=defines, notes=notes, instantiations=inst, files=files)
 
 
 def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base: Path, notes: list[str]) -> list[str]:

@@ -1,6 +1,7 @@
 """The include graph of a tree: which file pulls in which, resolved the way a compiler would."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,9 +35,13 @@ class IncludeGraph:
     def resolve(self, written: str, includer: Path, include_dirs: list[Path], angle: bool) -> Path | None:
         candidates = ([] if angle else [includer.parent]) + include_dirs
         for d in candidates:
-            p = (d / written).resolve()
+            p = Path(os.path.normpath(d / written))  # normpath, not resolve(): no system call per lookup
             if p in self.files:
                 return p
+            if ".." in written or p.is_symlink():
+                p = p.resolve()
+                if p in self.files:
+                    return p
         if angle:
             return None
         # headers that only a Makefile's -I knows: match by trailing path inside the tree
@@ -67,9 +72,12 @@ class IncludeGraph:
         return order, external
 
     def includers(self, target: Path) -> list[Path]:
-        """Files that include `target` directly."""
+        """Files that include `target` directly (only files that name it are read)."""
         out = []
-        for path in self.files:
+        needle = target.name.encode()
+        for path, source in self.files.items():
+            if needle not in source.data:
+                continue
             for _written, resolved, _angle in self.includes(path, []):
                 if resolved == target:
                     out.append(path)

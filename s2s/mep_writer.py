@@ -53,7 +53,7 @@ def _formatted(ident: str, source: SourceFile, scope, values: Values) -> str:  #
 
 
 def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) -> Manifest:
-    files = load_tree(tree)
+    files = ex.files or load_tree(tree)
     by_rel = tree_files(files)
     program = Program(files)
     defines = dict(ex.defines)
