@@ -95,15 +95,20 @@ def main() -> None:
         t0 = time.perf_counter()
         index = scan_tree(root)
         seconds = time.perf_counter() - t0
+        from s2s.mep_writer import make_mep
+
+        t0 = time.perf_counter()
+        make_mep(str(root), "pkg001/kern77.cu:update_77", str(root.parent / f"{root.name}-mep"), index=index)
+        extract_seconds = time.perf_counter() - t0
     rate = index.lines_scanned / seconds
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     result = {"lines": index.lines_scanned, "generated_lines": generated, "files": index.files_scanned,
               "kernels": len(index.kernels), "launches": len(index.launches), "seconds": round(seconds, 3),
-              "lines_per_second": round(rate), "machine": platform.processor() or platform.machine(),
+              "lines_per_second": round(rate), "extract_one_kernel_seconds": round(extract_seconds, 2), "machine": platform.processor() or platform.machine(),
               "cpus": __import__("os").cpu_count(), "date": time.strftime("%Y-%m-%d"), "commit": commit}
     print(json.dumps(result))
     print(f"scan: {index.lines_scanned:,} lines in {seconds:.2f} s = {rate:,.0f} lines/s "
-          f"({len(index.kernels)} kernels, {len(index.launches)} launches)")
+          f"({len(index.kernels)} kernels, {len(index.launches)} launches); extract + MEP of one kernel {extract_seconds:.1f} s")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")

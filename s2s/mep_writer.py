@@ -8,6 +8,7 @@ from .extract import Extraction, extract, load_tree, write_extraction
 from .hostcode import Program
 from .infer import Trail, Values, collect_macros, infer, tree_files
 from .manifest import Manifest, save
+from .records import Index
 from .sources import SourceFile, check_tree
 
 NL = b"\n"
@@ -183,9 +184,10 @@ def _host_defines(site_file: str, tree: Path, ex: Extraction) -> dict[str, str]:
 
 
 def make_mep(tree_arg: str, kernel: str, output: str | None, compile_commands: str | None = None, mode: str = "auto",
-             allow_missing: bool = False, overrides: dict[str, str] | None = None) -> tuple[Path, Manifest, Extraction]:
+             allow_missing: bool = False, overrides: dict[str, str] | None = None,
+             index: Index | None = None) -> tuple[Path, Manifest, Extraction]:
     tree = check_tree(tree_arg)
-    ex = extract(tree, kernel, compile_commands, mode, allow_missing)
+    ex = extract(tree, kernel, compile_commands, mode, allow_missing, index=index)
     out = Path(output or f"mep-{ex.kernel.name}")
     manifest = write_mep(ex, out, tree if tree.is_dir() else tree.parent, overrides or {})
     return out, manifest, ex
