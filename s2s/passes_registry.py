@@ -29,6 +29,7 @@ BUILTIN: dict[str, str] = {
     "smem-allpairs": "SmemAllpairs",
     "smem-tiling": "SmemTiling",
     "smem-transpose": "SmemTranspose",
+    "vector-loads": "VectorLoads",
     "warp-reduce-atomics": "WarpReduceAtomics",
     "warp-rows": "WarpRows",
 }

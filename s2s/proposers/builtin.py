@@ -16,7 +16,7 @@ GRID: tuple[str, ...] = (
     "smem-tiling{tile=32}", "smem-tiling{tile=16}",
     "register-blocking{tile=64 rx=4 ry=4}", "register-blocking{tile=64 rx=8 ry=8 tk=8}",
     "register-blocking{tile=32 rx=2 ry=4}", "register-blocking{tile=128 rx=8 ry=8 tk=8}",
-    "warp-rows{lanes=32}", "warp-rows{lanes=16}",
+    "warp-rows{lanes=32}", "warp-rows{lanes=16}", "vector-loads{width=4}", "vector-loads{width=8}",
     "warp-reduce-atomics", "smem-transpose{tile=32}", "shared-histogram", "smem-allpairs{tile=256}",
     "smem-allpairs{tile=128}", "register-accumulation", "coalesce-remap", "restrict-const", "precision-hygiene",
     "loop-unroll{factor=4}", "launch-config{block=128}", "launch-config{block=512}", "launch-config{block=32x8}",
