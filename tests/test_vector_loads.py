@@ -4,13 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import SAMPLES
+from s2s.passes.vector_loads import unit_stride
 
 from s2s.evaluate import evaluate
 from s2s.kernel_facts import kernel_facts
 from s2s.manifest import load
 from s2s.mep_writer import make_mep
 from s2s.optimize import write_variant
-from s2s.passes.vector_loads import unit_stride
 from s2s.proposers.base import State
 from s2s.proposers.builtin import apply_pipeline
 
