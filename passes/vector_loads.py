@@ -118,10 +118,12 @@ def unit_stride(expr: str, var: str) -> bool:
         def value(name: str, env: dict[str, int] = env) -> int:
             return env.setdefault(name, rng.randint(3, 997))
 
+        def at(k: int, env: dict[str, int] = env) -> float | int:
+            return evaluate(expr, lambda n: k if n == var else env.setdefault(n, rng.randint(3, 997)))
+
         try:
             base = value(var)
-            a = evaluate(expr, lambda n, k=base: k if n == var else value(n))
-            b = evaluate(expr, lambda n, k=base + 1: k if n == var else value(n))
+            a, b = at(base), at(base + 1)
         except (EvalError, ZeroDivisionError):
             return False
         if b - a != 1:
