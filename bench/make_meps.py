@@ -2,7 +2,8 @@
 
     python bench/make_meps.py [--out bench/meps]
 
-The MEPs are committed so that the GPU machine only builds and runs them (nvcc, make, Python).
+The MEPs' extracted part (mep.toml, the kernel file, extract.json) is committed, so every GPU run starts from the
+same extraction; the harness, Makefile and README are generated again from templates/ by each build (git ignores them).
 """
 from __future__ import annotations
 
