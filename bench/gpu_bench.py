@@ -11,13 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import shutil
-import subprocess
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from provenance import commit
 
 
 def _leave_one_out(inherit: Path, name: str, dest: Path) -> int:
@@ -106,12 +106,12 @@ def main() -> None:
             print(json.dumps(r), flush=True)
     wins = [r["speedup"] for r in results if r.get("status") in {"ok", "no-win"} and r.get("speedup")]
     geo = math.exp(sum(math.log(s) for s in wins) / len(wins)) if wins else 0.0
-    commit = os.environ.get("S2S_COMMIT") or subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
+    commit_id = commit()
+    doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit_id,
            "device": next((r.get("device") for r in results if r.get("device")), ""), "max_evals": args.max_evals,
            "geomean_speedup": round(geo, 3), "kernels": results}
     (out / f"{args.tag}.json").write_text(json.dumps(doc, indent=1) + "\n")
-    lines = [f"# Built-in proposer on {doc['device']} ({doc['date']}, commit {commit})", "",
+    lines = [f"# Built-in proposer on {doc['device']} ({doc['date']}, commit {commit_id})", "",
              f"Geometric-mean speedup over {len(wins)} kernels: **{geo:.2f}x** (at most {args.max_evals} evaluations each; "
              "every winner verified against the original on every output and several input sets).", "",
              "| kernel | original µs (IQR) | best µs (IQR) | speedup | build s | evals (to best) | pipeline | verdict |",

@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from provenance import commit
+
 
 def _timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int]:
     t0 = time.perf_counter()
@@ -60,8 +62,7 @@ def main() -> None:
            "app_run_s": round(app_run, 2), "app_ok": rc1 == 0 and rc2 == 0, "extract_s": round(extract_s, 2),
            "mep_build_s": round(mep_build, 2), "mep_run_s": round(mep_run, 2), "mep_verdict": m.verdict,
            "ratio_app_over_mep": round(app_total / mep_total, 2) if mep_total else None,
-           "date": time.strftime("%Y-%m-%d"), "commit": os.environ.get("S2S_COMMIT") or subprocess.run(
-               ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()}
+           "date": time.strftime("%Y-%m-%d"), "commit": commit()}
     print(json.dumps(doc))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -7,10 +7,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from provenance import commit
 
 from s2s.mep_writer import make_mep
 from s2s.optimize import Options, optimize
@@ -36,13 +37,13 @@ def main() -> None:
                          "original_us": best.ref_us if best else None, "best_us": best.var_us if best else None})
             print(json.dumps(rows[-1]), flush=True)
     geo = math.exp(sum(math.log(max(r["speedup"], 1e-9)) for r in rows) / len(rows))
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    doc = {"sample": args.sample, "device": "PoCL (CPU, 2 cores)", "date": time.strftime("%Y-%m-%d"), "commit": commit,
+    commit_id = commit()
+    doc = {"sample": args.sample, "device": "PoCL (CPU, 2 cores)", "date": time.strftime("%Y-%m-%d"), "commit": commit_id,
            "geomean_speedup": round(geo, 3), "kernels": rows}
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "opencl_optimize.json").write_text(json.dumps(doc, indent=1) + "\n")
-    lines = [f"# Built-in proposer on {args.sample}, PoCL on 2 CPU cores ({doc['date']}, commit {commit})", "",
+    lines = [f"# Built-in proposer on {args.sample}, PoCL on 2 CPU cores ({doc['date']}, commit {commit_id})", "",
              f"Geometric-mean verified speedup: **{geo:.2f}x** (at most {args.max_evals} evaluations per kernel).", "",
              "| kernel | original µs | best µs | speedup | evals (to best) | pipeline |", "|---|---|---|---|---|---|"]
     for r in rows:

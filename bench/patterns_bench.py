@@ -12,11 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from provenance import commit
 
 from s2s.history import History
 from s2s.mep_writer import make_mep
@@ -70,13 +71,13 @@ def main() -> None:
                             "evals": b.evaluations, "evals_to_95pct_of_empty_best": reach}}
             results.append(r)
             print(json.dumps(r), flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    doc = {"sample": args.sample, "backend": "opencl (PoCL, CPU)", "date": time.strftime("%Y-%m-%d"), "commit": commit,
+    commit_id = commit()
+    doc = {"sample": args.sample, "backend": "opencl (PoCL, CPU)", "date": time.strftime("%Y-%m-%d"), "commit": commit_id,
            "max_evals": args.max_evals, "kernels": results}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "patterns_bench.json").write_text(json.dumps(doc, indent=1) + "\n")
-    lines = [f"# Pattern inheritance on {args.sample} ({doc['backend']}, {doc['date']}, commit {commit})", "",
+    lines = [f"# Pattern inheritance on {args.sample} ({doc['backend']}, {doc['date']}, commit {commit_id})", "",
              "| kernel | empty: best, evals to best | filled: patterns, best, evals to best | filled: evals to 95% of empty best |",
              "|---|---|---|---|"]
     for r in results:

@@ -8,10 +8,11 @@ import argparse
 import json
 import platform
 import random
-import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from provenance import commit
 
 from s2s.scan import scan_tree
 
@@ -101,11 +102,11 @@ def main() -> None:
         make_mep(str(root), "pkg001/kern77.cu:update_77", str(root.parent / f"{root.name}-mep"), index=index)
         extract_seconds = time.perf_counter() - t0
     rate = index.lines_scanned / seconds
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit_id = commit()
     result = {"lines": index.lines_scanned, "generated_lines": generated, "files": index.files_scanned,
               "kernels": len(index.kernels), "launches": len(index.launches), "seconds": round(seconds, 3),
               "lines_per_second": round(rate), "extract_one_kernel_seconds": round(extract_seconds, 2), "machine": platform.processor() or platform.machine(),
-              "cpus": __import__("os").cpu_count(), "date": time.strftime("%Y-%m-%d"), "commit": commit}
+              "cpus": __import__("os").cpu_count(), "date": time.strftime("%Y-%m-%d"), "commit": commit_id}
     print(json.dumps(result))
     print(f"scan: {index.lines_scanned:,} lines in {seconds:.2f} s = {rate:,.0f} lines/s "
           f"({len(index.kernels)} kernels, {len(index.launches)} launches); extract + MEP of one kernel {extract_seconds:.1f} s")

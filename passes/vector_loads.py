@@ -17,6 +17,7 @@ from typing import ClassVar
 from s2s.cexpr import EvalError, evaluate
 from s2s.edits import Edit, Refused, Rewrite
 from s2s.kernel_facts import KernelFacts
+from s2s.textsplit import split_top_level
 
 EXAMPLE_DIALECT = "opencl"
 EXAMPLE_BEFORE = """\
@@ -71,7 +72,7 @@ def _expand(expr: str, macros: dict[str, tuple[list[str], str]]) -> str:
             while j < len(expr) and depth:
                 depth += {"(": 1, ")": -1}.get(expr[j], 0)
                 j += 1
-            args = _split(expr[m.end():j - 1])
+            args = split_top_level(expr[m.end():j - 1])
             if len(args) != len(params):
                 continue
             out = body
@@ -82,31 +83,6 @@ def _expand(expr: str, macros: dict[str, tuple[list[str], str]]) -> str:
         if not changed:
             break
     return expr
-
-
-def _split(text: str) -> list[str]:
-    parts, depth, cur = [], 0, ""
-    for c in text:
-        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(c, 0)
-        if c == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += c
-    return parts + [cur.strip()] if cur.strip() else parts
-
-
-def _top_level_product(expr: str) -> list[str]:
-    """`A[i * n + k] * x[k]` -> ["A[i * n + k]", "x[k]"]: split on `*` outside brackets and parentheses."""
-    parts, depth, cur = [], 0, ""
-    for c in expr:
-        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(c, 0)
-        if c == "*" and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += c
-    return parts + [cur.strip()]
 
 
 def unit_stride(expr: str, var: str) -> bool:
@@ -159,7 +135,7 @@ class VectorLoads:
             var, init, bound, _open, acc, rhs = m.group(1), m.group(2).strip(), m.group(3).strip(), m.group(4), m.group(5), m.group(6)
             if acc not in facts.locals:
                 return Refused(f"the accumulator '{acc}' is not a private local")
-            factors = _top_level_product(rhs)
+            factors = split_top_level(rhs, "*")
             terms = [_TERM.match(f) for f in factors]
             if not all(terms):
                 return Refused("the loop body is not a sum of products of array elements")

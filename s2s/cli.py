@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 
 from rich.console import Console
 
@@ -29,7 +30,7 @@ def _scan(args: argparse.Namespace, console: Console) -> int:
     from .scan_report import print_scan, scan_json
 
     progress = _progress_bar(console, "scanning") if not args.json and sys.stderr.isatty() else None
-    with progress or _null():
+    with progress or nullcontext():
         index = scan_tree(args.tree, progress=_advance(progress) if progress else None)
     if args.profile:
         spots, unmatched = profile_ranking(index, args.profile)
@@ -87,14 +88,6 @@ def _advance(progress):  # type: ignore[no-untyped-def]
             progress.update(task, completed=done, total=total)
 
     return update
-
-
-class _null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -39,8 +39,9 @@ def strip_comments(code: str) -> str:
     return _STRING.sub('""', _COMMENT.sub(" ", code))
 
 
-def identifiers(code: str) -> list[str]:
-    return list(dict.fromkeys(n for n in _IDENT.findall(strip_comments(code)) if n not in KEYWORDS))
+def identifiers(code: str, stripped: bool = False) -> list[str]:
+    clean = code if stripped else strip_comments(code)
+    return list(dict.fromkeys(n for n in _IDENT.findall(clean) if n not in KEYWORDS))
 
 
 def _builtin_patterns() -> tuple[frozenset[str], tuple[str, ...]]:
@@ -65,6 +66,8 @@ class DeclIndex:
     def __init__(self, unit_files: list[Path], files: dict[Path, SourceFile]) -> None:
         self.files = files
         self.rank = {p: i for i, p in enumerate(unit_files)}
+        # the unit's files by tree-relative path, as Decl.file names them: membership and order in O(1)
+        self.unit_rank = {files[p].rel: i for p, i in self.rank.items() if p in files}
         self.by_name: dict[str, list[Decl]] = {}
         self.parsed: set[Path] = set()
         for p in unit_files:
@@ -91,13 +94,10 @@ class DeclIndex:
         return list(self.by_name.get(name, [])), True
 
     def _in_unit(self, d: Decl) -> bool:
-        return any(p.as_posix().endswith("/" + d.file) or p.as_posix() == d.file for p in self.rank)
+        return d.file in self.unit_rank
 
     def order_key(self, d: Decl) -> tuple[int, int]:
-        for p, i in self.rank.items():
-            if p.as_posix().endswith("/" + d.file):
-                return i, d.start
-        return -1, d.start
+        return self.unit_rank.get(d.file, -1), d.start
 
 
 def choose(cands: list[Decl], kernel: Kernel) -> list[Decl]:
@@ -141,8 +141,8 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
         key, code, file, line = work.pop()
         clean = strip_comments(code)
         calls = set(_CALL.findall(clean))
-        own = declared_names(code)
-        for name in identifiers(code):
+        own = declared_names(clean, stripped=True)
+        for name in identifiers(clean, stripped=True):
             if name == kernel.name:
                 continue
             # a parameter or local of this item is not searched for across the whole tree
@@ -174,9 +174,10 @@ _DECLARED = re.compile(r"(\b[A-Za-z_][\w:<>]*|[*&])\s*[*&]*\s*\b([A-Za-z_]\w*)\s
 _NOT_TYPES = frozenset("return else case goto throw delete new sizeof typedef define".split())
 
 
-def declared_names(code: str) -> set[str]:
+def declared_names(code: str, stripped: bool = False) -> set[str]:
     """Names the code declares itself (parameters, locals, loop variables): `int i`, `const float* a`, `T sum = 0`."""
-    return {m.group(2) for m in _DECLARED.finditer(strip_comments(code)) if m.group(1) not in _NOT_TYPES} - KEYWORDS
+    clean = code if stripped else strip_comments(code)
+    return {m.group(2) for m in _DECLARED.finditer(clean) if m.group(1) not in _NOT_TYPES} - KEYWORDS
 
 
 def _is_local_call(name: str, code: str) -> bool:

@@ -166,10 +166,7 @@ def render(kernel: Kernel, kernel_text: str, items: list[Decl], external: list[s
         f"// translation unit: {unit}",
     ]
     if kernel.language != "opencl":
-        out += [line for line in external]
-    used = set()
-    for d in items:
-        used.update(d.text.split())
+        out += external
     flag_defs = [(k, v) for k, v in defines.items() if any(k in d.text for d in items) or k in kernel_text]
     if flag_defs:
         out.append("// s2s: values of -D flags from the compile command")

@@ -25,6 +25,7 @@ class Found:
     expr: str  # an expression in the scope where it was found
     where: str  # file:line
     scope: Scope
+    at: int = 0  # byte offset of the definition: names in it resolve in the scope as it stood there
 
 
 class Scope:
@@ -68,7 +69,7 @@ class Scope:
                 decl = node.child_by_field_name("declarator")
                 value = node.child_by_field_name("value")
                 if decl is not None and _declared(decl) == name and value is not None:
-                    hits.append((node.start_byte, Found(_value_text(value, decl), self._loc(node), self)))
+                    hits.append((node.start_byte, Found(_value_text(value, decl), self._loc(node), self, node.start_byte)))
             elif node.type == "declaration":
                 # `dim3 block(BLOCK_1D);` parses as a function declaration: read it as a constructor call
                 ctype = text(node.child_by_field_name("type"))
@@ -77,13 +78,13 @@ class Scope:
                     params = decl.child_by_field_name("parameters")
                     if decl.type == "function_declarator" and inner is not None and text(inner) == name and params is not None:
                         args = ", ".join(text(p) for p in params.named_children)
-                        hits.append((node.start_byte, Found(f"{ctype}({args})", self._loc(node), self)))
+                        hits.append((node.start_byte, Found(f"{ctype}({args})", self._loc(node), self, node.start_byte)))
             elif node.type == "assignment_expression":
                 left = node.child_by_field_name("left")
                 if text(left).strip() == name and text(node.child_by_field_name("operator")) in {"=", ""}:
                     right = node.child_by_field_name("right")
                     if right is not None:
-                        hits.append((node.start_byte, Found(text(right), self._loc(node), self)))
+                        hits.append((node.start_byte, Found(text(right), self._loc(node), self, node.start_byte)))
         return [f for _at, f in sorted(hits, key=lambda h: -h[0])]
 
     def parameter_index(self, name: str) -> int:
@@ -152,19 +153,19 @@ class Scope:
                 continue
             items = args.named_children
             if fn in _ALLOC and len(items) >= 2 and _mentions_address_of(items[0], var):
-                return Found(text(items[1]), self._loc(node), self)
+                return Found(text(items[1]), self._loc(node), self, node.start_byte)
             if fn == "clCreateBuffer" and len(items) >= 3 and _assigned_to(node) == var:
-                return Found(text(items[2]), self._loc(node), self)
+                return Found(text(items[2]), self._loc(node), self, node.start_byte)
             if fn in _HOST_ALLOC and _assigned_to(node) == var and items:
                 if fn == "calloc" and len(items) == 2:
-                    return Found(f"({text(items[0])})*({text(items[1])})", self._loc(node), self)
-                return Found(text(items[_HOST_ALLOC[fn] if _HOST_ALLOC[fn] >= 0 else 0]), self._loc(node), self)
+                    return Found(f"({text(items[0])})*({text(items[1])})", self._loc(node), self, node.start_byte)
+                return Found(text(items[_HOST_ALLOC[fn] if _HOST_ALLOC[fn] >= 0 else 0]), self._loc(node), self, node.start_byte)
         for node in self._nodes({"new_expression"}):
             if _assigned_to(node) == var:
                 size = node.child_by_field_name("declarator")
                 tname = text(node.child_by_field_name("type"))
                 if size is not None:
-                    return Found(f"({text(size).strip('[]')})*sizeof({tname})", self._loc(node), self)
+                    return Found(f"({text(size).strip('[]')})*sizeof({tname})", self._loc(node), self, node.start_byte)
         return None
 
     def cl_kernel_args(self, kernel_object: str) -> dict[int, tuple[str, str, str]]:

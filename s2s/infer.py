@@ -15,6 +15,7 @@ from .hostcode import Program, Scope
 from .manifest import FILL_IN, LaunchSpec, ParamSpec, StructSpec, SymbolSpec
 from .records import Kernel, LaunchSite, Param
 from .sources import SourceFile
+from .textsplit import split_top_level
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*(?://[^\n]*)?$", re.M)
 _INT_TYPES = {"int", "unsigned", "unsigned int", "long", "unsigned long", "size_t", "short", "char", "unsigned char",
@@ -88,7 +89,7 @@ class Values:
         if scope is not None:
             skipped: list[str] = []
             for found in scope.definitions(name):
-                sub = Scope(found.scope.source, found.scope.fn, _offset(found), self.program, found.scope.depth)
+                sub = Scope(found.scope.source, found.scope.fn, found.at, self.program, found.scope.depth)
                 value = self.number(found.expr, sub, trail, depth)
                 if value is not None:
                     later = f" (default; set at run time at {', '.join(skipped)})" if skipped else ""
@@ -126,14 +127,14 @@ class Values:
         expr = expr.lstrip("&").strip()
         m = re.fullmatch(r"dim3\s*\((.*)\)", expr, re.S)
         if m:
-            parts = _split_args(m.group(1))
+            parts = split_top_level(m.group(1))
             vals = [self.number(p, scope, trail, depth) for p in parts]
             if any(v is None for v in vals):
                 return None
             ints = [int(v) for v in vals if v is not None] + [1, 1, 1]
             return (ints[0], ints[1], ints[2])
         if expr.startswith("{"):
-            parts = _split_args(expr.strip("{}"))
+            parts = split_top_level(expr.strip("{}"))
             vals = [self.number(p, scope, trail, depth) for p in parts]
             if any(v is None for v in vals):
                 return None
@@ -143,36 +144,10 @@ class Values:
             found = scope.definition(expr)
             if found is not None and (found.expr.startswith("dim3") or found.expr.startswith("{")):
                 trail.add(f"{expr} = {found.expr} at {found.where}")
-                sub = Scope(found.scope.source, found.scope.fn, _offset(found), self.program, found.scope.depth)
+                sub = Scope(found.scope.source, found.scope.fn, found.at, self.program, found.scope.depth)
                 return self.dims(found.expr, sub, trail, depth + 1)
         v = self.number(expr, scope, trail, depth)
         return (int(v), 1, 1) if v is not None else None
-
-
-def _offset(found) -> int:  # type: ignore[no-untyped-def]
-    line = int(found.where.rsplit(":", 1)[1])
-    data = found.scope.source.data
-    pos = 0
-    for _ in range(line - 1):
-        pos = data.index(b"\n", pos) + 1
-    return pos
-
-
-def _split_args(s: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
 
 
 def collect_macros(files: list[SourceFile], defines: dict[str, str], where_flags: str) -> dict[str, tuple[str, str]]:
@@ -241,7 +216,7 @@ def elem_type(p: Param, template: dict[str, str]) -> str:
 
 def template_map(kernel: Kernel, targs: str) -> dict[str, str]:
     params = [re.findall(r"[A-Za-z_]\w*", t)[-1] for t in kernel.template_params if re.findall(r"[A-Za-z_]\w*", t)]
-    args = _split_args(targs) if targs else []
+    args = split_top_level(targs) if targs else []
     return dict(zip(params, args))
 
 
@@ -289,7 +264,7 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
         scope = program.scope_at(source, site.start_byte)
         if site.kind == "clEnqueueNDRangeKernel":
             call_text = source.data[site.start_byte:site.end_byte].decode("utf-8", "replace")
-            obj = _split_args(call_text[call_text.index("(") + 1 : call_text.rindex(")")])[1].strip()
+            obj = split_top_level(call_text[call_text.index("(") + 1 : call_text.rindex(")")])[1].strip()
             cl_args = scope.cl_kernel_args(obj)
             args = [cl_args.get(i, ("", "", ""))[1].lstrip("&").strip() for i in range(len(kernel.params))]
     where = f"launch at {site.file}:{site.line}" if site else "no launch site found"
@@ -392,7 +367,7 @@ def resolve_template_args(targs: str, scope: Scope, notes: list[str]) -> str:
     if not params or not any(re.search(rf"\b{re.escape(p)}\b", targs) for p in params):
         return targs
     for call_targs, where in scope.caller_template_args():
-        mapping = dict(zip(params, _split_args(call_targs)))
+        mapping = dict(zip(params, split_top_level(call_targs)))
         resolved = re.sub(r"[A-Za-z_]\w*", lambda m, mp=mapping: mp.get(m.group(0), m.group(0)), targs)  # type: ignore[misc]
         notes.append(f"template arguments <{targs}> of the launch resolved to <{resolved}> from the call at {where}")
         return resolved

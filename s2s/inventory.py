@@ -10,6 +10,7 @@ from .launch_macros import LaunchMacro
 from .parsing import captures, count_errors, first_error, parse, query, src, text
 from .records import Kernel, LaunchSite, Param, ParseProblem
 from .sources import SourceFile, language_of
+from .textsplit import split_top_level
 
 LOOP_TYPES = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
 SCOPE_TYPES = {"namespace_definition"}
@@ -231,9 +232,7 @@ class FileFacts:
 
     def _hip_kernel_name_launch(self, call: Node, args_text: str) -> LaunchSite | None:
         """hipLaunchKernelGGL(HIP_KERNEL_NAME(k<T, 4>), ...): the macro hides template commas; read the text."""
-        from .launch_macros import _split
-
-        parts = _split(args_text.strip()[1:-1])
+        parts = split_top_level(args_text.strip()[1:-1], angle=True)
         m = re.fullmatch(r"HIP_KERNEL_NAME\s*\((.*)\)", parts[0].strip(), re.S) if parts else None
         if m is None or len(parts) < 5:
             return None

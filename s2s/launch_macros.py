@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from .sources import SourceFile
+from .textsplit import split_top_level
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
 _CHEVRON = re.compile(r"([A-Za-z_]\w*)\s*(?:<[^<>]*>)?\s*<<<(.*?)>>>\s*\((.*?)\)", re.S)
@@ -38,9 +39,9 @@ def find_launch_macros(sources: list[SourceFile]) -> dict[str, LaunchMacro]:
             if ch.group(1) not in params:
                 continue
             config = []
-            for part in _split(ch.group(2)):
+            for part in split_top_level(ch.group(2), angle=True):
                 config.append(f"#{params.index(part)}" if part in params else part)
-            call_args = _split(ch.group(3))
+            call_args = split_top_level(ch.group(3), angle=True)
             first = next((params.index(a) for a in call_args if a in params), -1)
             if first < 0 and "__VA_ARGS__" in call_args and params and params[-1] == "...":
                 first = len(params) - 1
@@ -48,20 +49,3 @@ def find_launch_macros(sources: list[SourceFile]) -> dict[str, LaunchMacro]:
             out[m.group(1).decode()] = LaunchMacro(m.group(1).decode(), params.index(ch.group(1)), tuple(config),
                                                    first, f"{source.rel}:{line}")
     return out
-
-
-def _split(text: str) -> list[str]:
-    parts, depth, cur = [], 0, ""
-    for c in text:
-        if c in "([{<":
-            depth += 1
-        elif c in ")]}>":
-            depth -= 1
-        if c == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += c
-    if cur.strip():
-        parts.append(cur.strip())
-    return parts

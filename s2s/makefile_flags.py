@@ -8,7 +8,6 @@ flags from the Makefiles next to the unit and above it, expanding simple variabl
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 
 from .compdb import CompileCommand
@@ -65,5 +64,3 @@ def makefile_command(unit: Path, tree: Path) -> tuple[CompileCommand | None, str
             return None, ""
         d = d.parent
 
-
-__all__ = ["makefile_command", "shlex"]

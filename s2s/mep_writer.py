@@ -60,8 +60,6 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
     defines = dict(ex.defines)
     flag_where = "compile_commands.json"
     site = ex.launches[0] if ex.launches else None
-    if site is not None and ex.compile is None:
-        pass
     host_defines = _host_defines(site.file if site else "", tree, ex)
     defines = {**host_defines, **defines}
     macros = collect_macros(list(files.values()), defines, flag_where)
@@ -103,7 +101,7 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
     write_extraction(ex, out)
     rtol, tol_note = reduction_tolerance(kernel_text, inferred.params, inferred.launch)
     manifest = Manifest(
-        kernel=ex.kernel.qualified, backend=ex.kernel.language, kernel_file=(out / "x").with_name(_kernel_name(ex)).name,
+        kernel=ex.kernel.qualified, backend=ex.kernel.language, kernel_file=_kernel_name(ex),
         origin={"tree": str(tree), "file": ex.kernel.file, "line": ex.kernel.line, "start_byte": ex.kernel.start_byte,
                 "end_byte": ex.kernel.end_byte, "sha256": ex.kernel.sha256, "unit": ex.unit, "closure": ex.mode,
                 "compile_command": ex.compile.command_text if ex.compile else "",

@@ -8,22 +8,16 @@ from __future__ import annotations
 
 import re
 
-from .repair import RENAMES
+from .repair import RENAMES, rename_removed_apis, sync_shuffles
 
-_UNSYNCED = re.compile(r"\b(__shfl_down|__shfl_up|__shfl_xor|__shfl|__any|__all|__ballot)\s*\(")
 _TEXREF = re.compile(r"\btexture\s*<[^>]*>\s*\w+")
 
 
 def modernize(text: str) -> tuple[str, list[str]]:
-    notes: list[str] = []
-    out = text
-    for old, new in RENAMES.items():
-        if re.search(rf"\b{old}\b", out):
-            out = re.sub(rf"\b{old}\b", new, out)
-            notes.append(f"{old} was removed from CUDA; replaced by {new}")
-    if _UNSYNCED.search(out):
-        names = sorted(set(_UNSYNCED.findall(out)))
-        out = _UNSYNCED.sub(lambda m: f"{m.group(1)}_sync(0xffffffffu, ", out)
+    out, renamed = rename_removed_apis(text)
+    notes = [f"{old} was removed from CUDA; replaced by {RENAMES[old]}" for old in renamed]
+    out, names = sync_shuffles(out)
+    if names:
         notes.append(f"{', '.join(names)} without a mask no longer exist for sm_70+; rewritten as *_sync(0xffffffffu, ...) "
                      "(all lanes: correct where the whole warp takes part, as the original assumed)")
     for m in _TEXREF.finditer(out):

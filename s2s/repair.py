@@ -34,19 +34,35 @@ def _undefined(log: str) -> list[str]:
     return [next(g for g in m.groups() if g) for m in _UNDEFINED.finditer(log) if any(m.groups())]
 
 
-def fix_removed_apis(source: str, log: str) -> str | None:
-    out = source
+_UNSYNCED = re.compile(r"\b(__shfl_down|__shfl_up|__shfl_xor|__shfl|__any|__all|__ballot)\s*\(")
+
+
+def rename_removed_apis(source: str) -> tuple[str, list[str]]:
+    """Removed runtime APIs replaced by their successors; also the names that were replaced."""
+    out, renamed = source, []
     for old, new in RENAMES.items():
-        out = re.sub(rf"\b{old}\b", new, out)
-    return out if out != source else None
+        if re.search(rf"\b{old}\b", out):
+            out = re.sub(rf"\b{old}\b", new, out)
+            renamed.append(old)
+    return out, renamed
+
+
+def sync_shuffles(source: str) -> tuple[str, list[str]]:
+    """Warp intrinsics without a mask (gone for sm_70+) as their *_sync forms over the whole warp."""
+    names = sorted(set(_UNSYNCED.findall(source)))
+    return _UNSYNCED.sub(lambda m: f"{m.group(1)}_sync(0xffffffffu, ", source), names
+
+
+def fix_removed_apis(source: str, log: str) -> str | None:
+    out, renamed = rename_removed_apis(source)
+    return out if renamed else None
 
 
 def fix_unsynced_shuffles(source: str, log: str) -> str | None:
     if not any(s in log for s in SHUFFLES):
         return None
-    out = re.sub(r"\b(__shfl_down|__shfl_up|__shfl_xor|__shfl)\s*\(", r"\1_sync(0xffffffffu, ", source)
-    out = re.sub(r"\b(__any|__all|__ballot)\s*\(", r"\1_sync(0xffffffffu, ", out)
-    return out if out != source else None
+    out, names = sync_shuffles(source)
+    return out if names else None
 
 
 def fix_missing_includes(source: str, log: str) -> str | None:
