@@ -265,6 +265,13 @@ class CudaBackend(Backend):
     def _support_files(self, mep_dir: Path) -> list[Path]:
         return []
 
+    def run(self, build: BuildResult, *, time: bool = True, sanitize: bool = False) -> Measurement:
+        m = super().run(build, time=time, sanitize=sanitize)
+        if any(e in msg for msg in m.messages for e in ("cudaErrorInsufficientDriver", "cudaErrorNoDevice")):
+            m = m.with_messages("hint: this machine has no usable NVIDIA GPU or driver; the MEP builds here, run it on a GPU "
+                                "machine (its README has the one command)")
+        return m
+
     # -- build ----
     def build(self, target: Target) -> BuildResult:
         m = target.manifest
