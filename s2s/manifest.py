@@ -15,6 +15,8 @@ from .errors import UserError
 
 FILL_IN = "FILL-IN"
 ROLES = ("in", "out", "inout", "scalar")
+DEFAULT_RTOL = 1e-3  # [check] rtol when mep.toml does not say
+DEFAULT_ATOL = 1e-4  # [check] atol, scaled by the largest magnitude in the reference output
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,9 @@ class ParamSpec:
     source: str = ""  # provenance: "launch src/main.cu:88 arg d_A; cudaMalloc at src/main.cu:61"
     hint: str = ""
     space: str = ""  # OpenCL address space of pointers: global | local | constant
+    rtol: float | None = None  # this output's tolerances; None: [check]'s
+    atol: float | None = None
+    tol_from: str = ""  # provenance of rtol/atol when s2s chose them
 
 
 @dataclass(frozen=True)
@@ -72,8 +77,8 @@ class Manifest:
     symbols: list[SymbolSpec] = field(default_factory=list)
     structs: list[StructSpec] = field(default_factory=list)
     sizes: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {value, from}
-    rtol: float = 1e-3
-    atol: float = 1e-4  # scaled by the largest magnitude in the reference output
+    rtol: float = DEFAULT_RTOL  # every output's, unless its [[params]] entry has its own
+    atol: float = DEFAULT_ATOL
     input_sets: int = 3
     seed: int = 1234
     repetitions: int = 30
@@ -84,6 +89,10 @@ class Manifest:
     # data of a real run (`s2s capture`): {index: "capture/index.json", from, sets: [launch ordinals replayed], ...};
     # empty for an MEP with random inputs only
     capture: dict[str, Any] = field(default_factory=dict)
+
+    def tolerance(self, p: ParamSpec) -> tuple[float, float]:
+        """(rtol, atol) that output `p` is checked with: its own where given, else [check]'s."""
+        return (self.rtol if p.rtol is None else p.rtol), (self.atol if p.atol is None else p.atol)
 
     # -- checks ---------------------------------------------------------------------------------
     def unfilled(self) -> list[str]:
@@ -117,10 +126,13 @@ class Manifest:
                             file=str(path), line=_line_of(path, "block"))
 
 
-def _line_of(path: Path, needle: str) -> int | None:
+def _line_of(path: Path, needle: str, after: str = "") -> int | None:
+    """The first line holding `needle` (at or after the first line holding `after`, where given)."""
     try:
+        seen = not after
         for i, line in enumerate(path.read_text().splitlines(), 1):
-            if needle in line:
+            seen = seen or after in line
+            if seen and needle in line:
                 return i
     except OSError:
         return None
@@ -162,7 +174,7 @@ def dumps(m: Manifest) -> str:
     if m.sizes:
         lines += ["[sizes]"] + [f"{_key(k)} = {_toml_value(v)}" for k, v in m.sizes.items()] + [""]
     for p in m.params:
-        lines += _table("[params]", asdict(p)) + [""]
+        lines += _table("[params]", _param_entry(p)) + [""]
     for s in m.symbols:
         lines += _table("[symbols]", asdict(s)) + [""]
     for st in m.structs:
@@ -172,6 +184,14 @@ def dumps(m: Manifest) -> str:
     if m.notes:
         lines += ["[notes]", f"lines = {_toml_value(m.notes)}", ""]
     return "\n".join(lines)
+
+
+def _param_entry(p: ParamSpec) -> dict[str, Any]:
+    """A [[params]] entry; rtol, atol (None: [check]'s) and their provenance only where set."""
+    d = asdict(p)
+    if not p.tol_from:
+        del d["tol_from"]
+    return d
 
 
 def save(m: Manifest, mep_dir: Path) -> Path:
@@ -203,7 +223,7 @@ def load(mep_dir: Path) -> Manifest:
             symbols=[SymbolSpec(**s) for s in raw.get("symbols", [])],
             structs=[StructSpec(name=s["name"], fields=tuple(tuple(f) for f in s["fields"])) for s in raw.get("structs", [])],  # type: ignore[misc]
             sizes=raw.get("sizes", {}), macros=list(raw.get("macros", [])),
-            rtol=raw.get("check", {}).get("rtol", 1e-3), atol=raw.get("check", {}).get("atol", 1e-4),
+            rtol=raw.get("check", {}).get("rtol", DEFAULT_RTOL), atol=raw.get("check", {}).get("atol", DEFAULT_ATOL),
             input_sets=raw.get("check", {}).get("input_sets", 3), seed=raw.get("check", {}).get("seed", 1234),
             repetitions=raw.get("timing", {}).get("repetitions", 30), warmup=raw.get("timing", {}).get("warmup", 3),
             timeout_s=raw.get("timing", {}).get("timeout_s", 120.0), notes=raw.get("notes", {}).get("lines", []),

@@ -15,12 +15,13 @@ import subprocess
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import UserError
-from ..manifest import FILL_IN, LaunchSpec, Manifest
+from ..manifest import FILL_IN, LaunchSpec, Manifest, ParamSpec
 from ..measure import (
     COMPILE_FAILED,
     PHASE_PREFIX,
@@ -252,8 +253,8 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
     """One UserError naming the first bad entry. Manifest.unfilled() must already be empty."""
     from ..manifest import _line_of
 
-    def bad(entry: str, msg: str, needle: str, hint: str | None = None) -> None:
-        raise UserError(f"{entry}: {msg}", file=str(path), line=_line_of(path, needle), hint=hint)
+    def bad(entry: str, msg: str, needle: str, after: str = "", hint: str | None = None) -> None:
+        raise UserError(f"{entry}: {msg}", file=str(path), line=_line_of(path, needle, after), hint=hint)
 
     if not m.kernel.strip():
         bad("kernel", "empty kernel name", "kernel =")
@@ -269,6 +270,7 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
         if p.name in names:
             bad(f"params.{p.name}", "the name appears twice", f'"{p.name}"')
         names.add(p.name)
+        _check_tolerances(p, bad)
         if p.role == "scalar":
             if isinstance(p.value, bool) or isinstance(p.value, (int, float)):
                 continue
@@ -305,6 +307,23 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
         bad("timing.timeout_s", f"{m.timeout_s!r} must be positive", "timeout_s")
     if m.rtol < 0 or m.atol < 0:
         bad("check.rtol", "tolerances must not be negative", "rtol")
+
+
+def _check_tolerances(p: ParamSpec, bad: Callable[..., None]) -> None:
+    """A buffer's own rtol/atol: numbers >= 0, on an output (inputs are checked unchanged, scalars not at all)."""
+    for key in ("rtol", "atol"):
+        v = getattr(p, key)
+        if v is None:
+            continue
+        entry, needle, after = f"params.{p.name}.{key}", f"{key} =", f'name = "{p.name}"'
+        if p.role not in ("out", "inout"):
+            bad(entry, f"a parameter of role {p.role} is not compared to a tolerance", needle, after,
+                hint="remove it, or set it on an out or inout buffer")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+            bad(entry, f"{v!r} is not a number", needle, after)
+        if v < 0:
+            bad(entry, f"{v!r} is negative", needle, after,
+                hint=f"an error bound >= 0; without one the output is held to [check] {key}")
 
 
 # -- source scanning shared by the C-family backends -------------------------------------------------
