@@ -79,6 +79,7 @@ class LaunchChange:
       threads-for-elements  1-D grid = ceil(g.x * g.y * g.z / block.x)
       tile-coarse     grid = ceil(g / per_item) in x and y, ceil(g.z / block.z) in z: each block covers a
                       per_item x per_item tile of the old threads with fewer threads (each computes several)
+      coarsen-x|y|z   grid along that axis = ceil(ceil(g / per_item) / block): each thread computes per_item points
     """
 
     block: tuple[int, int, int] | None
@@ -98,12 +99,18 @@ class LaunchChange:
             return (grid[1], grid[0], grid[2]), (block[1], block[0], block[2])
         if self.grid_from == "threads-for-elements":
             return (_ceil(g[0] * g[1] * g[2], new[0]), 1, 1), new
+        if self.grid_from in {"coarsen-x", "coarsen-y", "coarsen-z"}:
+            d = "xyz".index(self.grid_from[-1])
+            out = list(grid)
+            out[d] = _ceil(_ceil(g[d], self.per_item), new[d])
+            return (out[0], out[1], out[2]), new
         if self.grid_from == "tile-coarse":
             return (_ceil(g[0], self.per_item), _ceil(g[1], self.per_item), _ceil(g[2], new[2])), new
         raise ValueError(f"unknown launch rule '{self.grid_from}'")
 
 
-LAUNCH_RULES = ("same", "same-coverage", "tile", "rows-per-warp", "swap-xy", "threads-for-elements", "tile-coarse")
+LAUNCH_RULES = ("same", "same-coverage", "tile", "rows-per-warp", "swap-xy", "threads-for-elements", "tile-coarse",
+                "coarsen-x", "coarsen-y", "coarsen-z")
 
 
 def _ceil(a: int, b: int) -> int:

@@ -29,6 +29,8 @@ BUILTIN: dict[str, str] = {
     "smem-allpairs": "SmemAllpairs",
     "smem-tiling": "SmemTiling",
     "smem-transpose": "SmemTranspose",
+    "struct-wide-io": "StructWideIo",
+    "thread-coarsen": "ThreadCoarsen",
     "vector-loads": "VectorLoads",
     "warp-reduce-atomics": "WarpReduceAtomics",
     "warp-rows": "WarpRows",
