@@ -31,7 +31,13 @@ def _ratios(m: Manifest, grid: tuple[int, ...], block: tuple[int, ...]) -> tuple
     ratios = []
     for d in range(3):
         r = Fraction(new[d], old[d]) if old[d] else Fraction(1)
-        ratios.append(Fraction(1) if abs(float(r) - 1) < 0.05 else Fraction(round(float(r))) if float(r) >= 1 else r)
+        if abs(float(r) - 1) < 0.05:
+            r = Fraction(1)
+        elif float(r) >= 1:
+            r = Fraction(round(float(r)))
+        elif abs(float(r) * round(1 / float(r)) - 1) < 0.05:  # 1/F of a coarsening, seen through the MEP's rounding
+            r = Fraction(1, round(1 / float(r)))
+        ratios.append(r)
     return ratios, swapped
 
 
@@ -55,7 +61,7 @@ def _cuda_config(grid_c: list[str], block_c: list[str], ratios: list[Fraction], 
         threads = f"({grid_c[d]}) * ({block_c[d]})"
         r = ratios[d]
         if r != 1:
-            threads = f"{threads} * {r.numerator}" + (f" / {r.denominator}" if r.denominator != 1 else "")
+            threads = f"{threads} * {r.numerator}" if r.denominator == 1 else f"({threads} * {r.numerator} + {r.denominator - 1}) / {r.denominator}"
         dims.append(f"({threads} + {block[d] - 1}) / {block[d]}" if block[d] > 1 else threads)
     return f"dim3({', '.join(dims)})", f"dim3({block[0]}, {block[1]}, {block[2]})"
 
@@ -152,7 +158,7 @@ def _opencl_site(cur: bytes, call, site, ratios: list[Fraction], block: tuple[in
         threads = f"({old_global})[{d}]"
         r = ratios[d]
         if r != 1:
-            threads = f"{threads} * {r.numerator}" + (f" / {r.denominator}" if r.denominator != 1 else "")
+            threads = f"{threads} * {r.numerator}" if r.denominator == 1 else f"({threads} * {r.numerator} + {r.denominator - 1}) / {r.denominator}"
         glob.append(f"(({threads}) + {block[d] - 1}) / {block[d]} * {block[d]}" if block[d] > 1 else threads)
     line_start = cur.rfind(b"\n", 0, stmt.start_byte) + 1
     indent = cur[line_start:stmt.start_byte].decode()

@@ -38,8 +38,10 @@ class Plan:
 
 
 def choose_variant(mep_dir: Path, variant: str) -> tuple[str, dict[str, object]]:
-    """(variant id, its history row as JSON) for `best` or an id; refuse unverified variants."""
+    """(variant id, its history row as JSON) for `best` or an id; refuse unverified variants, and (when the MEP
+    holds the application's captured data) variants that failed on it or were not checked on it."""
     from .history import History
+    from .verify_captured import refusal
 
     db = mep_dir / "history.sqlite"
     if not db.is_file():
@@ -55,6 +57,9 @@ def choose_variant(mep_dir: Path, variant: str) -> tuple[str, dict[str, object]]
     if row.status != "ok":
         raise UserError(f"variant {row.id} failed verification ({row.status}); only verified variants are reintegrated",
                         file=str(mep_dir))
+    why = refusal(row, load(mep_dir), mep_dir)
+    if why:
+        raise UserError(why[0], file=str(mep_dir), hint=why[1])
     return row.id, {"origin": row.origin, "speedup": row.speedup}
 
 
@@ -66,13 +71,24 @@ def _kernel_span(data: bytes, dialect: str, name: str) -> tuple[int, int] | None
     return None
 
 
-def _top_level_functions(data: bytes, dialect: str) -> list[tuple[str, bytes]]:
+_ITEMS = {"function_definition", "template_declaration", "struct_specifier", "class_specifier", "type_definition", "declaration"}
+
+
+def _top_level_items(data: bytes, dialect: str) -> list[tuple[str, bytes]]:
+    """(head, text) of each top-level definition or declaration: functions, templates, structures, typedefs,
+    variables; a comment right before an item goes with it, and a structure keeps its `;`."""
     tree = parse(data, dialect)
     out = []
-    for node in tree.root_node.named_children:
-        fn = node.named_children[-1] if node.type == "template_declaration" and node.named_children else node
-        if fn.type == "function_definition":
-            out.append((data[node.start_byte:node.end_byte].decode("utf-8", "replace").split("(")[0], data[node.start_byte:node.end_byte]))
+    kids = tree.root_node.children
+    for i, node in enumerate(kids):
+        if node.type not in _ITEMS:
+            continue
+        start, end = node.start_byte, node.end_byte
+        if i > 0 and kids[i - 1].type == "comment" and data.count(b"\n", kids[i - 1].end_byte, start) <= 1:
+            start = kids[i - 1].start_byte
+        if i + 1 < len(kids) and kids[i + 1].type == ";":
+            end = kids[i + 1].end_byte
+        out.append((data[node.start_byte:node.end_byte].decode("utf-8", "replace").split("(")[0], data[start:end]))
     return out
 
 
@@ -120,9 +136,9 @@ def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force:
         raise UserError(f"variant {vid} does not define {m.kernel}", file=str(vdir / m.kernel_file))
     new_kernel = var_src[span[0]:span[1]]
     path, data, start, end, notes = locate_original(m, root, force)
-    ref_funcs = {body for _n, body in _top_level_functions(ref_src, dialect)}
-    orig_funcs = {body for _n, body in _top_level_functions(data, dialect)}
-    helpers = [body for head, body in _top_level_functions(var_src, dialect)
+    ref_funcs = {body for _n, body in _top_level_items(ref_src, dialect)}
+    orig_funcs = {body for _n, body in _top_level_items(data, dialect)}
+    helpers = [body for head, body in _top_level_items(var_src, dialect)
                if body not in ref_funcs and body not in orig_funcs and name not in head.split()[-1:]]
     insert = b"".join(h + b"\n\n" for h in helpers)
     new_data = data[:start] + insert + new_kernel + data[end:]
@@ -130,10 +146,12 @@ def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force:
         new_data += b"\n"
     files = {path: (data, new_data)}
     p = Plan(files=files, root=root, notes=notes + [f"{m.kernel}: variant {vid} ({_row['origin']}, {_row['speedup']:.2f}x)"])
-    if m.rtol > 1e-3 and any("rtol widened" in n for n in m.notes):
-        p.notes.append(f"warning: {m.kernel} sums floats with atomics; the winner was held to rtol {m.rtol:g} on the MEP's "
-                       "inputs, and on larger values its (better-ordered) sum can differ from the original's by more: "
-                       "check the application's results with --test-cmd, or capture real data (s2s capture)")
+    for q in m.params:
+        if q.tol_from and q.rtol is not None and q.rtol > m.rtol:  # widened by s2s (mep_writer.reduction_tolerance)
+            p.notes.append(f"warning: {m.kernel} sums floats into {q.name} with atomics; the winner was held to rtol {q.rtol:g} "
+                           f"there on the MEP's inputs, and on larger values its (better-ordered) sum can differ from the "
+                           "original's by more: check the application's results with --test-cmd, or capture real data "
+                           "(s2s capture)")
     launch = json.loads((vdir / "variant.json").read_text()) if (vdir / "variant.json").is_file() else {}
     if "block" in launch and (tuple(launch["block"]) != tuple(m.launch.block) or tuple(launch["grid"]) != tuple(m.launch.grid)):
         from .launch_sites import apply_launch_change

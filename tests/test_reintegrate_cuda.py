@@ -1,0 +1,80 @@
+"""Reintegrating CUDA winners whose passes add helper types and change the launch: the diff holds the
+helpers once, the launch site covers the application's own sizes, and the whole application compiles."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES, needs_nvcc
+
+from s2s.candidate import Candidate, LaunchOverride
+from s2s.edits import LaunchChange
+from s2s.history import History
+from s2s.manifest import load
+from s2s.mep_writer import make_mep
+from s2s.optimize import write_variant
+from s2s.passes_registry import Applied, build_pipeline, run_pass
+from s2s.reintegrate import apply_in_place, plan
+
+
+def _plant(mep: Path, pipeline: str, speedup: float) -> str:
+    """The pipeline's rewrite of the MEP's kernel, recorded as a verified winner (as `s2s optimize` records one)."""
+    m = load(mep)
+    text = (mep / m.kernel_file).read_bytes()
+    grid, block = tuple(m.launch.grid), tuple(m.launch.block)
+    for p in build_pipeline(pipeline):
+        out = run_pass(p, text, "cuda", m.kernel)
+        assert isinstance(out, Applied), out
+        text = out.text
+        if out.launch is not None:
+            grid, block = out.launch.resolve(grid, block)  # type: ignore[arg-type]
+    cand = Candidate(text, f"pass:{pipeline}", None, LaunchOverride(grid, block, m.launch.shared_mem))  # type: ignore[arg-type]
+    write_variant(mep, m.kernel_file, cand)
+    hist = History(mep / "history.sqlite")
+    hist.add(cand.id, 1, cand.origin, None, cand.source_sha, cand.launch.as_dict() if cand.launch else None)
+    hist.finish(cand.id, "ok", {"speedup": speedup, "verdict": "ok"})
+    hist.close()
+    return cand.id
+
+
+def test_coarsen_rule_covers_every_point() -> None:
+    rule = LaunchChange(None, "coarsen-z", per_item=8)
+    assert rule.resolve((8, 64, 250), (32, 4, 1)) == ((8, 64, 32), (32, 4, 1))  # 32 x 8 = 256 >= 250
+    assert rule.resolve((4, 4, 3), (8, 8, 3)) == ((4, 4, 1), (8, 8, 3))  # ceil(ceil(9 / 8) / 3) = 1
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("reint-cuda")
+    root = base / "heat3d_cuda"
+    shutil.copytree(SAMPLES / "heat3d_cuda", root, ignore=shutil.ignore_patterns("build", "heat3d"))
+    return root
+
+
+@needs_nvcc
+def test_coarsened_stencil_and_wide_particles_reintegrate_and_compile(tree: Path, tmp_path: Path) -> None:
+    stencil, parts = tmp_path / "mep-stencil7", tmp_path / "mep-particles"
+    make_mep(str(tree), "stencil7", str(stencil))
+    make_mep(str(tree), "particles_step", str(parts))
+    _plant(stencil, "restrict-const,launch-config{block=32x8},thread-coarsen{axis=z factor=8}", 1.5)
+    _plant(parts, "struct-wide-io", 1.3)
+
+    p = plan(stencil, "best", str(tree))
+    main = next(new for path, (_old, new) in p.files.items() if path.name == "main.cu").decode()
+    # the site's own grid and block, coarsened by 8 along z with a ceiling, then divided by the new block
+    assert "stencil7<<<dim3(((grid.x) * (block.x) + 31) / 32, ((grid.y) * (block.y) + 7) / 8, " \
+           "((grid.z) * (block.z) * 1 + 7) / 8), dim3(32, 8, 1)>>>" in main
+    apply_in_place(p, None, None)
+
+    q = plan(parts, "best", str(tree))
+    (path, (_old, new)), = q.files.items()
+    assert path.name == "kernels_particles.cu"
+    assert new.count(b"struct s2s_wide_io {") == 1 and b"s2s_wide_io<Particle>::load(parts + (idx))" in new
+    apply_in_place(q, None, None)
+    again = plan(parts, "best", str(tree), force=True)  # a second time: the helpers are there already
+    assert all(n.count(b"struct s2s_wide_io {") == 1 for _o, n in again.files.values())
+
+    proc = subprocess.run(["make", "-s", "-j2", "NX=40", "NY=24", "NZ=20"], cwd=tree, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
