@@ -54,11 +54,13 @@ class OutputCheck:
     unwritten: int = 0  # elements the reference wrote and the variant left at the poison value (worst input set)
     first_bad: int | None = None  # first failing element index
     message: str = ""
+    rtol: float | None = None  # the tolerances it was held to (None: an input, held unchanged; or an older record)
+    atol: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "role": self.role, "ok": self.ok, "max_abs_err": self.max_abs_err,
                 "max_rel_err": self.max_rel_err, "unwritten": self.unwritten, "first_bad": self.first_bad,
-                "message": self.message}
+                "rtol": self.rtol, "atol": self.atol, "message": self.message}
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> OutputCheck:
@@ -66,7 +68,9 @@ class OutputCheck:
         return OutputCheck(name=str(d.get("name", "?")), ok=bool(d.get("ok", False)), role=str(d.get("role", "out")),
                            max_abs_err=_num(d.get("max_abs_err")), max_rel_err=_num(d.get("max_rel_err")),
                            unwritten=int(d.get("unwritten", 0) or 0),
-                           first_bad=None if fb is None or int(fb) < 0 else int(fb), message=str(d.get("message", "")))
+                           first_bad=None if fb is None or int(fb) < 0 else int(fb), message=str(d.get("message", "")),
+                           rtol=None if d.get("rtol") is None else _num(d["rtol"]),
+                           atol=None if d.get("atol") is None else _num(d["atol"]))
 
 
 @dataclass(frozen=True)

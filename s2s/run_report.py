@@ -45,6 +45,11 @@ def _timing(t: Timing | None) -> str:
             f"{t.samples} samples{batch})")
 
 
+def _tol(v: float | None) -> str:
+    """A tolerance cell; None: an input (held unchanged), or a record older than per-output tolerances."""
+    return "-" if v is None else f"{v:g}"
+
+
 def print_measurement(m: Measurement, console: Console) -> None:
     colour = "green" if m.ok else "red"
     t = Table(title=f"{m.kernel}: {('variant ' + m.variant) if m.variant else 'the reference against itself'}",
@@ -62,11 +67,11 @@ def print_measurement(m: Measurement, console: Console) -> None:
     console.print(t)
     if m.outputs:
         o = Table(show_header=True, box=None, padding=(0, 2))
-        for col in ("buffer", "role", "check", "max abs err", "max rel err", "unwritten"):
+        for col in ("buffer", "role", "check", "max abs err", "max rel err", "rtol", "atol", "unwritten"):
             o.add_column(col)
         for c in m.outputs:
             o.add_row(c.name, c.role, "[green]ok[/]" if c.ok else "[red]FAIL[/]", f"{c.max_abs_err:.3g}", f"{c.max_rel_err:.3g}",
-                      str(c.unwritten))
+                      _tol(c.rtol), _tol(c.atol), str(c.unwritten))
         console.print(o)
         for c in m.outputs:
             if c.message:

@@ -28,7 +28,8 @@ struct Options {
     bool time = true, check = true, post_check = true;
     int input_sets = 3, reps = 30, warmup = 3;
     unsigned long long seed = 1234;
-    double rtol = 1e-3, atol = 1e-4;
+    double rtol = 1e-3, atol = 1e-4;  // [check]'s; each buffer has its own (BufSpec) unless --rtol/--atol is given
+    bool has_rtol = false, has_atol = false;
     dim3 var_grid, var_block;  // the variant's launch, where given (else the reference's)
     size_t var_shmem = 0;
     bool has_grid = false, has_block = false, has_shmem = false;
@@ -162,6 +163,7 @@ struct Check {
     double max_abs = 0.0, max_rel = 0.0;
     long long unwritten = 0, first_bad = -1;
     std::string message;
+    double rtol = 0.0, atol = 0.0;  // what the buffer was held to (an input is held unchanged: no tolerance)
     void fail(const std::string& m, long long at) {
         if (ok) { message = m; first_bad = at; }
         ok = false;
@@ -170,6 +172,8 @@ struct Check {
         return "{\"name\":" + jstr(name) + ",\"role\":" + jstr(role) + ",\"ok\":" + (ok ? "true" : "false") +
                ",\"max_abs_err\":" + jnum(max_abs) + ",\"max_rel_err\":" + jnum(max_rel) +
                ",\"unwritten\":" + std::to_string(unwritten) + ",\"first_bad\":" + std::to_string(first_bad) +
+               ",\"rtol\":" + (role == "in" ? std::string("null") : jnum(rtol)) +
+               ",\"atol\":" + (role == "in" ? std::string("null") : jnum(atol)) +
                ",\"message\":" + jstr(message) + "}";
     }
 };
@@ -372,7 +376,7 @@ inline void usage(const char* prog) {
             "  --seed N             first seed\n"
             "  --reps N             timed repetitions of each kernel\n"
             "  --warmup N           warm-up launches of each kernel\n"
-            "  --rtol X --atol X    tolerances\n"
+            "  --rtol X --atol X    tolerances of every output (default: each output's from mep.toml)\n"
             "  --var-grid X,Y,Z     the variant's grid (blocks); default: the reference's\n"
             "  --var-block X,Y,Z    the variant's block\n"
             "  --var-shmem N        the variant's dynamic shared memory in bytes\n"
@@ -396,8 +400,8 @@ inline bool parse_args(int argc, char** argv, Options& o, std::string& err) {
         else if (a == "--seed") { if (!(v = need("--seed"))) return false; o.seed = strtoull(v, nullptr, 10); }
         else if (a == "--reps") { if (!(v = need("--reps"))) return false; o.reps = atoi(v); }
         else if (a == "--warmup") { if (!(v = need("--warmup"))) return false; o.warmup = atoi(v); }
-        else if (a == "--rtol") { if (!(v = need("--rtol"))) return false; o.rtol = atof(v); }
-        else if (a == "--atol") { if (!(v = need("--atol"))) return false; o.atol = atof(v); }
+        else if (a == "--rtol") { if (!(v = need("--rtol"))) return false; o.rtol = atof(v); o.has_rtol = true; }
+        else if (a == "--atol") { if (!(v = need("--atol"))) return false; o.atol = atof(v); o.has_atol = true; }
         else if (a == "--var-grid") { if (!(v = need("--var-grid")) || !parse_dim3(v, o.var_grid)) { err = "bad --var-grid"; return false; } o.has_grid = true; }
         else if (a == "--var-block") { if (!(v = need("--var-block")) || !parse_dim3(v, o.var_block)) { err = "bad --var-block"; return false; } o.has_block = true; }
         else if (a == "--var-shmem") { if (!(v = need("--var-shmem"))) return false; o.var_shmem = (size_t)strtoull(v, nullptr, 10); o.has_shmem = true; }
@@ -461,6 +465,7 @@ template <class V, class Set> StructArg<V, Set> struct_arg(unsigned long long se
 struct BufSpec {
     const char* name; const char* role; size_t count; size_t esz;
     int fill; double lo, hi; FillFn fill_fn; CmpFn cmp;
+    double rtol, atol;  // this output's tolerances (mep.toml: its own, else [check]'s)
 };
 struct SymSpec {
     const char* name; size_t count, esz; FillFn fill_fn; SymCopyFn ref_copy, var_copy;
@@ -611,10 +616,16 @@ struct Run {
             arm_guards(b);
             if (!b.is("out")) b.init.resize(b.bytes);
             checks.push_back(Check{b.spec->name, b.spec->role});
+            checks.back().rtol = rtol_of(b);
+            checks.back().atol = atol_of(b);
         }
         sym_host.resize(spec.syms.size());
         for (size_t j = 0; j < spec.syms.size(); ++j) sym_host[j].resize(spec.syms[j].count * spec.syms[j].esz);
     }
+
+    // --rtol/--atol on the command line hold every output to them
+    double rtol_of(const Buffer& b) const { return o.has_rtol ? o.rtol : b.spec->rtol; }
+    double atol_of(const Buffer& b) const { return o.has_atol ? o.atol : b.spec->atol; }
 
     Check& check_of(const Buffer& b) {
         for (Check& c : checks) if (c.name == b.spec->name) return c;
@@ -738,7 +749,7 @@ struct Run {
             if (!b.bytes) continue;
             download(got, b);
             Check c{b.spec->name, b.spec->role};
-            b.spec->cmp(c, "", cd.after[i].data(), got.data(), b.spec->count, false, o.rtol, o.atol);
+            b.spec->cmp(c, "", cd.after[i].data(), got.data(), b.spec->count, false, rtol_of(b), atol_of(b));
             if (!c.ok) {
                 std::string m = c.message;
                 for (const char* w : {"reference ", "variant "}) {
@@ -802,7 +813,7 @@ struct Run {
                     }
                 }
             } else {
-                b.spec->cmp(c, where, b.ref_after.data(), b.var_after.data(), b.spec->count, b.is("out"), o.rtol, o.atol);
+                b.spec->cmp(c, where, b.ref_after.data(), b.var_after.data(), b.spec->count, b.is("out"), rtol_of(b), atol_of(b));
             }
             (void)was_ok;
             if (!c.ok) all_ok = false;

@@ -202,6 +202,69 @@ def test_hip_kernel_builds_through_the_shim(tmp_path: Path) -> None:
     assert "-x" in b.command and "cu" in b.command
 
 
+@needs_nvcc
+def test_per_output_tolerances_reach_the_harness_and_it_builds(tmp_path: Path) -> None:
+    m = axpy_manifest()
+    m.params[3] = replace(m.params[3], rtol=0.02, atol=1e-6)  # type: ignore[attr-defined]
+    mep = make_mep(tmp_path / "mep", AXPY, m)  # type: ignore[arg-type]
+    b = build(mep, None)
+    assert b.ok, b.messages
+    blocks = (mep / "harness.cu").read_text().split("spec.bufs.push_back(")[1:]
+    tols = {blk.split('"')[1]: [t.strip() for t in blk.split("});")[0].split(",")[-2:]] for blk in blocks}
+    assert tols == {"x": ["0.001", "0.0001"], "y": ["0.001", "0.0001"], "out": ["0.02", "1e-06"]}
+
+
+# The comparison of the generic harness part on the host (no GPU): each buffer against its own tolerance,
+# --rtol on the command line against that one, and the tolerance reported with each check.
+HOST_CHECK = r'''
+#include "s2s_harness_common.cuh"
+int main(int argc, char** argv) {
+    using namespace s2s;
+    Spec spec{};
+    spec.bufs.push_back({"a", "out", 4, sizeof(float), 0, -1.0, 1.0, &fill_bytes<float, VisitPrim>,
+                         &compare_buffer<float, VisitPrim>, 1e-3, 1e-4});
+    spec.bufs.push_back({"b", "out", 4, sizeof(float), 0, -1.0, 1.0, &fill_bytes<float, VisitPrim>,
+                         &compare_buffer<float, VisitPrim>, 0.02, 1e-4});
+    Run run(spec);
+    std::string err;
+    if (!parse_args(argc, argv, run.o, err)) return 2;
+    const float ref[4] = {1.f, 2.f, 3.f, 4.f}, var[4] = {1.01f, 2.02f, 3.03f, 4.04f};  // 1% off
+    for (const BufSpec& bs : spec.bufs) {
+        Buffer b;
+        b.spec = &bs;
+        Check c{bs.name, bs.role};
+        c.rtol = run.rtol_of(b);
+        c.atol = run.atol_of(b);
+        bs.cmp(c, "", (const unsigned char*)ref, (const unsigned char*)var, 4, false, run.rtol_of(b), run.atol_of(b));
+        printf("%s\n", c.json().c_str());
+    }
+}
+'''
+
+
+@needs_nvcc
+def test_harness_compares_each_buffer_with_its_own_tolerance(tmp_path: Path) -> None:
+    import subprocess
+
+    from s2s.backends.cuda import CudaBackend
+    from s2s.resources import templates_dir
+
+    (tmp_path / "t.cu").write_text(HOST_CHECK)
+    cc = subprocess.run([*CudaBackend().compiler(), f"-I{templates_dir()}", "t.cu", "-o", "t"], cwd=tmp_path,
+                        capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr
+
+    def checks(*args: str) -> dict[str, dict]:
+        out = subprocess.run([str(tmp_path / "t"), *args], capture_output=True, text=True, check=True).stdout
+        return {c["name"]: c for c in map(json.loads, out.splitlines())}
+
+    own = checks()
+    assert not own["a"]["ok"] and "differ beyond tolerance" in own["a"]["message"] and own["a"]["rtol"] == 1e-3
+    assert own["b"]["ok"] and own["b"]["rtol"] == 0.02 and own["b"]["atol"] == 1e-4
+    forced = checks("--rtol", "0.05")
+    assert forced["a"]["ok"] and forced["b"]["ok"] and forced["a"]["rtol"] == forced["b"]["rtol"] == 0.05
+
+
 @gpu
 @needs_gpu
 @needs_nvcc

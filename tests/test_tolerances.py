@@ -1,12 +1,16 @@
 """Per-output tolerances: `rtol`/`atol` on a [[params]] entry hold that output to them, the others to [check]."""
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import run_cli
 from mep_util import ParamSpec, make_mep, manifest
 
+from s2s.backends.opencl import OpenCLBackend
 from s2s.errors import UserError
 from s2s.evaluate import evaluate
 from s2s.manifest import dumps, load
@@ -71,3 +75,32 @@ def test_tolerance_on_an_input_is_refused(tmp_path: Path) -> None:
     mep = make_mep(tmp_path / "mep", TWO_OUTPUTS, m)
     with pytest.raises(UserError, match=r"^params\.x\.rtol: a parameter of role in is not compared"):
         evaluate(mep, None, time=False)
+
+
+# ---- the runners ------------------------------------------------------------------------------------
+def test_each_output_is_held_to_its_own_tolerance_on_opencl(tmp_path: Path) -> None:
+    pytest.importorskip("pyopencl")
+    mep = make_mep(tmp_path / "mep", TWO_OUTPUTS, two_outputs(b_rtol=0.02), {"off": B_ONE_PERCENT_OFF})
+    m = evaluate(mep, "off", time=False)
+    assert m.verdict == "ok", (m.messages, m.outputs)
+    out = {o.name: o for o in m.outputs}
+    assert 0.009 < out["b"].max_rel_err < 0.011 and out["a"].max_rel_err == 0.0
+    assert (out["a"].rtol, out["b"].rtol, out["b"].atol, out["x"].rtol) == (1e-3, 0.02, 1e-4, None)
+
+    text = (mep / "mep.toml").read_text()
+    (mep / "mep.toml").write_text(text.replace("rtol = 0.02", "rtol = 0.001"))
+    r = run_cli("run", str(mep), "--variant", "off", "--no-time", "--json")
+    assert r.returncode == 1, r.stderr
+    obj = json.loads(r.stdout)
+    out_json = {o["name"]: o for o in obj["outputs"]}
+    assert obj["verdict"] == "wrong-output"
+    assert not out_json["b"]["ok"] and "differ beyond tolerance" in out_json["b"]["message"] and out_json["b"]["rtol"] == 0.001
+    assert out_json["a"]["ok"] and out_json["x"]["ok"] and out_json["x"]["rtol"] is None
+    table = run_cli("run", str(mep), "--variant", "off", "--no-time")
+    assert table.returncode == 1 and "rtol" in table.stdout and "0.001" in table.stdout
+
+    # the runner's own --rtol holds every output to it
+    runner = subprocess.run([sys.executable, "-m", "s2s.backends.opencl_runner", str(mep), "--variant", "off", "--no-time",
+                             "--rtol", "0.05"], capture_output=True, text=True, env=OpenCLBackend()._env(), timeout=300)
+    res = json.loads(runner.stdout.split("S2S_RESULT ", 1)[1])
+    assert res["verdict"] == "ok" and {c["name"]: c["rtol"] for c in res["checks"]} == {"x": None, "a": 0.05, "b": 0.05}

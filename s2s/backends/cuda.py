@@ -133,7 +133,7 @@ def harness_context(m: Manifest) -> dict[str, Any]:
     ns, local, display = split_kernel_name(m.kernel, m.template_args)
     structs = _StructIndex(m.structs)
     buffer_index = {i: k for k, i in enumerate(i for i, p in enumerate(m.params) if p.role != "scalar")}
-    params = [_param_ctx(i, p, structs, buffer_index.get(i, -1)) for i, p in enumerate(m.params)]
+    params = [_param_ctx(i, p, structs, buffer_index.get(i, -1), m.tolerance(p)) for i, p in enumerate(m.params)]
     struct_ctx = []
     for st in m.structs:
         fields = []
@@ -193,8 +193,9 @@ def _c_escape(s: str) -> str:
     return s.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _param_ctx(i: int, p: ParamSpec, structs: _StructIndex, bi: int) -> dict[str, Any]:
-    """Template values of parameter `i`; `bi` is its index among the buffers (the harness's pointer table)."""
+def _param_ctx(i: int, p: ParamSpec, structs: _StructIndex, bi: int, tol: tuple[float, float]) -> dict[str, Any]:
+    """Template values of parameter `i`; `bi` is its index among the buffers (the harness's pointer table), `tol`
+    the (rtol, atol) its outputs are checked with."""
     buffer = p.role != "scalar"
     elem = _base_type(p.elem) or "float"
     visit = structs.visit(elem)
@@ -211,7 +212,8 @@ def _param_ctx(i: int, p: ParamSpec, structs: _StructIndex, bi: int) -> dict[str
     return {"i": i, "name": p.name, "role": p.role, "buffer": buffer, "elem": f"std::remove_cv_t<{elem}>", "elem_name": elem,
             "struct": structs.find(elem) is not None, "visit": visit,
             "count": int(p.count) if buffer else 0, "fill_mode": FILL_MODES.get(p.fill, 0),
-            "low": _cpp_number(float(p.low)), "high": _cpp_number(float(p.high)), "arg": arg}
+            "low": _cpp_number(float(p.low)), "high": _cpp_number(float(p.high)), "arg": arg,
+            "rtol": _cpp_number(float(tol[0])), "atol": _cpp_number(float(tol[1]))}
 
 
 def render_harness(mep_dir: Path, m: Manifest) -> str:

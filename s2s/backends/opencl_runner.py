@@ -59,7 +59,7 @@ class Config:
     block: tuple[int, ...]
     var_grid: tuple[int, ...]
     var_block: tuple[int, ...]
-    rtol: float
+    rtol: float  # [check]'s: the outputs without their own
     atol: float
     input_sets: int
     seed: int
@@ -69,6 +69,14 @@ class Config:
     variant_file: Path
     note: str = ""
     capture: dict[str, Any] = field(default_factory=dict)  # [capture] of mep.toml: the data of a real run
+    force_rtol: float | None = None  # --rtol/--atol: every output held to them
+    force_atol: float | None = None
+
+    def tolerance(self, p: dict[str, Any]) -> tuple[float, float]:
+        """(rtol, atol) that buffer `p` is checked with: --rtol/--atol, else its own in mep.toml, else [check]'s."""
+        rtol = self.force_rtol if self.force_rtol is not None else float(p.get("rtol", self.rtol))
+        atol = self.force_atol if self.force_atol is not None else float(p.get("atol", self.atol))
+        return rtol, atol
 
 
 def load_config(mep: Path, variant: str | None) -> Config:
@@ -243,6 +251,8 @@ class Check:
     unwritten: int = 0
     first_bad: int = -1
     message: str = ""
+    rtol: float = 0.0  # what the buffer was held to (an input is held unchanged: no tolerance)
+    atol: float = 0.0
 
     def fail(self, message: str, at: int) -> None:
         if self.ok:
@@ -252,6 +262,7 @@ class Check:
     def json(self) -> dict[str, Any]:
         return {"name": self.name, "role": self.role, "ok": self.ok, "max_abs_err": _jnum(self.max_abs),
                 "max_rel_err": _jnum(self.max_rel), "unwritten": self.unwritten, "first_bad": self.first_bad,
+                "rtol": None if self.role == "in" else self.rtol, "atol": None if self.role == "in" else self.atol,
                 "message": self.message}
 
 
@@ -548,7 +559,8 @@ class Run:
             if b.role != "out":
                 b.init = np.zeros(count, dtype=dtype)
             self.bufs.append(b)
-            self.checks.append(Check(name, b.role))
+            rtol, atol = self.cfg.tolerance(p)
+            self.checks.append(Check(name, b.role, rtol=rtol, atol=atol))
         self.queue.finish()
 
     def check_of(self, b: Buf) -> Check:
@@ -704,7 +716,7 @@ class Run:
                 continue
             got = self.download(b)
             chk = Check(b.name, b.role)
-            compare(chk, "", b.dtype, c.after[b.index].tobytes(), got, b.count, False, self.cfg.rtol, self.cfg.atol)
+            compare(chk, "", b.dtype, c.after[b.index].tobytes(), got, b.count, False, *self.cfg.tolerance(b.spec))
             if not chk.ok:
                 bad.append(f"params.{b.name}: " + chk.message.replace("reference ", "application ").replace("variant ", "MEP "))
         if bad:
@@ -755,7 +767,7 @@ class Run:
                     k = int(self.np.argmax(ra != va)) // b.dtype.itemsize
                     c.fail(where + f"the variant modified this input (first at element {k}); the reference leaves it unchanged", k)
             else:
-                compare(c, where, b.dtype, b.ref_after, b.var_after, b.count, b.role == "out", self.cfg.rtol, self.cfg.atol)
+                compare(c, where, b.dtype, b.ref_after, b.var_after, b.count, b.role == "out", *self.cfg.tolerance(b.spec))
             all_ok = all_ok and c.ok
             if b.role == "out":
                 b.prev_ref = b.ref_after
@@ -856,6 +868,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--warmup", type=int, default=None)
+    ap.add_argument("--rtol", type=float, default=None, help="rtol of every output (default: each output's from mep.toml)")
+    ap.add_argument("--atol", type=float, default=None, help="atol of every output (default: each output's from mep.toml)")
     ap.add_argument("--var-grid", type=_dims, default=None, help="X,Y,Z global size of the variant")
     ap.add_argument("--var-block", type=_dims, default=None, help="X,Y,Z local size of the variant (0,0,0: none)")
     ap.add_argument("--device", default=os.environ.get("S2S_OPENCL_DEVICE", ""), help="substring of 'platform / device'")
@@ -874,6 +888,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in ("input_sets", "seed", "reps", "warmup"):
             if getattr(args, name) is not None:
                 setattr(cfg, name, getattr(args, name))
+        cfg.force_rtol, cfg.force_atol = args.rtol, args.atol
         if args.var_grid:
             cfg.var_grid = args.var_grid
         if args.var_block:
