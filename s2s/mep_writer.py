@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from .extract import Extraction, extract, load_tree, write_extraction
 from .hostcode import Program
 from .infer import Trail, Values, collect_macros, infer, tree_files
-from .manifest import Manifest, save
+from .manifest import DEFAULT_RTOL, LaunchSpec, Manifest, ParamSpec, save
 from .records import Index
 from .sources import SourceFile, check_tree
 
@@ -99,17 +100,17 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
                 kernel_text = modern.encode()[span[0]:span[1]].decode()
         ex.notes.extend(modern_notes)
     write_extraction(ex, out)
-    rtol, tol_note = reduction_tolerance(kernel_text, inferred.params, inferred.launch)
+    params, tol_notes = reduction_tolerance(kernel_text, inferred.params, inferred.launch)
     manifest = Manifest(
         kernel=ex.kernel.qualified, backend=ex.kernel.language, kernel_file=_kernel_name(ex),
         origin={"tree": str(tree), "file": ex.kernel.file, "line": ex.kernel.line, "start_byte": ex.kernel.start_byte,
                 "end_byte": ex.kernel.end_byte, "sha256": ex.kernel.sha256, "unit": ex.unit, "closure": ex.mode,
                 "compile_command": ex.compile.command_text if ex.compile else "",
                 "launch": f"{site.file}:{site.line}" if site else ""},
-        params=inferred.params, launch=inferred.launch, flags=flags, template_args=inferred.template_args,
+        params=params, launch=inferred.launch, flags=flags, template_args=inferred.template_args,
         symbols=inferred.symbols, structs=inferred.structs, sizes=inferred.sizes,  # type: ignore[arg-type]
         macros=sorted({n for d in ex.items if d.kind in {"macro", "block"} for n in d.names if re.fullmatch(r"[A-Z_][A-Z0-9_]*", n)}),
-        notes=ex.notes + inferred.notes + ([tol_note] if tol_note else []), rtol=rtol,
+        notes=ex.notes + inferred.notes + tol_notes,
     )
     save(manifest, out)
     if not manifest.unfilled():  # with FILL-IN values left, `s2s run` writes the harness once they are filled
@@ -132,27 +133,33 @@ def type_aliases(items: list) -> dict[str, str]:  # type: ignore[type-arg]
     return out
 
 
-def reduction_tolerance(kernel_text: str, params: list, launch) -> tuple[float, str]:  # type: ignore[no-untyped-def,type-arg]
+def reduction_tolerance(kernel_text: str, params: list[ParamSpec], launch: LaunchSpec) -> tuple[list[ParamSpec], list[str]]:
     """A float output summed by atomics from many threads: the original's own rounding error is large.
 
     Summing N floats one after another loses about N * 2^-24 * 0.02 relative (2% for 16M terms, measured), so a
-    faster, better-ordered sum differs from the original by that much; the tolerance says so, at most 5%.
+    faster, better-ordered sum differs from the original by that much; that output's rtol says so, at most 5%.
+    The other outputs keep [check]'s tolerance. Returns the parameters (those outputs with their rtol) and a
+    note for each.
     """
-    rtol = 1e-3
     threads = 1
     for g, b in zip(launch.grid, launch.block):
         if isinstance(g, int) and isinstance(b, int):
             threads *= max(g, 1) * max(b, 1)
+    rtol = min(0.05, threads * 2.0**-24 * 0.05)
+    if rtol <= DEFAULT_RTOL:
+        return params, []
+    out, notes = [], []
     for p in params:
-        if p.role == "scalar" or p.elem != "float" or not isinstance(p.count, int):
-            continue
-        if re.search(r"\b(atomicAdd|atomic_add|atomic_fetch_add\w*)\s*\(\s*&?\s*\(?\s*" + re.escape(p.name) + r"\b", kernel_text) \
-                and p.count * 8 <= threads:
-            rtol = max(rtol, min(0.05, threads * 2.0**-24 * 0.05))
-    if rtol > 1e-3:
-        return rtol, (f"rtol widened to {rtol:.3g}: float outputs summed by atomics from {threads} threads carry the original's "
-                      "own rounding error (a better-ordered sum differs from it by about that much)")
-    return rtol, ""
+        if p.role in ("out", "inout") and p.elem == "float" and isinstance(p.count, int) and p.count * 8 <= threads \
+                and re.search(r"\b(atomicAdd|atomic_add|atomic_fetch_add\w*)\s*\(\s*&?\s*\(?\s*" + re.escape(p.name) + r"\b",
+                              kernel_text):
+            why = f"float sum by atomics from {threads} threads"
+            p = replace(p, rtol=float(f"{rtol:.3g}"), tol_from=why)
+            notes.append(f"params.{p.name}.rtol widened to {p.rtol:g}: {p.name} is a {why}, which carries the original's own "
+                         "rounding error (a better-ordered sum differs from it by about that much); the other outputs keep "
+                         "[check] rtol")
+        out.append(p)
+    return out, notes
 
 
 def _refind_kernel(text: str, name: str) -> tuple[int, int] | None:

@@ -86,7 +86,24 @@ def test_removed_cuda_apis_are_modernized_in_the_mep(tmp_path: Path) -> None:
     text = (out / "kernel.cu").read_text()
     assert "__shfl_down_sync(0xffffffffu, v, off)" in text
     assert any("__shfl_down" in n for n in m.notes)
-    assert m.rtol > 1e-3  # float sum by atomics from a million threads
+    p = {x.name: x for x in m.params}
+    assert p["out"].rtol is not None and p["out"].rtol > 1e-3  # float sum by atomics from a million threads
+    assert p["in"].rtol is None and m.rtol == 1e-3
+
+
+def test_float_sum_by_atomics_widens_only_that_outputs_rtol(tmp_path: Path) -> None:
+    """reduce_energy: atomicAdd(energy, ...) from NX*NY*NZ threads; energy gets the wide rtol, nothing else does."""
+    out, m, _ = make_mep(str(SAMPLES / "heat3d_cuda"), "reduce_energy", str(tmp_path / "re"),
+                         overrides={"NX": "256", "NY": "256", "NZ": "256"})
+    p = {x.name: x for x in m.params}
+    assert p["energy"].rtol == 0.05 and "16777216 threads" in p["energy"].tol_from
+    assert p["u"].rtol is None and p["energy"].atol is None and m.rtol == 1e-3
+    widened = [n for n in m.notes if "widened" in n]
+    assert len(widened) == 1 and widened[0].startswith("params.energy.rtol widened to 0.05: energy is a float sum")
+    back = load(out)
+    assert back.tolerance(back.params[1]) == (0.05, 1e-4) and back.tolerance(back.params[0]) == (1e-3, 1e-4)
+    _, small, _ = make_mep(str(SAMPLES / "heat3d_cuda"), "reduce_energy", str(tmp_path / "small"))  # 64^3 threads
+    assert all(x.rtol is None for x in small.params) and not any("widened" in n for n in small.notes)
 
 
 REALISH = Path(__file__).parent / "fixtures" / "realish"
