@@ -1,7 +1,8 @@
 """The optimization history of one MEP: every candidate, its edits, build log, verdict and timings.
 
 SQLite in WAL mode, one transaction per finished evaluation, so `s2s optimize` killed at any point
-(even with kill -9) resumes without losing finished work.
+(even with kill -9) resumes without losing finished work. A variant checked again on the application's
+captured data (`s2s verify`) carries that verdict too; one that failed there is never the best.
 """
 from __future__ import annotations
 
@@ -36,6 +37,14 @@ CREATE TABLE IF NOT EXISTS llm_calls (
     prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, seconds REAL, created REAL
 );
 """
+# added after the first release; History adds them to an older file when it opens it
+ADDED_COLUMNS = (
+    ("captured", "TEXT"),          # verdict on the application's captured data (s2s verify), NULL: not checked
+    ("captured_key", "TEXT"),      # which capture: [capture] digest of mep.toml at the check
+    ("captured_result", "TEXT"),   # JSON: {from, message, measurement}
+)
+COLUMNS = ("id, round, origin, parent, source_sha, launch, status, speedup, ref_us, var_us, repairs, result, "
+           "captured, captured_key, captured_result")
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,13 @@ class Row:
     var_us: float | None
     repairs: int
     result: dict[str, Any] | None
+    captured: str | None = None  # verdict on the application's captured data; None: not checked
+    captured_key: str | None = None
+    captured_result: dict[str, Any] | None = None
+
+    @property
+    def failed_on_capture(self) -> bool:
+        return self.captured is not None and self.captured != "ok"
 
 
 class History:
@@ -62,6 +78,24 @@ class History:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
         self.db.commit()
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Add the columns an older history file lacks, in one transaction that a second process waits for."""
+        if not self._missing_columns():
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for name, kind in self._missing_columns():  # again: another process may have added them meanwhile
+                self.db.execute(f"ALTER TABLE candidates ADD COLUMN {name} {kind}")
+            self.db.commit()
+        except BaseException:
+            self.db.rollback()
+            raise
+
+    def _missing_columns(self) -> list[tuple[str, str]]:
+        have = {r[1] for r in self.db.execute("PRAGMA table_info(candidates)")}
+        return [(name, kind) for name, kind in ADDED_COLUMNS if name not in have]
 
     def close(self) -> None:
         self.db.close()
@@ -86,6 +120,12 @@ class History:
                  build_log[-20000:], repairs, json.dumps(r), time.time(), cid),
             )
 
+    def mark_captured(self, cid: str, verdict: str, key: str, result: dict[str, Any]) -> None:
+        """Record how variant `cid` fared on the captured data identified by `key` (one transaction)."""
+        with self.db:
+            self.db.execute("UPDATE candidates SET captured=?, captured_key=?, captured_result=? WHERE id=?",
+                            (verdict, key, json.dumps(result), cid))
+
     def log_llm(self, candidate: str | None, purpose: str, model: str, prompt_tokens: int, completion_tokens: int,
                 cost: float, seconds: float) -> None:
         with self.db:
@@ -94,10 +134,10 @@ class History:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (candidate, purpose, model, prompt_tokens, completion_tokens, cost, seconds, time.time()))
 
     def rows(self) -> list[Row]:
-        cur = self.db.execute("SELECT id, round, origin, parent, source_sha, launch, status, speedup, ref_us, var_us, repairs, result "
-                              "FROM candidates ORDER BY created")
+        cur = self.db.execute(f"SELECT {COLUMNS} FROM candidates ORDER BY created")
         return [Row(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None, r[6], r[7], r[8], r[9], r[10] or 0,
-                    json.loads(r[11]) if r[11] else None) for r in cur.fetchall()]
+                    json.loads(r[11]) if r[11] else None, r[12], r[13], json.loads(r[14]) if r[14] else None)
+                for r in cur.fetchall()]
 
     def get(self, cid: str) -> Row | None:
         return next((r for r in self.rows() if r.id == cid), None)
@@ -107,7 +147,8 @@ class History:
         return {r.source_sha + json.dumps(r.launch, sort_keys=True): r for r in self.rows() if r.status != "pending"}
 
     def best(self) -> Row | None:
-        ok = [r for r in self.rows() if r.status == "ok" and r.speedup]
+        """The fastest verified variant, leaving out any that failed on the application's captured data."""
+        ok = [r for r in self.rows() if r.status == "ok" and r.speedup and not r.failed_on_capture]
         return max(ok, key=lambda r: r.speedup or 0.0) if ok else None
 
     def set_meta(self, key: str, value: str) -> None:
