@@ -5,6 +5,7 @@
 Extracts the kernel into an MEP (as `s2s extract`), copies the tree to a temporary directory,
 instruments the copy at the kernel's launch sites (instrument.py), builds and runs the copy with the
 user's commands, and writes the recorded data into the MEP (collect.py). The original tree is only read.
+With `into`, the data go into an existing MEP of the same kernel instead, its history kept (attach.py).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UserError
-from ..manifest import Manifest, save
+from ..manifest import Manifest, load, save
 
 DEFAULT_MAX_BYTES = 2 << 30
 
@@ -65,10 +66,11 @@ def _run(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log: Path, wh
 def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, launch: int | None = None, first: int | None = None,
             max_bytes: int = DEFAULT_MAX_BYTES, output: str | None = None, timeout: float = 1800.0,
             compile_commands: str | None = None, mode: str = "auto", overrides: dict[str, str] | None = None,
-            keep_copy: str | None = None) -> Captured:
+            keep_copy: str | None = None, into: str | None = None) -> Captured:
     from ..backends import write_mep_files
     from ..mep_writer import make_mep
     from ..sources import check_tree
+    from .attach import attach, check_same_kernel
     from .collect import collect
     from .instrument import instrument
 
@@ -77,18 +79,25 @@ def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, laun
     for name, v in (("--launch", launch), ("--first", first)):
         if v is not None and v < 1:
             raise UserError(f"{name} {v}: launches are counted from 1")
+    if into is not None and output is not None:
+        raise UserError("-o and --into exclude each other")
+    target = Path(into) if into is not None else None
+    held = load(target) if target is not None else None  # the MEP that receives the data (--into)
     root = check_tree(str(tree))
     if not root.is_dir():
         raise UserError("capture needs the application's directory (it is built and run)", file=str(tree))
-    fd, log_name = tempfile.mkstemp(prefix="s2s-capture-", suffix=".log")
-    os.close(fd)
-    log = Path(log_name)
     want = f"--first {first}" if first else f"--launch {launch or 1}"
     with tempfile.TemporaryDirectory(prefix="s2s-capture-") as tmp:
-        # the MEP is written next to the data first and copied to its place only when the capture worked
+        # the MEP is written next to the data first and copied to its place only when the capture worked;
+        # with --into, only its launch sites and its check against the existing MEP are used
         staged, manifest, ex = make_mep(str(root), kernel, str(Path(tmp) / "mep"), compile_commands=compile_commands,
                                         mode=mode, overrides=overrides or {})
-        out = Path(output or f"mep-{ex.kernel.name}")
+        if target is not None and held is not None:
+            check_same_kernel(target, held, manifest)
+        fd, log_name = tempfile.mkstemp(prefix="s2s-capture-", suffix=".log")
+        os.close(fd)
+        log = Path(log_name)
+        out = target or Path(output or f"mep-{ex.kernel.name}")
         work = Path(keep_copy).resolve() if keep_copy else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         ins = instrument(root, work, manifest, list(ex.launches))
@@ -105,13 +114,18 @@ def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, laun
         if "OCL_ICD_VENDORS" not in env and os.path.isdir("/etc/OpenCL/vendors"):
             env["OCL_ICD_VENDORS"] = "/etc/OpenCL/vendors"
         _run(run_cmd, ins.root, env, timeout, log, "run")
-        got = collect(dump, staged, manifest, want=want, run_cmd=run_cmd, build_cmd=build_cmd)
-        save(got.manifest, staged)
-        write_mep_files(staged, got.manifest, readme=False)
-        shutil.move(str(log), staged / "capture.log")
-        if (out / "capture").is_dir():
-            shutil.rmtree(out / "capture")
-        shutil.copytree(staged, out, dirs_exist_ok=True)
+        if held is not None:
+            got = attach(dump, out, held, want=want, run_cmd=run_cmd, build_cmd=build_cmd)
+            write_mep_files(out, got.manifest, readme=False)
+            shutil.move(str(log), out / "capture.log")
+        else:
+            got = collect(dump, staged, manifest, want=want, run_cmd=run_cmd, build_cmd=build_cmd)
+            save(got.manifest, staged)
+            write_mep_files(staged, got.manifest, readme=False)
+            shutil.move(str(log), staged / "capture.log")
+            if (out / "capture").is_dir():
+                shutil.rmtree(out / "capture")
+            shutil.copytree(staged, out, dirs_exist_ok=True)
     log.unlink(missing_ok=True)
     return Captured(mep=out, manifest=got.manifest, sites=ins.sites, files=ins.files, notes=ins.notes + got.notes,
                     launches_seen=got.index.get("launches_seen"))

@@ -7,6 +7,7 @@ and (CUDA) sym_NAME.bin.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import struct
 from dataclasses import dataclass, field, replace
@@ -208,8 +209,10 @@ def _pointer_words(buf: bytes, ranges: list[tuple[int, int]]) -> int:
     return hits
 
 
-def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, build_cmd: str) -> Collected:
-    """Read the dump, check it, write the MEP's capture/ and return the updated manifest (not yet saved)."""
+def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, build_cmd: str,
+            dest: Path | None = None) -> Collected:
+    """Read the dump, check it, write the MEP's capture/ (or `dest`, to be moved there later) and return the
+    updated manifest (not yet saved); its [capture] digest names this capture's data."""
     seen = launches_seen(dump)
     records = sorted((read_record(p) for p in dump.glob("launch*/record.txt")), key=lambda r: r.ordinal)
     if (dump / "svm.txt").is_file():
@@ -252,7 +255,13 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
     if "offset" in first.fields:
         notes.append(f"limit: launch {first.ordinal} has a global work offset {first.fields['offset']}; the MEP launches "
                      "without one")
-    cap = mep / "capture"
+    cap = dest or mep / "capture"
+    digest = hashlib.sha256()
+
+    def put(rel: str, data: bytes, descr: str, count: int) -> None:
+        write_npy(cap / rel.removeprefix("capture/"), data, descr, count)
+        digest.update(rel.encode() + b"\0" + data)
+
     if cap.exists():
         import shutil
 
@@ -312,8 +321,8 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
             descr = descr_of(_clean(p.elem), esz)
             b_rel = f"capture/launch{rec.ordinal}/{p.name}.before.npy"
             a_rel = f"capture/launch{rec.ordinal}/{p.name}.after.npy"
-            write_npy(mep / b_rel, before[: count * esz], descr, count)
-            write_npy(mep / a_rel, after[: count * esz], descr, count)
+            put(b_rel, before[: count * esz], descr, count)
+            put(a_rel, after[: count * esz], descr, count)
             if before != after and rec in replay:
                 changed_in.add(p.name)
             hits = _pointer_words(before, ranges) if esz % 8 == 0 or esz >= 8 else 0
@@ -335,7 +344,7 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
             rel = f"capture/launch{rec.ordinal}/symbol.{name}.npy"
             data = (rec.dir / f"sym_{name}.bin").read_bytes()
             spec = next((s for s in symbols if s.name == name), None)
-            write_npy(mep / rel, data, descr_of(_clean(spec.elem) if spec else "", esz), nbytes // max(esz, 1))
+            put(rel, data, descr_of(_clean(spec.elem) if spec else "", esz), nbytes // max(esz, 1))
             entry["symbols"][name] = {"file": rel, "elem_size": esz, "bytes": nbytes, "count": nbytes // max(esz, 1)}
         sets.append(entry)
     # the manifest, from the first recorded launch
@@ -373,8 +382,10 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
     launch = _launch_of(first, m, origin)
     index = {"schema": 1, "kernel": m.kernel, "backend": m.backend, "build_cmd": build_cmd, "run_cmd": run_cmd,
              "launches_seen": seen, "selected": want, "sets": sets, "notes": notes}
-    (cap / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
-    capture_table = {"index": "capture/index.json", "from": origin,
+    index_text = json.dumps(index, indent=1) + "\n"
+    (cap / "index.json").write_text(index_text, encoding="utf-8")
+    digest.update(index_text.encode())
+    capture_table = {"index": "capture/index.json", "from": origin, "digest": digest.hexdigest()[:16],
                      "sets": [s["launch"] for s in sets if s["replayed"]], "launches_seen": seen if seen is not None else -1,
                      "run_cmd": run_cmd, "build_cmd": build_cmd}
     new = replace(m, params=new_params, symbols=new_symbols, launch=launch, capture=capture_table,
