@@ -184,4 +184,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 from . import cli_capture as _capture  # noqa: E402,F401  (registers capture)
-from . import cli_stages as _stages  # noqa: E402,F401  (registers optimize, report, reintegrate, auto)
+from . import cli_stages as _stages  # noqa: E402,F401  (registers optimize, verify, report, reintegrate, auto)

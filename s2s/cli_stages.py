@@ -1,4 +1,4 @@
-"""Subcommands for the later stages: optimize, report, reintegrate, auto. Thin: parse, call, print."""
+"""Subcommands for the later stages: optimize, verify, report, reintegrate, auto. Thin: parse, call, print."""
 from __future__ import annotations
 
 import argparse
@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .cli import EXTRA_PARSERS, command
@@ -15,6 +16,11 @@ def _parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     o = sub.add_parser("optimize", help="optimize an MEP's kernel in verified rounds")
     o.add_argument("mep")
     _optimize_options(o)
+    v = sub.add_parser("verify", help="check the verified variants again on the application's captured data")
+    v.add_argument("mep")
+    v.add_argument("--top", type=int, default=None, metavar="N",
+                   help="stop once the N fastest variants that pass are found (default: check all)")
+    v.add_argument("--jobs", type=int, help="parallel builds (default: CPU cores)")
     r = sub.add_parser("report", help="markdown and HTML report of an optimization, with a plot")
     r.add_argument("mep")
     g = sub.add_parser("reintegrate", help="splice the winning variant back into the application")
@@ -92,6 +98,28 @@ def _optimize(args: argparse.Namespace, console: Console) -> int:
     console.print(f"best: {out.best_id or 'none'} {out.best_speedup:.2f}x ({out.best_origin or 'the original'}); "
                   f"{out.evaluations} evaluations, best after {out.evals_to_best}; stopped: {out.stopped}", highlight=False)
     return 0 if out.best_id and out.best_speedup > 1.0 else 1
+
+
+@command("verify")
+def _verify(args: argparse.Namespace, console: Console) -> int:
+    from .verify_captured import Checked, verify
+
+    def show(c: Checked) -> None:
+        verdict = "ok" if c.verdict == "ok" else f"[red]FAILED[/] ({c.verdict}): {escape(c.message)}"
+        console.print(f"  {c.id} {c.speedup:.2f}x {escape(c.origin)}: {verdict}" + (" (checked earlier)" if c.earlier else ""),
+                      highlight=False)
+
+    out = verify(args.mep, top=args.top, jobs=args.jobs, report=show)
+    failed = sum(c.verdict != "ok" for c in out.checked)
+    console.print(f"on the captured data ({escape(out.capture)}): {len(out.checked) - failed} passed, {failed} failed",
+                  highlight=False)
+    best = out.best  # checked: verify goes fastest first and always reaches it
+    if best is None:
+        console.print("best: none; no verified variant passed on the captured data", highlight=False)
+        return 1
+    console.print(f"best: {best.id} {best.speedup or 0:.2f}x ({escape(best.origin)}), passed on the captured data",
+                  highlight=False)
+    return 0
 
 
 @command("report")

@@ -23,6 +23,7 @@ from .kernel_facts import kernel_facts
 from .manifest import load
 from .patterns import Library, features
 from .proposers import PROPOSERS, State
+from .verify_captured import capture_key
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -84,6 +85,7 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
         raise UserError(f"mep.toml has values to fill in: {'; '.join(missing)}", file=str(mep_dir / "mep.toml"))
     if manifest.capture:  # the reference must reproduce the real run's outputs before anything is optimized
         ev.evaluate(mep_dir, None, time=False)  # raises UserError (exit 2) when it does not
+    captured = capture_key(manifest, mep_dir) if manifest.capture else None
     if opts.proposer not in PROPOSERS:
         raise UserError(f"unknown proposer '{opts.proposer}'", hint=f"one of {', '.join(PROPOSERS)}")
     proposer = PROPOSERS[opts.proposer](llm_config=opts.llm_config, replay_file=opts.replay_file)
@@ -98,7 +100,7 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
                   patterns=library.suggest(feats, manifest.backend) if opts.use_patterns else [])
     done = history.finished_shas()
     for row in done.values():
-        if row.status == "ok" and row.speedup:
+        if row.status == "ok" and row.speedup and not row.failed_on_capture:
             src = (mep_dir / "variants" / row.id / manifest.kernel_file)
             if src.is_file():
                 state.ok_candidates.append((row.speedup, Candidate(src.read_bytes(), row.origin), _pipeline(row.origin)))
@@ -156,6 +158,9 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
             evals += 1
             result = m.to_json()
             history.finish(cand.id, m.verdict, result, built.log, repairs)
+            if captured is not None and m.verdict == "ok":  # it was checked on the captured data first
+                history.mark_captured(cand.id, "ok", captured, {"from": manifest.capture.get("from", ""), "message": "",
+                                                                "during": "optimize"})
             done[cand.source_sha + json.dumps(cand.launch.as_dict() if cand.launch else None, sort_keys=True)] = history.get(cand.id)  # type: ignore[assignment]
             if m.device:
                 state.device = m.device
