@@ -95,8 +95,11 @@ def param_access(kernel_text: str, dialect: str, pointer_params: list[str]) -> d
             who = owner(_base_ident(node))
             if who and not (t == "pointer_expression" and text(node).startswith("&")):
                 access[who].add("read")
-        if t == "identifier" and node.parent is not None and node.parent.type in {"argument_list"}:
-            who = owner(text(node))
+        if t in {"identifier", "binary_expression"} and node.parent is not None and node.parent.type in {"argument_list"}:
+            # `p` or `p + offset` passed to a helper
+            ident = node if t == "identifier" else node.child_by_field_name("left")
+            is_offset = t == "binary_expression" and text(node.child_by_field_name("operator")) in {"+", "-"}
+            who = owner(text(ident)) if ident is not None and ident.type == "identifier" and (t == "identifier" or is_offset) else ""
             if who:  # passed whole to a helper: assume both
                 access[who].update({"read", "write"} if not _const_call(node) else {"read"})
         visit_children(node)
@@ -116,7 +119,7 @@ def param_access(kernel_text: str, dialect: str, pointer_params: list[str]) -> d
 def _const_call(node: Node) -> bool:
     call = node.parent.parent if node.parent is not None else None
     fn = text(call.child_by_field_name("function")) if call is not None else ""
-    return bool(re.match(r"^(vload\w*|__ldg|printf)$", fn))
+    return bool(re.match(r"^(vload\w*|__ldg|printf|s2s_wide_io\s*<.*>\s*::\s*load)$", fn, re.S))
 
 
 def _body(root: Node) -> Node | None:
