@@ -3,7 +3,10 @@ each sample, build both, run both, compare every checksum and the run time.
 
     python bench/app_bench.py --work /tmp/s2s-gpu-work --out DIR [--runs 3] [--make-vars "MAT_N=2048 ..."]
 
-A winner is reintegrated only when it was verified and at least 5% faster in its MEP.
+A winner is reintegrated only when it was verified and at least 5% faster in its MEP. An MEP whose outputs
+were checked with a widened tolerance (float sums by atomics) is first held to the application's own data:
+`s2s capture --into` records the kernel's launch in a real run of the application, and `s2s verify` checks the
+winners on it; `best` then skips any that failed there.
 """
 from __future__ import annotations
 
@@ -25,19 +28,40 @@ def _checksums(text: str) -> dict[str, float]:
     return {m.group(1): float(m.group(2)) for m in re.finditer(r"checksum\s+(\S+)\s*=\s*(\S+)", text)}
 
 
-def _run(tree: Path, make_vars: list[str], runs: int) -> tuple[dict[str, float], list[float], str]:
+def _phases(text: str) -> dict[str, float]:
+    """The application's own GPU-timed phases: `heat phase (...): 12.3 ms` -> {"heat phase (...)": 12.3}."""
+    return {m.group(1).strip(): float(m.group(2)) for m in re.finditer(r"^([^\n:]+):\s*([0-9.]+) ms", text, re.M)}
+
+
+def _run(tree: Path, make_vars: list[str], runs: int) -> tuple[dict[str, float], list[float], dict[str, float], str]:
     b = subprocess.run(["make", "-s", "-j8", *make_vars], cwd=tree, capture_output=True, text=True)
     if b.returncode != 0:
-        return {}, [], "build failed: " + (b.stderr or b.stdout)[-600:]
-    times, sums = [], {}
+        return {}, [], {}, "build failed: " + (b.stderr or b.stdout)[-600:]
+    times, sums, phases = [], {}, []
     for _ in range(runs):
         t0 = time.perf_counter()
         r = subprocess.run(["make", "-s", "run", *make_vars], cwd=tree, capture_output=True, text=True)
         times.append(time.perf_counter() - t0)
         if r.returncode != 0:
-            return {}, times, "run failed: " + (r.stderr or r.stdout)[-600:]
+            return {}, times, {}, "run failed: " + (r.stderr or r.stdout)[-600:]
         sums = _checksums(r.stdout)
-    return sums, times, ""
+        phases.append(_phases(r.stdout))
+    return sums, times, {k: statistics.median(p[k] for p in phases) for k in phases[0]} if phases else {}, ""
+
+
+def _hold_to_app_data(mep: Path, tree: Path, make_vars: list[str]) -> str:
+    """Capture the kernel from a real run of the application into the MEP and check its winners there."""
+    from s2s.capture import capture
+    from s2s.manifest import load
+    from s2s.verify_captured import verify
+
+    m = load(mep)
+    if m.capture or not any(p.tol_from for p in m.params):
+        return ""
+    vars_ = " ".join(make_vars)
+    capture(str(tree), m.kernel, f"make -s -j8 {vars_}", f"make -s run {vars_}", into=str(mep), timeout=300)
+    got = verify(mep, top=3)
+    return "; ".join(f"{c.id} ({c.origin}, {c.speedup:.2f}x): {c.verdict}{' - ' + c.message if c.message else ''}" for c in got.checked)
 
 
 def main() -> None:
@@ -62,7 +86,7 @@ def main() -> None:
             if d.exists():
                 shutil.rmtree(d)
             shutil.copytree(ROOT / "samples" / sample, d, ignore=shutil.ignore_patterns("build"))
-        applied, skipped = [], []
+        applied, skipped, checked = [], [], []
         for mep in sorted(work.glob("*" + prefix + "*")):
             if not (mep / "history.sqlite").is_file():
                 continue
@@ -73,17 +97,30 @@ def main() -> None:
                 skipped.append(f"{mep.name}: no verified win >= {args.min_speedup}x")
                 continue
             try:
+                try:
+                    held = _hold_to_app_data(mep, base, make_vars)
+                except Exception as exc:  # noqa: BLE001 - a failed capture is a finding of the benchmark
+                    skipped.append(f"{mep.name}: not reintegrated: the check on captured data did not complete: {exc}")
+                    continue
+                if held:
+                    checked.append(f"{mep.name}: {held}")
+                    hist = History(mep / "history.sqlite")
+                    best = hist.best()
+                    hist.close()
+                    if best is None or (best.speedup or 0) < args.min_speedup:
+                        skipped.append(f"{mep.name}: no win >= {args.min_speedup}x left after the check on captured data")
+                        continue
                 p = plan(mep, "best", str(after))
                 apply_in_place(p, None, None)
                 applied.append(f"{mep.name}: {best.origin} ({best.speedup:.2f}x)")
             except UserError as err:
                 skipped.append(f"{mep.name}: {err.one_line()}")
-        sums0, t0, err0 = _run(base, make_vars, args.runs)
-        sums1, t1, err1 = _run(after, make_vars, args.runs)
+        sums0, t0, ph0, err0 = _run(base, make_vars, args.runs)
+        sums1, t1, ph1, err1 = _run(after, make_vars, args.runs)
         same = {k: (abs(sums1.get(k, float("nan")) - v) <= 1e-3 * max(1.0, abs(v))) for k, v in sums0.items()}
-        row = {"sample": sample, "applied": applied, "skipped": skipped, "errors": [e for e in (err0, err1) if e],
+        row = {"sample": sample, "applied": applied, "skipped": skipped, "checked_on_captured_data": checked, "errors": [e for e in (err0, err1) if e],
                "before_s": statistics.median(t0) if t0 else None, "after_s": statistics.median(t1) if t1 else None,
-               "checksums_before": sums0, "checksums_after": sums1, "same_results": same,
+               "phases_ms_before": ph0, "phases_ms_after": ph1, "checksums_before": sums0, "checksums_after": sums1, "same_results": same,
                "diff": subprocess.run(["diff", "-ru", str(base), str(after)], capture_output=True, text=True).stdout[-20000:]}
         if row["before_s"] and row["after_s"]:
             row["app_speedup"] = row["before_s"] / row["after_s"]

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Everything the GPU evidence needs, in one device call (H200): optimize every benchmark MEP, the same with
-# inherited patterns, whole applications before/after, a capture from the CUDA sample, and MEP savings.
-#   bash bench/gpu_all.sh OUT_DIR [COMMIT]
+# Everything the GPU evidence needs (H200), in one device call or two that each fit the 600 s limit:
+#   part a: optimize every benchmark MEP, whole applications before/after (reductions held to captured data
+#           first), MEP savings; the per-kernel pattern libraries are kept under OUT/w1-patterns
+#   part b: the same MEPs again, each with the other kernels' patterns (leave-one-out; from PATTERNS_DIR,
+#           default /tmp/w1), and the capture evidence
+#   bash bench/gpu_all.sh OUT_DIR [COMMIT] [all|a|b] [PATTERNS_DIR]
 set -u
 OUT=${1:?output directory}
 export S2S_COMMIT=${2:-unknown}
+PART=${3:-all}
+PATTERNS=${4:-/tmp/w1}
 export CUDA_MODULE_LOADING=EAGER
 mkdir -p "$OUT"
 if [ -d .whl ]; then
@@ -15,12 +20,17 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
 stage() { local secs=$1; shift; local name=$1; shift; local t0=$SECONDS
   timeout "$secs" "$@" > "$OUT/$name.log" 2>&1; echo "$name rc=$? $((SECONDS - t0))s"; }
-stage 260 optimize python3 bench/gpu_bench.py --meps bench/meps --out "$OUT" --work /tmp/w1 --deadline 230 --parallel 4
-stage 170 inherit python3 bench/gpu_bench.py --meps bench/meps --out "$OUT" --work /tmp/w2 --inherit /tmp/w1 --deadline 150 \
-  --parallel 4 --tag gpu_optimize_inherited
-stage 70 app python3 bench/app_bench.py --work /tmp/w1 --out "$OUT" --runs 3 \
-  --make-vars "MAT_N=2048 NX=256 NY=256 NZ=256 NPART=1048576 NBODY=32768 HIP_SHIM=$PWD/templates/hip_shim"
-if [ -f bench/capture_gpu.sh ]; then stage 40 capture bash bench/capture_gpu.sh "$OUT/capture"; fi
-stage 30 savings python3 bench/mep_savings.py --sample samples/heat3d_cuda --kernel matmul_naive --out "$OUT" \
-  --make-vars "MAT_N=2048" --defines MAT_N=2048 --tag mep_savings_heat3d_cuda_matmul
+if [ "$PART" != b ]; then
+  stage 290 optimize python3 bench/gpu_bench.py --meps bench/meps --out "$OUT" --work /tmp/w1 --deadline 270 --parallel 4
+  mkdir -p "$OUT/w1-patterns" && cp /tmp/w1/patterns-*.json "$OUT/w1-patterns/" 2>/dev/null
+  stage 170 app python3 bench/app_bench.py --work /tmp/w1 --out "$OUT" --runs 3 \
+    --make-vars "MAT_N=2048 NX=256 NY=256 NZ=256 NPART=1048576 NBODY=32768 HIP_SHIM=$PWD/templates/hip_shim"
+  stage 40 savings python3 bench/mep_savings.py --sample samples/heat3d_cuda --kernel matmul_naive --out "$OUT" \
+    --make-vars "MAT_N=2048" --defines MAT_N=2048 --tag mep_savings_heat3d_cuda_matmul
+fi
+if [ "$PART" != a ]; then
+  stage 200 inherit python3 bench/gpu_bench.py --meps bench/meps --out "$OUT" --work /tmp/w2 --inherit "$PATTERNS" --deadline 180 \
+    --parallel 4 --tag gpu_optimize_inherited
+  stage 60 capture bash bench/capture_gpu.sh "$OUT/capture"
+fi
 tail -20 "$OUT/gpu_optimize.md" "$OUT/gpu_optimize_inherited.md" 2>/dev/null

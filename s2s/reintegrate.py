@@ -147,11 +147,11 @@ def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force:
     files = {path: (data, new_data)}
     p = Plan(files=files, root=root, notes=notes + [f"{m.kernel}: variant {vid} ({_row['origin']}, {_row['speedup']:.2f}x)"])
     for q in m.params:
-        if q.tol_from and q.rtol is not None and q.rtol > m.rtol:  # widened by s2s (mep_writer.reduction_tolerance)
+        if q.tol_from and q.rtol is not None and q.rtol > m.rtol and not m.capture:  # widened by s2s, not held to real data
             p.notes.append(f"warning: {m.kernel} sums floats into {q.name} with atomics; the winner was held to rtol {q.rtol:g} "
                            f"there on the MEP's inputs, and on larger values its (better-ordered) sum can differ from the "
-                           "original's by more: check the application's results with --test-cmd, or capture real data "
-                           "(s2s capture)")
+                           "original's by more: check the application's results with --test-cmd, or hold it to the application's "
+                           f"data first (s2s capture TREE --kernel {m.kernel} ... --into MEP, then s2s verify MEP)")
     launch = json.loads((vdir / "variant.json").read_text()) if (vdir / "variant.json").is_file() else {}
     if "block" in launch and (tuple(launch["block"]) != tuple(m.launch.block) or tuple(launch["grid"]) != tuple(m.launch.grid)):
         from .launch_sites import apply_launch_change
