@@ -33,20 +33,28 @@ def _phases(text: str) -> dict[str, float]:
     return {m.group(1).strip(): float(m.group(2)) for m in re.finditer(r"^([^\n:]+):\s*([0-9.]+) ms", text, re.M)}
 
 
-def _run(tree: Path, make_vars: list[str], runs: int) -> tuple[dict[str, float], list[float], dict[str, float], str]:
+def _build(tree: Path, make_vars: list[str]) -> str:
     b = subprocess.run(["make", "-s", "-j8", *make_vars], cwd=tree, capture_output=True, text=True)
-    if b.returncode != 0:
-        return {}, [], {}, "build failed: " + (b.stderr or b.stdout)[-600:]
-    times, sums, phases = [], {}, []
+    return "" if b.returncode == 0 else "build failed: " + (b.stderr or b.stdout)[-600:]
+
+
+def _alternate(trees: tuple[Path, Path], make_vars: list[str], runs: int) -> list[tuple[dict[str, float], list[float], dict[str, float], str]]:
+    """Run before and after in turn, `runs` times each: (checksums, wall seconds, median phase ms, error) per tree."""
+    got: list[dict[str, Any]] = [{"sums": {}, "times": [], "phases": [], "err": _build(t, make_vars)} for t in trees]
     for _ in range(runs):
-        t0 = time.perf_counter()
-        r = subprocess.run(["make", "-s", "run", *make_vars], cwd=tree, capture_output=True, text=True)
-        times.append(time.perf_counter() - t0)
-        if r.returncode != 0:
-            return {}, times, {}, "run failed: " + (r.stderr or r.stdout)[-600:]
-        sums = _checksums(r.stdout)
-        phases.append(_phases(r.stdout))
-    return sums, times, {k: statistics.median(p[k] for p in phases) for k in phases[0]} if phases else {}, ""
+        for tree, g in zip(trees, got):
+            if g["err"]:
+                continue
+            t0 = time.perf_counter()
+            r = subprocess.run(["make", "-s", "run", *make_vars], cwd=tree, capture_output=True, text=True)
+            g["times"].append(time.perf_counter() - t0)
+            if r.returncode != 0:
+                g["err"] = "run failed: " + (r.stderr or r.stdout)[-600:]
+                continue
+            g["sums"] = _checksums(r.stdout)
+            g["phases"].append(_phases(r.stdout))
+    return [(g["sums"], g["times"], {k: statistics.median(p[k] for p in g["phases"]) for k in g["phases"][0]} if g["phases"] else {},
+             g["err"]) for g in got]
 
 
 def _hold_to_app_data(mep: Path, tree: Path, make_vars: list[str]) -> str:
@@ -115,11 +123,11 @@ def main() -> None:
                 applied.append(f"{mep.name}: {best.origin} ({best.speedup:.2f}x)")
             except UserError as err:
                 skipped.append(f"{mep.name}: {err.one_line()}")
-        sums0, t0, ph0, err0 = _run(base, make_vars, args.runs)
-        sums1, t1, ph1, err1 = _run(after, make_vars, args.runs)
+        (sums0, t0, ph0, err0), (sums1, t1, ph1, err1) = _alternate((base, after), make_vars, args.runs)
         same = {k: (abs(sums1.get(k, float("nan")) - v) <= 1e-3 * max(1.0, abs(v))) for k, v in sums0.items()}
         row = {"sample": sample, "applied": applied, "skipped": skipped, "checked_on_captured_data": checked, "errors": [e for e in (err0, err1) if e],
-               "before_s": statistics.median(t0) if t0 else None, "after_s": statistics.median(t1) if t1 else None,
+               "runs": args.runs, "before_s": statistics.median(t0) if t0 else None, "after_s": statistics.median(t1) if t1 else None,
+               "before_all_s": t0, "after_all_s": t1,
                "phases_ms_before": ph0, "phases_ms_after": ph1, "checksums_before": sums0, "checksums_after": sums1, "same_results": same,
                "diff": subprocess.run(["diff", "-ru", str(base), str(after)], capture_output=True, text=True).stdout[-20000:]}
         if row["before_s"] and row["after_s"]:

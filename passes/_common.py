@@ -5,6 +5,7 @@ import re
 
 from tree_sitter import Node
 
+from s2s.edits import Edit
 from s2s.kernel_facts import KernelFacts, idents
 from s2s.parsing import parse, src
 
@@ -52,3 +53,22 @@ def text(source: bytes, node: Node | None) -> str:
 def scalar_type(facts: KernelFacts, array: str) -> str:
     p = facts.param(array)
     return p.base_type if p is not None else ""
+
+
+def before_kernel(source: bytes, facts: KernelFacts) -> int:
+    """Where to insert new top-level items for the kernel: before the comments right above its definition."""
+    node = parse(source, facts.dialect).root_node.descendant_for_byte_range(facts.start, facts.start)
+    while node is not None and node.parent is not None and node.parent.type != "translation_unit":
+        node = node.parent
+    at = facts.start
+    prev = node.prev_sibling if node is not None else None
+    while prev is not None and prev.type == "comment" and source.count(b"\n", prev.end_byte, at) <= 1:
+        at, prev = prev.start_byte, prev.prev_sibling
+    return at
+
+
+def insert_before_kernel(source: bytes, facts: KernelFacts, text: str) -> Edit:
+    """An edit putting `text` (whole top-level items) before the kernel and its comments, a blank line each side."""
+    at = before_kernel(source, facts)
+    lead = "" if at == 0 or source[:at].endswith(b"\n\n") else ("\n" if source[:at].endswith(b"\n") else "\n\n")
+    return Edit(at, at, lead + text.rstrip("\n") + "\n\n")

@@ -17,7 +17,7 @@ from s2s.edits import Edit, Refused, Rewrite
 from s2s.kernel_facts import KernelFacts
 from s2s.parsing import src
 
-from ._common import body_node, text
+from ._common import body_node, insert_before_kernel, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -111,8 +111,8 @@ class StructWideIo:
         if not edits:
             return Refused("no whole-structure load into a local (`T q = p[i];`) or store of a local (`p[i] = q;`)")
         if b"s2s_wide_io" not in source[: facts.start]:
-            edits.insert(0, Edit(facts.start, facts.start, HELPER))
-        return Rewrite(tuple(edits), None, f"{len(edits) - (1 if edits[0].text == HELPER else 0)} structure copies in wide words")
+            edits.insert(0, insert_before_kernel(source, facts, HELPER))
+        return Rewrite(tuple(edits), None, f"{sum(1 for e in edits if 's2s_wide_io<' in e.text)} structure copies in wide words")
 
 
 def _walk(node: Node) -> list[Node]:

@@ -19,6 +19,7 @@ from .kernel_facts import KernelFacts, kernel_facts
 # pass name -> class name in s2s.passes.<name with underscores>; keep sorted.
 BUILTIN: dict[str, str] = {
     "coalesce-remap": "CoalesceRemap",
+    "fast-math": "FastMath",
     "launch-config": "LaunchConfig",
     "loop-unroll": "LoopUnroll",
     "precision-hygiene": "PrecisionHygiene",

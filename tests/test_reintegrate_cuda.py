@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, needs_nvcc
+from conftest import ROOT, SAMPLES, needs_nvcc
 
 from s2s.candidate import Candidate, LaunchOverride
 from s2s.edits import LaunchChange
@@ -77,4 +77,23 @@ def test_coarsened_stencil_and_wide_particles_reintegrate_and_compile(tree: Path
     assert all(n.count(b"struct s2s_wide_io {") == 1 for _o, n in again.files.values())
 
     proc = subprocess.run(["make", "-s", "-j2", "NX=40", "NY=24", "NZ=20"], cwd=tree, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@needs_nvcc
+def test_fast_math_helper_copy_reintegrates_into_the_hip_sample(tmp_path: Path) -> None:
+    tree = tmp_path / "hip_particles"
+    shutil.copytree(SAMPLES / "hip_particles", tree, ignore=shutil.ignore_patterns("build", "hip_particles"))
+    mep = tmp_path / "mep-forces"
+    make_mep(str(tree), "compute_forces_naive", str(mep))
+    _plant(mep, "smem-allpairs{tile=256},fast-math", 2.0)
+    p = plan(mep, "best", str(tree))
+    (path, (_old, new)), = p.files.items()
+    text = new.decode()
+    # the helper from nbody_math.h is not redefined: a renamed copy goes before the kernel, which calls it
+    assert path.name == "forces.hip" and text.count("body_body_accel_fast(") == 2 and "rsqrtf(r2)" in text
+    assert text.index("void body_body_accel_fast") < text.index("void compute_forces_naive")
+    apply_in_place(p, None, None)
+    proc = subprocess.run(["make", "-s", "-j2", f"HIP_SHIM={ROOT / 'templates/hip_shim'}", "NBODY=1024"], cwd=tree,
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
