@@ -57,10 +57,13 @@ _QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict)\b
 class SmemTranspose:
     name: ClassVar[str] = "smem-transpose"
     tile: int = 32
+    rows: int = 0  # threads per block along y (each handles tile/rows rows of the tile); 0: one thread per element
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if self.tile not in {8, 16, 32}:
             return "tile must be 8, 16 or 32"
+        if self.rows and (self.rows > self.tile or self.tile % self.rows):
+            return "rows must divide the tile"
         if facts.dialect == "opencl":
             return "CUDA/HIP only"
         if facts.dims != 2 or not facts.var_for("x") or not facts.var_for("y"):
@@ -111,8 +114,10 @@ class SmemTranspose:
                  *phase(s_fast, f"{tile}[{ty_}][{tx}] = {src_arr}[{s_idx}]"), "__syncthreads();",
                  *phase(d_fast, f"{dst}[{d_idx}] = {tile}[{tx}][{ty_}]")]
         body = "{\n" + "".join(f"    {line}\n" for line in lines) + "}"
-        return Rewrite((Edit(facts.body_start, facts.body_end, body),), LaunchChange((t, t, 1), "tile"),
-                       f"{t}x{t} shared tile between {src_arr} and {dst}")
+        rows = self.rows or t  # the tile loops stride by blockDim.y: fewer rows of threads each copy several
+        launch = LaunchChange((t, t, 1), "tile") if rows == t else LaunchChange((t, rows, 1), "tile-coarse", per_item=t)
+        return Rewrite((Edit(facts.body_start, facts.body_end, body),), launch,
+                       f"{t}x{t} shared tile between {src_arr} and {dst}" + (f", {t}x{rows} threads" if rows != t else ""))
 
 
 def _mapping_decl(source: bytes, s: Node, axes: dict[str, str]) -> tuple[str, str] | None:

@@ -39,10 +39,15 @@ def _plant(mep: Path, pipeline: str, speedup: float) -> str:
     return cand.id
 
 
-def test_coarsen_rule_covers_every_point() -> None:
+def test_coarsening_launch_rules_cover_every_point() -> None:
     rule = LaunchChange(None, "coarsen-z", per_item=8)
     assert rule.resolve((8, 64, 250), (32, 4, 1)) == ((8, 64, 32), (32, 4, 1))  # 32 x 8 = 256 >= 250
     assert rule.resolve((4, 4, 3), (8, 8, 3)) == ((4, 4, 1), (8, 8, 3))  # ceil(ceil(9 / 8) / 3) = 1
+    data = (SAMPLES / "heat3d_cuda/src/kernels_linalg.cu").read_bytes()
+    out = run_pass(build_pipeline("smem-transpose{tile=32 rows=8}")[0], data, "cuda", "transpose_naive")
+    assert isinstance(out, Applied) and out.launch is not None
+    # 32x32 tiles over a 1000 x 1000 matrix with 32x8 threads: one block per tile
+    assert out.launch.resolve((63, 63, 1), (16, 16, 1)) == ((32, 32, 1), (32, 8, 1))
 
 
 @pytest.fixture(scope="module")

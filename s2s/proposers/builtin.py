@@ -17,7 +17,7 @@ GRID: tuple[str, ...] = (
     "register-blocking{tile=64 rx=4 ry=4}", "register-blocking{tile=64 rx=8 ry=8 tk=8}",
     "register-blocking{tile=32 rx=2 ry=4}", "register-blocking{tile=128 rx=8 ry=8 tk=8}",
     "warp-rows{lanes=32}", "warp-rows{lanes=16}", "vector-loads{width=4}", "vector-loads{width=8}",
-    "warp-reduce-atomics", "smem-transpose{tile=32}", "shared-histogram", "smem-allpairs{tile=256}",
+    "warp-reduce-atomics", "smem-transpose{tile=32}", "smem-transpose{tile=32 rows=8}", "shared-histogram", "smem-allpairs{tile=256}",
     "smem-allpairs{tile=128}", "struct-wide-io", "register-accumulation", "coalesce-remap", "restrict-const", "precision-hygiene", "fast-math",
     "restrict-const,launch-config{block=32x8},thread-coarsen{axis=z factor=8}",
     "restrict-const,launch-config{block=64x4},thread-coarsen{axis=z factor=16}", "thread-coarsen{axis=z factor=4}",
