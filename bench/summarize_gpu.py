@@ -57,6 +57,15 @@ def summarize(run: Path) -> tuple[dict[str, Any], str]:
     app = run / "app_bench.json"
     if app.is_file():
         lines += ["", *_apps(json.loads(app.read_text()), s)]
+    truth = run / "reduction_truth.json"
+    if truth.is_file():
+        tr = json.loads(truth.read_text())
+        s["reduction_truth"] = tr
+        lines += ["", f"Which is right on the reduction that was refused: on the application's captured data the exact "
+                  f"(float64) `{tr['output']}` is {tr['exact']:.6e}; the original kernel wrote {tr['application']:.6e} "
+                  f"(relative error {tr['application_rel_err']:.2%}), the refused variant {tr.get('variant', float('nan')):.6e} "
+                  f"({tr.get('variant_rel_err', float('nan')):.2%}). The refusal keeps the application's results unchanged; "
+                  "the original's result is the inaccurate one (`bench/reduction_truth.py`)."]
     return s, "\n".join(lines) + "\n"
 
 
