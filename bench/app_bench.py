@@ -57,6 +57,15 @@ def _alternate(trees: tuple[Path, Path], make_vars: list[str], runs: int) -> lis
              g["err"]) for g in got]
 
 
+def _best(mep: Path) -> Any:
+    from s2s.history import History
+
+    hist = History(mep / "history.sqlite")
+    best = hist.best()
+    hist.close()
+    return best
+
+
 def _hold_to_app_data(mep: Path, tree: Path, make_vars: list[str]) -> str:
     """Capture the kernel from a real run of the application into the MEP and check its winners there."""
     from s2s.capture import capture
@@ -81,7 +90,6 @@ def main() -> None:
     ap.add_argument("--make-vars", default="")
     args = ap.parse_args()
     from s2s.errors import UserError
-    from s2s.history import History
     from s2s.reintegrate import apply_in_place, plan
 
     work = Path(args.work)
@@ -98,9 +106,7 @@ def main() -> None:
         for mep in sorted(work.glob("*" + prefix + "*")):
             if not (mep / "history.sqlite").is_file():
                 continue
-            hist = History(mep / "history.sqlite")
-            best = hist.best()
-            hist.close()
+            best = _best(mep)
             if best is None or (best.speedup or 0) < args.min_speedup:
                 skipped.append(f"{mep.name}: no verified win >= {args.min_speedup}x")
                 continue
@@ -112,9 +118,7 @@ def main() -> None:
                     continue
                 if held:
                     checked.append(f"{mep.name}: {held}")
-                    hist = History(mep / "history.sqlite")
-                    best = hist.best()
-                    hist.close()
+                    best = _best(mep)
                     if best is None or (best.speedup or 0) < args.min_speedup:
                         skipped.append(f"{mep.name}: no win >= {args.min_speedup}x left after the check on captured data")
                         continue

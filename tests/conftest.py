@@ -28,3 +28,11 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not i
 def _private_pattern_library(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never write the user's pattern library."""
     monkeypatch.setenv("S2S_PATTERNS", str(tmp_path_factory.getbasetemp() / "patterns.json"))
+
+
+@pytest.fixture(scope="module")
+def solver(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A private copy of the OpenCL sample without build outputs, one per test module."""
+    dest = tmp_path_factory.mktemp("app") / "ocl_solver"
+    shutil.copytree(SAMPLES / "ocl_solver", dest, ignore=shutil.ignore_patterns("build", "ocl_solver"))
+    return dest

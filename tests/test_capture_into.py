@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, run_cli
+from conftest import run_cli
 
 from s2s.history import History
 from s2s.manifest import load
@@ -54,13 +54,6 @@ def plant(mep: Path) -> None:
         hist.add(vid, 1, f"test:{vid}", None, hashlib.sha256(body.encode()).hexdigest(), None)
         hist.finish(vid, "ok", {"speedup": speedup, "reference": {"median_us": 12.0}, "variant": {"median_us": 12.0 / speedup}})
     hist.close()
-
-
-@pytest.fixture(scope="module")
-def solver(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dest = tmp_path_factory.mktemp("app") / "ocl_solver"
-    shutil.copytree(SAMPLES / "ocl_solver", dest, ignore=shutil.ignore_patterns("build", "ocl_solver"))
-    return dest
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SAMPLES, run_cli
+from conftest import ROOT, run_cli
 
 pytest.importorskip("pyopencl")
 np = pytest.importorskip("numpy")
@@ -25,13 +25,6 @@ def tree_hash(root: Path) -> str:
         if p.is_file():
             h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
     return h.hexdigest()
-
-
-@pytest.fixture(scope="module")
-def solver(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dest = tmp_path_factory.mktemp("app") / "ocl_solver"
-    shutil.copytree(SAMPLES / "ocl_solver", dest, ignore=shutil.ignore_patterns("build", "ocl_solver"))
-    return dest
 
 
 @pytest.fixture(scope="module")
