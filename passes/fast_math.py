@@ -1,7 +1,8 @@
 """fast-math: single-precision math in the kernel, and in the device helpers it calls, through the fast intrinsics.
 
 `1.0f / sqrtf(x)` becomes `rsqrtf(x)` (one MUFU.RSQ instead of a rounded square root and a rounded
-division); `expf`, `logf`, `sinf`, `cosf`, `powf` become `__expf`, `__logf`, `__sinf`, `__cosf`, `__powf`.
+division); `expf`, `logf`, `sinf`, `cosf` become `__expf`, `__logf`, `__sinf`, `__cosf`. `powf` is left
+alone: `__powf` is NaN for every negative base, which generated inputs may never show.
 These are approximations (a few ulp; `__sinf`/`__cosf` lose accuracy far from zero): the variant is
 held to the MEP's tolerances like any other, and a kernel that needs the exact functions fails there.
 A helper defined in the kernel file is not changed in place (the application calls it elsewhere): a
@@ -56,7 +57,7 @@ __global__ void field(const float4* p, float* phi, int n)
     phi[i] = s;
 }
 """
-FAST = {"expf": "__expf", "logf": "__logf", "sinf": "__sinf", "cosf": "__cosf", "powf": "__powf"}
+FAST = {"expf": "__expf", "logf": "__logf", "sinf": "__sinf", "cosf": "__cosf"}
 _ONE = re.compile(r"1(?:\.0*)?[fF]|1\.0*[fF]?")
 
 
@@ -94,7 +95,7 @@ class FastMath:
             copies.append(_apply(source, fn.start_byte, fn.end_byte, inner))
             edits += [Edit(c.start_byte, c.end_byte, fast) for c in _calls(kernel, source, name)]
         if not edits:
-            return Refused("no 1/sqrtf, expf, logf, sinf, cosf or powf in the kernel or the helpers it calls")
+            return Refused("no 1/sqrtf, expf, logf, sinf or cosf in the kernel or the helpers it calls")
         if copies:
             edits.append(insert_before_kernel(source, facts, "\n\n".join(copies)))
         return Rewrite(tuple(edits), None, f"fast intrinsics ({len(edits) - (1 if copies else 0)} sites, {len(copies)} helper copies)")

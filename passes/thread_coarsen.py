@@ -93,6 +93,14 @@ class ThreadCoarsen:
             return Refused(f"the body uses blockIdx/threadIdx/blockDim/gridDim.{a} beyond the index: the block's extent matters")
         if _assigned(var, rest_text):
             return Refused(f"`{var}` is assigned or its address taken after its declaration")
+        for s in stmts:
+            if s.start_byte >= decl.start_byte:
+                break
+            if not (s.type == "declaration" or (s.type == "if_statement" and _returns_only(source, s))):
+                return Refused("a statement before the index other than a declaration or `if (...) return;`: with fewer "
+                               "threads it would run fewer times")
+            if re.search(rf"\b(?:blockIdx|threadIdx|blockDim|gridDim)\.{a}\b", src(source, s)):
+                return Refused(f"blockIdx/threadIdx/blockDim/gridDim.{a} used before the index")
         carried = [n for n in _declared_before(source, stmts, decl) if _assigned(n, rest_text)]
         if carried:
             return Refused(f"`{carried[0]}` is declared before the index and changed after it: it would carry over between points")
@@ -137,6 +145,13 @@ def _declared_before(source: bytes, stmts: list[Node], decl: Node) -> list[str]:
                 if d is not None and d.type == "identifier":
                     names.append(src(source, d))
     return names
+
+
+def _returns_only(source: bytes, stmt: Node) -> bool:
+    """`if (cond) return;` (braces allowed), no else."""
+    body = stmt.child_by_field_name("consequence")
+    return (stmt.child_by_field_name("alternative") is None and body is not None
+            and re.fullmatch(r"\{?\s*return\s*;\s*\}?", src(source, body)) is not None)
 
 
 def _returns(body: Node, after: int) -> list[Node]:
