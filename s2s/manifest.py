@@ -108,23 +108,6 @@ class Manifest:
             out.append("launch.grid / launch.block: the launch configuration")
         return out
 
-    def validate(self, path: Path) -> None:
-        for p in self.params:
-            if p.role != "scalar" and isinstance(p.count, int) and p.count <= 0:
-                raise UserError(f"params.{p.name}.count is {p.count}: a buffer needs at least one element", file=str(path),
-                                line=_line_of(path, p.name), hint="set the element count of the buffer")
-        runtime_local = self.backend == "opencl" and tuple(self.launch.block) == (0, 0, 0)  # NULL local size
-        for dim in self.launch.grid + (() if runtime_local else self.launch.block):
-            if isinstance(dim, int) and dim <= 0:
-                raise UserError(f"launch has a zero or negative dimension {self.launch.grid}x{self.launch.block}",
-                                file=str(path), line=_line_of(path, "[launch]"))
-        if not all(isinstance(b, int) for b in self.launch.block):
-            return
-        threads = self.launch.block[0] * self.launch.block[1] * self.launch.block[2]
-        if threads > 1024:
-            raise UserError(f"launch.block {self.launch.block} has {threads} threads; devices allow at most 1024",
-                            file=str(path), line=_line_of(path, "block"))
-
 
 def _line_of(path: Path, needle: str, after: str = "") -> int | None:
     """The first line holding `needle` (at or after the first line holding `after`, where given)."""
@@ -231,5 +214,4 @@ def load(mep_dir: Path) -> Manifest:
         )
     except (KeyError, TypeError) as exc:
         raise UserError(f"missing or malformed entry: {exc}", file=str(path), line=_line_of(path, str(exc).strip("'"))) from None
-    m.validate(path)
     return m

@@ -248,7 +248,7 @@ def list_variants(mep_dir: Path, manifest: Manifest) -> list[str]:
     return sorted(p.name for p in vroot.iterdir() if (p / manifest.kernel_file).is_file())
 
 
-# -- the checks of mep.toml that Manifest.validate leaves out ------------------------------------------
+# -- every check of the values in mep.toml, in one place --------------------------------------------------
 def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> None:
     """One UserError naming the first bad entry. Manifest.unfilled() must already be empty."""
     from ..manifest import _line_of
@@ -265,6 +265,12 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
         bad("launch", "grid and block need three dimensions each", "[launch]")
     if m.launch.shared_mem < 0:
         bad("launch.shared_mem", f"{m.launch.shared_mem} is negative", "shared_mem")
+    runtime_local = m.backend == "opencl" and tuple(m.launch.block) == (0, 0, 0)  # a NULL local size
+    if any(not isinstance(d, int) or d <= 0 for d in tuple(m.launch.grid) + (() if runtime_local else tuple(m.launch.block))):
+        bad("launch", f"a zero, negative or non-integer dimension in grid {m.launch.grid} x block {m.launch.block}", "[launch]")
+    threads = m.launch.block[0] * m.launch.block[1] * m.launch.block[2]
+    if threads > 1024:
+        bad("launch.block", f"{m.launch.block} has {threads} threads; devices allow at most 1024", "block")
     names = set()
     for p in m.params:
         if p.name in names:
@@ -283,6 +289,9 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
                 bad(f"params.{p.name}.count", f"{p.count!r} is not a number of elements"
                     + (f" (expression: {p.count_expr})" if p.count_expr else ""), f'"{p.name}"',
                     hint="write the element count as an integer")
+            if isinstance(p.count, int) and p.count <= 0:
+                bad(f"params.{p.name}.count", f"{p.count}: a buffer needs at least one element", f'"{p.name}"',
+                    hint="set the element count of the buffer")
             if p.fill not in FILLS:
                 bad(f"params.{p.name}.fill", f"{p.fill!r}: one of {', '.join(FILLS[:3])}", f'"{p.name}"')
             if p.low > p.high:
