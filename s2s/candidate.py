@@ -23,6 +23,7 @@ class Candidate:
     parent: str | None = None
     launch: LaunchOverride | None = None
     note: str = ""
+    launch_rules: tuple[str, ...] = ()  # the passes' launch rules in order (edits.LaunchChange.grid_from), for reintegration
 
     @property
     def fingerprint(self) -> str:

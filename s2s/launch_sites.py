@@ -19,13 +19,18 @@ from .ranking import launches_of
 from .scan import scan_tree
 
 
-def _ratios(m: Manifest, grid: tuple[int, ...], block: tuple[int, ...]) -> tuple[list[Fraction], bool]:
+def _ratios(m: Manifest, grid: tuple[int, ...], block: tuple[int, ...], rules: list[str] | None = None) -> tuple[list[Fraction], bool]:
+    """Per-dimension ratio of new to old global threads, and whether x and y were exchanged: from the passes'
+    launch rules where the variant records them, else guessed from the numbers (variants of older versions)."""
     if m.backend == "opencl":  # OpenCL sizes are work-items already
         old, new = [int(g) for g in m.launch.grid], [int(g) for g in grid]
     else:
         old = [m.launch.grid[d] * max(m.launch.block[d], 1) for d in range(3)]
         new = [grid[d] * max(block[d], 1) for d in range(3)]
-    swapped = old[0] != old[1] and new[0] >= old[1] and new[1] >= old[0] and new[0] < old[0] * 2 // 1 and new[0] != old[0]
+    if rules is not None:
+        swapped = rules.count("swap-xy") % 2 == 1
+    else:
+        swapped = old[0] != old[1] and new[0] >= old[1] and new[1] >= old[0] and new[0] < old[0] * 2 // 1 and new[0] != old[0]
     if swapped:
         old = [old[1], old[0], old[2]]
     ratios = []
@@ -66,14 +71,15 @@ def _cuda_config(grid_c: list[str], block_c: list[str], ratios: list[Fraction], 
     return f"dim3({', '.join(dims)})", f"dim3({block[0]}, {block[1]}, {block[2]})"
 
 
-def apply_launch_change(plan, m: Manifest, root: Path, grid: tuple[int, ...], block: tuple[int, ...]) -> None:  # type: ignore[no-untyped-def]
+def apply_launch_change(plan, m: Manifest, root: Path, grid: tuple[int, ...], block: tuple[int, ...],  # type: ignore[no-untyped-def]
+                        rules: list[str] | None = None) -> None:
     index = scan_tree(root)
     kernel = next((k for k in index.kernels if k.qualified == m.kernel and k.file == m.origin.get("file")), None)
     if kernel is None:
         plan.manual.append(f"{m.kernel}: set block {block} and grid {grid} (for the MEP's sizes) at its launch sites by hand")
         return
     sites = launches_of(index, kernel)
-    ratios, swapped = _ratios(m, grid, block)
+    ratios, swapped = _ratios(m, grid, block, rules)
     if not sites:
         plan.manual.append(f"{m.kernel}: no launch site found in the tree (launched through a macro?); use block {block}, "
                            f"grid = threads x {[str(r) for r in ratios]} / block")

@@ -67,6 +67,8 @@ def write_variant(mep_dir: Path, kernel_file: str, cand: Candidate) -> None:
     meta: dict[str, Any] = {"origin": cand.origin, "note": cand.note, "parent": cand.parent}
     if cand.launch is not None:
         meta.update(cand.launch.as_dict())
+        if cand.launch_rules:
+            meta["launch_rules"] = list(cand.launch_rules)
     atomic_write(vdir / "variant.json", json.dumps(meta, indent=1).encode())
 
 

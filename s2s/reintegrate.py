@@ -156,7 +156,7 @@ def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force:
     if "block" in launch and (tuple(launch["block"]) != tuple(m.launch.block) or tuple(launch["grid"]) != tuple(m.launch.grid)):
         from .launch_sites import apply_launch_change
 
-        apply_launch_change(p, m, root, tuple(launch["grid"]), tuple(launch["block"]))
+        apply_launch_change(p, m, root, tuple(launch["grid"]), tuple(launch["block"]), launch.get("launch_rules"))
     return p
 
 

@@ -2,6 +2,7 @@
 helpers once, the launch site covers the application's own sizes, and the whole application compiles."""
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,13 +25,16 @@ def _plant(mep: Path, pipeline: str, speedup: float) -> str:
     m = load(mep)
     text = (mep / m.kernel_file).read_bytes()
     grid, block = tuple(m.launch.grid), tuple(m.launch.block)
+    launches = []
     for p in build_pipeline(pipeline):
         out = run_pass(p, text, "cuda", m.kernel)
         assert isinstance(out, Applied), out
         text = out.text
         if out.launch is not None:
+            launches.append(out.launch)
             grid, block = out.launch.resolve(grid, block)  # type: ignore[arg-type]
-    cand = Candidate(text, f"pass:{pipeline}", None, LaunchOverride(grid, block, m.launch.shared_mem))  # type: ignore[arg-type]
+    rules = tuple(r.grid_from for r in launches)
+    cand = Candidate(text, f"pass:{pipeline}", None, LaunchOverride(grid, block, m.launch.shared_mem), launch_rules=rules)  # type: ignore[arg-type]
     write_variant(mep, m.kernel_file, cand)
     hist = History(mep / "history.sqlite")
     hist.add(cand.id, 1, cand.origin, None, cand.source_sha, cand.launch.as_dict() if cand.launch else None)
@@ -102,3 +106,37 @@ def test_fast_math_helper_copy_reintegrates_into_the_hip_sample(tmp_path: Path) 
     proc = subprocess.run(["make", "-s", "-j2", f"HIP_SHIM={ROOT / 'templates/hip_shim'}", "NBODY=1024"], cwd=tree,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+RECT = """\
+#include <cuda_runtime.h>
+#define ROWS 64
+#define COLS 512
+
+__global__ void scale_rows(float* A, float a, int rows, int cols)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    int c = blockIdx.y * blockDim.y + threadIdx.y;
+    if (r < rows && c < cols) A[r * cols + c] *= a;
+}
+
+void run(float* d)
+{
+    dim3 block(16, 16);
+    dim3 grid((ROWS + 15) / 16, (COLS + 15) / 16);
+    scale_rows<<<grid, block>>>(d, 2.0f, ROWS, COLS);
+}
+"""
+
+
+def test_swapped_launch_follows_the_recorded_rule(tmp_path: Path) -> None:
+    """A wide matrix (cols >= 2 x rows) defeats guessing the x/y swap from the MEP's numbers; the rule does not."""
+    tree = tmp_path / "app"
+    tree.mkdir()
+    (tree / "rect.cu").write_text(RECT)
+    mep = tmp_path / "mep"
+    make_mep(str(tree), "scale_rows", str(mep))
+    vid = _plant(mep, "coalesce-remap", 3.0)
+    assert json.loads((mep / "variants" / vid / "variant.json").read_text())["launch_rules"] == ["swap-xy"]
+    new = plan(mep, "best", str(tree)).files[(tree / "rect.cu").resolve()][1].decode()
+    assert "scale_rows<<<dim3(((grid.y) * (block.y) + 15) / 16, ((grid.x) * (block.x) + 15) / 16, " in new

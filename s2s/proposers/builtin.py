@@ -31,6 +31,7 @@ def apply_pipeline(pipeline: str, state: State) -> Candidate | str:
     """The pipeline applied to the original kernel, or why it does not apply."""
     source = state.original
     launch = state.base_launch
+    rules: list[str] = []
     for name, opts in parse_pipeline(pipeline):
         try:
             p = make_pass(name, opts)
@@ -41,13 +42,16 @@ def apply_pipeline(pipeline: str, state: State) -> Candidate | str:
             return f"{name}: {out.reason}"
         source = out.text
         if out.launch is not None:
+            rules.append(out.launch.grid_from)
             grid, block = out.launch.resolve(*_in_blocks(launch, state.dialect))
             if state.dialect == "opencl":  # OpenCL sizes are work-items: global = groups x local
                 grid = (grid[0] * block[0], grid[1] * block[1], grid[2] * block[2])
             launch = LaunchOverride(grid=grid, block=block, shared_mem=launch.shared_mem)
     if source == state.original and launch == state.base_launch:
         return "no change"
-    return Candidate(source=source, origin=f"pass:{pipeline}", launch=None if launch == state.base_launch else launch)
+    changed = launch != state.base_launch
+    return Candidate(source=source, origin=f"pass:{pipeline}", launch=launch if changed else None,
+                     launch_rules=tuple(rules) if changed else ())
 
 
 def _in_blocks(launch: LaunchOverride, dialect: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
@@ -86,7 +90,8 @@ class BuiltinProposer:
             for pat in state.patterns:
                 c = self._make(pat.pipeline, state)
                 if c is not None:
-                    cands.append(Candidate(c.source, c.origin, None, c.launch, note=f"pattern from {pat.kernel} ({pat.speedup:.2f}x)"))
+                    cands.append(Candidate(c.source, c.origin, None, c.launch, note=f"pattern from {pat.kernel} ({pat.speedup:.2f}x)",
+                                           launch_rules=c.launch_rules))
             for step in GRID:
                 c = self._make(step, state)
                 if c is not None:
@@ -109,4 +114,5 @@ class BuiltinProposer:
         if fixed is None:
             return None
         text, fixer = fixed
-        return Candidate(text.encode(), candidate.origin + f"+repair:{fixer}", candidate.parent, candidate.launch, candidate.note)
+        return Candidate(text.encode(), candidate.origin + f"+repair:{fixer}", candidate.parent, candidate.launch, candidate.note,
+                         candidate.launch_rules)
