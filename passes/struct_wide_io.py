@@ -98,7 +98,7 @@ class StructWideIo:
                 decl = node.parent
                 ty = decl.child_by_field_name("type") if decl is not None else None
                 arr = _struct_subscript(source, value, structs)
-                if arr and ty is not None and src(source, ty) == structs[arr] and node.child_by_field_name("declarator").type == "identifier":  # type: ignore[union-attr]
+                if arr and ty is not None and src(source, ty) in (structs[arr], "auto") and node.child_by_field_name("declarator").type == "identifier":  # type: ignore[union-attr]
                     assert value is not None
                     edits.append(Edit(value.start_byte, value.end_byte, f"s2s_wide_io<{structs[arr]}>::load({_address(source, value)})"))
             elif node.type == "assignment_expression" and text(source, node.child_by_field_name("operator")) == "=":

@@ -15,7 +15,7 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from s2s.edits import Edit, LaunchChange, Refused, Rewrite
-from s2s.kernel_facts import LOOPS, KernelFacts
+from s2s.kernel_facts import LOOPS, THREAD_BUILTIN, KernelFacts
 from s2s.parsing import src
 
 from ._common import body_node, fresh, indent_of, statements
@@ -82,6 +82,12 @@ class ThreadCoarsen:
         decl = next((s for s in stmts if s.type == "declaration" and _declares(source, s) == var), None)
         init = decl.named_children[-1] if decl is not None else None
         value = init.child_by_field_name("value") if init is not None and init.type == "init_declarator" else None
+        offset = ""  # `+ NG` of a ghost-cell offset: `k = blockIdx.z * blockDim.z + threadIdx.z + NG`
+        if value is not None and value.type == "binary_expression" and not _global_index(src(source, value), a):
+            left, op, right = (value.child_by_field_name(f) for f in ("left", "operator", "right"))
+            if (left is not None and op is not None and right is not None and src(source, op) in {"+", "-"}
+                    and _global_index(src(source, left), a) and not THREAD_BUILTIN.search(src(source, right))):
+                offset, value = f" {src(source, op)} {src(source, right)}", left
         if decl is None or init is None or value is None or not _global_index(src(source, value), a):
             return Refused(f"`{var}` is not declared at the top of the body as blockIdx.{a} * blockDim.{a} + threadIdx.{a}")
         end = body.end_byte - 1
@@ -115,7 +121,7 @@ class ThreadCoarsen:
         c = fresh(facts, source, f"c{a}")
         kind = src(source, decl)[: init.start_byte - decl.start_byte].rstrip()
         idx = (f"(blockIdx.x * {f} + {c}) * blockDim.x + threadIdx.x" if a == "x"
-               else f"(blockIdx.{a} * blockDim.{a} + threadIdx.{a}) * {f} + {c}")
+               else f"(blockIdx.{a} * blockDim.{a} + threadIdx.{a}) * {f} + {c}") + offset
         text = (f"#pragma unroll\n{ind}for (int {c} = 0; {c} < {f}; ++{c}) {{\n{ind}    {kind} {var} = {idx};"
                 + re.sub(r"\n(?=[^\n])", "\n    ", rest.decode("utf-8", "replace")) + f"\n{ind}}}")
         # the pragma starts its own line: the edit begins at the declaration's line start, or a new line

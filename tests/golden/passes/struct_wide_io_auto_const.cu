@@ -1,0 +1,57 @@
+// RUN: struct-wide-io
+// KERNEL: kinetic
+// ----- INPUT
+struct Atom { float x, y, z, q; float vx, vy, vz, m; };
+
+__global__ void kinetic(const Atom* atoms, float* ke, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const Atom a = atoms[i];
+    auto b = atoms[n - 1 - i];
+    ke[i] = 0.5f * a.m * (a.vx * a.vx + a.vy * a.vy + a.vz * a.vz) + 0.0f * b.m;
+}
+// ----- EXPECTED
+struct Atom { float x, y, z, q; float vx, vy, vz, m; };
+
+/* s2s struct-wide-io: a structure moved in 16- or 8-byte words when its size and address allow */
+template <int W> struct s2s_word;
+template <> struct s2s_word<16> { typedef float4 type; };
+template <> struct s2s_word<8> { typedef float2 type; };
+template <typename T, int W = (sizeof(T) % 16 == 0 ? 16 : (sizeof(T) % 8 == 0 ? 8 : 0))>
+struct s2s_wide_io {
+    typedef typename s2s_word<W>::type word;
+    union words { word w[sizeof(T) / W]; T t; };
+    static __device__ __forceinline__ T load(const T* p)
+    {
+        if (reinterpret_cast<unsigned long long>(p) % W) return *p;
+        words u;
+        const word* s = reinterpret_cast<const word*>(p);
+#pragma unroll
+        for (int i = 0; i < (int)(sizeof(T) / W); ++i) u.w[i] = s[i];
+        return u.t;
+    }
+    static __device__ __forceinline__ void store(T* p, const T& v)
+    {
+        if (reinterpret_cast<unsigned long long>(p) % W) { *p = v; return; }
+        words u;
+        u.t = v;
+        word* d = reinterpret_cast<word*>(p);
+#pragma unroll
+        for (int i = 0; i < (int)(sizeof(T) / W); ++i) d[i] = u.w[i];
+    }
+};
+template <typename T>
+struct s2s_wide_io<T, 0> {
+    static __device__ __forceinline__ T load(const T* p) { return *p; }
+    static __device__ __forceinline__ void store(T* p, const T& v) { *p = v; }
+};
+
+__global__ void kinetic(const Atom* atoms, float* ke, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const Atom a = s2s_wide_io<Atom>::load(atoms + (i));
+    auto b = s2s_wide_io<Atom>::load(atoms + (n - 1 - i));
+    ke[i] = 0.5f * a.m * (a.vx * a.vx + a.vy * a.vy + a.vz * a.vz) + 0.0f * b.m;
+}
