@@ -42,7 +42,10 @@ __global__ void field(const float4* p, float* phi, int n)
 EXAMPLE_AFTER = """\
 __device__ float kernel_w(float r2, float h) { return expf(-r2 / (h * h)); }
 
+#ifndef S2S_FAST_KERNEL_W_FAST
+#define S2S_FAST_KERNEL_W_FAST
 __device__ float kernel_w_fast(float r2, float h) { return __expf(-r2 / (h * h)); }
+#endif
 
 __global__ void field(const float4* p, float* phi, int n)
 {
@@ -92,7 +95,8 @@ class FastMath:
             if ident is None:
                 continue
             inner.append(Edit(ident.start_byte, ident.end_byte, fast))
-            copies.append(_apply(source, fn.start_byte, fn.end_byte, inner))
+            guard = "S2S_FAST_" + re.sub(r"\W", "_", fast).upper()  # once per translation unit
+            copies.append(f"#ifndef {guard}\n#define {guard}\n{_apply(source, fn.start_byte, fn.end_byte, inner)}\n#endif")
             edits += [Edit(c.start_byte, c.end_byte, fast) for c in _calls(kernel, source, name)]
         if not edits:
             return Refused("no 1/sqrtf, expf, logf, sinf or cosf in the kernel or the helpers it calls")

@@ -71,12 +71,14 @@ def _kernel_span(data: bytes, dialect: str, name: str) -> tuple[int, int] | None
     return None
 
 
-_ITEMS = {"function_definition", "template_declaration", "struct_specifier", "class_specifier", "type_definition", "declaration"}
+_ITEMS = {"function_definition", "template_declaration", "struct_specifier", "class_specifier", "type_definition", "declaration",
+          "preproc_ifdef", "preproc_if"}
 
 
-def _top_level_items(data: bytes, dialect: str) -> list[tuple[str, bytes]]:
+def _top_level_items(data: bytes, dialect: str, skip: tuple[int, int] = (0, 0)) -> list[tuple[str, bytes]]:
     """(head, text) of each top-level definition or declaration: functions, templates, structures, typedefs,
-    variables; a comment right before an item goes with it, and a structure keeps its `;`."""
+    variables, guarded blocks (`#ifndef S2S_... #endif`); a comment right before an item goes with it, and a
+    structure keeps its `;`. Items overlapping `skip` (the kernel itself) are left out."""
     tree = parse(data, dialect)
     out = []
     kids = tree.root_node.children
@@ -84,6 +86,8 @@ def _top_level_items(data: bytes, dialect: str) -> list[tuple[str, bytes]]:
         if node.type not in _ITEMS:
             continue
         start, end = node.start_byte, node.end_byte
+        if start < skip[1] and skip[0] < end:
+            continue
         if i > 0 and kids[i - 1].type == "comment" and data.count(b"\n", kids[i - 1].end_byte, start) <= 1:
             start = kids[i - 1].start_byte
         if i + 1 < len(kids) and kids[i + 1].type == ";":
@@ -138,7 +142,7 @@ def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force:
     path, data, start, end, notes = locate_original(m, root, force)
     ref_funcs = {body for _n, body in _top_level_items(ref_src, dialect)}
     orig_funcs = {body for _n, body in _top_level_items(data, dialect)}
-    helpers = [body for head, body in _top_level_items(var_src, dialect)
+    helpers = [body for head, body in _top_level_items(var_src, dialect, span)
                if body not in ref_funcs and body not in orig_funcs and name not in head.split()[-1:]]
     insert = b"".join(h + b"\n\n" for h in helpers)
     new_data = data[:start] + insert + new_kernel + data[end:]

@@ -140,3 +140,22 @@ def test_swapped_launch_follows_the_recorded_rule(tmp_path: Path) -> None:
     assert json.loads((mep / "variants" / vid / "variant.json").read_text())["launch_rules"] == ["swap-xy"]
     new = plan(mep, "best", str(tree)).files[(tree / "rect.cu").resolve()][1].decode()
     assert "scale_rows<<<dim3(((grid.y) * (block.y) + 15) / 16, ((grid.x) * (block.x) + 15) / 16, " in new
+
+
+@needs_nvcc
+def test_helpers_reaching_one_unit_twice_compile(tmp_path: Path) -> None:
+    """Two kernels in two headers of one translation unit, each reintegrated with the same helpers: guarded, once."""
+    from s2s.passes.fast_math import EXAMPLE_AFTER as FAST
+    from s2s.passes.struct_wide_io import HELPER
+
+    fast_copy = FAST[FAST.index("#ifndef"):FAST.index("#endif") + len("#endif")]
+    (tmp_path / "a.cuh").write_text(HELPER + fast_copy + "\n")
+    (tmp_path / "b.cuh").write_text(HELPER + fast_copy + "\n")
+    (tmp_path / "unit.cu").write_text('__device__ float kernel_w(float r2, float h) { return expf(-r2 / (h * h)); }\n'
+                                      '#include "a.cuh"\n#include "b.cuh"\n'
+                                      "struct P { float x, y, z, w; };\n"
+                                      "__global__ void k(P* p) { P q = s2s_wide_io<P>::load(p); q.x = kernel_w_fast(q.y, 1.0f);"
+                                      " s2s_wide_io<P>::store(p, q); }\n")
+    proc = subprocess.run(["nvcc", "-c", "-arch=sm_90", "unit.cu", "-o", "unit.o"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]

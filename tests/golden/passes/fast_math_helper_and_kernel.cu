@@ -14,7 +14,10 @@ __global__ void decay(float* v, const float* r, int n)
 /* weight of a distance */
 __device__ float weight(float r) { return 1.0f / sqrtf(r) * expf(-r); }
 
+#ifndef S2S_FAST_WEIGHT_FAST
+#define S2S_FAST_WEIGHT_FAST
 __device__ float weight_fast(float r) { return rsqrtf(r) * __expf(-r); }
+#endif
 
 /* decay each value by its weight */
 __global__ void decay(float* v, const float* r, int n)

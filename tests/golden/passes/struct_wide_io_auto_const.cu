@@ -15,6 +15,8 @@ __global__ void kinetic(const Atom* atoms, float* ke, int n)
 struct Atom { float x, y, z, q; float vx, vy, vz, m; };
 
 /* s2s struct-wide-io: a structure moved in 16- or 8-byte words when its size and address allow */
+#ifndef S2S_WIDE_IO_DEFINED /* once per translation unit, whichever files of it receive a copy */
+#define S2S_WIDE_IO_DEFINED
 template <int W> struct s2s_word;
 template <> struct s2s_word<16> { typedef float4 type; };
 template <> struct s2s_word<8> { typedef float2 type; };
@@ -46,6 +48,7 @@ struct s2s_wide_io<T, 0> {
     static __device__ __forceinline__ T load(const T* p) { return *p; }
     static __device__ __forceinline__ void store(T* p, const T& v) { *p = v; }
 };
+#endif
 
 __global__ void kinetic(const Atom* atoms, float* ke, int n)
 {
