@@ -84,7 +84,7 @@ class ThreadCoarsen:
         value = init.child_by_field_name("value") if init is not None and init.type == "init_declarator" else None
         offset = ""  # `+ NG` of a ghost-cell offset: `k = blockIdx.z * blockDim.z + threadIdx.z + NG`
         if value is not None and value.type == "binary_expression" and not _global_index(src(source, value), a):
-            left, op, right = (value.child_by_field_name(f) for f in ("left", "operator", "right"))
+            left, op, right = (value.child_by_field_name(field) for field in ("left", "operator", "right"))
             if (left is not None and op is not None and right is not None and src(source, op) in {"+", "-"}
                     and _global_index(src(source, left), a) and not THREAD_BUILTIN.search(src(source, right))):
                 offset, value = f" {src(source, op)} {src(source, right)}", left
