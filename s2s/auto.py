@@ -20,6 +20,16 @@ class AutoResult:
     diff: str = ""
 
 
+def _best(mep_dir: Path):  # type: ignore[no-untyped-def]
+    from .history import History
+
+    hist = History(mep_dir / "history.sqlite")
+    try:
+        return hist.best()
+    finally:
+        hist.close()
+
+
 def _copy_tree(src: Path, dst: Path) -> None:
     if dst.exists():
         shutil.rmtree(dst)
@@ -42,9 +52,23 @@ def _tree_diff(orig: Path, new: Path) -> str:
     return "".join(out)
 
 
+def _hold_to_app_data(root: Path, spec: str, mep_dir: Path, app: tuple[str, str], timeout: float) -> str:
+    """Attach the application's own data for this kernel to its MEP and check the winners there; "" or why none is left."""
+    from .capture import capture
+    from .verify_captured import verify
+
+    capture(str(root), spec, app[0], app[1], into=str(mep_dir), timeout=timeout)
+    got = verify(mep_dir, top=1)
+    failed = [f"{c.id} ({c.verdict}: {c.message[:160]})" for c in got.checked if c.verdict != "ok"]
+    return "; ".join(failed)
+
+
 def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path: Path, options: Options,
              kernels: list[str] | None = None, overrides: dict[str, str] | None = None,
-             log: Callable[[str], None] = print, min_speedup: float = 1.05) -> AutoResult:
+             log: Callable[[str], None] = print, min_speedup: float = 1.05,
+             app: tuple[str, str] | None = None, app_timeout: float = 1800.0) -> AutoResult:
+    """`app` = (build command, run command): every winner is then held to the application's captured data
+    (`s2s capture --into`, `s2s verify`) before it is reintegrated."""
     from .mep_writer import make_mep
     from .ranking import profile_ranking, static_estimate
     from .scan import scan_tree
@@ -86,10 +110,26 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
             result.rows.append((ex.kernel.qualified, where, str(mep_dir), outcome.best_id or "-", f"{outcome.best_speedup:.2f}x",
                                 f"not reintegrated: below {min_speedup:.2f}x, within timing noise"))
             continue
+        held = ""
+        if app is not None:
+            log(f"holding {ex.kernel.qualified}'s winner to the application's data ({app[1]!r})")
+            try:
+                failed = _hold_to_app_data(root, spec, mep_dir, app, app_timeout)
+            except UserError as err:
+                result.rows.append((ex.kernel.qualified, where, str(mep_dir), outcome.best_id, f"{outcome.best_speedup:.2f}x",
+                                    f"not reintegrated: the application's data could not be captured: {err.one_line()}"))
+                continue
+            best = _best(mep_dir)
+            if best is None or (best.speedup or 0) < min_speedup:
+                result.rows.append((ex.kernel.qualified, where, str(mep_dir), outcome.best_id, f"{outcome.best_speedup:.2f}x",
+                                    f"not reintegrated: no winner >= {min_speedup:.2f}x passed on the application's data ({failed})"))
+                continue
+            outcome.best_id, outcome.best_origin, outcome.best_speedup = best.id, best.origin, best.speedup or 0.0
+            held = "; held to the application's data" + (f" (failed there: {failed})" if failed else "")
         try:
             p = plan(mep_dir, "best", str(staged))
             apply_in_place(p, None, None)
-            status = "reintegrated" + (f"; by hand: {'; '.join(p.manual)}" if p.manual else "")
+            status = "reintegrated" + held + (f"; by hand: {'; '.join(p.manual)}" if p.manual else "")
         except UserError as err:
             status = f"reintegration failed: {err.message}"
         result.any_win = True

@@ -42,6 +42,10 @@ def _parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a.add_argument("--diff", metavar="FILE", default="s2s-auto.diff")
     a.add_argument("--kernels", help="comma-separated kernel names instead of the top hotspots")
     a.add_argument("-D", "--define", action="append", metavar="NAME=VALUE")
+    a.add_argument("--build-cmd", help="with --run-cmd: builds the application (in a copy) to capture its data")
+    a.add_argument("--run-cmd", help="with --build-cmd: runs the application; every winner is held to the data it "
+                                     "records (s2s capture --into, s2s verify) before it is reintegrated")
+    a.add_argument("--cmd-timeout", type=float, default=1800.0, help="seconds before a build or run command is killed")
     _optimize_options(a)
 
 
@@ -158,11 +162,15 @@ def _reintegrate(args: argparse.Namespace, console: Console) -> int:
 @command("auto")
 def _auto(args: argparse.Namespace, console: Console) -> int:
     from .auto import run_auto
+    from .errors import UserError
 
     overrides = dict(d.split("=", 1) for d in (args.define or []))
+    if bool(args.build_cmd) != bool(args.run_cmd):
+        raise UserError("--build-cmd and --run-cmd go together: both are needed to capture the application's data")
     result = run_auto(args.tree, top=args.top, profile=args.profile, work=Path(args.work), diff_path=Path(args.diff),
                       options=options_from(args), kernels=args.kernels.split(",") if args.kernels else None,
-                      overrides=overrides, log=lambda s: console.print(s, highlight=False))
+                      overrides=overrides, log=lambda s: console.print(s, highlight=False),
+                      app=(args.build_cmd, args.run_cmd) if args.run_cmd else None, app_timeout=args.cmd_timeout)
     table = Table(title="s2s auto")
     for col in ("kernel", "where", "MEP", "winner", "verified speedup", "status"):
         table.add_column(col)

@@ -39,3 +39,22 @@ def test_patterns_library_suggests_similar_kernels(tmp_path: Path) -> None:
     again = Library(tmp_path / "p.json")
     assert [p.pipeline for p in again.suggest(mm, "opencl")] == ["smem-tiling{tile=16}"]
     assert again.suggest(mm, "cuda")[0].pipeline == "smem-tiling{tile=16}"  # carried across backends
+
+
+def test_auto_holds_winners_to_the_applications_data(tmp_path: Path) -> None:
+    """With --build-cmd/--run-cmd every winner is checked on the data of a real run (here n = 250, which the
+    MEP's generated sizes do not have) before it goes into the diff; the user's tree stays untouched."""
+    tree = tmp_path / "ocl_solver"
+    shutil.copytree(SAMPLES / "ocl_solver", tree, ignore=shutil.ignore_patterns("build", "ocl_solver"))
+    before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    res = run_cli("auto", str(tree), "--kernels", "matvec", "--max-evals", "5", "--work", str(tmp_path / "work"),
+                  "--patterns", str(tmp_path / "patterns.json"), "--diff", str(tmp_path / "auto.diff"),
+                  "--build-cmd", "make", "--run-cmd", "./ocl_solver -k kernels -n 250 -i 2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "held to the application's data" in res.stdout
+    assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
+    mep = tmp_path / "work" / "mep-matvec"
+    assert (mep / "capture").is_dir() and "[capture]" in (mep / "mep.toml").read_text()
+    assert "+++ b/kernels/linalg.cl" in (tmp_path / "auto.diff").read_text()
+    lone = run_cli("auto", str(tree), "--kernels", "matvec", "--run-cmd", "./ocl_solver", "--work", str(tmp_path / "w2"))
+    assert lone.returncode == 2 and "--build-cmd and --run-cmd go together" in lone.stderr
