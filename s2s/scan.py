@@ -15,6 +15,8 @@ from .sources import SourceFile, check_tree, iter_source_paths, language_of, rea
 # Files without any of these bytes hold no kernel and no launch: they are counted, not parsed.
 _MARKERS = re.compile(rb"__global__|__kernel\b|\bkernel\b|<<<|hipLaunchKernel|clEnqueueNDRangeKernel|cudaLaunch\w*Kernel")
 _EMBEDDED_CL = re.compile(rb'"[^"\n]*__kernel\s+void\s+(\w+)')
+_OBJECT_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]{1,200})$", re.M)
+_WORD = re.compile(rb"[A-Za-z_]\w*")
 _KERNEL_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+[^\n]*\b__global__\b", re.M)
 _FUNCTION_MACRO_KERNEL = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([^)]*\)[^\n]*\b__global__\b", re.M)
 
@@ -80,11 +82,17 @@ def _markers(kernel_macros: frozenset[str]) -> re.Pattern[bytes]:
 
 
 def _kernel_macros(sources: list[SourceFile]) -> tuple[frozenset[str], list[str]]:
-    """Object-like macros that expand to `__global__` (found), function-like ones (reported as limits)."""
+    """Object-like macros that expand to `__global__`, directly or through other macros
+    (`#define CUB_KERNEL CCCL_KERNEL`, `#define CCCL_KERNEL __global__ ...`): found. Function-like ones: limits."""
     names: set[str] = set()
+    aliases: dict[str, set[str]] = {}  # object-like macro -> the identifiers of its body
     limits: list[str] = []
     for source in sources:
-        if b"__global__" not in source.data or b"define" not in source.data:
+        if b"define" not in source.data:
+            continue
+        for m in _OBJECT_MACRO.finditer(source.data):
+            aliases.setdefault(m.group(1).decode(), set()).update(w.decode() for w in _WORD.findall(m.group(2)))
+        if b"__global__" not in source.data:
             continue
         for m in _KERNEL_MACRO.finditer(source.data):
             names.add(m.group(1).decode())
@@ -94,6 +102,11 @@ def _kernel_macros(sources: list[SourceFile]) -> tuple[frozenset[str], list[str]
                 f"{source.rel}:{line}: kernels defined through the function-like macro {m.group(1).decode()}(...) "
                 "are not listed: tree-sitter does not expand macros; give compile flags (--compile-commands) so libclang can"
             )
+    grew = bool(names)
+    while grew:  # a macro whose body names a kernel macro is one too
+        more = {a for a, words in aliases.items() if a not in names and words & names}
+        names |= more
+        grew = bool(more)
     return frozenset(names), limits
 
 

@@ -66,6 +66,20 @@ def test_macro_hidden_kernel_found_and_function_macro_reported(tmp_path: Path) -
     assert any("DEFINE_SCALE" in limit and "k.cu:2" in limit for limit in index.limits)
 
 
+def test_kernel_macro_through_a_chain_of_macros(tmp_path: Path) -> None:
+    """Library style: the kernel attribute macro is an alias of an alias, defined in another header."""
+    (tmp_path / "visibility.h").write_text("#define LIB_KERNEL_ATTRIBUTES __global__ __attribute__((visibility(\"hidden\")))\n")
+    (tmp_path / "macros.cuh").write_text('#include "visibility.h"\n#define MY_KERNEL_ATTRIBUTES LIB_KERNEL_ATTRIBUTES\n'
+                                         "#define MY_NOT_A_KERNEL inline\n")
+    (tmp_path / "scan_kernels.cuh").write_text(
+        '#include "macros.cuh"\n'
+        "template <typename T>\nMY_KERNEL_ATTRIBUTES void fill_kernel(T* x, T v, int n)\n"
+        "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = v; }\n"
+        "MY_NOT_A_KERNEL void host_helper(float* x) { x[0] = 0; }\n")
+    index = scan_tree(tmp_path)
+    assert [(k.name, k.via_macro) for k in index.kernels] == [("fill_kernel", "MY_KERNEL_ATTRIBUTES")]
+
+
 def test_parse_errors_listed_with_location(tmp_path: Path) -> None:
     (tmp_path / "bad.cu").write_text("__global__ void ok(float* x) { x[0] = 1; }\n__global__ void broken(float* x { x[0] = ; }\n")
     index = scan_tree(tmp_path)
