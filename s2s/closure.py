@@ -6,6 +6,7 @@ verbatim byte range of an original file, chosen because the kernel (or an item i
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from .records import Kernel
 from .resources import grammars_dir
 from .sources import SourceFile
 
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+_IDENT = re.compile(r"(?<!\w)[A-Za-z_]\w*")  # not the `f` of 1.5f or the `x1F` of 0x1F
 _CALL = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)\s*(?:<[^<>;()]*>)?\s*\(")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
@@ -23,7 +24,9 @@ KEYWORDS = frozenset(
     "if else for while do switch case default return break continue goto sizeof typedef struct class union enum "
     "const volatile static extern inline register auto void char short int long float double signed unsigned bool "
     "true false nullptr template typename using namespace public private protected new delete this operator "
-    "constexpr static_assert alignas alignof decltype noexcept throw try catch friend virtual explicit mutable".split()
+    "constexpr static_assert alignas alignof decltype noexcept throw try catch friend virtual explicit mutable "
+    # preprocessor operators inside `#if` lines of macro blocks: never names to look up
+    "defined __has_include __has_include_next __has_builtin __has_attribute __has_cpp_attribute __has_feature".split()
 )
 
 
@@ -39,11 +42,16 @@ def strip_comments(code: str) -> str:
     return _STRING.sub('""', _COMMENT.sub(" ", code))
 
 
+_MEMBER = re.compile(r"(?:(?<!\.)\.|->)\s*[A-Za-z_]\w*")
+
+
 def identifiers(code: str, stripped: bool = False) -> list[str]:
+    """Names the code refers to; members after `.` or `->` (`blockIdx.x`, `p.dt`) are not names of their own."""
     clean = code if stripped else strip_comments(code)
-    return list(dict.fromkeys(n for n in _IDENT.findall(clean) if n not in KEYWORDS))
+    return list(dict.fromkeys(n for n in _IDENT.findall(_MEMBER.sub(" ", clean)) if n not in KEYWORDS))
 
 
+@functools.lru_cache(maxsize=1)
 def _builtin_patterns() -> tuple[frozenset[str], tuple[str, ...]]:
     names: set[str] = set()
     prefixes: list[str] = []
@@ -55,9 +63,14 @@ def _builtin_patterns() -> tuple[frozenset[str], tuple[str, ...]]:
     return frozenset(names), tuple(prefixes)
 
 
+@functools.cache
 def is_builtin(name: str) -> bool:
     names, prefixes = _builtin_patterns()
     return name in names or any(fnmatch.fnmatchcase(name, p) for p in prefixes)
+
+
+def _templated(d: Decl) -> bool:
+    return d.text.lstrip().startswith("template")
 
 
 class DeclIndex:
@@ -91,7 +104,10 @@ class DeclIndex:
         for path, source in self.files.items():
             if path not in self.parsed and key in source.data and pattern.search(source.data):
                 self._add(path)
-        return list(self.by_name.get(name, [])), True
+        # outside the unit only functions and variables can be linked in (separate compilation, -rdc); a type,
+        # macro or template the unit does not include is not the one its compile sees (a vendored library's, say)
+        # (device functions and __device__/__constant__ variables: what device code can link against)
+        return [d for d in self.by_name.get(name, []) if d.kind in {"function", "variable"} and d.device and not _templated(d)], True
 
     def _in_unit(self, d: Decl) -> bool:
         return d.file in self.unit_rank
@@ -145,11 +161,12 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
         for name in identifiers(clean, stripped=True):
             if name == kernel.name:
                 continue
-            # a parameter or local of this item is not searched for across the whole tree
-            cands, outside = index.lookup(name, outside=name not in own)
+            # a parameter or local of this item, or a builtin (`abs`, `min`, `atomicAdd`) is not searched for across
+            # the whole tree: a vendored library's definition is not the one the compiler provides
+            cands, outside = index.lookup(name, outside=name not in own and not is_builtin(name))
             picked = choose(cands, kernel)
             if not picked:
-                if name in calls and not is_builtin(name) and not _is_local_call(name, clean):
+                if name in calls and name not in own and not is_builtin(name) and not _is_local_call(name, clean):
                     if name.isupper():  # an upper-case macro from a system or toolkit header
                         notes.append(f"{file}:{line}: macro {name} is not defined in the tree; assumed to come from an included header")
                     else:
@@ -172,12 +189,23 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
 
 _DECLARED = re.compile(r"(\b[A-Za-z_][\w:<>]*|[*&])\s*[*&]*\s*\b([A-Za-z_]\w*)\s*(?=[,;=)\[]|\s*:\s)")
 _NOT_TYPES = frozenset("return else case goto throw delete new sizeof typedef define".split())
+_CONTROL = frozenset("if for while do switch using namespace template typename operator co_return co_yield".split())
+
+
+# `T random(seed, state);` (an object built in place) and `double rk_double() {` (a member function defined in the item)
+_CONSTRUCTED = re.compile(r"(?:^|[;{}(])\s*(?:const\s+)?([A-Za-z_][\w:]*(?:<[^<>;()]*>)?)\s*[*&]*\s+([A-Za-z_]\w*)\s*\(")
+_DEFINED_FN = re.compile(r"([A-Za-z_][\w:<>]*|[*&])\s*[*&]*\s+([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)"
+                         r"\s*(?:const\s*)?(?:noexcept\s*)?\{")
 
 
 def declared_names(code: str, stripped: bool = False) -> set[str]:
-    """Names the code declares itself (parameters, locals, loop variables): `int i`, `const float* a`, `T sum = 0`."""
+    """Names the code declares itself: parameters, locals, loop variables (`int i`, `const float* a`, `T sum = 0`),
+    objects built in place (`T random(seed)`) and functions it defines (members of a structure)."""
     clean = code if stripped else strip_comments(code)
-    return {m.group(2) for m in _DECLARED.finditer(clean) if m.group(1) not in _NOT_TYPES} - KEYWORDS
+    names = {m.group(2) for m in _DECLARED.finditer(clean) if m.group(1) not in _NOT_TYPES}
+    names |= {m.group(2) for m in _CONSTRUCTED.finditer(clean) if m.group(1) not in _NOT_TYPES | _CONTROL}
+    names |= {m.group(2) for m in _DEFINED_FN.finditer(clean) if m.group(1) not in _NOT_TYPES | _CONTROL}
+    return names - KEYWORDS
 
 
 def _is_local_call(name: str, code: str) -> bool:

@@ -102,3 +102,56 @@ def test_flags_from_makefile_when_no_compile_commands(tmp_path: Path) -> None:
     ex = extract(tree, "stencil7")
     assert any("flags read from Makefile" in n for n in ex.notes)
     assert ex.defines.get("NX") == "64" and ex.compile is not None
+
+
+VENDORED = """\
+#pragma once
+#define LIB_NAMESPACE_BEGIN namespace lib {
+#define LIB_NAMESPACE_END }
+LIB_NAMESPACE_BEGIN
+template <class T> __host__ __device__ T abs(T v) { return v < 0 ? -v : v; }
+template <class T> struct holder { T x; T value; };
+int x LIB_NAMESPACE_END
+__host__ void uninitialized_fill(float* p, int n) { for (int i = 0; i < n; ++i) p[i] = 0; }
+"""
+FUNCTOR_KERNEL = """\
+#include "rng.cuh"
+
+struct Twice { __device__ float operator()(float v) const { return 2.0f * v; } };
+
+__global__ void draw(float* out, unsigned long long seed, int n, float off)
+{
+    Twice func;
+    Rng random(seed, blockIdx.x * blockDim.x + threadIdx.x);
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = func(random.next()) + abs(off) + 1.5f + 0x1F;
+}
+"""
+RNG = """\
+#pragma once
+struct Rng {
+    unsigned long long s;
+    __device__ Rng(unsigned long long seed, int id) : s(seed ^ (unsigned long long)id) {}
+    __device__ unsigned int bits() { s = s * 6364136223846793005ULL + 1442695040888963407ULL; return (unsigned int)(s >> 33); }
+    __device__ float next() { return bits() * 2.3283064e-10f; }
+};
+"""
+
+
+@needs_nvcc
+def test_vendored_library_and_local_objects_stay_out_of_the_closure(tmp_path: Path) -> None:
+    """A vendored header library in the tree (a templated `abs`, macro-heavy lines, a host `uninitialized_fill`)
+    is not what the kernel's compile sees; members (`blockIdx.x`, `random.next`), a functor and an object built in
+    place are not names to look for; the extraction holds the kernel, Twice and Rng only, and compiles alone."""
+    (tmp_path / "vendor" / "lib").mkdir(parents=True)
+    (tmp_path / "vendor" / "lib" / "lib.cuh").write_text(VENDORED)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "rng.cuh").write_text(RNG)
+    (tmp_path / "src" / "draw.cu").write_text(FUNCTOR_KERNEL)
+    ex = extract(tmp_path, "draw", mode="names")
+    assert sorted({d.file for d in ex.items}) == ["src/draw.cu", "src/rng.cuh"]
+    assert "lib" not in ex.text and "uninitialized_fill" not in ex.text
+    out = tmp_path / "draw_alone.cu"
+    out.write_text(ex.text)
+    proc = subprocess.run(["nvcc", "-c", "-arch=sm_90", str(out), "-o", str(tmp_path / "a.o")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
