@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,6 +115,11 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
                         hint="add the directory that defines it to the tree or to -I in compile_commands.json, or pass --allow-missing")
     for name, file, line in missing:
         notes.append(f"{file}:{line}: '{name}' is called but defined nowhere in the tree (left to the compiler)")
+    foreign = [h for h in (_included_name(line) for line in external) if h and not _toolkit_header(h)]
+    if foreign:
+        notes.append(f"the MEP includes {', '.join(foreign[:6])}{' ...' if len(foreign) > 6 else ''} from outside the tree: it "
+                     "builds only where those headers are found (their -I in compile_commands.json, or in mep.toml's "
+                     "flags)")
     sites = launches_of(index, kernel)
     defines = command.defines if command else {}
     inst = _instantiations(sites, files, base, notes)
@@ -142,6 +148,21 @@ def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base
             continue
         out.add(targs)
     return sorted(out)
+
+
+_INCLUDED = re.compile(r'#\s*include\s*([<"][^>"]+[>"])')
+_TOOLKIT = re.compile(r"(?:cuda|cub|thrust|curand|cublas|cufft|cusparse|cusolver|nvtx|cooperative_groups|mma|hip|rocprim|"
+                      r"hipcub|rocrand|CL|OpenCL|omp|sys|bits)\b|[a-z_0-9]+(?:\.h)?$|device_(?:launch_parameters|functions)\.h$")
+
+
+def _included_name(line: str) -> str:
+    m = _INCLUDED.search(line)
+    return m.group(1) if m else ""
+
+
+def _toolkit_header(written: str) -> bool:
+    """A C/C++ standard header (`<cmath>`, `<stdio.h>`) or one of the CUDA, HIP or OpenCL toolkits'."""
+    return _TOOLKIT.match(written[1:-1]) is not None
 
 
 def _rel(p: Path, base: Path) -> str:

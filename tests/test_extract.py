@@ -155,3 +155,11 @@ def test_vendored_library_and_local_objects_stay_out_of_the_closure(tmp_path: Pa
     out.write_text(ex.text)
     proc = subprocess.run(["nvcc", "-c", "-arch=sm_90", str(out), "-o", str(tmp_path / "a.o")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_headers_from_outside_the_tree_are_named(tmp_path: Path) -> None:
+    (tmp_path / "k.cu").write_text("#include <cmath>\n#include <cuda_runtime.h>\n#include <mylib/vec.h>\n"
+                                   "__global__ void k(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] = sqrtf(x[i]); }\n")
+    ex = extract(tmp_path, "k", mode="names")
+    note = next(n for n in ex.notes if "from outside the tree" in n)
+    assert "<mylib/vec.h>" in note and "<cmath>" not in note and "cuda_runtime" not in note
