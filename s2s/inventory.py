@@ -23,12 +23,12 @@ class FileFacts:
     """What one file holds, with the tree kept only while the file is processed."""
 
     def __init__(self, source: SourceFile, kernel_macros: frozenset[str] = frozenset(),
-                 launch_macros: dict[str, LaunchMacro] | None = None) -> None:
+                 launch_macros: dict[str, LaunchMacro] | None = None, blank_macros: frozenset[str] = frozenset()) -> None:
         self.launch_macros = launch_macros or {}
         self.source = source
         self.data = source.data
         self.dialect = language_of(source.rel, source.data)
-        self.tree = parse(self.data, self.dialect)
+        self.tree = parse(self.data, self.dialect, kernel_macros, blank_macros)
         self.kernel_macros = kernel_macros
 
     # -- problems ---------------------------------------------------------------------------
@@ -57,12 +57,15 @@ class FileFacts:
             return found
         lang = "hip" if self.dialect == "hip" else "cuda"
         for fn in captures("kernels", root).get("kernel", []):
-            found.append(self._kernel(fn, lang, ""))
+            found.append(self._kernel(fn, lang, self._hiding_macro(fn) if self.kernel_macros else ""))
         if self.kernel_macros:
+            seen = {k.start_byte for k in found}
             for fn in captures("functions", root).get("function", []):
                 macro = self._hiding_macro(fn)
                 if macro:
-                    found.append(self._kernel(fn, lang, macro))
+                    k = self._kernel(fn, lang, macro)
+                    if k.start_byte not in seen:
+                        found.append(k)
         found.sort(key=lambda k: k.start_byte)
         return found
 
@@ -76,12 +79,14 @@ class FileFacts:
         for child in fn.children:
             if child.type == "function_declarator":
                 break
-            word = text(child).strip()
+            word = src(self.data, child).strip()
             if word in self.kernel_macros:
                 return word
-        # `KERNEL void f(...)` can also parse with KERNEL as the type and `void` lost in an error.
-        head = self.data[fn.start_byte : fn.start_byte + 80].decode("utf-8", "replace").split("(")[0].split()
-        for word in head[:-1]:
+        # `KERNEL void f(...)` can also parse with KERNEL as the type and `void` lost in an error; and the macro may
+        # follow `__launch_bounds__(...)`: every word between the start and the declarator counts
+        decl = _function_declarator(fn)
+        end = decl.start_byte if decl is not None else fn.start_byte + 80
+        for word in re.findall(r"[A-Za-z_]\w*", self.data[fn.start_byte:end].decode("utf-8", "replace")):
             if word in self.kernel_macros:
                 return word
         return ""

@@ -62,8 +62,31 @@ def normalize_cuda(data: bytes) -> bytes:
     return _LAMBDA_SPACE.sub(lambda m: m.group(1) + b" " * len(m.group(2)), out)
 
 
-def parse(data: bytes, dialect: str) -> Tree:
+_GLOBAL = b"__global__"
+
+
+def spell_macros(data: bytes, kernel_macros: frozenset[str], blank_macros: frozenset[str] = frozenset()) -> bytes:
+    """`CUB_DETAIL_KERNEL_ATTRIBUTES void k(...)` read as `__global__                   void k(...)`: an object-like
+    macro known to expand to `__global__` is spelled as the keyword, padded to its length, so that every byte offset
+    stays (a macro word before the return type of a template is a syntax error to tree-sitter). Names shorter than
+    the keyword stay as they are. `blank_macros` (`CUB_NAMESPACE_BEGIN` = `namespace cub {`, and its `}`) become
+    spaces: an opened block tree-sitter cannot see would leave its closing brace unbalanced."""
+    for name in blank_macros:
+        word = name.encode()
+        if word in data:
+            data = re.sub(rb"\b" + re.escape(word) + rb"\b", b" " * len(word), data)
+    for name in kernel_macros:
+        word = name.encode()
+        if len(word) >= len(_GLOBAL) and word in data:
+            data = re.sub(rb"\b" + re.escape(word) + rb"\b", _GLOBAL + b" " * (len(word) - len(_GLOBAL)), data)
+    return data
+
+
+def parse(data: bytes, dialect: str, kernel_macros: frozenset[str] = frozenset(),
+          blank_macros: frozenset[str] = frozenset()) -> Tree:
     text = normalize_opencl(data) if dialect == "opencl" else normalize_cuda(data)
+    if (kernel_macros or blank_macros) and dialect != "opencl":
+        text = spell_macros(text, kernel_macros, blank_macros)
     return parser().parse(text)
 
 

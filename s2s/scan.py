@@ -39,6 +39,7 @@ def scan_tree(root: str | Path, progress: Progress | None = None) -> Index:
         lines += source.data.count(b"\n")
         sources.append(source)
     kernel_macros, limits = _kernel_macros(sources)
+    blank = _block_macros(sources)
     launch_macros = find_launch_macros(sources)
     marker = _markers(kernel_macros | frozenset(launch_macros))
     kernels: list[Kernel] = []
@@ -48,7 +49,7 @@ def scan_tree(root: str | Path, progress: Progress | None = None) -> Index:
             progress(i + 1, len(sources))
         if language_of(source.rel) != "opencl" and not marker.search(source.data):
             continue
-        facts = FileFacts(source, kernel_macros, launch_macros)
+        facts = FileFacts(source, kernel_macros, launch_macros, blank)
         problems.extend(facts.problems())
         found = facts.kernels()
         kernels.extend(found)
@@ -108,6 +109,59 @@ def _kernel_macros(sources: list[SourceFile]) -> tuple[frozenset[str], list[str]
         names |= more
         grew = bool(more)
     return frozenset(names), limits
+
+
+_DEFINE_ANY = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)\n]*\))?((?:[^\n\\]|\\.|\\\n)*)$", re.M)
+_C_COMMENT = re.compile(rb"/\*.*?\*/|//[^\n]*", re.S)
+_OPENER = re.compile(rb"(?:(?:inline\s+)?namespace\b[^{};]*\{\s*|extern\s*\"C\"\s*\{\s*)+")
+_CLOSER = re.compile(rb"(?:\}\s*;?\s*)+")
+
+
+def _block_macros(sources: list[SourceFile]) -> frozenset[str]:
+    """Object-like macros that open (`#define LIB_NAMESPACE_BEGIN namespace lib {`, over continued lines, through other
+    such macros or empty ones) or close (`... }`) a namespace or `extern "C"` block: the parser reads them as blanks,
+    when the tree has both kinds. Every definition of such a macro (under #if branches) must open (close) or be empty."""
+    defs: dict[str, list[bytes | None]] = {}  # None: a function-like definition
+    for source in sources:
+        if b"define" not in source.data:
+            continue
+        for m in _DEFINE_ANY.finditer(source.data):
+            body = None if m.group(2) else _C_COMMENT.sub(b" ", m.group(3).replace(b"\\\n", b" ")).strip()
+            defs.setdefault(m.group(1).decode(), []).append(body)
+    kind: dict[str, str] = {}  # "empty" | "open" | "close" | "other"
+
+    def classify(body: bytes) -> str:
+        seen = set()
+        for word in set(_WORD.findall(body)):
+            k = kind.get(word.decode())
+            if k in {"empty", "open", "close"}:
+                seen.add(k)
+                body = re.sub(rb"\b" + re.escape(word) + rb"\b", b" ", body)
+        rest = body.strip()
+        if rest and _OPENER.fullmatch(rest):
+            seen.add("open")
+        elif rest and _CLOSER.fullmatch(rest):
+            seen.add("close")
+        elif rest:
+            return "other"
+        seen.discard("empty")
+        return seen.pop() if len(seen) == 1 else ("empty" if not seen else "other")
+
+    for _ in range(6):  # a fixpoint: macros made of macros
+        changed = False
+        for name, bodies in defs.items():
+            if any(b is None for b in bodies):
+                new = "other"
+            else:
+                forms = {classify(b) for b in bodies if b is not None} - {"empty"}
+                new = forms.pop() if len(forms) == 1 else ("empty" if not forms else "other")
+            if kind.get(name) != new:
+                kind[name], changed = new, True
+        if not changed:
+            break
+    opens = {n for n, k in kind.items() if k == "open"}
+    closes = {n for n, k in kind.items() if k == "close"}
+    return frozenset(opens | closes) if opens and closes else frozenset()
 
 
 def find_kernel(index: Index, name: str) -> Kernel:

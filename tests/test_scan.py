@@ -80,6 +80,23 @@ def test_kernel_macro_through_a_chain_of_macros(tmp_path: Path) -> None:
     assert [(k.name, k.via_macro) for k in index.kernels] == [("fill_kernel", "MY_KERNEL_ATTRIBUTES")]
 
 
+def test_namespace_macros_are_read_as_blanks(tmp_path: Path) -> None:
+    """Library style: namespaces opened and closed by macros (over continued lines, through an empty prefix macro
+    that another configuration defines as a namespace), and the kernel macro after `__launch_bounds__`."""
+    (tmp_path / "ns.h").write_text(
+        "#ifdef LIB_WRAPPED\n#define LIB_PREFIX namespace LIB_WRAPPED {\n#define LIB_POSTFIX }\n#else\n"
+        "#define LIB_PREFIX\n#define LIB_POSTFIX\n#endif\n"
+        "#define LIB_BEGIN \\\n  LIB_PREFIX \\\n  namespace lib \\\n  {\n#define LIB_END } /* lib */ \\\n  LIB_POSTFIX\n"
+        "#define LIB_KERNEL_ATTRIBUTES __global__\n")
+    (tmp_path / "sweep.cuh").write_text(
+        '#include "ns.h"\nLIB_BEGIN\ntemplate <int BLOCK, typename T>\n__launch_bounds__(BLOCK)\n'
+        "  LIB_KERNEL_ATTRIBUTES void sweep_kernel(T* x, int n)\n"
+        "{ int i = blockIdx.x * BLOCK + threadIdx.x; if (i < n) x[i] += T(1); }\nLIB_END\n")
+    index = scan_tree(tmp_path)
+    assert [(k.name, k.via_macro) for k in index.kernels] == [("sweep_kernel", "LIB_KERNEL_ATTRIBUTES")]
+    assert not [p for p in index.problems if p.file == "sweep.cuh"]
+
+
 def test_parse_errors_listed_with_location(tmp_path: Path) -> None:
     (tmp_path / "bad.cu").write_text("__global__ void ok(float* x) { x[0] = 1; }\n__global__ void broken(float* x { x[0] = ; }\n")
     index = scan_tree(tmp_path)
