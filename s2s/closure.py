@@ -76,8 +76,11 @@ def _templated(d: Decl) -> bool:
 class DeclIndex:
     """Declarations by name, for the files of one unit first and, on demand, for the rest of the tree."""
 
-    def __init__(self, unit_files: list[Path], files: dict[Path, SourceFile]) -> None:
-        self.files = files
+    def __init__(self, unit_files: list[Path], files: dict[Path, SourceFile], skip_dirs: list[Path] | None = None) -> None:
+        """`skip_dirs`: libraries the MEP includes with -I; their definitions are never copied from outside the unit."""
+        skip = tuple(skip_dirs or ())
+        self.library = {p: s for p, s in files.items() if any(p.is_relative_to(d) for d in skip)}
+        self.files = {p: s for p, s in files.items() if p not in self.library}
         self.rank = {p: i for i, p in enumerate(unit_files)}
         # the unit's files by tree-relative path, as Decl.file names them: membership and order in O(1)
         self.unit_rank = {files[p].rel: i for p, i in self.rank.items() if p in files}
@@ -108,6 +111,11 @@ class DeclIndex:
         # macro or template the unit does not include is not the one its compile sees (a vendored library's, say)
         # (device functions and __device__/__constant__ variables: what device code can link against)
         return [d for d in self.by_name.get(name, []) if d.kind in {"function", "variable"} and d.device and not _templated(d)], True
+
+    def in_library(self, name: str) -> bool:
+        """`name` appears in a library the MEP includes with -I (so the compiler, not the closure, finds it)."""
+        key = name.encode()
+        return any(key in s.data and re.search(rb"\b" + re.escape(key) + rb"\b", s.data) for s in self.library.values())
 
     def _in_unit(self, d: Decl) -> bool:
         return d.file in self.unit_rank
@@ -166,7 +174,8 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
             cands, outside = index.lookup(name, outside=name not in own and not is_builtin(name))
             picked = choose(cands, kernel)
             if not picked:
-                if name in calls and name not in own and not is_builtin(name) and not _is_local_call(name, clean):
+                if (name in calls and name not in own and not is_builtin(name) and not _is_local_call(name, clean)
+                        and not index.in_library(name)):
                     if name.isupper():  # an upper-case macro from a system or toolkit header
                         notes.append(f"{file}:{line}: macro {name} is not defined in the tree; assumed to come from an included header")
                     else:

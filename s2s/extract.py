@@ -35,6 +35,7 @@ class Extraction:
     out_dir: Path | None = None
     instantiations: list[str] = field(default_factory=list)
     files: dict[Path, SourceFile] = field(default_factory=dict, repr=False)  # the tree as read, for the later stages
+    include_dirs: list[str] = field(default_factory=list)  # -I the MEP needs for headers the tree holds (no flags known)
 
 
 def load_tree(tree: Path) -> dict[Path, SourceFile]:
@@ -93,7 +94,9 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
         notes.append(f"{kernel.file} is not compiled on its own: extracted in the context of {_rel(unit, base)}, which includes it")
     source = files[kernel_path]
     kernel_text = source.data[kernel.start_byte : kernel.end_byte].decode("utf-8")
-    decl_index = DeclIndex(unit_files, files)
+    # `<lib/x.h>` the tree holds, with no flags to say so: compiled against as a library (-I), never copied from
+    in_tree = {} if command is not None else _tree_include_dirs(external, graph)
+    decl_index = DeclIndex(unit_files, files, skip_dirs=[Path(d) for d in in_tree.values()])
     used_mode = "names"
     items, missing, more = name_closure(kernel, kernel_text, decl_index)
     if mode in {"auto", "clang"}:
@@ -115,7 +118,12 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
                         hint="add the directory that defines it to the tree or to -I in compile_commands.json, or pass --allow-missing")
     for name, file, line in missing:
         notes.append(f"{file}:{line}: '{name}' is called but defined nowhere in the tree (left to the compiler)")
-    foreign = [h for h in (_included_name(line) for line in external) if h and not _toolkit_header(h)]
+    if in_tree:
+        notes.append(f"{', '.join(sorted(in_tree)[:6])}{' ...' if len(in_tree) > 6 else ''} "
+                     f"{'is' if len(in_tree) == 1 else 'are'} included with <> and found in the tree: the MEP compiles "
+                     f"against the tree's copy (-I {' -I '.join(sorted({_rel(Path(d), base) for d in in_tree.values()}))}); "
+                     "no compile flags said where the application finds it")
+    foreign = [h for h in (_included_name(line) for line in external) if h and h not in in_tree and not _toolkit_header(h)]
     if foreign:
         notes.append(f"the MEP includes {', '.join(foreign[:6])}{' ...' if len(foreign) > 6 else ''} from outside the tree: it "
                      "builds only where those headers are found (their -I in compile_commands.json, or in mep.toml's "
@@ -125,7 +133,8 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     inst = _instantiations(sites, files, base, notes)
     text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst)
     return Extraction(kernel=kernel, unit=_rel(unit, base), mode=used_mode, text=text, kernel_range=krange, items=items,
-                      launches=sites, compile=command, defines=defines, notes=notes, instantiations=inst, files=files)
+                      launches=sites, compile=command, defines=defines, notes=notes, instantiations=inst, files=files,
+                      include_dirs=sorted(set(in_tree.values())))
 
 
 def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base: Path, notes: list[str]) -> list[str]:
@@ -153,6 +162,20 @@ def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base
 _INCLUDED = re.compile(r'#\s*include\s*([<"][^>"]+[>"])')
 _TOOLKIT = re.compile(r"(?:cuda|cub|thrust|curand|cublas|cufft|cusparse|cusolver|nvtx|cooperative_groups|mma|hip|rocprim|"
                       r"hipcub|rocrand|CL|OpenCL|omp|sys|bits)\b|[a-z_0-9]+(?:\.h)?$|device_(?:launch_parameters|functions)\.h$")
+
+
+def _tree_include_dirs(external: list[str], graph: IncludeGraph) -> dict[str, str]:
+    """`<lib/x.h>` -> the one directory D of the tree with D/lib/x.h, for the external includes that have one."""
+    out: dict[str, str] = {}
+    for line in external:
+        written = _included_name(line)
+        if not written:
+            continue
+        tail = Path(written[1:-1]).parts
+        hits = [p for p in graph.by_name.get(tail[-1], []) if p.parts[-len(tail):] == tail]
+        if len(hits) == 1:
+            out[written] = str(Path(*hits[0].parts[:-len(tail)]))
+    return out
 
 
 def _included_name(line: str) -> str:

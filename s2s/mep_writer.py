@@ -75,6 +75,7 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
     else:
         flags = [f"-D{k}={v}" for k, v in defines.items() if k not in overrides]
     flags = [f for f in flags if f[2:].partition("=")[0] not in overrides] + [f"-D{k}={v}" for k, v in overrides.items()]
+    flags += [f"-I{d}" for d in ex.include_dirs]
     struct_texts = {}
     symbol_texts = []
     for d in ex.items:

@@ -163,3 +163,31 @@ def test_headers_from_outside_the_tree_are_named(tmp_path: Path) -> None:
     ex = extract(tmp_path, "k", mode="names")
     note = next(n for n in ex.notes if "from outside the tree" in n)
     assert "<mylib/vec.h>" in note and "<cmath>" not in note and "cuda_runtime" not in note
+
+
+@needs_nvcc
+def test_angle_include_the_tree_holds_becomes_an_include_dir(tmp_path: Path) -> None:
+    """No compile flags: `<mylib/vec.h>` is found at third_party/mylib/include/mylib/vec.h, so the MEP gets that -I
+    (and says so) instead of being told the header is missing."""
+    inc = tmp_path / "third_party" / "mylib" / "include" / "mylib"
+    inc.mkdir(parents=True)
+    (inc / "vec.h").write_text("#pragma once\nstruct vec3 { float x, y, z; };\n"
+                               "__device__ inline float dot3(vec3 a, vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "norms.cu").write_text(
+        "#include <mylib/vec.h>\n__global__ void norms(const vec3* v, float* out, int n)\n"
+        "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = dot3(v[i], v[i]); }\n")
+    ex = extract(tmp_path, "norms", mode="names")
+    want = str((tmp_path / "third_party" / "mylib" / "include").resolve())
+    assert ex.include_dirs == [want]
+    assert any("<mylib/vec.h> is included with <> and found in the tree" in n for n in ex.notes)
+    assert not any("from outside the tree" in n for n in ex.notes)
+    out = tmp_path.parent / f"{tmp_path.name}-out"
+    out.mkdir()
+    (out / "alone.cu").write_text(ex.text)
+    proc = subprocess.run(["nvcc", "-c", "-arch=sm_90", f"-I{want}", "alone.cu", "-o", "alone.o"], cwd=out,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    r = run_cli("extract", str(tmp_path), "--kernel", "norms", "-o", str(out / "mep"))
+    assert r.returncode == 0, r.stderr
+    assert f'"-I{want}"' in (out / "mep" / "mep.toml").read_text()
