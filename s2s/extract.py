@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,7 +96,7 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     source = files[kernel_path]
     kernel_text = source.data[kernel.start_byte : kernel.end_byte].decode("utf-8")
     # `<lib/x.h>` the tree holds, with no flags to say so: compiled against as a library (-I), never copied from
-    in_tree = {} if command is not None else _tree_include_dirs(external, graph)
+    in_tree = {} if command is not None else _tree_include_dirs(external, graph, base)
     decl_index = DeclIndex(unit_files, files, skip_dirs=[Path(d) for d in in_tree.values()])
     used_mode = "names"
     items, missing, more = name_closure(kernel, kernel_text, decl_index)
@@ -164,15 +165,25 @@ _TOOLKIT = re.compile(r"(?:cuda|cub|thrust|curand|cublas|cufft|cusparse|cusolver
                       r"hipcub|rocrand|CL|OpenCL|omp|sys|bits)\b|[a-z_0-9]+(?:\.h)?$|device_(?:launch_parameters|functions)\.h$")
 
 
-def _tree_include_dirs(external: list[str], graph: IncludeGraph) -> dict[str, str]:
-    """`<lib/x.h>` -> the one directory D of the tree with D/lib/x.h, for the external includes that have one."""
+def _tree_include_dirs(external: list[str], graph: IncludeGraph, base: Path) -> dict[str, str]:
+    """`<lib/x.h>` -> the one directory D of the tree with D/lib/x.h, for the external includes that have one (headers
+    without an extension, `<cuda/std/atomic>`, are looked for on disk)."""
     out: dict[str, str] = {}
+    on_disk: dict[str, list[Path]] | None = None
     for line in external:
         written = _included_name(line)
         if not written:
             continue
         tail = Path(written[1:-1]).parts
         hits = [p for p in graph.by_name.get(tail[-1], []) if p.parts[-len(tail):] == tail]
+        if not hits and "." not in tail[-1]:
+            if on_disk is None:
+                on_disk = {}
+                for d, _dirs, names in os.walk(base):
+                    for n in names:
+                        if "." not in n:
+                            on_disk.setdefault(n, []).append(Path(d, n).resolve())
+            hits = [p for p in on_disk.get(tail[-1], []) if p.parts[-len(tail):] == tail]
         if len(hits) == 1:
             out[written] = str(Path(*hits[0].parts[:-len(tail)]))
     return out
