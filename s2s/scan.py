@@ -165,8 +165,12 @@ def _block_macros(sources: list[SourceFile]) -> frozenset[str]:
 
 
 def find_kernel(index: Index, name: str) -> Kernel:
-    """The one kernel called `name` (plain, qualified, or `file:name`), or a UserError with choices."""
-    want_file = ""
+    """The one kernel called `name` (plain, qualified, or `file:name`, each optionally `@line` for overloads in one
+    file), or a UserError with choices."""
+    want_file, want_line = "", 0
+    at = re.fullmatch(r"(.+)@(\d+)", name)
+    if at:
+        name, want_line = at.group(1), int(at.group(2))
     if ":" in name and "::" not in name.split(":", 1)[0] + ":":
         head, _, tail = name.rpartition(":")
         if head and not head.endswith(":") and not tail.startswith(":"):
@@ -174,6 +178,8 @@ def find_kernel(index: Index, name: str) -> Kernel:
     exact = [k for k in index.kernels if k.qualified == name or (("::" not in name) and k.name == name)]
     if want_file:
         exact = [k for k in exact if k.file == want_file or k.file.endswith("/" + want_file)]
+    if want_line:
+        exact = [k for k in exact if k.line == want_line]
     if len(exact) == 1:
         return exact[0]
     if not exact:
@@ -184,5 +190,7 @@ def find_kernel(index: Index, name: str) -> Kernel:
         hint = f"did you mean {', '.join(close)}?" if close else f"the tree has {len(index.kernels)} kernels: run `s2s scan {index.root}`"
         raise UserError(f"no kernel named '{name}'", file=index.root, hint=hint)
     listing = "; ".join(f"{k.qualified} at {k.file}:{k.line}" for k in exact)
+    same_file = len({k.file for k in exact}) == 1
+    example = f"{exact[0].file}:{exact[0].name}" + (f"@{exact[0].line}" if same_file else "")
     raise UserError(f"kernel name '{name}' is ambiguous: {listing}", file=index.root,
-                    hint=f"pick one as FILE:NAME, e.g. --kernel {exact[0].file}:{exact[0].name}")
+                    hint=f"pick one as FILE:NAME{'@LINE' if same_file else ''}, e.g. --kernel {example}")

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import SAMPLES, run_cli
 
 from s2s.scan import scan_tree
@@ -173,3 +174,17 @@ def test_profile_ranks_sample_kernels_by_gpu_time() -> None:
     assert doc["ranking"] == "profile:nsys" and "some_library_kernel(int)" in " ".join(doc["unmatched_profile_names"])
     axpby = next(k for k in doc["kernels"] if k["name"] == "axpby_t")
     assert axpby["calls"] == 10 and any(i.replace(" ", "") == "float,256" for i in axpby["instantiations"])
+
+
+def test_overloads_in_one_file_are_told_apart_by_line(tmp_path: Path) -> None:
+    from s2s.errors import UserError
+    from s2s.scan import find_kernel
+
+    (tmp_path / "agents.cuh").write_text(
+        "template <class A> __global__ void agent(A a) { a.run(); }\n"
+        "template <class A, class B> __global__ void agent(A a, B b) { a.run(b); }\n")
+    index = scan_tree(tmp_path)
+    with pytest.raises(UserError) as err:
+        find_kernel(index, "agents.cuh:agent")
+    assert "FILE:NAME@LINE" in (err.value.hint or "") and "agents.cuh:agent@1" in (err.value.hint or "")
+    assert find_kernel(index, "agents.cuh:agent@2").line == 2 and find_kernel(index, "agent@1").line == 1
