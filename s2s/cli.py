@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     e = sub.add_parser("extract", help="write a kernel and its dependency closure as an MEP")
     e.add_argument("tree")
-    e.add_argument("--kernel", required=True, help="NAME, ns::NAME or FILE:NAME")
+    e.add_argument("--kernel", required=True, help="NAME, ns::NAME or FILE:NAME; add @LINE for overloads in one file")
     e.add_argument("-o", "--output", default=None, help="MEP directory (default: mep-NAME)")
     e.add_argument("--compile-commands", help="compile_commands.json (default: found in the tree)")
     e.add_argument("--mode", choices=("auto", "clang", "names"), default="auto",

@@ -11,7 +11,7 @@ from .cli import EXTRA_PARSERS, command
 def _parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c = sub.add_parser("capture", help="extract a kernel into an MEP with the inputs and outputs of a real run")
     c.add_argument("tree", help="the application's directory (copied; the copy is instrumented, built and run)")
-    c.add_argument("--kernel", required=True, help="NAME, ns::NAME or FILE:NAME")
+    c.add_argument("--kernel", required=True, help="NAME, ns::NAME or FILE:NAME; add @LINE for overloads in one file")
     c.add_argument("--build-cmd", required=True, help="shell command that builds the application, run in the copy")
     c.add_argument("--run-cmd", required=True, help="shell command that runs the application, run in the copy")
     which = c.add_mutually_exclusive_group()
