@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 
 from tree_sitter import Node
 
@@ -72,3 +73,13 @@ def insert_before_kernel(source: bytes, facts: KernelFacts, text: str) -> Edit:
     at = before_kernel(source, facts)
     lead = "" if at == 0 or source[:at].endswith(b"\n\n") else ("\n" if source[:at].endswith(b"\n") else "\n\n")
     return Edit(at, at, lead + text.rstrip("\n") + "\n\n")
+
+
+def walk(node: Node, descend: Callable[[Node], bool] | None = None) -> Iterator[Node]:
+    """Every node under `node` (itself first) in source order; `descend(n)` False keeps out of n's children."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if descend is None or descend(n):
+            stack.extend(reversed(n.children))

@@ -20,7 +20,7 @@ from s2s.edits import Edit, Refused, Rewrite
 from s2s.kernel_facts import KernelFacts
 from s2s.parsing import parse, src
 
-from ._common import insert_before_kernel, text
+from ._common import insert_before_kernel, text, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -105,23 +105,28 @@ class FastMath:
         return Rewrite(tuple(edits), None, f"fast intrinsics ({len(edits) - (1 if copies else 0)} sites, {len(copies)} helper copies)")
 
 
+def _rsqrt_site(source: bytes, n: Node) -> Node | None:
+    """The `sqrtf(...)` call of `1.0f / sqrtf(...)`, when `n` is that division."""
+    if n.type != "binary_expression" or text(source, n.child_by_field_name("operator")) != "/":
+        return None
+    left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+    if (left is not None and right is not None and _ONE.fullmatch(src(source, left).strip())
+            and right.type == "call_expression" and text(source, right.child_by_field_name("function")) == "sqrtf"):
+        return right
+    return None
+
+
 def _fast_edits(source: bytes, fn: Node) -> list[Edit]:
     edits: list[Edit] = []
-    stack = [fn.child_by_field_name("body") or fn]
-    while stack:
-        n = stack.pop()
-        if n.type == "binary_expression" and text(source, n.child_by_field_name("operator")) == "/":
-            left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
-            if (left is not None and right is not None and _ONE.fullmatch(src(source, left).strip())
-                    and right.type == "call_expression" and text(source, right.child_by_field_name("function")) == "sqrtf"):
-                args = right.child_by_field_name("arguments")
-                edits.append(Edit(n.start_byte, n.end_byte, "rsqrtf" + text(source, args)))
-                continue  # the argument is kept as written (nested calls in it are rare)
-        if n.type == "call_expression":
+    # the argument of a rewritten 1/sqrtf is kept as written (nested calls in it are rare)
+    for n in walk(fn.child_by_field_name("body") or fn, descend=lambda n: _rsqrt_site(source, n) is None):
+        sqrt_call = _rsqrt_site(source, n)
+        if sqrt_call is not None:
+            edits.append(Edit(n.start_byte, n.end_byte, "rsqrtf" + text(source, sqrt_call.child_by_field_name("arguments"))))
+        elif n.type == "call_expression":
             f = n.child_by_field_name("function")
             if f is not None and f.type == "identifier" and src(source, f) in FAST:
                 edits.append(Edit(f.start_byte, f.end_byte, FAST[src(source, f)]))
-        stack.extend(n.children)
     return edits
 
 
@@ -137,15 +142,9 @@ def _helpers(root: Node, source: bytes, kernel: Node) -> dict[str, Node]:
 
 
 def _calls(fn: Node, source: bytes, name: str) -> list[Node]:
-    out, stack = [], [fn.child_by_field_name("body") or fn]
-    while stack:
-        n = stack.pop()
-        if n.type == "call_expression":
-            f = n.child_by_field_name("function")
-            if f is not None and f.type == "identifier" and src(source, f) == name:
-                out.append(f)
-        stack.extend(n.children)
-    return out
+    """The function names of the calls of `name` in `fn`'s body."""
+    return [f for n in walk(fn.child_by_field_name("body") or fn) if n.type == "call_expression"
+            for f in [n.child_by_field_name("function")] if f is not None and f.type == "identifier" and src(source, f) == name]
 
 
 def _name_node(decl: Node | None) -> Node | None:

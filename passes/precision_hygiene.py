@@ -9,12 +9,10 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tree_sitter import Node
-
 from s2s.edits import Edit, Refused, Rewrite
 from s2s.kernel_facts import KernelFacts
 
-from ._common import body_node, text
+from ._common import body_node, text, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -49,16 +47,13 @@ class PrecisionHygiene:
         if re.search(rb"\bdouble\b", source[facts.start : facts.end]):
             return Refused("the kernel names double: its double arithmetic may be deliberate")
         edits: list[Edit] = []
-        stack: list[Node] = [body_node(source, facts)]
-        while stack:
-            n = stack.pop()
+        for n in walk(body_node(source, facts)):
             if n.type == "number_literal" and _DOUBLE_LITERAL.match(text(source, n)):
                 edits.append(Edit(n.end_byte, n.end_byte, "f"))
             elif n.type == "call_expression" and facts.dialect != "opencl":
                 fn = n.child_by_field_name("function")
                 if fn is not None and fn.type == "identifier" and text(source, fn) in _MATH:
                     edits.append(Edit(fn.end_byte, fn.end_byte, "f"))
-            stack.extend(n.named_children)
         if not edits:
             return Refused("no double literal or double math call in the kernel")
         return Rewrite(tuple(edits), None, f"{len(edits)} literals/calls kept in single precision")

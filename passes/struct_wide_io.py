@@ -17,7 +17,7 @@ from s2s.edits import Edit, Refused, Rewrite
 from s2s.kernel_facts import KernelFacts
 from s2s.parsing import src
 
-from ._common import body_node, insert_before_kernel, text
+from ._common import body_node, insert_before_kernel, text, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -95,7 +95,7 @@ class StructWideIo:
         if not structs:
             return Refused("the structure pointed to is not defined in the kernel file (a template parameter or an opaque type)")
         edits: list[Edit] = []
-        for node in _walk(body_node(source, facts)):
+        for node in walk(body_node(source, facts)):
             if node.type == "init_declarator":
                 value = node.child_by_field_name("value")
                 decl = node.parent
@@ -116,15 +116,6 @@ class StructWideIo:
         if b"s2s_wide_io" not in source[: facts.start]:
             edits.insert(0, insert_before_kernel(source, facts, HELPER))
         return Rewrite(tuple(edits), None, f"{sum(1 for e in edits if 's2s_wide_io<' in e.text)} structure copies in wide words")
-
-
-def _walk(node: Node) -> list[Node]:
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(reversed(n.children))
-    return out
 
 
 def _struct_subscript(source: bytes, node: Node | None, structs: dict[str, str]) -> str:

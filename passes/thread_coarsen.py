@@ -18,7 +18,7 @@ from s2s.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.kernel_facts import LOOPS, THREAD_BUILTIN, KernelFacts
 from s2s.parsing import src
 
-from ._common import body_node, fresh, indent_of, statements
+from ._common import body_node, fresh, indent_of, statements, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -95,7 +95,7 @@ class ThreadCoarsen:
         if _BARRIERS.search(source[body.start_byte:end].decode("utf-8", "replace")):
             return Refused("barriers, shared memory, warp collectives or goto: threads of a block must stay in step")
         rest_text = rest.decode("utf-8", "replace")
-        if re.search(rf"\b(?:blockIdx|threadIdx|blockDim|gridDim)\.{a}\b", rest_text):
+        if _uses_axis(rest_text, a):
             return Refused(f"the body uses blockIdx/threadIdx/blockDim/gridDim.{a} beyond the index: the block's extent matters")
         if _assigned(var, rest_text):
             return Refused(f"`{var}` is assigned or its address taken after its declaration")
@@ -105,7 +105,7 @@ class ThreadCoarsen:
             if not (s.type == "declaration" or (s.type == "if_statement" and _returns_only(source, s))):
                 return Refused("a statement before the index other than a declaration or `if (...) return;`: with fewer "
                                "threads it would run fewer times")
-            if re.search(rf"\b(?:blockIdx|threadIdx|blockDim|gridDim)\.{a}\b", src(source, s)):
+            if _uses_axis(src(source, s), a):
                 return Refused(f"blockIdx/threadIdx/blockDim/gridDim.{a} used before the index")
         carried = [n for n in _declared_before(source, stmts, decl) if _assigned(n, rest_text)]
         if carried:
@@ -130,6 +130,10 @@ class ThreadCoarsen:
         start = line_start if alone else decl.start_byte
         edit = Edit(start, decl.end_byte + len(source[decl.end_byte:end].rstrip()), (ind if alone else "\n") + text)
         return Rewrite((edit,), LaunchChange(None, f"coarsen-{a}", per_item=f), f"{f} points per thread along {a}")
+
+
+def _uses_axis(code: str, a: str) -> bool:
+    return re.search(rf"\b(?:blockIdx|threadIdx|blockDim|gridDim)\.{a}\b", code) is not None
 
 
 def _declares(source: bytes, decl: Node) -> str:
@@ -161,14 +165,8 @@ def _returns_only(source: bytes, stmt: Node) -> bool:
 
 
 def _returns(body: Node, after: int) -> list[Node]:
-    out, stack = [], [body]
-    while stack:
-        n = stack.pop()
-        if n.type == "return_statement" and n.start_byte >= after:
-            out.append(n)
-        elif n.type != "lambda_expression":
-            stack.extend(n.children)
-    return out
+    return [n for n in walk(body, descend=lambda n: n.type != "lambda_expression")
+            if n.type == "return_statement" and n.start_byte >= after]
 
 
 def _inside_loop_or_switch(node: Node, body: Node) -> bool:
