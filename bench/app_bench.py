@@ -57,27 +57,16 @@ def _alternate(trees: tuple[Path, Path], make_vars: list[str], runs: int) -> lis
              g["err"]) for g in got]
 
 
-def _best(mep: Path) -> Any:
-    from s2s.history import History
-
-    hist = History(mep / "history.sqlite")
-    best = hist.best()
-    hist.close()
-    return best
-
-
 def _hold_to_app_data(mep: Path, tree: Path, make_vars: list[str]) -> str:
-    """Capture the kernel from a real run of the application into the MEP and check its winners there."""
-    from s2s.capture import capture
+    """For an MEP with a widened tolerance: its winners checked on the application's own data ("" when not needed)."""
     from s2s.manifest import load
-    from s2s.verify_captured import verify
+    from s2s.verify_captured import hold_to_app_data
 
     m = load(mep)
     if m.capture or not any(p.tol_from for p in m.params):
         return ""
     vars_ = " ".join(make_vars)
-    capture(str(tree), m.kernel, f"make -s -j8 {vars_}", f"make -s run {vars_}", into=str(mep), timeout=300)
-    got = verify(mep, top=3)
+    got = hold_to_app_data(tree, m.kernel, mep, f"make -s -j8 {vars_}", f"make -s run {vars_}", top=3, timeout=300)
     return "; ".join(f"{c.id} ({c.origin}, {c.speedup:.2f}x): {c.verdict}{' - ' + c.message if c.message else ''}" for c in got.checked)
 
 
@@ -90,6 +79,7 @@ def main() -> None:
     ap.add_argument("--make-vars", default="")
     args = ap.parse_args()
     from s2s.errors import UserError
+    from s2s.history import best_of
     from s2s.reintegrate import apply_in_place, plan
 
     work = Path(args.work)
@@ -106,7 +96,7 @@ def main() -> None:
         for mep in sorted(work.glob("*" + prefix + "*")):
             if not (mep / "history.sqlite").is_file():
                 continue
-            best = _best(mep)
+            best = best_of(mep)
             if best is None or (best.speedup or 0) < args.min_speedup:
                 skipped.append(f"{mep.name}: no verified win >= {args.min_speedup}x")
                 continue
@@ -118,7 +108,7 @@ def main() -> None:
                     continue
                 if held:
                     checked.append(f"{mep.name}: {held}")
-                    best = _best(mep)
+                    best = best_of(mep)
                     if best is None or (best.speedup or 0) < args.min_speedup:
                         skipped.append(f"{mep.name}: no win >= {args.min_speedup}x left after the check on captured data")
                         continue

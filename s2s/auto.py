@@ -11,6 +11,7 @@ from .errors import UserError
 from .fsutil import atomic_write
 from .optimize import Options, optimize
 from .reintegrate import apply_in_place, plan
+from .verify_captured import hold_to_app_data
 
 
 @dataclass
@@ -18,16 +19,6 @@ class AutoResult:
     rows: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
     any_win: bool = False
     diff: str = ""
-
-
-def _best(mep_dir: Path):  # type: ignore[no-untyped-def]
-    from .history import History
-
-    hist = History(mep_dir / "history.sqlite")
-    try:
-        return hist.best()
-    finally:
-        hist.close()
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
@@ -50,17 +41,6 @@ def _tree_diff(orig: Path, new: Path) -> str:
             out.extend(difflib.unified_diff(a.decode("utf-8").splitlines(keepends=True), b.decode("utf-8").splitlines(keepends=True),
                                             fromfile=f"a/{rel.as_posix()}", tofile=f"b/{rel.as_posix()}"))
     return "".join(out)
-
-
-def _hold_to_app_data(root: Path, spec: str, mep_dir: Path, app: tuple[str, str], timeout: float) -> str:
-    """Attach the application's own data for this kernel to its MEP and check the winners there; "" or why none is left."""
-    from .capture import capture
-    from .verify_captured import verify
-
-    capture(str(root), spec, app[0], app[1], into=str(mep_dir), timeout=timeout)
-    got = verify(mep_dir, top=1)
-    failed = [f"{c.id} ({c.verdict}: {c.message[:160]})" for c in got.checked if c.verdict != "ok"]
-    return "; ".join(failed)
 
 
 def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path: Path, options: Options,
@@ -114,12 +94,13 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
         if app is not None:
             log(f"holding {ex.kernel.qualified}'s winner to the application's data ({app[1]!r})")
             try:
-                failed = _hold_to_app_data(root, spec, mep_dir, app, app_timeout)
+                got = hold_to_app_data(root, spec, mep_dir, app[0], app[1], timeout=app_timeout)
             except UserError as err:
                 result.rows.append((ex.kernel.qualified, where, str(mep_dir), outcome.best_id, f"{outcome.best_speedup:.2f}x",
                                     f"not reintegrated: the application's data could not be captured: {err.one_line()}"))
                 continue
-            best = _best(mep_dir)
+            failed = "; ".join(f"{c.id} ({c.verdict}: {c.message[:160]})" for c in got.checked if c.verdict != "ok")
+            best = got.best
             if best is None or (best.speedup or 0) < min_speedup:
                 result.rows.append((ex.kernel.qualified, where, str(mep_dir), outcome.best_id, f"{outcome.best_speedup:.2f}x",
                                     f"not reintegrated: no winner >= {min_speedup:.2f}x passed on the application's data ({failed})"))

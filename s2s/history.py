@@ -163,3 +163,14 @@ class History:
         row = self.db.execute("SELECT COUNT(*), COALESCE(SUM(prompt_tokens),0), COALESCE(SUM(completion_tokens),0), "
                               "COALESCE(SUM(cost),0) FROM llm_calls").fetchone()
         return {"calls": row[0], "prompt_tokens": row[1], "completion_tokens": row[2], "cost": row[3]}
+
+
+def best_of(mep_dir: Path) -> Row | None:
+    """The best verified variant of an MEP (opened and closed here), None when there is none or no history."""
+    if not (Path(mep_dir) / "history.sqlite").is_file():
+        return None
+    hist = History(Path(mep_dir) / "history.sqlite")
+    try:
+        return hist.best()
+    finally:
+        hist.close()

@@ -128,3 +128,13 @@ def _write_best(mep_dir: Path, hist: History, best: Row | None) -> None:
     hist.set_meta("best", best.id)
     if path.parent.is_dir():
         atomic_write(path, (best.id + "\n").encode())
+
+
+def hold_to_app_data(tree: str | Path, kernel: str, mep: str | Path, build_cmd: str, run_cmd: str, *, top: int = 1,
+                     timeout: float = 1800.0) -> Verified:
+    """Capture `kernel` from a real run of the application into the already-optimized MEP (`capture --into`), then
+    check its verified variants there (`verify`): afterwards `best` names the fastest that is right on that data."""
+    from .capture import capture
+
+    capture(str(tree), kernel, build_cmd, run_cmd, into=str(mep), timeout=timeout)
+    return verify(mep, top=top)
