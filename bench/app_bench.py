@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from provenance import write_result
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = {"heat3d_cuda": "heat3d_cuda.", "hip_particles": "hip_particles."}
 
@@ -130,7 +132,7 @@ def main() -> None:
         print(json.dumps({k: v for k, v in row.items() if k != "diff"}), flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "app_bench.json").write_text(json.dumps(report, indent=1) + "\n")
+    write_result(out, "app_bench", report)
 
 
 if __name__ == "__main__":

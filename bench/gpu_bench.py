@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from provenance import commit
+from provenance import commit, write_result
 
 
 def _leave_one_out(inherit: Path, name: str, dest: Path) -> int:
@@ -110,7 +110,6 @@ def main() -> None:
     doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit_id,
            "device": next((r.get("device") for r in results if r.get("device")), ""), "max_evals": args.max_evals,
            "geomean_speedup": round(geo, 3), "kernels": results}
-    (out / f"{args.tag}.json").write_text(json.dumps(doc, indent=1) + "\n")
     lines = [f"# Built-in proposer on {doc['device']} ({doc['date']}, commit {commit_id})", "",
              f"Geometric-mean speedup over {len(wins)} kernels: **{geo:.2f}x** (at most {args.max_evals} evaluations each; "
              "every winner verified against the original on every output and several input sets).", "",
@@ -120,7 +119,7 @@ def main() -> None:
         lines.append(f"| {r.get('mep')} | {_f(r.get('original_us'))} ({_f(r.get('ref_spread_us'))}) | {_f(r.get('best_us'))} "
                      f"({_f(r.get('var_spread_us'))}) | {_f(r.get('speedup'))}x | {_f(r.get('build_seconds'))} | "
                      f"{r.get('evaluations', '')} ({r.get('evals_to_best', '')}) | `{r.get('pipeline', '')}` | {r.get('status')} |")
-    (out / f"{args.tag}.md").write_text("\n".join(lines) + "\n")
+    write_result(out, args.tag, doc, "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from provenance import commit
+from provenance import commit, write_result
 
 
 def _timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int]:
@@ -67,7 +67,7 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     name = args.tag or f"mep_savings_{Path(args.sample).name}_{args.kernel}"
-    (out / f"{name}.json").write_text(json.dumps(doc, indent=1) + "\n")
+    write_result(out, name, doc)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from provenance import commit
+from provenance import commit, write_result
 
 from s2s.mep_writer import make_mep
 from s2s.optimize import Options, optimize
@@ -42,7 +42,6 @@ def main() -> None:
            "geomean_speedup": round(geo, 3), "kernels": rows}
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "opencl_optimize.json").write_text(json.dumps(doc, indent=1) + "\n")
     lines = [f"# Built-in proposer on {args.sample}, PoCL on 2 CPU cores ({doc['date']}, commit {commit_id})", "",
              f"Geometric-mean verified speedup: **{geo:.2f}x** (at most {args.max_evals} evaluations per kernel).", "",
              "| kernel | original µs | best µs | speedup | evals (to best) | pipeline |", "|---|---|---|---|---|---|"]
@@ -50,7 +49,7 @@ def main() -> None:
         o, b = r["original_us"], r["best_us"]
         lines.append(f"| {r['kernel']} | {o or '-'} | {b or '-'} | {r['speedup']:.2f}x | {r['evaluations']} ({r['evals_to_best']}) | "
                      f"`{r['pipeline']}` |")
-    (out_dir / "opencl_optimize.md").write_text("\n".join(lines) + "\n")
+    write_result(out_dir, "opencl_optimize", doc, "\n".join(lines))
     print("\n".join(lines))
 
 

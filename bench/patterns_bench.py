@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from provenance import commit
+from provenance import commit, write_result
 
 from s2s.history import History
 from s2s.mep_writer import make_mep
@@ -76,7 +76,6 @@ def main() -> None:
            "max_evals": args.max_evals, "kernels": results}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "patterns_bench.json").write_text(json.dumps(doc, indent=1) + "\n")
     lines = [f"# Pattern inheritance on {args.sample} ({doc['backend']}, {doc['date']}, commit {commit_id})", "",
              "| kernel | empty: best, evals to best | filled: patterns, best, evals to best | filled: evals to 95% of empty best |",
              "|---|---|---|---|"]
@@ -84,7 +83,7 @@ def main() -> None:
         e, f = r["empty"], r["filled"]
         lines.append(f"| {r['kernel']} | {e['best']}x, {e['evals_to_best']} | {f['patterns']}, {f['best']}x, {f['evals_to_best']} | "
                      f"{f['evals_to_95pct_of_empty_best']} |")
-    (out / "patterns_bench.md").write_text("\n".join(lines) + "\n")
+    write_result(out, "patterns_bench", doc, "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -13,6 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from provenance import write_result
+
 
 def geomean(xs: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
@@ -118,8 +120,7 @@ def main() -> None:
     args = ap.parse_args()
     s, md = summarize(Path(args.run))
     out = Path(args.out)
-    (out / "gpu_optimize_summary.json").write_text(json.dumps(s, indent=1) + "\n")
-    (out / "gpu_optimize_summary.md").write_text(md)
+    write_result(out, "gpu_optimize_summary", s, md)
     print(json.dumps({k: s[k] for k in ("geomean_speedup", "geomean_cuda", "geomean_hip", "kernels_run")}))
 
 
