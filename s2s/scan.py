@@ -15,9 +15,7 @@ from .sources import SourceFile, check_tree, iter_source_paths, language_of, rea
 # Files without any of these bytes hold no kernel and no launch: they are counted, not parsed.
 _MARKERS = re.compile(rb"__global__|__kernel\b|\bkernel\b|<<<|hipLaunchKernel|clEnqueueNDRangeKernel|cudaLaunch\w*Kernel")
 _EMBEDDED_CL = re.compile(rb'"[^"\n]*__kernel\s+void\s+(\w+)')
-_OBJECT_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]{1,200})$", re.M)
 _WORD = re.compile(rb"[A-Za-z_]\w*")
-_KERNEL_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+[^\n]*\b__global__\b", re.M)
 _FUNCTION_MACRO_KERNEL = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([^)]*\)[^\n]*\b__global__\b", re.M)
 
 Progress = Callable[[int, int], None]
@@ -38,8 +36,9 @@ def scan_tree(root: str | Path, progress: Progress | None = None) -> Index:
             continue
         lines += source.data.count(b"\n")
         sources.append(source)
-    kernel_macros, limits = _kernel_macros(sources)
-    blank = _block_macros(sources)
+    defs = _macro_defs(sources)
+    kernel_macros, limits = _kernel_macros(sources, defs)
+    blank = _block_macros(defs)
     launch_macros = find_launch_macros(sources)
     marker = _markers(kernel_macros | frozenset(launch_macros))
     kernels: list[Kernel] = []
@@ -82,21 +81,28 @@ def _markers(kernel_macros: frozenset[str]) -> re.Pattern[bytes]:
     return re.compile(_MARKERS.pattern + b"|\\b(?:" + extra + b")\\b")
 
 
-def _kernel_macros(sources: list[SourceFile]) -> tuple[frozenset[str], list[str]]:
-    """Object-like macros that expand to `__global__`, directly or through other macros
-    (`#define CUB_KERNEL CCCL_KERNEL`, `#define CCCL_KERNEL __global__ ...`): found. Function-like ones: limits."""
-    names: set[str] = set()
-    aliases: dict[str, set[str]] = {}  # object-like macro -> the identifiers of its body
-    limits: list[str] = []
+def _macro_defs(sources: list[SourceFile]) -> dict[str, list[bytes | None]]:
+    """Every `#define` of the tree, read once: name -> bodies (continued lines joined, comments out; None for a
+    function-like definition), one per definition (#if branches may give several)."""
+    defs: dict[str, list[bytes | None]] = {}
     for source in sources:
         if b"define" not in source.data:
             continue
-        for m in _OBJECT_MACRO.finditer(source.data):
-            aliases.setdefault(m.group(1).decode(), set()).update(w.decode() for w in _WORD.findall(m.group(2)))
-        if b"__global__" not in source.data:
+        for m in _DEFINE_ANY.finditer(source.data):
+            body = None if m.group(2) else _C_COMMENT.sub(b" ", m.group(3).replace(b"\\\n", b" ")).strip()
+            defs.setdefault(m.group(1).decode(), []).append(body)
+    return defs
+
+
+def _kernel_macros(sources: list[SourceFile], defs: dict[str, list[bytes | None]]) -> tuple[frozenset[str], list[str]]:
+    """Object-like macros that expand to `__global__`, directly or through other macros
+    (`#define CUB_KERNEL CCCL_KERNEL`, `#define CCCL_KERNEL __global__ ...`): found. Function-like ones: limits."""
+    words = {n: {w.decode() for b in bodies if b is not None for w in _WORD.findall(b)} for n, bodies in defs.items()}
+    names = {n for n, ws in words.items() if "__global__" in ws}
+    limits: list[str] = []
+    for source in sources:
+        if b"__global__" not in source.data or b"define" not in source.data:
             continue
-        for m in _KERNEL_MACRO.finditer(source.data):
-            names.add(m.group(1).decode())
         for m in _FUNCTION_MACRO_KERNEL.finditer(source.data):
             line = source.data.count(b"\n", 0, m.start()) + 1
             limits.append(
@@ -105,7 +111,7 @@ def _kernel_macros(sources: list[SourceFile]) -> tuple[frozenset[str], list[str]
             )
     grew = bool(names)
     while grew:  # a macro whose body names a kernel macro is one too
-        more = {a for a, words in aliases.items() if a not in names and words & names}
+        more = {a for a, ws in words.items() if a not in names and ws & names}
         names |= more
         grew = bool(more)
     return frozenset(names), limits
@@ -117,17 +123,10 @@ _OPENER = re.compile(rb"(?:(?:inline\s+)?namespace\b[^{};]*\{\s*|extern\s*\"C\"\
 _CLOSER = re.compile(rb"(?:\}\s*;?\s*)+")
 
 
-def _block_macros(sources: list[SourceFile]) -> frozenset[str]:
+def _block_macros(defs: dict[str, list[bytes | None]]) -> frozenset[str]:
     """Object-like macros that open (`#define LIB_NAMESPACE_BEGIN namespace lib {`, over continued lines, through other
     such macros or empty ones) or close (`... }`) a namespace or `extern "C"` block: the parser reads them as blanks,
     when the tree has both kinds. Every definition of such a macro (under #if branches) must open (close) or be empty."""
-    defs: dict[str, list[bytes | None]] = {}  # None: a function-like definition
-    for source in sources:
-        if b"define" not in source.data:
-            continue
-        for m in _DEFINE_ANY.finditer(source.data):
-            body = None if m.group(2) else _C_COMMENT.sub(b" ", m.group(3).replace(b"\\\n", b" ")).strip()
-            defs.setdefault(m.group(1).decode(), []).append(body)
     kind: dict[str, str] = {}  # "empty" | "open" | "close" | "other"
 
     def classify(body: bytes) -> str:
