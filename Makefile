@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install system-deps demo test lint
+.PHONY: install system-deps demo test test-fast lint
 
 system-deps:
 	@if ! ls /etc/OpenCL/vendors/*pocl* >/dev/null 2>&1 || [ ! -e /usr/include/CL/cl.h ]; then \
@@ -26,8 +26,11 @@ demo: install
 	$(BIN)/s2s auto samples/ocl_solver --top 4 --max-evals 10 --work s2s-work --patterns s2s-work/patterns.json --diff s2s-auto.diff
 
 test: install
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -n auto tests
+
+test-fast: install   # the developer's loop: everything but the tests marked slow
+	$(BIN)/python -m pytest -q -n auto -m "not slow" tests
 
 lint: install
-	$(BIN)/ruff check s2s passes tests bench
-	$(BIN)/mypy s2s passes
+	$(BIN)/ruff check s2s tests bench
+	$(BIN)/mypy s2s

@@ -61,8 +61,8 @@ def _alternate(trees: tuple[Path, Path], make_vars: list[str], runs: int) -> lis
 
 def _hold_to_app_data(mep: Path, tree: Path, make_vars: list[str]) -> str:
     """For an MEP with a widened tolerance: its winners checked on the application's own data ("" when not needed)."""
-    from s2s.manifest import load
-    from s2s.verify_captured import hold_to_app_data
+    from s2s.capture.verify import hold_to_app_data
+    from s2s.mep.manifest import load
 
     m = load(mep)
     if m.capture or not any(p.tol_from for p in m.params):
@@ -80,9 +80,9 @@ def main() -> None:
     ap.add_argument("--min-speedup", type=float, default=1.05)
     ap.add_argument("--make-vars", default="")
     args = ap.parse_args()
-    from s2s.errors import UserError
-    from s2s.history import best_of
-    from s2s.reintegrate import apply_in_place, plan
+    from s2s.base.errors import UserError
+    from s2s.mep.history import best_of
+    from s2s.reintegrate.splice import apply_in_place, plan
 
     work = Path(args.work)
     make_vars = args.make_vars.split()

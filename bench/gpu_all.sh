@@ -16,7 +16,6 @@ if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
   export PYTHONPATH=/tmp/site:$PWD
 fi
-[ -e s2s/passes ] || ln -sfn ../passes s2s/passes   # the `passes/` folder is the package s2s.passes
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
 stage() { local secs=$1; shift; local name=$1; shift; local t0=$SECONDS
   timeout "$secs" "$@" > "$OUT/$name.log" 2>&1; echo "$name rc=$? $((SECONDS - t0))s"; }

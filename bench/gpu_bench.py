@@ -32,8 +32,8 @@ def _leave_one_out(inherit: Path, name: str, dest: Path) -> int:
 
 def one(mep_src: str, work: str, max_evals: int, rounds: int, patterns: str | None, deadline: float,
         inherit: str | None = None) -> dict[str, Any]:
-    from s2s.history import History
-    from s2s.optimize import Options, optimize
+    from s2s.mep.history import History
+    from s2s.optimize.loop import Options, optimize
 
     src = Path(mep_src)
     mep = Path(work) / src.name

@@ -11,7 +11,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from s2s.mep_writer import make_mep
+from s2s.extract.mep_writer import make_mep
 
 ROOT = Path(__file__).resolve().parent.parent
 # (sample, kernel, size overrides): sizes chosen so one launch runs well past launch overhead;

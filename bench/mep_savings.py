@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--tag", default="")
     args = ap.parse_args()
-    from s2s.mep_writer import make_mep
+    from s2s.extract.mep_writer import make_mep
 
     make_vars = args.make_vars.split()
     with tempfile.TemporaryDirectory() as tmp:
@@ -48,7 +48,7 @@ def main() -> None:
         mep = Path(tmp) / "mep"
         make_mep(str(app), args.kernel, str(mep), overrides=overrides)
         extract_s = time.perf_counter() - t0
-        from s2s.evaluate import build, run_built
+        from s2s.mep.evaluate import build, run_built
 
         t0 = time.perf_counter()
         b = build(mep, None)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from provenance import commit, write_result
 
-from s2s.mep_writer import make_mep
-from s2s.optimize import Options, optimize
-from s2s.scan import scan_tree
+from s2s.extract.mep_writer import make_mep
+from s2s.optimize.loop import Options, optimize
+from s2s.scan.tree import scan_tree
 
 
 def main() -> None:

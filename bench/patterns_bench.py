@@ -19,10 +19,10 @@ from typing import Any
 
 from provenance import commit, write_result
 
-from s2s.history import History
-from s2s.mep_writer import make_mep
-from s2s.optimize import Options, optimize
-from s2s.scan import scan_tree
+from s2s.extract.mep_writer import make_mep
+from s2s.mep.history import History
+from s2s.optimize.loop import Options, optimize
+from s2s.scan.tree import scan_tree
 
 
 def _run(tree: str, kernel: str, work: Path, tag: str, library: Path, max_evals: int, use: bool) -> tuple[Any, list[Any]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from provenance import commit
 
-from s2s.scan import scan_tree
+from s2s.scan.tree import scan_tree
 
 HEADER = """#pragma once
 #include <cstddef>
@@ -96,7 +96,7 @@ def main() -> None:
         t0 = time.perf_counter()
         index = scan_tree(root)
         seconds = time.perf_counter() - t0
-        from s2s.mep_writer import make_mep
+        from s2s.extract.mep_writer import make_mep
 
         t0 = time.perf_counter()
         make_mep(str(root), "pkg001/kern77.cu:update_77", str(root.parent / f"{root.name}-mep"), index=index)

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import UserError
-from .fsutil import atomic_write
-from .optimize import Options, optimize
-from .reintegrate import apply_in_place, plan
-from .verify_captured import hold_to_app_data
+from s2s.base.errors import UserError
+from s2s.base.fsutil import atomic_write
+from s2s.capture.verify import hold_to_app_data
+from s2s.optimize.loop import Options, optimize
+from s2s.reintegrate.splice import apply_in_place, plan
 
 
 @dataclass
@@ -49,9 +49,9 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
              app: tuple[str, str] | None = None, app_timeout: float = 1800.0) -> AutoResult:
     """`app` = (build command, run command): every winner is then held to the application's captured data
     (`s2s capture --into`, `s2s verify`) before it is reintegrated."""
-    from .mep_writer import make_mep
-    from .ranking import profile_ranking, static_estimate
-    from .scan import scan_tree
+    from s2s.extract.mep_writer import make_mep
+    from s2s.scan.ranking import profile_ranking, static_estimate
+    from s2s.scan.tree import scan_tree
 
     root = Path(tree).resolve()
     index = scan_tree(root)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from s2s.manifest import LaunchSpec, Manifest, ParamSpec, StructSpec, SymbolSpec, save
+from s2s.mep.manifest import LaunchSpec, Manifest, ParamSpec, StructSpec, SymbolSpec, save
 
 
 def make_mep(root: Path, kernel_src: str, manifest: Manifest, variants: dict[str, str | tuple[str, dict]] | None = None) -> Path:

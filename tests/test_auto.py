@@ -5,9 +5,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import SAMPLES, run_cli
 
 
+@pytest.mark.slow
 def test_auto_on_opencl_sample_gives_an_applicable_diff(tmp_path: Path) -> None:
     tree = tmp_path / "ocl_solver"
     shutil.copytree(SAMPLES / "ocl_solver", tree, ignore=shutil.ignore_patterns("build", "ocl_solver"))
@@ -27,8 +29,8 @@ def test_auto_on_opencl_sample_gives_an_applicable_diff(tmp_path: Path) -> None:
 
 
 def test_patterns_library_suggests_similar_kernels(tmp_path: Path) -> None:
-    from s2s.kernel_facts import kernel_facts
-    from s2s.patterns import Library, features
+    from s2s.lang.kernel_facts import kernel_facts
+    from s2s.optimize.patterns import Library, features
 
     src = (SAMPLES / "ocl_solver" / "kernels" / "linalg.cl").read_bytes()
     mm = features(kernel_facts(src, "opencl", "matmul"))  # type: ignore[arg-type]
@@ -41,6 +43,7 @@ def test_patterns_library_suggests_similar_kernels(tmp_path: Path) -> None:
     assert again.suggest(mm, "cuda")[0].pipeline == "smem-tiling{tile=16}"  # carried across backends
 
 
+@pytest.mark.slow
 def test_auto_holds_winners_to_the_applications_data(tmp_path: Path) -> None:
     """With --build-cmd/--run-cmd every winner is checked on the data of a real run (here n = 250, which the
     MEP's generated sizes do not have) before it goes into the diff; the user's tree stays untouched."""

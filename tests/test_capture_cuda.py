@@ -13,7 +13,7 @@ from conftest import ROOT, SAMPLES, needs_nvcc, run_cli
 
 from s2s.capture.instrument import instrument
 from s2s.capture.npy import read_npy, write_npy
-from s2s.mep_writer import make_mep
+from s2s.extract.mep_writer import make_mep
 
 HEAT = SAMPLES / "heat3d_cuda"
 needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs an NVIDIA GPU")
@@ -23,6 +23,7 @@ def _make(app: Path, *targets: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["make", "-j2", *targets], cwd=app, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_instrumented_copy_builds(tmp_path: Path) -> None:
     before = {p: p.read_bytes() for p in HEAT.rglob("*") if p.is_file()}
@@ -39,6 +40,7 @@ def test_instrumented_copy_builds(tmp_path: Path) -> None:
     assert {p: p.read_bytes() for p in HEAT.rglob("*") if p.is_file()} == before  # the original is untouched
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_namespaced_kernel_instruments_and_builds(tmp_path: Path) -> None:
     out, m, ex = make_mep(str(HEAT), "matvec_rows", str(tmp_path / "mep"))
@@ -67,12 +69,13 @@ def _fake_dump(dump: Path, n: int) -> None:
         f"arg 2 value 4 {i32}\narg 3 value 4 {i32}\narg 4 value 4 {i32}\narg 5 value 28 {prm}\nsymbol coeffs 4 28\ndone\n")
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_captured_mep_harness_builds(tmp_path: Path) -> None:
-    from s2s.backends import write_mep_files
     from s2s.capture.collect import collect
-    from s2s.evaluate import build
-    from s2s.manifest import load, save
+    from s2s.mep.backends import write_mep_files
+    from s2s.mep.evaluate import build
+    from s2s.mep.manifest import load, save
 
     mep, m, _ex = make_mep(str(HEAT), "stencil7", str(tmp_path / "mep"))
     n = 64 * 64 * 64
@@ -91,6 +94,7 @@ def test_captured_mep_harness_builds(tmp_path: Path) -> None:
     assert b.ok, b.log[-3000:]
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_harness_reads_npy(tmp_path: Path) -> None:
     """The harness's .npy reader (host code only: runs without a GPU) against files numpy and s2s wrote."""

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from s2s.history import History
-from s2s.manifest import load
+from s2s.mep.history import History
+from s2s.mep.manifest import load
 
 pytest.importorskip("pyopencl")
 pytestmark = pytest.mark.skipif(shutil.which("make") is None or shutil.which("cc") is None and shutil.which("gcc") is None,
@@ -58,7 +58,7 @@ def plant(mep: Path) -> None:
 
 @pytest.fixture(scope="module")
 def optimized(solver: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from s2s.mep_writer import make_mep
+    from s2s.extract.mep_writer import make_mep
 
     mep = tmp_path_factory.mktemp("meps") / "matvec"
     make_mep(str(solver), "matvec", str(mep))
@@ -91,6 +91,7 @@ def verified(attached: tuple[Path, dict[str, str]], tmp_path_factory: pytest.Tem
     return mep, " ".join(proc.stdout.split())
 
 
+@pytest.mark.slow
 def test_into_keeps_history_and_variants_and_takes_the_captured_sizes(attached: tuple[Path, dict[str, str]]) -> None:
     mep, kept = attached
     assert {k: v for k, v in _files(mep).items() if k.startswith("variants/") or k == "kernel.cl"} == kept
@@ -113,6 +114,7 @@ def test_reintegrate_waits_for_verify(attached: tuple[Path, dict[str, str]]) -> 
     assert "vunroll4 has not been checked on the application's data" in err and "s2s verify" in err
 
 
+@pytest.mark.slow
 def test_verify_fails_the_variant_wrong_on_captured_data(verified: tuple[Path, str]) -> None:
     mep, out = verified
     assert "vunroll4 2.00x test:vunroll4: FAILED (wrong-output): y: captured input set (launch 1" in out
@@ -140,6 +142,7 @@ def test_reintegrate_refuses_the_failed_variant_and_takes_the_next(verified: tup
     assert "variant vunroll2" in proc.stderr and "+    if (k < n) sum += A[IDX(i, k, n)] * x[k];" in proc.stdout
 
 
+@pytest.mark.slow
 def test_report_shows_the_checks_on_captured_data(verified: tuple[Path, str]) -> None:
     mep, _ = verified
     proc = run_cli("report", str(mep))
@@ -152,6 +155,7 @@ def test_report_shows_the_checks_on_captured_data(verified: tuple[Path, str]) ->
     assert "FAILED (wrong-output)" in (mep / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_verify_top_stops_early_and_a_second_run_resumes(attached: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     mep = tmp_path / "matvec"
     shutil.copytree(attached[0], mep)
@@ -166,8 +170,9 @@ def test_verify_top_stops_early_and_a_second_run_resumes(attached: tuple[Path, d
     assert "vsame 1.20x test:vsame: ok (checked earlier)" not in out
 
 
+@pytest.mark.slow
 def test_optimize_on_the_attached_mep_records_its_check(attached: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
-    from s2s.optimize import Options, optimize
+    from s2s.optimize.loop import Options, optimize
 
     mep = tmp_path / "matvec"
     shutil.copytree(attached[0], mep)

@@ -51,8 +51,9 @@ def matvec_mep(solver: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_capture_writes_data_and_manifest(matvec_mep: Path) -> None:
-    from s2s.manifest import load
+    from s2s.mep.manifest import load
 
     m = load(matvec_mep)
     assert m.capture["sets"] == [1] and m.capture["from"].startswith("capture: launch 1 of 1 at src/main.c:")
@@ -70,6 +71,7 @@ def test_capture_writes_data_and_manifest(matvec_mep: Path) -> None:
     assert "sized_by" in info and info["sized_by"] == "clGetMemObjectInfo"
 
 
+@pytest.mark.slow
 def test_replay_reproduces_the_real_run(matvec_mep: Path) -> None:
     rc, res, err = run_json(matvec_mep)
     assert rc == 0, err
@@ -77,6 +79,7 @@ def test_replay_reproduces_the_real_run(matvec_mep: Path) -> None:
     assert any("reproduces the application's outputs" in msg for msg in res["messages"])
 
 
+@pytest.mark.slow
 def test_a_mep_that_does_not_reproduce_the_run_stops(matvec_mep: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad"
     shutil.copytree(matvec_mep, bad)
@@ -91,6 +94,7 @@ def test_a_mep_that_does_not_reproduce_the_run_stops(matvec_mep: Path, tmp_path:
     assert not (bad / "variants").exists()  # stopped before anything was proposed
 
 
+@pytest.mark.slow
 def test_nth_launch_of_a_kernel_in_a_loop(solver: Path, tmp_path: Path) -> None:
     out = tmp_path / "jacobi"
     proc = run_cli("capture", str(solver), "--kernel", "jacobi2d", "--build-cmd", "make", "--run-cmd", "make run",
@@ -108,6 +112,7 @@ def test_nth_launch_of_a_kernel_in_a_loop(solver: Path, tmp_path: Path) -> None:
 WRONG_ON_PADDING = "out[i] = src[j < 0 ? 0 : j];"
 
 
+@pytest.mark.slow
 def test_variant_wrong_only_on_captured_data(gather: Path, tmp_path: Path) -> None:
     cap, rnd = tmp_path / "captured", tmp_path / "random"
     proc = run_cli("capture", str(gather), "--kernel", "gather", "--build-cmd", "make", "--run-cmd", "./gather_app", "-o", str(cap))
@@ -129,6 +134,7 @@ def test_variant_wrong_only_on_captured_data(gather: Path, tmp_path: Path) -> No
     assert (idx < 0).sum() == 147  # the padding the real run has
 
 
+@pytest.mark.slow
 def test_first_n_launches_are_all_replayed(gather: Path, tmp_path: Path) -> None:
     out = tmp_path / "first"
     proc = run_cli("capture", str(gather), "--kernel", "gather", "--build-cmd", "make", "--run-cmd", "./gather_app -r 3",
@@ -147,6 +153,7 @@ def test_first_n_launches_are_all_replayed(gather: Path, tmp_path: Path) -> None
     (["--build-cmd", "make", "--run-cmd", "./gather_app", "--max-bytes", "4K"], "over the limit of 4096 bytes"),
     (["--build-cmd", "make", "--run-cmd", "./gather_app", "--launch", "7"], "launched gather 2 time(s); --launch 7"),
 ])
+@pytest.mark.slow
 def test_failures(gather: Path, tmp_path: Path, args: list[str], message: str) -> None:
     before = tree_hash(gather)
     out = tmp_path / "mep"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from mep_util import ParamSpec, make_mep, manifest
 
-from s2s.evaluate import build_many, evaluate, run_built
+from s2s.mep.evaluate import build_many, evaluate, run_built
 
 N = 1000
 
@@ -67,6 +67,7 @@ def ocl_mep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_mep(tmp_path_factory.mktemp("cheats") / "mep", OCL, ocl_manifest(), OCL_CHEATS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", sorted(OCL_CHEATS))
 def test_opencl_cheat_is_caught(ocl_mep: Path, variant: str) -> None:
     buffer, words = OCL_EXPECTED[variant]
@@ -80,6 +81,7 @@ def test_opencl_cheat_is_caught(ocl_mep: Path, variant: str) -> None:
         assert m.ref is not None and "input set" not in out["out"].message.split("after timing")[0]
 
 
+@pytest.mark.slow
 def test_opencl_loose_tolerance_is_what_lets_a_precision_downgrade_pass(ocl_mep: Path, tmp_path: Path) -> None:
     loose = make_mep(tmp_path / "loose", OCL, replace(ocl_manifest(), rtol=1e-3, atol=1e-4),
                      {"float_precision": OCL_CHEATS["float_precision"]})

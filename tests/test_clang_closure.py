@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLES, needs_nvcc
 
-from s2s.clang_closure import clang_args, parse_unit, unit_flags
-from s2s.compdb import CompileCommand
-from s2s.errors import UserError
-from s2s.extract import Extraction, extract
+from s2s.base.errors import UserError
+from s2s.extract.clang_closure import clang_args, parse_unit, unit_flags
+from s2s.extract.extract import Extraction, extract
+from s2s.scan.compdb import CompileCommand
 
 
 def _tree(root: Path, files: dict[str, str], commands: dict[str, str] | None = None) -> Path:
@@ -101,6 +101,7 @@ def test_macro_under_D_flags(tmp_path: Path, flags: str, tile_file: str, size: i
         assert "#define USE_BIG 1" in ex.text  # the flag's value travels with the block that tests it
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_macro_under_D_flags_compiles_with_the_same_values(tmp_path: Path) -> None:
     files = dict(MACROS)
@@ -192,6 +193,7 @@ def test_cuda_arch_branches_keep_both_passes(tmp_path: Path) -> None:
     assert [d.names[0] for d in ex.items] == ["dev_only", "host_only"]
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_cuda_arch_branches_compile(tmp_path: Path) -> None:
     res = _nvcc(extract(_tree(tmp_path / "t", CUDA_ARCH, {"k.cu": ""}), "k"), tmp_path)
@@ -201,7 +203,7 @@ def test_cuda_arch_branches_compile(tmp_path: Path) -> None:
 def test_libclang_that_cannot_load_falls_back(tmp_path: Path) -> None:
     tree = _tree(tmp_path / "t", OVERLOADS, {"k.cu": ""})
     code = ("import clang.cindex as c; c.Config.set_library_file('/nonexistent/libclang.so'); "
-            "from s2s.extract import extract; ex = extract(__import__('sys').argv[1], 'k'); print(ex.mode); print(ex.notes[0])")
+            "from s2s.extract.extract import extract; ex = extract(__import__('sys').argv[1], 'k'); print(ex.mode); print(ex.notes[0])")
     res = subprocess.run([sys.executable, "-c", code, str(tree)], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     mode, note = res.stdout.splitlines()[:2]
@@ -237,6 +239,7 @@ def test_heat3d_stencil7_in_clang_mode() -> None:
     assert ex.notes[0].startswith("libclang ")
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_heat3d_stencil7_extract_compiles(tmp_path: Path) -> None:
     ex = extract(SAMPLES / "heat3d_cuda", "stencil7")

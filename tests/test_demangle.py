@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from s2s.demangle import base_name, demangle_name, normalize_profile_name, split_qualified
+from s2s.lang.demangle import base_name, demangle_name, normalize_profile_name, split_qualified
 
 DEMANGLED = [
     ("_Z12matmul_naivePKfS0_Pfi", "matmul_naive"),

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from s2s.edits import Edit, Failure, LaunchChange, Success, apply_edits
+from s2s.lang.edits import Edit, Failure, LaunchChange, Success, apply_edits
 
 SRC = b"__global__ void k(float* a, int n)\n{\n    int i = threadIdx.x;\n    if (i < n) a[i] = 1.0f;\n}\n"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, SAMPLES, needs_nvcc, run_cli
 
-from s2s.extract import extract
+from s2s.extract.extract import extract
 
 CUDA_KERNELS = ["linalg::matmul_naive", "linalg::matvec_rows", "stencil7", "reduce_energy", "particles_step", "axpby_t"]
 
@@ -17,9 +17,10 @@ def _nvcc(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_every_cuda_and_hip_kernel_compiles_alone(tmp_path: Path) -> None:
-    from s2s.scan import scan_tree
+    from s2s.scan.tree import scan_tree
 
     srcs = []
     for sample in ("heat3d_cuda", "hip_particles"):
@@ -165,6 +166,7 @@ def test_headers_from_outside_the_tree_are_named(tmp_path: Path) -> None:
     assert "<mylib/vec.h>" in note and "<cmath>" not in note and "cuda_runtime" not in note
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_angle_include_the_tree_holds_becomes_an_include_dir(tmp_path: Path) -> None:
     """No compile flags: `<mylib/vec.h>` is found at third_party/mylib/include/mylib/vec.h, so the MEP gets that -I

@@ -11,8 +11,8 @@ import pytest
 from conftest import needs_nvcc
 from mep_util import ParamSpec, StructSpec, SymbolSpec, add_variant, make_mep, manifest
 
-from s2s.errors import UserError
-from s2s.evaluate import build, build_many, evaluate, run_built
+from s2s.base.errors import UserError
+from s2s.mep.evaluate import build, build_many, evaluate, run_built
 
 gpu = pytest.mark.gpu
 needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="no NVIDIA GPU (nvidia-smi not found)")
@@ -134,6 +134,7 @@ def axpy_manifest(**kw: object) -> object:
 
 
 # ---- builds (no GPU needed) --------------------------------------------------------------------------
+@pytest.mark.slow
 @needs_nvcc
 def test_sample_like_harness_builds(tmp_path: Path) -> None:
     mep = make_mep(tmp_path / "mep", SAMPLE, sample_manifest())  # type: ignore[arg-type]
@@ -154,6 +155,7 @@ def test_sample_like_harness_builds(tmp_path: Path) -> None:
     assert "--var-grid" in usage.stderr and "S2S_RESULT" in usage.stderr
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_compile_errors_name_the_entry_or_blame_the_variant(tmp_path: Path) -> None:
     mep = make_mep(tmp_path / "mep", AXPY, axpy_manifest(), {"comperr": AXPY_VARIANTS["comperr"]})  # type: ignore[arg-type]
@@ -192,6 +194,7 @@ HIP_AXPY = AXPY.replace("#include <cuda_runtime.h>", "#include <hip/hip_runtime.
     "blockIdx.x * blockDim.x + threadIdx.x", "hipBlockIdx_x * hipBlockDim_x + hipThreadIdx_x")
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_hip_kernel_builds_through_the_shim(tmp_path: Path) -> None:
     m = axpy_manifest(backend="hip", kernel_file="kernel.hip.cpp")  # type: ignore[arg-type]
@@ -202,6 +205,7 @@ def test_hip_kernel_builds_through_the_shim(tmp_path: Path) -> None:
     assert "-x" in b.command and "cu" in b.command
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_per_output_tolerances_reach_the_harness_and_it_builds(tmp_path: Path) -> None:
     m = axpy_manifest()
@@ -242,12 +246,13 @@ int main(int argc, char** argv) {
 '''
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_harness_compares_each_buffer_with_its_own_tolerance(tmp_path: Path) -> None:
     import subprocess
 
-    from s2s.backends.cuda import CudaBackend
-    from s2s.resources import templates_dir
+    from s2s.base.resources import templates_dir
+    from s2s.mep.backends.cuda import CudaBackend
 
     (tmp_path / "t.cu").write_text(HOST_CHECK)
     cc = subprocess.run([*CudaBackend().compiler(), f"-I{templates_dir()}", "t.cu", "-o", "t"], cwd=tmp_path,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from s2s.history import ADDED_COLUMNS, History
+from s2s.mep.history import ADDED_COLUMNS, History
 
 OLD_SCHEMA = """
 CREATE TABLE candidates (

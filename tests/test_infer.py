@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import SAMPLES, needs_nvcc, run_cli
 
-from s2s.cexpr import evaluate
-from s2s.manifest import FILL_IN, load
-from s2s.mep_writer import make_mep
+from s2s.extract.mep_writer import make_mep
+from s2s.lang.cexpr import evaluate
+from s2s.mep.manifest import FILL_IN, load
 
 
 def test_c_expression_semantics() -> None:
@@ -128,6 +129,7 @@ def test_index_array_bounded_by_the_buffer_it_indexes(tmp_path: Path) -> None:
     assert p["n"].value == 1024 and m.launch.grid == (4, 1, 1)
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_realish_harnesses_build(tmp_path: Path) -> None:
     import subprocess

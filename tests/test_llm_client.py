@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from llm_server import RecordedLLM
 
-from s2s.errors import UserError
-from s2s.llm.answer import parse_answer
-from s2s.llm.client import LLMClient, LLMError, load_config
+from s2s.base.errors import UserError
+from s2s.optimize.llm.answer import parse_answer
+from s2s.optimize.llm.client import LLMClient, LLMError, load_config
 
 KFILE = b"""#include <cstdio>
 // s2s: kernel from k.cu:1
@@ -19,6 +19,7 @@ __global__ void scale(const float* x, float* y, int n) {
 RANGE = (KFILE.index(b"__global__"), len(KFILE) - 1)
 
 
+@pytest.mark.slow
 def test_real_http_roundtrip_with_retry_and_usage() -> None:
     with RecordedLLM(["```cuda\n__global__ void scale(const float* x, float* y, int n) { }\n```"], fail_first=2) as srv:
         cfg = load_config(base_url=srv.base_url, model="test-model", api_key="k", max_retries=3, price_in_per_mtok=1.0)
@@ -28,6 +29,7 @@ def test_real_http_roundtrip_with_retry_and_usage() -> None:
         assert srv.requests[-1]["model"] == "test-model"
 
 
+@pytest.mark.slow
 def test_gives_up_after_retries() -> None:
     with RecordedLLM(["never"], fail_first=10) as srv:
         cfg = load_config(base_url=srv.base_url, model="m", max_retries=1)

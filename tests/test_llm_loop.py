@@ -9,9 +9,9 @@ import pytest
 from conftest import SAMPLES
 from llm_server import RecordedLLM
 
-from s2s.history import History
-from s2s.mep_writer import make_mep
-from s2s.optimize import Options, optimize
+from s2s.extract.mep_writer import make_mep
+from s2s.mep.history import History
+from s2s.optimize.loop import Options, optimize
 
 HEAD = "__kernel void matvec(__global const REAL* A, __global const REAL* x, __global REAL* y, const int n)\n"
 
@@ -40,6 +40,7 @@ def mep(tmp_path: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_llm_answers_good_and_bad_are_all_recorded(mep: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # request order: round 1 asks twice, then the repair of the broken one; rounds 2 and 3 ask twice each
     answers = ["I would unroll the loop, but here is no code.", BROKEN, GOOD, CHANGED_SIGNATURE, SKIPS_WORK, CACHES, ZEROS]
@@ -63,6 +64,7 @@ def test_llm_answers_good_and_bad_are_all_recorded(mep: Path, tmp_path: Path, mo
     assert all(r.status != "ok" or r.result and all(o["ok"] for o in r.result["outputs"]) for r in rows)
 
 
+@pytest.mark.slow
 def test_replay_proposer_reproduces_a_run(mep: Path, tmp_path: Path) -> None:
     replay = tmp_path / "answers.jsonl"
     replay.write_text("\n".join(json.dumps(a) for a in [

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLES, run_cli
 
-from s2s.mep_writer import make_mep
-from s2s.optimize import Options, optimize
+from s2s.extract.mep_writer import make_mep
+from s2s.optimize.loop import Options, optimize
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +22,7 @@ def matmul_mep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_builtin_loop_finds_verified_speedup(matmul_mep: Path, tmp_path: Path) -> None:
     out = optimize(matmul_mep, Options(max_evals=14, rounds=3, patterns=str(tmp_path / "patterns.json")))
     assert out.best_id is not None and out.best_speedup > 1.1, out
@@ -32,6 +33,7 @@ def test_builtin_loop_finds_verified_speedup(matmul_mep: Path, tmp_path: Path) -
     assert "smem-tiling" in (tmp_path / "patterns.json").read_text() or "pass" in best.origin
 
 
+@pytest.mark.slow
 def test_report_writes_markdown_html_and_plot(matmul_mep: Path) -> None:
     res = run_cli("report", str(matmul_mep))
     assert res.returncode == 0, res.stderr
@@ -41,6 +43,7 @@ def test_report_writes_markdown_html_and_plot(matmul_mep: Path) -> None:
     assert "<table" in (matmul_mep / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_resume_after_kill_9_keeps_finished_evaluations(tmp_path: Path) -> None:
     mep = tmp_path / "mep-mv"
     make_mep(str(SAMPLES / "ocl_solver"), "matvec", str(mep))

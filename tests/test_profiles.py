@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from s2s.errors import UserError
-from s2s.profiles import MatchedTime, Profile, load_profile, match_profile
+from s2s.base.errors import UserError
+from s2s.scan.profiles import MatchedTime, Profile, load_profile, match_profile
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "profiles"
 

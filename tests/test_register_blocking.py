@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLES, needs_nvcc
 
-from s2s.candidate import Candidate
-from s2s.edits import LaunchChange, Refused
-from s2s.kernel_facts import kernel_facts
-from s2s.passes_registry import Applied, example, make_pass, run_pass
+from s2s.lang.edits import LaunchChange, Refused
+from s2s.lang.kernel_facts import kernel_facts
+from s2s.optimize.candidate import Candidate
+from s2s.optimize.registry import Applied, example, make_pass, run_pass
 
 LINALG = SAMPLES / "heat3d_cuda/src/kernels_linalg.cu"
 OPTIONS = ({}, {"tile": "32", "rx": "2", "ry": "4"}, {"tile": "64", "rx": "8", "ry": "8", "tk": "8"}, {"tile": "128", "rx": "8", "ry": "8"})
@@ -49,6 +49,7 @@ def test_refuses_one_dimensional_kernels() -> None:
     assert isinstance(out, Refused) and "2-D" in out.reason
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_example_and_sample_rewrites_compile(tmp_path: Path) -> None:
     files = [tmp_path / "example.cu"]
@@ -69,9 +70,9 @@ def test_example_and_sample_rewrites_compile(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def matmul_state(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     pytest.importorskip("pyopencl")
-    from s2s.manifest import load
-    from s2s.mep_writer import make_mep
-    from s2s.proposers.base import State
+    from s2s.extract.mep_writer import make_mep
+    from s2s.mep.manifest import load
+    from s2s.optimize.proposers.base import State
 
     mep = tmp_path_factory.mktemp("rb") / "mep-matmul"
     make_mep(str(SAMPLES / "ocl_solver"), "matmul", str(mep), overrides={"PROB_N": "200"})
@@ -84,17 +85,18 @@ def matmul_state(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-u
 
 
 def _evaluate(mep: Path, state, cand: Candidate):  # type: ignore[no-untyped-def]
-    from s2s.evaluate import evaluate
-    from s2s.optimize import write_variant
+    from s2s.mep.evaluate import evaluate
+    from s2s.optimize.loop import write_variant
 
     write_variant(mep, state.manifest.kernel_file, cand)
     return evaluate(mep, cand.id)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pipeline,tile", [("register-blocking", 64), ("register-blocking{tile=32 rx=2 ry=4}", 32),
                                            ("register-blocking{tile=64 rx=8 ry=8 tk=8}", 64)])
 def test_matches_the_original_on_pocl(matmul_state, pipeline: str, tile: int) -> None:  # type: ignore[no-untyped-def]
-    from s2s.proposers.builtin import apply_pipeline
+    from s2s.optimize.proposers.builtin import apply_pipeline
 
     mep, state = matmul_state
     cand = apply_pipeline(pipeline, state)
@@ -107,9 +109,10 @@ def test_matches_the_original_on_pocl(matmul_state, pipeline: str, tile: int) ->
     print(f"\n{pipeline}: {m.speedup:.2f}x over the naive kernel on {m.device} (n = 200)")
 
 
+@pytest.mark.slow
 def test_a_wrong_rewrite_is_caught_on_pocl(matmul_state) -> None:  # type: ignore[no-untyped-def]
     """The check above is not vacuous: the same rewrite with its K tail dropped gives wrong outputs."""
-    from s2s.proposers.builtin import apply_pipeline
+    from s2s.optimize.proposers.builtin import apply_pipeline
 
     mep, state = matmul_state
     cand = apply_pipeline("register-blocking{tile=32 rx=2 ry=2}", state)

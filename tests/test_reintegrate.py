@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLES, run_cli
 
-from s2s.history import History
-from s2s.mep_writer import make_mep
-from s2s.optimize import Options, optimize
+from s2s.extract.mep_writer import make_mep
+from s2s.mep.history import History
+from s2s.optimize.loop import Options, optimize
 
 
 def _snapshot(root: Path) -> dict[str, str]:
@@ -40,6 +40,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str,
     return tree, mep, _checksums(before)
 
 
+@pytest.mark.slow
 def test_diff_applies_with_git_and_patch(app: tuple[Path, Path, dict[str, float]], tmp_path: Path) -> None:
     tree, mep, _ = app
     res = run_cli("reintegrate", str(mep), "--diff", str(tmp_path / "w.diff"))
@@ -76,6 +77,7 @@ def test_failing_build_leaves_tree_byte_identical(app: tuple[Path, Path, dict[st
     assert _snapshot(copy) == snap
 
 
+@pytest.mark.slow
 def test_hanging_test_command_is_killed_and_rolled_back(app: tuple[Path, Path, dict[str, float]], tmp_path: Path) -> None:
     tree, mep, _ = app
     copy = tmp_path / "app"
@@ -100,6 +102,7 @@ def test_changed_original_is_refused_unless_forced(app: tuple[Path, Path, dict[s
     assert run_cli("reintegrate", str(mep), "--tree", str(copy), "--force").returncode == 0
 
 
+@pytest.mark.slow
 def test_moved_kernel_is_found_again(app: tuple[Path, Path, dict[str, float]], tmp_path: Path) -> None:
     tree, mep, _ = app
     copy = tmp_path / "app"

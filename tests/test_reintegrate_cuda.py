@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, SAMPLES, needs_nvcc
 
-from s2s.candidate import Candidate, LaunchOverride
-from s2s.edits import LaunchChange
-from s2s.history import History
-from s2s.manifest import load
-from s2s.mep_writer import make_mep
-from s2s.optimize import write_variant
-from s2s.passes_registry import Applied, build_pipeline, run_pass
-from s2s.reintegrate import apply_in_place, plan
+from s2s.extract.mep_writer import make_mep
+from s2s.lang.edits import LaunchChange
+from s2s.mep.history import History
+from s2s.mep.manifest import load
+from s2s.optimize.candidate import Candidate, LaunchOverride
+from s2s.optimize.loop import write_variant
+from s2s.optimize.registry import Applied, build_pipeline, run_pass
+from s2s.reintegrate.splice import apply_in_place, plan
 
 
 def _plant(mep: Path, pipeline: str, speedup: float) -> str:
@@ -62,6 +62,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_coarsened_stencil_and_wide_particles_reintegrate_and_compile(tree: Path, tmp_path: Path) -> None:
     stencil, parts = tmp_path / "mep-stencil7", tmp_path / "mep-particles"
@@ -89,6 +90,7 @@ def test_coarsened_stencil_and_wide_particles_reintegrate_and_compile(tree: Path
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_fast_math_helper_copy_reintegrates_into_the_hip_sample(tmp_path: Path) -> None:
     tree = tmp_path / "hip_particles"
@@ -142,6 +144,7 @@ def test_swapped_launch_follows_the_recorded_rule(tmp_path: Path) -> None:
     assert "scale_rows<<<dim3(((grid.y) * (block.y) + 15) / 16, ((grid.x) * (block.x) + 15) / 16, " in new
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_helpers_reaching_one_unit_twice_compile(tmp_path: Path) -> None:
     """Two kernels in two headers of one translation unit, each reintegrated with the same helpers: guarded, once."""

@@ -8,9 +8,9 @@ import pytest
 from conftest import run_cli
 from mep_util import ParamSpec, StructSpec, make_mep, manifest
 
-from s2s.errors import UserError
-from s2s.evaluate import UnfilledError, build, build_many, evaluate, run_built
-from s2s.manifest import FILL_IN
+from s2s.base.errors import UserError
+from s2s.mep.evaluate import UnfilledError, build, build_many, evaluate, run_built
+from s2s.mep.manifest import FILL_IN
 
 pytest.importorskip("pyopencl")
 
@@ -46,6 +46,7 @@ def saxpy(tmp_path: Path) -> Path:
     return make_mep(tmp_path / "mep", SAXPY, saxpy_manifest())
 
 
+@pytest.mark.slow
 def test_reference_against_itself(saxpy: Path) -> None:
     m = evaluate(saxpy, None)
     assert m.verdict == "ok", m.messages
@@ -58,6 +59,7 @@ def test_reference_against_itself(saxpy: Path) -> None:
     assert "make run" in (saxpy / "README.md").read_text()
 
 
+@pytest.mark.slow
 def test_equivalent_variant_with_its_own_launch_is_ok_and_cli_json(saxpy: Path) -> None:
     grid_stride = SAXPY.replace("int i = get_global_id(0);\n    if (i < n) out[i] = a * x[i] + y[i];",
                                 "for (int i = get_global_id(0); i < n; i += get_global_size(0))\n"
@@ -125,6 +127,7 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_mep(tmp_path_factory.mktemp("broken") / "mep", SAXPY, m, BROKEN)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", sorted(EXPECTED))
 def test_broken_variants_get_their_verdict(broken: Path, variant: str) -> None:
     verdict, buffer, words = EXPECTED[variant]
@@ -141,6 +144,7 @@ def test_broken_variants_get_their_verdict(broken: Path, variant: str) -> None:
         assert "input set 1" not in out["out"].message
 
 
+@pytest.mark.slow
 def test_compile_error_is_compile_failed(broken: Path) -> None:
     b = build(broken, "compile_error")
     assert not b.ok and b.verdict == "compile-failed" and b.input_error is None
@@ -151,6 +155,7 @@ def test_compile_error_is_compile_failed(broken: Path) -> None:
     assert r.returncode == 1 and "compile-failed" in r.stdout
 
 
+@pytest.mark.slow
 def test_hang_is_killed_and_timed_out(broken: Path) -> None:
     import time
 
@@ -161,6 +166,7 @@ def test_hang_is_killed_and_timed_out(broken: Path) -> None:
     assert "variant kernel" in m.messages[0] and "8 s" in m.messages[0]
 
 
+@pytest.mark.slow
 def test_build_many_in_parallel(broken: Path) -> None:
     builds = build_many(broken, [None, "nan", "compile_error"], jobs=2)
     assert [b.variant for b in builds] == [None, "nan", "compile_error"]
@@ -186,6 +192,7 @@ def test_unfilled_values_stop_the_run(tmp_path: Path) -> None:
     (('kernel = "saxpy"', 'kernel = "saxpyy"'), "kernel"),
     (('block = [64, 1, 1]', 'block = [96, 1, 1]'), "launch"),
 ])
+@pytest.mark.slow
 def test_bad_manifest_values_name_the_entry(tmp_path: Path, edit: tuple[str, str], entry: str) -> None:
     mep = make_mep(tmp_path / "mep", SAXPY, saxpy_manifest())
     text = (mep / "mep.toml").read_text()
@@ -200,6 +207,7 @@ def test_bad_manifest_values_name_the_entry(tmp_path: Path, edit: tuple[str, str
     assert len(lines) == 1 and entry in lines[0] and "mep.toml" in lines[0]
 
 
+@pytest.mark.slow
 def test_struct_by_value_and_struct_buffers(tmp_path: Path) -> None:
     src = r'''
 typedef struct { float dt; int steps; float4 w; } Params;

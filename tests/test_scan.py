@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLES, run_cli
 
-from s2s.scan import scan_tree
+from s2s.scan.tree import scan_tree
 
 
 def test_cuda_sample_kernels_and_launches() -> None:
@@ -177,8 +177,8 @@ def test_profile_ranks_sample_kernels_by_gpu_time() -> None:
 
 
 def test_overloads_in_one_file_are_told_apart_by_line(tmp_path: Path) -> None:
-    from s2s.errors import UserError
-    from s2s.scan import find_kernel
+    from s2s.base.errors import UserError
+    from s2s.scan.tree import find_kernel
 
     (tmp_path / "agents.cuh").write_text(
         "template <class A> __global__ void agent(A a) { a.run(); }\n"

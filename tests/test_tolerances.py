@@ -10,10 +10,10 @@ import pytest
 from conftest import run_cli
 from mep_util import ParamSpec, make_mep, manifest
 
-from s2s.backends.opencl import OpenCLBackend
-from s2s.errors import UserError
-from s2s.evaluate import evaluate
-from s2s.manifest import dumps, load
+from s2s.base.errors import UserError
+from s2s.mep.backends.opencl import OpenCLBackend
+from s2s.mep.evaluate import evaluate
+from s2s.mep.manifest import dumps, load
 
 N = 1000
 TWO_OUTPUTS = r'''
@@ -78,6 +78,7 @@ def test_tolerance_on_an_input_is_refused(tmp_path: Path) -> None:
 
 
 # ---- the runners ------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_each_output_is_held_to_its_own_tolerance_on_opencl(tmp_path: Path) -> None:
     pytest.importorskip("pyopencl")
     mep = make_mep(tmp_path / "mep", TWO_OUTPUTS, two_outputs(b_rtol=0.02), {"off": B_ONE_PERCENT_OFF})
@@ -100,7 +101,7 @@ def test_each_output_is_held_to_its_own_tolerance_on_opencl(tmp_path: Path) -> N
     assert table.returncode == 1 and "rtol" in table.stdout and "0.001" in table.stdout
 
     # the runner's own --rtol holds every output to it
-    runner = subprocess.run([sys.executable, "-m", "s2s.backends.opencl_runner", str(mep), "--variant", "off", "--no-time",
+    runner = subprocess.run([sys.executable, "-m", "s2s.mep.backends.opencl_runner", str(mep), "--variant", "off", "--no-time",
                              "--rtol", "0.05"], capture_output=True, text=True, env=OpenCLBackend()._env(), timeout=300)
     res = json.loads(runner.stdout.split("S2S_RESULT ", 1)[1])
     assert res["verdict"] == "ok" and {c["name"]: c["rtol"] for c in res["checks"]} == {"x": None, "a": 0.05, "b": 0.05}

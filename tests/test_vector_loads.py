@@ -3,16 +3,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import SAMPLES
-from s2s.passes.vector_loads import unit_stride
 
-from s2s.evaluate import evaluate
-from s2s.kernel_facts import kernel_facts
-from s2s.manifest import load
-from s2s.mep_writer import make_mep
-from s2s.optimize import write_variant
-from s2s.proposers.base import State
-from s2s.proposers.builtin import apply_pipeline
+from s2s.extract.mep_writer import make_mep
+from s2s.lang.kernel_facts import kernel_facts
+from s2s.mep.evaluate import evaluate
+from s2s.mep.manifest import load
+from s2s.optimize.loop import write_variant
+from s2s.optimize.proposers.base import State
+from s2s.optimize.proposers.builtin import apply_pipeline
+from s2s.passes.vector_loads import unit_stride
 
 
 def test_unit_stride_is_checked_numerically() -> None:
@@ -20,6 +21,7 @@ def test_unit_stride_is_checked_numerically() -> None:
     assert not unit_stride("k * n + i", "k") and not unit_stride("2 * k", "k")
 
 
+@pytest.mark.slow
 def test_matvec_with_vector_loads_verifies_on_pocl(tmp_path: Path) -> None:
     mep = tmp_path / "mv"
     make_mep(str(SAMPLES / "ocl_solver"), "matvec", str(mep), overrides={"PROB_N": "203"})  # not a multiple of 4 or 8

@@ -17,8 +17,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UserError
-from ..manifest import Manifest, load, save
+from s2s.base.errors import UserError
+from s2s.mep.manifest import Manifest, load, save
 
 DEFAULT_MAX_BYTES = 2 << 30
 
@@ -67,9 +67,10 @@ def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, laun
             max_bytes: int = DEFAULT_MAX_BYTES, output: str | None = None, timeout: float = 1800.0,
             compile_commands: str | None = None, mode: str = "auto", overrides: dict[str, str] | None = None,
             keep_copy: str | None = None, into: str | None = None) -> Captured:
-    from ..backends import write_mep_files
-    from ..mep_writer import make_mep
-    from ..sources import check_tree
+    from s2s.extract.mep_writer import make_mep
+    from s2s.mep.backends import write_mep_files
+    from s2s.scan.sources import check_tree
+
     from .attach import attach, check_same_kernel
     from .collect import collect
     from .instrument import instrument

@@ -13,8 +13,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..errors import UserError
-from ..manifest import Manifest, save
+from s2s.base.errors import UserError
+from s2s.mep.manifest import Manifest, save
+
 from .collect import Collected, collect
 
 _STAGING = (".capture-new-", ".capture-old-")

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..cexpr import SIZEOF
-from ..errors import UserError
-from ..manifest import LaunchSpec, Manifest, StructSpec, SymbolSpec
+from s2s.base.errors import UserError
+from s2s.lang.cexpr import SIZEOF
+from s2s.mep.manifest import LaunchSpec, Manifest, StructSpec, SymbolSpec
+
 from .npy import descr_of, write_npy
 
 _FMT = {"float": "f", "double": "d", "char": "b", "signed char": "b", "unsigned char": "B", "uchar": "B", "short": "h",
@@ -96,11 +97,11 @@ class ElemTypes:
         self.cl_types: Any = None
         if m.backend == "opencl":
             try:
-                from ..backends import opencl_runner as ocl
+                from s2s.mep.backends.opencl_types import Types
 
-                cfg = ocl.load_config(mep, None)
+                structs = [{"name": s.name, "fields": [list(f) for f in s.fields]} for s in m.structs]
                 src = (mep / m.kernel_file).read_text(encoding="utf-8", errors="replace")
-                self.cl_types = ocl.Types(cfg, src)
+                self.cl_types = Types(list(m.flags), structs, src)
             except Exception:  # noqa: BLE001 - no numpy: fall back to the C sizes
                 self.cl_types = None
 

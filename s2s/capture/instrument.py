@@ -14,12 +14,12 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..backends.cuda import render
-from ..errors import UserError
-from ..manifest import Manifest
-from ..parsing import parse, src
-from ..records import LaunchSite
-from ..sources import CUDA_EXTS, HIP_EXTS, HOST_EXTS, language_of
+from s2s.base.errors import UserError
+from s2s.base.records import LaunchSite
+from s2s.base.resources import render
+from s2s.lang.parsing import parse, src
+from s2s.mep.manifest import Manifest
+from s2s.scan.sources import CUDA_EXTS, HIP_EXTS, HOST_EXTS, language_of
 
 HEADER = "s2s_capture_rt.h"
 _STATEMENT_PARENTS = {"compound_statement", "translation_unit", "case_statement", "labeled_statement"}
@@ -146,7 +146,7 @@ def _symbol_registrations(m: Manifest) -> str:
 def opencl_sites(root: Path, kernel: str) -> list[LaunchSite]:
     """Every clEnqueueNDRangeKernel of the kernel, and those on kernel objects not resolved to a name
     (the capture header checks the kernel's name at run time)."""
-    from ..scan import scan_tree
+    from s2s.scan.tree import scan_tree
 
     index = scan_tree(root)
     short = kernel.split("::")[-1]

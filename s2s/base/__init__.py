@@ -1,0 +1,1 @@
+"""The base layer: user-facing errors, files written atomically, package data, plain records, the device lock."""

@@ -1,0 +1,43 @@
+"""The command line: parse arguments, call the library, print. Bad input ends in one line and exit 2.
+
+Every subcommand module adds its parsers (`add_parsers`) and registers its handlers in `registry`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from s2s import __version__
+from s2s.base.errors import UserError
+
+from . import capture, commands, stages
+from .registry import COMMANDS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="s2s", description="Extract, optimize and reintegrate GPU hotspots.")
+    p.add_argument("--version", action="version", version=f"s2s {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    for module in (commands, capture, stages):  # the order of `s2s --help`
+        module.add_parsers(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console()
+    try:
+        return COMMANDS[args.command](args, console)
+    except UserError as err:
+        print(err.one_line(), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""The command table (each subcommand module registers its handlers here) and the options' helpers they share."""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from rich.console import Console
+
+from s2s.base.errors import UserError
+
+Handler = Callable[[argparse.Namespace, Console], int]
+COMMANDS: dict[str, Handler] = {}
+
+
+def command(name: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        COMMANDS[name] = fn
+        return fn
+
+    return register
+
+
+
+def parse_define(text: str) -> tuple[str, str]:
+    """`-D NAME=VALUE` as a pair; anything else is bad input."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise UserError(f"--define expects NAME=VALUE, got '{text}'")
+    return name, value
+
+
+def progress_bar(console: Console, what: str):  # type: ignore[no-untyped-def]
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=Console(stderr=True), transient=True)
+
+
+def advance(progress):  # type: ignore[no-untyped-def]
+    task = progress.add_task("files", total=None)
+
+    def update(done: int, total: int) -> None:
+        if done == 1 or done % 200 == 0 or done == total:
+            progress.update(task, completed=done, total=total)
+
+    return update

@@ -1,0 +1,181 @@
+"""Subcommands for the later stages: optimize, verify, report, reintegrate, auto. Thin: parse, call, print."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .registry import command
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    o = sub.add_parser("optimize", help="optimize an MEP's kernel in verified rounds")
+    o.add_argument("mep")
+    _optimize_options(o)
+    v = sub.add_parser("verify", help="check the verified variants again on the application's captured data")
+    v.add_argument("mep")
+    v.add_argument("--top", type=int, default=None, metavar="N",
+                   help="stop once the N fastest variants that pass are found (default: check all)")
+    v.add_argument("--jobs", type=int, help="parallel builds (default: CPU cores)")
+    r = sub.add_parser("report", help="markdown and HTML report of an optimization, with a plot")
+    r.add_argument("mep")
+    g = sub.add_parser("reintegrate", help="splice the winning variant back into the application")
+    g.add_argument("mep")
+    g.add_argument("--variant", default="best")
+    g.add_argument("--tree", help="application tree (default: the one recorded in mep.toml)")
+    mode = g.add_mutually_exclusive_group()
+    mode.add_argument("--diff", metavar="FILE", help="write a unified diff (default: print it)")
+    mode.add_argument("--in-place", action="store_true", help="write atomically with a backup, build, test, roll back on failure")
+    g.add_argument("--build-cmd")
+    g.add_argument("--test-cmd")
+    g.add_argument("--force", action="store_true", help="replace the kernel even if it changed since extraction")
+    g.add_argument("--cmd-timeout", type=float, default=1800.0, help="seconds before a build or test command is killed")
+    a = sub.add_parser("auto", help="scan, extract the top hotspots, optimize, reintegrate as one diff")
+    a.add_argument("tree")
+    a.add_argument("--top", type=int, default=3)
+    a.add_argument("--profile")
+    a.add_argument("--work", default="s2s-work", help="directory for the MEPs")
+    a.add_argument("--diff", metavar="FILE", default="s2s-auto.diff")
+    a.add_argument("--kernels", help="comma-separated kernel names instead of the top hotspots")
+    a.add_argument("-D", "--define", action="append", metavar="NAME=VALUE")
+    a.add_argument("--build-cmd", help="with --run-cmd: builds the application (in a copy) to capture its data")
+    a.add_argument("--run-cmd", help="with --build-cmd: runs the application; every winner is held to the data it "
+                                     "records (s2s capture --into, s2s verify) before it is reintegrated")
+    a.add_argument("--cmd-timeout", type=float, default=1800.0, help="seconds before a build or run command is killed")
+    _optimize_options(a)
+
+
+def _optimize_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--proposer", default="builtin", choices=("builtin", "llm", "replay"))
+    p.add_argument("--rounds", type=int, default=4)
+    p.add_argument("--max-evals", type=int, default=30)
+    p.add_argument("--time-budget", type=float, help="seconds")
+    p.add_argument("--patterns", help="pattern library file (default: per user)")
+    p.add_argument("--no-patterns", action="store_true")
+    p.add_argument("--llm-config")
+    p.add_argument("--replay", help="JSON lines of recorded answers for --proposer replay")
+    p.add_argument("--jobs", type=int, help="parallel builds (default: CPU cores)")
+
+
+
+def options_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    import os
+
+    from s2s.optimize.loop import Options
+
+    return Options(proposer=args.proposer, rounds=args.rounds, max_evals=args.max_evals, time_budget_s=args.time_budget,
+                   patterns=args.patterns, use_patterns=not args.no_patterns, llm_config=args.llm_config,
+                   replay_file=args.replay, jobs=args.jobs or os.cpu_count() or 1)
+
+
+@command("optimize")
+def _optimize(args: argparse.Namespace, console: Console) -> int:
+    from s2s.optimize.loop import optimize
+
+    def show(ev: dict[str, object]) -> None:
+        sp = float(ev["speedup"]) if ev["speedup"] else 0.0  # type: ignore[arg-type]
+        console.print(f"round {ev['round']} eval {ev['evals']}: {ev['candidate']} {ev['origin']} -> {ev['verdict']}"
+                      + (f" {sp:.2f}x" if sp else "") + f"   best {float(ev['best']):.2f}x", highlight=False)  # type: ignore[arg-type]
+
+    if sys.stderr.isatty():
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       console=Console(stderr=True))
+        task = bar.add_task("optimizing", total=args.max_evals)
+
+        def tick(ev: dict[str, object]) -> None:
+            bar.update(task, completed=int(ev["evals"]),  # type: ignore[call-overload]
+                       description=f"round {ev['round']}  {ev['candidate']}  best {float(ev['best']):.2f}x")  # type: ignore[arg-type]
+            show(ev)
+
+        with bar:
+            out = optimize(args.mep, options_from(args), progress=tick)
+    else:
+        out = optimize(args.mep, options_from(args), progress=show)
+    console.print(f"best: {out.best_id or 'none'} {out.best_speedup:.2f}x ({out.best_origin or 'the original'}); "
+                  f"{out.evaluations} evaluations, best after {out.evals_to_best}; stopped: {out.stopped}", highlight=False)
+    return 0 if out.best_id and out.best_speedup > 1.0 else 1
+
+
+@command("verify")
+def _verify(args: argparse.Namespace, console: Console) -> int:
+    from s2s.capture.verify import Checked, verify
+
+    def show(c: Checked) -> None:
+        verdict = "ok" if c.verdict == "ok" else f"[red]FAILED[/] ({c.verdict}): {escape(c.message)}"
+        console.print(f"  {c.id} {c.speedup:.2f}x {escape(c.origin)}: {verdict}" + (" (checked earlier)" if c.earlier else ""),
+                      highlight=False)
+
+    out = verify(args.mep, top=args.top, jobs=args.jobs, report=show)
+    failed = sum(c.verdict != "ok" for c in out.checked)
+    console.print(f"on the captured data ({escape(out.capture)}): {len(out.checked) - failed} passed, {failed} failed",
+                  highlight=False)
+    best = out.best  # checked: verify goes fastest first and always reaches it
+    if best is None:
+        console.print("best: none; no verified variant passed on the captured data", highlight=False)
+        return 1
+    console.print(f"best: {best.id} {best.speedup or 0:.2f}x ({escape(best.origin)}), passed on the captured data",
+                  highlight=False)
+    return 0
+
+
+@command("report")
+def _report(args: argparse.Namespace, console: Console) -> int:
+    from s2s.optimize.report import build_report
+
+    md, html, png = build_report(args.mep)
+    console.print(f"wrote {md}, {html}" + (f", {png}" if png else ""), highlight=False)
+    return 0
+
+
+@command("reintegrate")
+def _reintegrate(args: argparse.Namespace, console: Console) -> int:
+    from s2s.base.fsutil import atomic_write
+    from s2s.reintegrate.splice import apply_in_place, plan
+
+    p = plan(args.mep, args.variant, args.tree, args.force)
+    for note in p.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for manual in p.manual:
+        print(f"by hand: {manual}", file=sys.stderr)
+    if args.in_place:
+        for line in apply_in_place(p, args.build_cmd, args.test_cmd, args.cmd_timeout):
+            print(line, file=sys.stderr)
+        print(f"reintegrated into {', '.join(str(f) for f, (o, n) in p.files.items() if o != n)}", file=sys.stderr)
+        return 0
+    diff = p.diff()
+    if args.diff:
+        atomic_write(Path(args.diff), diff.encode())
+        print(f"wrote {args.diff}", file=sys.stderr)
+    else:
+        sys.stdout.write(diff)
+    return 0
+
+
+@command("auto")
+def _auto(args: argparse.Namespace, console: Console) -> int:
+    from s2s.auto import run_auto
+    from s2s.base.errors import UserError
+
+    overrides = dict(d.split("=", 1) for d in (args.define or []))
+    if bool(args.build_cmd) != bool(args.run_cmd):
+        raise UserError("--build-cmd and --run-cmd go together: both are needed to capture the application's data")
+    result = run_auto(args.tree, top=args.top, profile=args.profile, work=Path(args.work), diff_path=Path(args.diff),
+                      options=options_from(args), kernels=args.kernels.split(",") if args.kernels else None,
+                      overrides=overrides, log=lambda s: console.print(s, highlight=False),
+                      app=(args.build_cmd, args.run_cmd) if args.run_cmd else None, app_timeout=args.cmd_timeout)
+    table = Table(title="s2s auto")
+    for col in ("kernel", "where", "MEP", "winner", "verified speedup", "status"):
+        table.add_column(col)
+    for row in result.rows:
+        table.add_row(*row)
+    console.print(table)
+    for row in result.rows:
+        print(f"{row[0]} ({row[1]}): {row[5]}; winner {row[3]} at {row[4]}")
+    console.print(f"combined diff: {args.diff}  (apply with `git apply {args.diff}` or `patch -p1 < {args.diff}`)", highlight=False)
+    return 0 if result.any_win else 1

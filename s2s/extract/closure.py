@@ -1,0 +1,244 @@
+"""The dependency closure of a kernel by names over the tree-sitter index.
+
+Used when no compile flags are known, and as the editor's view when they are: every item is a
+verbatim byte range of an original file, chosen because the kernel (or an item it needs) names it.
+"""
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from s2s.base.records import Kernel
+from s2s.base.resources import grammars_dir
+from s2s.scan.sources import SourceFile
+
+from .decls import Decl, file_decls
+
+_IDENT = re.compile(r"(?<!\w)[A-Za-z_]\w*")  # not the `f` of 1.5f or the `x1F` of 0x1F
+_CALL = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)\s*(?:<[^<>;()]*>)?\s*\(")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
+KEYWORDS = frozenset(
+    "if else for while do switch case default return break continue goto sizeof typedef struct class union enum "
+    "const volatile static extern inline register auto void char short int long float double signed unsigned bool "
+    "true false nullptr template typename using namespace public private protected new delete this operator "
+    "constexpr static_assert alignas alignof decltype noexcept throw try catch friend virtual explicit mutable "
+    # preprocessor operators inside `#if` lines of macro blocks: never names to look up
+    "defined __has_include __has_include_next __has_builtin __has_attribute __has_cpp_attribute __has_feature".split()
+)
+
+
+@dataclass
+class Closure:
+    items: list[Decl]
+    external_includes: list[str]
+    missing: list[tuple[str, str, int]] = field(default_factory=list)  # (name, file, line)
+    notes: list[str] = field(default_factory=list)
+
+
+def strip_comments(code: str) -> str:
+    return _STRING.sub('""', _COMMENT.sub(" ", code))
+
+
+_MEMBER = re.compile(r"(?:(?<!\.)\.|->)\s*[A-Za-z_]\w*")
+
+
+def identifiers(code: str, stripped: bool = False) -> list[str]:
+    """Names the code refers to; members after `.` or `->` (`blockIdx.x`, `p.dt`) are not names of their own."""
+    clean = code if stripped else strip_comments(code)
+    return list(dict.fromkeys(n for n in _IDENT.findall(_MEMBER.sub(" ", clean)) if n not in KEYWORDS))
+
+
+@functools.lru_cache(maxsize=1)
+def _builtin_patterns() -> tuple[frozenset[str], tuple[str, ...]]:
+    names: set[str] = set()
+    prefixes: list[str] = []
+    for raw in (grammars_dir() / "builtins.txt").read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        (prefixes.append(line) if "*" in line else names.add(line))
+    return frozenset(names), tuple(prefixes)
+
+
+@functools.cache
+def is_builtin(name: str) -> bool:
+    names, prefixes = _builtin_patterns()
+    return name in names or any(fnmatch.fnmatchcase(name, p) for p in prefixes)
+
+
+def _templated(d: Decl) -> bool:
+    return d.text.lstrip().startswith("template")
+
+
+class DeclIndex:
+    """Declarations by name, for the files of one unit first and, on demand, for the rest of the tree."""
+
+    def __init__(self, unit_files: list[Path], files: dict[Path, SourceFile], skip_dirs: list[Path] | None = None) -> None:
+        """`skip_dirs`: libraries the MEP includes with -I; their definitions are never copied from outside the unit."""
+        skip = tuple(skip_dirs or ())
+        self.library = {p: s for p, s in files.items() if any(p.is_relative_to(d) for d in skip)}
+        self.files = {p: s for p, s in files.items() if p not in self.library}
+        self.rank = {p: i for i, p in enumerate(unit_files)}
+        # the unit's files by tree-relative path, as Decl.file names them: membership and order in O(1)
+        self.unit_rank = {files[p].rel: i for p, i in self.rank.items() if p in files}
+        self.by_name: dict[str, list[Decl]] = {}
+        self.parsed: set[Path] = set()
+        for p in unit_files:
+            self._add(p)
+
+    def _add(self, path: Path) -> None:
+        if path in self.parsed or path not in self.files:
+            return
+        self.parsed.add(path)
+        for d in file_decls(self.files[path]):
+            for name in d.names:
+                self.by_name.setdefault(name, []).append(d)
+
+    def lookup(self, name: str, outside: bool = True) -> tuple[list[Decl], bool]:
+        """Definitions of `name`, and whether they come from outside the unit (searched only when `outside`)."""
+        inside = [d for d in self.by_name.get(name, []) if self._in_unit(d)]
+        if inside or not outside:
+            return inside, False
+        key = name.encode()
+        pattern = re.compile(rb"\b" + re.escape(key) + rb"\b")
+        for path, source in self.files.items():
+            if path not in self.parsed and key in source.data and pattern.search(source.data):
+                self._add(path)
+        # outside the unit only functions and variables can be linked in (separate compilation, -rdc); a type,
+        # macro or template the unit does not include is not the one its compile sees (a vendored library's, say)
+        # (device functions and __device__/__constant__ variables: what device code can link against)
+        return [d for d in self.by_name.get(name, []) if d.kind in {"function", "variable"} and d.device and not _templated(d)], True
+
+    def in_library(self, name: str) -> bool:
+        """`name` appears in a library the MEP includes with -I (so the compiler, not the closure, finds it)."""
+        key = name.encode()
+        return any(key in s.data and re.search(rb"\b" + re.escape(key) + rb"\b", s.data) for s in self.library.values())
+
+    def _in_unit(self, d: Decl) -> bool:
+        return d.file in self.unit_rank
+
+    def order_key(self, d: Decl) -> tuple[int, int]:
+        return self.unit_rank.get(d.file, -1), d.start
+
+
+def choose(cands: list[Decl], kernel: Kernel) -> list[Decl]:
+    """Among same-named declarations, the ones the kernel's compile would see."""
+    cands = [d for d in cands if not (d.kind == "kernel" and d.file == kernel.file and d.start == kernel.start_byte)]
+    cands = [d for d in cands if d.kind != "include"]
+    if not cands:
+        return []
+    funcs = [d for d in cands if d.kind == "function"]
+    if funcs and len(funcs) == len(cands):
+        device = [d for d in funcs if d.device]
+        defs = [d for d in (device or funcs) if "{" in d.text]
+        return _unique(defs or device or funcs)
+    variables = [d for d in cands if d.kind == "variable"]
+    if variables and len(variables) == len(cands):
+        definitions = [d for d in variables if not d.text.lstrip().startswith("extern")]
+        return _unique(definitions[:1] or variables[:1])
+    # macros, types, blocks: the first definition in unit order (redefinitions are the user's business)
+    return _unique(cands[:1] + [d for d in cands[1:] if d.kind == "block" and d.file == cands[0].file])
+
+
+def _unique(ds: list[Decl]) -> list[Decl]:
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for d in ds:
+        if (d.file, d.start) not in seen:
+            seen.add((d.file, d.start))
+            out.append(d)
+    return out
+
+
+def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[list[Decl], list[tuple[str, str, int]], list[str]]:
+    chosen: dict[tuple[str, int], Decl] = {}
+    deps: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    missing: list[tuple[str, str, int]] = []
+    notes: list[str] = []
+    root_key = ("<kernel>", 0)
+    work: list[tuple[tuple[str, int], str, str, int]] = [(root_key, kernel_text, kernel.file, kernel.line)]
+    deps[root_key] = []
+    while work:
+        key, code, file, line = work.pop()
+        clean = strip_comments(code)
+        calls = set(_CALL.findall(clean))
+        own = declared_names(clean, stripped=True)
+        for name in identifiers(clean, stripped=True):
+            if name == kernel.name:
+                continue
+            # a parameter or local of this item, or a builtin (`abs`, `min`, `atomicAdd`) is not searched for across
+            # the whole tree: a vendored library's definition is not the one the compiler provides
+            cands, outside = index.lookup(name, outside=name not in own and not is_builtin(name))
+            picked = choose(cands, kernel)
+            if not picked:
+                if (name in calls and name not in own and not is_builtin(name) and not _is_local_call(name, clean)
+                        and not index.in_library(name)):
+                    if name.isupper():  # an upper-case macro from a system or toolkit header
+                        notes.append(f"{file}:{line}: macro {name} is not defined in the tree; assumed to come from an included header")
+                    else:
+                        missing.append((name, file, line))
+                continue
+            for d in picked:
+                dkey = (d.file, d.start)
+                deps[key].append(dkey)
+                if dkey in chosen:
+                    continue
+                chosen[dkey] = d
+                deps[dkey] = []
+                if outside and d.kind in {"function", "variable"}:
+                    notes.append(f"{name} comes from {d.file}:{d.line}, outside the kernel's translation unit "
+                                 "(separate compilation, -rdc); copied into the MEP")
+                work.append((dkey, d.text, d.file, d.line))
+    order = _topological(deps, root_key, chosen, index)
+    return order, missing, notes
+
+
+_DECLARED = re.compile(r"(\b[A-Za-z_][\w:<>]*|[*&])\s*[*&]*\s*\b([A-Za-z_]\w*)\s*(?=[,;=)\[]|\s*:\s)")
+_NOT_TYPES = frozenset("return else case goto throw delete new sizeof typedef define".split())
+_CONTROL = frozenset("if for while do switch using namespace template typename operator co_return co_yield".split())
+
+
+# `T random(seed, state);` (an object built in place) and `double rk_double() {` (a member function defined in the item)
+_CONSTRUCTED = re.compile(r"(?:^|[;{}(])\s*(?:const\s+)?([A-Za-z_][\w:]*(?:<[^<>;()]*>)?)\s*[*&]*\s+([A-Za-z_]\w*)\s*\(")
+_DEFINED_FN = re.compile(r"([A-Za-z_][\w:<>]*|[*&])\s*[*&]*\s+([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)"
+                         r"\s*(?:const\s*)?(?:noexcept\s*)?\{")
+
+
+def declared_names(code: str, stripped: bool = False) -> set[str]:
+    """Names the code declares itself: parameters, locals, loop variables (`int i`, `const float* a`, `T sum = 0`),
+    objects built in place (`T random(seed)`) and functions it defines (members of a structure)."""
+    clean = code if stripped else strip_comments(code)
+    names = {m.group(2) for m in _DECLARED.finditer(clean) if m.group(1) not in _NOT_TYPES}
+    names |= {m.group(2) for m in _CONSTRUCTED.finditer(clean) if m.group(1) not in _NOT_TYPES | _CONTROL}
+    names |= {m.group(2) for m in _DEFINED_FN.finditer(clean) if m.group(1) not in _NOT_TYPES | _CONTROL}
+    return names - KEYWORDS
+
+
+def _is_local_call(name: str, code: str) -> bool:
+    """A functor, lambda or function pointer declared in the code itself."""
+    return re.search(r"\b" + re.escape(name) + r"\s*=", code) is not None or \
+        re.search(r"[\w>*&]\s+" + re.escape(name) + r"\s*[;=({]", code) is not None and \
+        re.search(r"\bauto\s+" + re.escape(name), code) is not None
+
+
+def _topological(deps: dict[tuple[str, int], list[tuple[str, int]]], root: tuple[str, int],
+                 chosen: dict[tuple[str, int], Decl], index: DeclIndex) -> list[Decl]:
+    order: list[Decl] = []
+    state: dict[tuple[str, int], int] = {}
+
+    def visit(key: tuple[str, int]) -> None:
+        if state.get(key):
+            return  # done, or a cycle through pointers to incomplete types: unit order settles it
+        state[key] = 1
+        for dep in sorted(set(deps.get(key, [])), key=lambda k: index.order_key(chosen[k])):
+            visit(dep)
+        state[key] = 2
+        if key in chosen:
+            order.append(chosen[key])
+
+    visit(root)
+    return order

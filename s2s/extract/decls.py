@@ -1,0 +1,181 @@
+"""Top-level declarations of a file, by the names they define: the raw material of a closure."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from s2s.lang.parsing import parse, src, text
+from s2s.scan.sources import SourceFile, language_of
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_GUARD = re.compile(r"#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+(\w+)")
+
+
+@dataclass(frozen=True)
+class Decl:
+    kind: str  # "macro" | "type" | "function" | "variable" | "include" | "template" | "block" | "kernel"
+    names: tuple[str, ...]
+    file: str
+    line: int
+    start: int
+    end: int
+    text: str
+    device: bool = False  # a function callable from device code
+    system_include: str = ""  # for kind == "include": the header as written, <...> or "..."
+    namespace: str = ""
+
+
+def file_decls(source: SourceFile) -> list[Decl]:
+    """Every top-level item of a file, in file order, conditionals kept whole."""
+    tree = parse(source.data, language_of(source.rel, source.data))
+    out: list[Decl] = []
+    _walk(tree.root_node, source, out, "")
+    return out
+
+
+def _walk(node: Node, source: SourceFile, out: list[Decl], ns: str) -> None:
+    children = node.children
+    i = 0
+    while i < len(children):
+        child = children[i]
+        t = child.type
+        end_node = child
+        if t in {"struct_specifier", "class_specifier", "union_specifier", "enum_specifier"} and i + 1 < len(children) \
+                and children[i + 1].type == ";":
+            end_node = children[i + 1]
+            i += 1
+        if t == "namespace_definition":
+            body = child.child_by_field_name("body")
+            name = text(child.child_by_field_name("name"))
+            if body is not None:
+                # items inside a namespace are emitted with their namespace around them
+                inner: list[Decl] = []
+                _walk(body, source, inner, f"{ns}::{name}" if ns else name)
+                out.extend(inner)
+        elif t == "linkage_specification":
+            body = child.child_by_field_name("body")
+            if body is not None and body.type == "declaration_list":
+                _walk(body, source, out, ns)
+            elif body is not None:
+                out.extend(_item(child, child, source, ns))
+        elif t == "preproc_ifdef" and _is_guard(child, source):
+            _walk_guard(child, source, out, ns)
+        elif t in {"preproc_ifdef", "preproc_if"}:
+            out.append(_conditional(child, source, ns))
+        else:
+            out.extend(_item(child, end_node, source, ns))
+        i += 1
+
+
+def _walk_guard(node: Node, source: SourceFile, out: list[Decl], ns: str) -> None:
+    inner: list[Decl] = []
+    _walk(node, source, inner, ns)
+    guard = text(node.child_by_field_name("name"))
+    out.extend(d for d in inner if not (d.kind == "macro" and d.names == (guard,)))
+
+
+def _is_guard(node: Node, source: SourceFile) -> bool:
+    m = _GUARD.match(src(source.data, node))
+    if not (m and m.group(1) == m.group(2)):
+        return False
+    # `#ifndef N / #define N 512 / #endif` is a default value, not an include guard: it has a value.
+    line = src(source.data, node).split("\n")[1].split()
+    return len(line) <= 2 or (len(line) == 3 and line[0] == "#" and line[1] == "define")
+
+
+def _conditional(node: Node, source: SourceFile, ns: str) -> Decl:
+    """A conditional block is one item: what it defines depends on flags the tree-sitter path cannot see."""
+    inner: list[Decl] = []
+    _walk(node, source, inner, ns)
+    names = tuple(dict.fromkeys(n for d in inner for n in d.names))
+    device = any(d.device for d in inner)
+    return Decl("block", names, source.rel, node.start_point[0] + 1, node.start_byte, node.end_byte,
+                src(source.data, node), device=device, namespace=ns)
+
+
+def _item(node: Node, end_node: Node, source: SourceFile, ns: str) -> list[Decl]:
+    t = node.type
+    body = source.data[node.start_byte : end_node.end_byte].decode("utf-8", "replace")
+    line = node.start_point[0] + 1
+
+    def decl(kind: str, names: tuple[str, ...], device: bool = False, include: str = "") -> list[Decl]:
+        names = tuple(n for n in names if n)
+        if not names and kind != "include":
+            return []
+        return [Decl(kind, names, source.rel, line, node.start_byte, end_node.end_byte, body, device, include, ns)]
+
+    if t == "preproc_include":
+        return decl("include", (), include=text(node.child_by_field_name("path")).strip())
+    if t in {"preproc_def", "preproc_function_def"}:
+        return decl("macro", (text(node.child_by_field_name("name")),))
+    if t in {"struct_specifier", "class_specifier", "union_specifier"}:
+        return decl("type", (text(node.child_by_field_name("name")),))
+    if t == "enum_specifier":
+        enumerators = tuple(text(e.child_by_field_name("name")) for e in _enumerators(node))
+        return decl("type", (text(node.child_by_field_name("name")),) + enumerators)
+    if t == "type_definition":
+        names = tuple(text(d) for d in node.children_by_field_name("declarator"))
+        inner = node.child_by_field_name("type")
+        extra = tuple(text(e.child_by_field_name("name")) for e in _enumerators(inner)) if inner is not None else ()
+        return decl("type", tuple(_last_ident(n) for n in names) + extra)
+    if t == "alias_declaration":
+        return decl("type", (text(node.child_by_field_name("name")),))
+    if t == "template_declaration":
+        inner_nodes = [c for c in node.named_children if c.type not in {"template_parameter_list"}]
+        if not inner_nodes:
+            return []
+        inner = inner_nodes[-1]
+        items = _item(inner, inner, source, ns)
+        return [Decl(d.kind if d.kind != "function" else "function", d.names, source.rel, line, node.start_byte,
+                     end_node.end_byte, body, d.device, "", ns) for d in items]
+    if t == "function_definition":
+        kinds = {c.type for c in node.children if not c.is_named}
+        qualifier_text = " ".join(text(c) for c in node.children if c.type != "compound_statement")
+        device = bool(kinds & {"__device__", "__global__"}) or "__device__" in qualifier_text
+        kind = "kernel" if "__global__" in kinds else "function"
+        return decl(kind, (_function_name(node),), device=device or source.rel.endswith((".cl", ".clh")))
+    if t == "declaration":
+        names = tuple(_declared_name(d) for d in node.children_by_field_name("declarator"))
+        is_proto = any(d.type == "function_declarator" for d in node.children_by_field_name("declarator"))
+        kinds = {c.type for c in node.children if not c.is_named} | {text(c) for c in node.children if c.type == "type_qualifier"}
+        device = bool(kinds & {"__device__", "__constant__", "__shared__", "__managed__"})
+        inner_type = node.child_by_field_name("type")
+        type_names: tuple[str, ...] = ()
+        if inner_type is not None and inner_type.type in {"struct_specifier", "enum_specifier", "class_specifier"} \
+                and inner_type.child_by_field_name("body") is not None:
+            type_names = (text(inner_type.child_by_field_name("name")),)
+        return decl("function" if is_proto else "variable", names + type_names, device=device)
+    return []
+
+
+def _enumerators(node: Node | None) -> list[Node]:
+    if node is None or node.type != "enum_specifier":
+        return []
+    body = node.child_by_field_name("body")
+    return [c for c in body.named_children if c.type == "enumerator"] if body is not None else []
+
+
+def _last_ident(s: str) -> str:
+    found = _IDENT.findall(s)
+    return found[-1] if found else ""
+
+
+def _declared_name(node: Node) -> str:
+    cur: Node | None = node
+    while cur is not None and cur.type not in {"identifier", "field_identifier", "qualified_identifier"}:
+        nxt = cur.child_by_field_name("declarator")
+        if nxt is None:
+            idents = [c for c in cur.named_children if c.type == "identifier"]
+            return text(idents[0]) if idents else ""
+        cur = nxt
+    return text(cur).split("::")[-1] if cur is not None else ""
+
+
+def _function_name(fn: Node) -> str:
+    node = fn.child_by_field_name("declarator")
+    while node is not None and node.type != "function_declarator":
+        node = node.child_by_field_name("declarator")
+    inner = node.child_by_field_name("declarator") if node is not None else None
+    return text(inner).split("::")[-1].split("<")[0]

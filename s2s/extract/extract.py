@@ -1,0 +1,282 @@
+"""Stage 2: pull a kernel and everything it depends on out of its tree, verbatim, with provenance."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from s2s.base.errors import UserError
+from s2s.base.fsutil import atomic_write
+from s2s.base.records import Index, Kernel, LaunchSite
+from s2s.scan.compdb import CompileCommand, find_compdb, load_compdb
+from s2s.scan.includes import IncludeGraph
+from s2s.scan.ranking import launches_of
+from s2s.scan.sources import SourceFile, check_tree, iter_source_paths, read_source
+from s2s.scan.tree import find_kernel, scan_tree
+
+from .closure import DeclIndex, name_closure
+from .decls import Decl
+
+KERNEL_EXT = {"cuda": ".cu", "hip": ".hip.cpp", "opencl": ".cl"}
+
+
+@dataclass
+class Extraction:
+    kernel: Kernel
+    unit: str  # the translation unit the kernel was extracted in, relative to the tree
+    mode: str  # "clang" | "names"
+    text: str  # the extracted file
+    kernel_range: tuple[int, int]  # byte range of the kernel in `text`
+    items: list[Decl]
+    launches: list[LaunchSite]
+    compile: CompileCommand | None
+    defines: dict[str, str]
+    notes: list[str] = field(default_factory=list)
+    out_dir: Path | None = None
+    instantiations: list[str] = field(default_factory=list)
+    files: dict[Path, SourceFile] = field(default_factory=dict, repr=False)  # the tree as read, for the later stages
+    include_dirs: list[str] = field(default_factory=list)  # -I the MEP needs for headers the tree holds (no flags known)
+
+
+def load_tree(tree: Path) -> dict[Path, SourceFile]:
+    files: dict[Path, SourceFile] = {}
+    for path in iter_source_paths(tree):
+        source, _why = read_source(path, tree)
+        if source is not None:
+            files[path.resolve()] = source
+    return files
+
+
+def choose_unit(kernel_path: Path, graph: IncludeGraph, compdb: dict[Path, CompileCommand]) -> Path:
+    """The translation unit a kernel is compiled in: its own file, or the unit that includes it."""
+    if kernel_path in compdb or (not compdb and not graph.includers(kernel_path)):
+        return kernel_path
+    seen = {kernel_path}
+    frontier = [kernel_path]
+    while frontier:
+        nxt = []
+        for p in frontier:
+            for inc in graph.includers(p):
+                if inc in compdb:
+                    return inc
+                if inc not in seen:
+                    seen.add(inc)
+                    nxt.append(inc)
+        frontier = nxt
+    roots = [p for p in seen if not graph.includers(p) and p != kernel_path]
+    return sorted(roots)[0] if roots else kernel_path
+
+
+def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None = None, mode: str = "auto",
+            allow_missing: bool = False, index: Index | None = None) -> Extraction:
+    tree = check_tree(tree_arg)
+    index = index or scan_tree(tree)
+    kernel = find_kernel(index, kernel_name)
+    base = tree if tree.is_dir() else tree.parent
+    files = load_tree(tree)
+    compdb_path = find_compdb(tree, compile_commands)
+    compdb = load_compdb(compdb_path) if compdb_path else {}
+    graph = IncludeGraph(files)
+    kernel_path = (base / kernel.file).resolve() if tree.is_dir() else tree
+    unit = choose_unit(kernel_path, graph, compdb)
+    command = compdb.get(unit)
+    makefile_note = ""
+    if command is None and not compdb:
+        from s2s.scan.build_flags import makefile_command
+
+        command, makefile_note = makefile_command(unit, base)
+    include_dirs = command.include_dirs if command else []
+    unit_files, external = graph.unit_order(unit, include_dirs)
+    if kernel_path not in unit_files:
+        unit_files.append(kernel_path)
+    notes: list[str] = [makefile_note] if makefile_note else []
+    if unit != kernel_path:
+        notes.append(f"{kernel.file} is not compiled on its own: extracted in the context of {_rel(unit, base)}, which includes it")
+    source = files[kernel_path]
+    kernel_text = source.data[kernel.start_byte : kernel.end_byte].decode("utf-8")
+    # `<lib/x.h>` the tree holds, with no flags to say so: compiled against as a library (-I), never copied from
+    in_tree = {} if command is not None else _tree_include_dirs(external, graph, base)
+    decl_index = DeclIndex(unit_files, files, skip_dirs=[Path(d) for d in in_tree.values()])
+    used_mode = "names"
+    items, missing, more = name_closure(kernel, kernel_text, decl_index)
+    if mode in {"auto", "clang"}:
+        from .clang_closure import ClangUnavailable, refine_with_clang
+
+        try:
+            items, missing, clang_notes = refine_with_clang(kernel, kernel_path, unit, command, items, decl_index, missing)
+            used_mode = "clang"
+            notes.extend(clang_notes)
+        except ClangUnavailable as why:
+            if mode == "clang":
+                raise UserError(f"libclang could not be used: {why}", file=kernel.file, line=kernel.line) from None
+            notes.append(f"name-based closure (tree-sitter index): {why}")
+    notes.extend(more)
+    if missing and not allow_missing:
+        name, file, line = missing[0]
+        others = f" (and {len(missing) - 1} more: {', '.join(sorted({m[0] for m in missing[1:]}))})" if len(missing) > 1 else ""
+        raise UserError(f"'{name}' is called but defined nowhere in the tree{others}", file=file, line=line,
+                        hint="add the directory that defines it to the tree or to -I in compile_commands.json, or pass --allow-missing")
+    for name, file, line in missing:
+        notes.append(f"{file}:{line}: '{name}' is called but defined nowhere in the tree (left to the compiler)")
+    if in_tree:
+        notes.append(f"{', '.join(sorted(in_tree)[:6])}{' ...' if len(in_tree) > 6 else ''} "
+                     f"{'is' if len(in_tree) == 1 else 'are'} included with <> and found in the tree: the MEP compiles "
+                     f"against the tree's copy (-I {' -I '.join(sorted({_rel(Path(d), base) for d in in_tree.values()}))}); "
+                     "no compile flags said where the application finds it")
+    foreign = [h for h in (_included_name(line) for line in external) if h and h not in in_tree and not _toolkit_header(h)]
+    if foreign:
+        notes.append(f"the MEP includes {', '.join(foreign[:6])}{' ...' if len(foreign) > 6 else ''} from outside the tree: it "
+                     "builds only where those headers are found (their -I in compile_commands.json, or in mep.toml's "
+                     "flags)")
+    sites = launches_of(index, kernel)
+    defines = command.defines if command else {}
+    inst = _instantiations(sites, files, base, notes)
+    text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst)
+    return Extraction(kernel=kernel, unit=_rel(unit, base), mode=used_mode, text=text, kernel_range=krange, items=items,
+                      launches=sites, compile=command, defines=defines, notes=notes, instantiations=inst, files=files,
+                      include_dirs=sorted(set(in_tree.values())))
+
+
+def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base: Path, notes: list[str]) -> list[str]:
+    """Template arguments seen at launch sites, with a host function template's own parameters resolved."""
+    import re
+
+    from .hostcode import Program
+    from .infer import resolve_template_args
+
+    program = Program(files)
+    out: set[str] = set()
+    for s in sites:
+        if not s.template_args or (base / s.file).resolve() not in files:
+            continue
+        scope = program.scope_at(files[(base / s.file).resolve()], s.start_byte)
+        targs = resolve_template_args(s.template_args, scope, notes)
+        if set(re.findall(r"[A-Za-z_]\w*", targs)) & set(scope.template_params()):
+            notes.append(f"{s.file}:{s.line}: launch with template arguments <{targs}> of the enclosing template; "
+                         "no call of it with explicit arguments was found")
+            continue
+        out.add(targs)
+    return sorted(out)
+
+
+_INCLUDED = re.compile(r'#\s*include\s*([<"][^>"]+[>"])')
+_TOOLKIT = re.compile(r"(?:cuda|cub|thrust|curand|cublas|cufft|cusparse|cusolver|nvtx|cooperative_groups|mma|hip|rocprim|"
+                      r"hipcub|rocrand|CL|OpenCL|omp|sys|bits)\b|[a-z_0-9]+(?:\.h)?$|device_(?:launch_parameters|functions)\.h$")
+
+
+def _tree_include_dirs(external: list[str], graph: IncludeGraph, base: Path) -> dict[str, str]:
+    """`<lib/x.h>` -> the one directory D of the tree with D/lib/x.h, for the external includes that have one (headers
+    without an extension, `<cuda/std/atomic>`, are looked for on disk)."""
+    out: dict[str, str] = {}
+    on_disk: dict[str, list[Path]] | None = None
+    for line in external:
+        written = _included_name(line)
+        if not written:
+            continue
+        tail = Path(written[1:-1]).parts
+        hits = [p for p in graph.by_name.get(tail[-1], []) if p.parts[-len(tail):] == tail]
+        if not hits and "." not in tail[-1]:
+            if on_disk is None:
+                on_disk = {}
+                for d, _dirs, names in os.walk(base):
+                    for n in names:
+                        if "." not in n:
+                            on_disk.setdefault(n, []).append(Path(d, n).resolve())
+            hits = [p for p in on_disk.get(tail[-1], []) if p.parts[-len(tail):] == tail]
+        if len(hits) == 1:
+            out[written] = str(Path(*hits[0].parts[:-len(tail)]))
+    return out
+
+
+def _included_name(line: str) -> str:
+    m = _INCLUDED.search(line)
+    return m.group(1) if m else ""
+
+
+def _toolkit_header(written: str) -> bool:
+    """A C/C++ standard header (`<cmath>`, `<stdio.h>`) or one of the CUDA, HIP or OpenCL toolkits'."""
+    return _TOOLKIT.match(written[1:-1]) is not None
+
+
+def _rel(p: Path, base: Path) -> str:
+    try:
+        return p.relative_to(base).as_posix()
+    except ValueError:
+        return p.as_posix()
+
+
+def _wrap(ns: str, body: str) -> str:
+    if not ns:
+        return body
+    opens = "".join(f"namespace {part} {{ " for part in ns.split("::"))
+    return f"{opens}\n{body}\n{'} ' * len(ns.split('::'))}// namespace {ns}"
+
+
+def render(kernel: Kernel, kernel_text: str, items: list[Decl], external: list[str], defines: dict[str, str],
+           mode: str, unit: str, instantiations: list[str]) -> tuple[str, tuple[int, int]]:
+    out: list[str] = [
+        f"// s2s extract: kernel {kernel.qualified} from {kernel.file}:{kernel.line}",
+        f"// closure: {'libclang, with the unit compile flags' if mode == 'clang' else 'by name over the tree-sitter index (no compile flags used)'}",
+        f"// translation unit: {unit}",
+    ]
+    if kernel.language != "opencl":
+        out += external
+    flag_defs = [(k, v) for k, v in defines.items() if any(k in d.text for d in items) or k in kernel_text]
+    if flag_defs:
+        out.append("// s2s: values of -D flags from the compile command")
+        for k, v in flag_defs:
+            out.append(f"#ifndef {k}\n#define {k} {v}\n#endif")
+    for d in items:
+        out.append(f"// s2s: from {d.file}:{d.line}")
+        out.append(_wrap(d.namespace, d.text.rstrip("\n")))
+    ns = "::".join(kernel.qualified.split("::")[:-1])
+    out.append(f"// s2s: kernel from {kernel.file}:{kernel.line}")
+    head = "\n".join(out) + "\n"
+    if ns:
+        head += "".join(f"namespace {part} {{ " for part in ns.split("::")) + "\n"
+    start = len(head.encode())
+    body = head + kernel_text
+    end = len(body.encode())
+    if ns:
+        body += f"\n{'} ' * len(ns.split('::'))}// namespace {ns}"
+    body += "\n"
+    if instantiations:
+        body += "// s2s: instantiations seen at launch sites\n"
+        for i, targs in enumerate(instantiations):
+            body += f"static void* const s2s_instance_{i} = (void*)&{kernel.qualified}<{targs}>;\n"
+    return body, (start, end)
+
+
+@dataclass
+class ExtractResult:
+    out_dir: Path
+    mode: str
+    items: list[Decl]
+    notes: list[str]
+
+
+def extract_kernel(tree: str, kernel: str, output: str | None, compile_commands: str | None = None, mode: str = "auto",
+                   allow_missing: bool = False) -> ExtractResult:
+    ex = extract(tree, kernel, compile_commands, mode, allow_missing)
+    out = Path(output or f"mep-{ex.kernel.name}")
+    write_extraction(ex, out)
+    return ExtractResult(out_dir=out, mode=ex.mode, items=ex.items, notes=ex.notes)
+
+
+def write_extraction(ex: Extraction, out: Path) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    name = "kernel" + KERNEL_EXT[ex.kernel.language]
+    atomic_write(out / name, ex.text.encode())
+    origin = {
+        "kernel": ex.kernel.qualified, "file": ex.kernel.file, "line": ex.kernel.line, "language": ex.kernel.language,
+        "start_byte": ex.kernel.start_byte, "end_byte": ex.kernel.end_byte, "sha256": ex.kernel.sha256,
+        "unit": ex.unit, "mode": ex.mode, "kernel_file": name, "kernel_range": list(ex.kernel_range),
+        "compile_command": ex.compile.command_text if ex.compile else "", "defines": ex.defines,
+        "items": [{"kind": d.kind, "names": list(d.names), "file": d.file, "line": d.line} for d in ex.items],
+        "instantiations": ex.instantiations, "notes": ex.notes,
+    }
+    atomic_write(out / "extract.json", json.dumps(origin, indent=2).encode())
+    ex.out_dir = out
+    return out / name

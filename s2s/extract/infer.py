@@ -1,0 +1,429 @@
+"""Inferring an MEP's values from the application: parameter roles, buffer sizes, scalars, launch.
+
+Sources, in order of trust: the user's overrides (--define), the launch site and the host code that
+feeds it (allocations, declarations, callers), macros and -D flags. Anything not found is FILL-IN.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from s2s.base.records import Kernel, LaunchSite, Param
+from s2s.lang.access import index_arrays, param_access, roles
+from s2s.lang.cexpr import SIZEOF, try_evaluate
+from s2s.lang.parsing import dialect_of
+from s2s.lang.textsplit import split_top_level
+from s2s.mep.manifest import FILL_IN, LaunchSpec, ParamSpec, StructSpec, SymbolSpec
+from s2s.scan.sources import SourceFile
+
+from .hostcode import Program, Scope
+
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*(?://[^\n]*)?$", re.M)
+_INT_TYPES = {"int", "unsigned", "unsigned int", "long", "unsigned long", "size_t", "short", "char", "unsigned char",
+              "long long", "unsigned long long", "int32_t", "uint32_t", "int64_t", "uint64_t", "uint", "ulong", "bool"}
+
+
+@dataclass
+class Trail:
+    steps: list[str] = field(default_factory=list)
+
+    def add(self, s: str) -> None:
+        if s not in self.steps:
+            self.steps.append(s)
+
+
+class Values:
+    """Resolves names to numbers in a host scope, remembering how."""
+
+    def __init__(self, program: Program, macros: dict[str, tuple[str, str]], overrides: dict[str, str]) -> None:
+        self.program = program
+        self.macros = macros
+        self.overrides = overrides
+        self.sizeof_extra: dict[str, int] = {}
+        self.aliases: dict[str, str] = {}
+
+    def sizeof(self, name: str) -> int | None:
+        for _ in range(8):  # typedef chains: real_t -> float
+            nxt = self.aliases.get(name.split("::")[-1])
+            if nxt is None or nxt == name:
+                break
+            name = nxt
+        return SIZEOF.get(name) or self.sizeof_extra.get(name.split("::")[-1])
+
+    def number(self, expr: str, scope: Scope | None, trail: Trail, depth: int = 0) -> float | int | None:
+        def resolve(name: str) -> float | int | None:
+            return self.name(name, scope, trail, depth + 1)
+
+        return try_evaluate(expr, resolve, self.sizeof, self.call)
+
+    def call(self, name: str, args: list) -> float | int | None:  # type: ignore[type-arg]
+        """A host helper whose body is one `return EXPR;`, such as round_up(x, m), applied to numbers."""
+        pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*\(([^()]*)\)\s*\{\s*return\s+([^;]+);\s*\}")
+        for source in self.program.files.values():
+            if name.encode() not in source.data:
+                continue
+            m = pattern.search(source.data)
+            if not m:
+                continue
+            params = [re.findall(r"[A-Za-z_]\w*", p)[-1] for p in m.group(1).decode().split(",") if p.strip()]
+            if len(params) != len(args):
+                continue
+            env = dict(zip(params, args))
+            return try_evaluate(m.group(2).decode(), env.get, self.sizeof, self.call)
+        return None
+
+    def name(self, name: str, scope: Scope | None, trail: Trail, depth: int) -> float | int | None:
+        if depth > 30:
+            return None
+        if name == "argc":
+            trail.add("argc = 1 (values of a run without command-line arguments)")
+            return 1
+        if name in self.overrides:
+            trail.add(f"{name} = {self.overrides[name]} (--define)")
+            return self.number(self.overrides[name], None, trail, depth)
+        if "." in name:
+            base, member = name.rsplit(".", 1)
+            if member in {"x", "y", "z"}:
+                d = self.dims(base, scope, trail, depth)
+                if d:
+                    return d[{"x": 0, "y": 1, "z": 2}[member]]
+        if scope is not None:
+            skipped: list[str] = []
+            for found in scope.definitions(name):
+                sub = Scope(found.scope.source, found.scope.fn, found.at, self.program, found.scope.depth)
+                value = self.number(found.expr, sub, trail, depth)
+                if value is not None:
+                    later = f" (default; set at run time at {', '.join(skipped)})" if skipped else ""
+                    trail.add(f"{name} = {found.expr} at {found.where}{later}")
+                    return value
+                skipped.append(f"{found.where}: {found.expr}")
+            base, dot, member = name.partition(".")
+            idx = scope.parameter_index(base)
+            if idx >= 0:
+                for caller, args, where in scope.callers():
+                    if idx < len(args):
+                        arg = f"{args[idx]}.{member}" if dot and re.fullmatch(r"[A-Za-z_]\w*", args[idx].strip()) else args[idx]
+                        if dot and arg == args[idx]:
+                            continue
+                        value = self.number(arg, caller, trail, depth)
+                        if value is not None:
+                            trail.add(f"{name} = {args[idx]} (call at {where})")
+                            return value
+            if scope.fn is not None:
+                value = self.name(name, self.program.file_scope(scope.source), trail, depth + 1)
+                if value is not None:
+                    return value
+        if name in self.macros:
+            value_text, where = self.macros[name]
+            value = self.number(value_text, None, trail, depth)
+            if value is not None:
+                trail.add(f"{name} = {value_text} ({where})")
+            return value
+        return None
+
+    def dims(self, expr: str, scope: Scope | None, trail: Trail, depth: int = 0) -> tuple[int, int, int] | None:
+        expr = expr.strip()
+        if expr in {"NULL", "nullptr", "0", ""}:
+            return (0, 0, 0)
+        expr = expr.lstrip("&").strip()
+        m = re.fullmatch(r"dim3\s*\((.*)\)", expr, re.S)
+        if m:
+            parts = split_top_level(m.group(1))
+            vals = [self.number(p, scope, trail, depth) for p in parts]
+            if any(v is None for v in vals):
+                return None
+            ints = [int(v) for v in vals if v is not None] + [1, 1, 1]
+            return (ints[0], ints[1], ints[2])
+        if expr.startswith("{"):
+            parts = split_top_level(expr.strip("{}"))
+            vals = [self.number(p, scope, trail, depth) for p in parts]
+            if any(v is None for v in vals):
+                return None
+            ints = [int(v) for v in vals if v is not None] + [1, 1, 1]
+            return (ints[0], ints[1], ints[2])
+        if re.fullmatch(r"[A-Za-z_]\w*", expr) and scope is not None:
+            found = scope.definition(expr)
+            if found is not None and (found.expr.startswith("dim3") or found.expr.startswith("{")):
+                trail.add(f"{expr} = {found.expr} at {found.where}")
+                sub = Scope(found.scope.source, found.scope.fn, found.at, self.program, found.scope.depth)
+                return self.dims(found.expr, sub, trail, depth + 1)
+        v = self.number(expr, scope, trail, depth)
+        return (int(v), 1, 1) if v is not None else None
+
+
+def collect_macros(files: list[SourceFile], defines: dict[str, str], where_flags: str) -> dict[str, tuple[str, str]]:
+    """Object-like macro values: -D flags first (they beat `#ifndef` defaults), then the first #define."""
+    out: dict[str, tuple[str, str]] = {k: (v, f"-D{k}={v} in {where_flags}") for k, v in defines.items()}
+    for source in files:
+        for m in _DEFINE.finditer(source.data):
+            name = m.group(1).decode()
+            if name not in out:
+                line = source.data.count(b"\n", 0, m.start()) + 1
+                out[name] = (m.group(2).decode("utf-8", "replace").strip(), f"#define at {source.rel}:{line}")
+    return out
+
+
+def parse_struct(text: str, name: str) -> StructSpec | None:
+    m = re.search(r"\{(.*)\}", text, re.S)
+    if not m:
+        return None
+    body = re.sub(r"//[^\n]*|/\*.*?\*/", " ", m.group(1), flags=re.S)
+    fields: list[tuple[str, str, int]] = []
+    for decl in body.split(";"):
+        decl = " ".join(decl.split())
+        if not decl or "(" in decl:
+            continue
+        dm = re.fullmatch(r"((?:const |unsigned |signed |struct )*[A-Za-z_][\w:]*(?: long| int)?)\s+(.+)", decl)
+        if not dm:
+            return None
+        ftype = dm.group(1).replace("const ", "").replace("struct ", "")
+        for var in dm.group(2).split(","):
+            vm = re.fullmatch(r"\s*(\**)\s*([A-Za-z_]\w*)\s*(?:\[\s*(\d+)\s*\])?\s*", var)
+            if not vm or vm.group(1):
+                return None
+            fields.append((ftype, vm.group(2), int(vm.group(3) or 1)))
+    return StructSpec(name=name, fields=tuple(fields))
+
+
+def struct_size(st: StructSpec, known: dict[str, int]) -> int | None:
+    size, align = 0, 1
+    for ftype, _name, count in st.fields:
+        fs = SIZEOF.get(ftype) or known.get(ftype)
+        if fs is None:
+            return None
+        fa = min(fs, 8) if ftype not in {"float3", "int3"} else 4
+        size = (size + fa - 1) // fa * fa + fs * count
+        align = max(align, fa)
+    return (size + align - 1) // align * align
+
+
+def base_var(arg: str) -> str:
+    """The host variable a pointer argument is built from: d_A for `(float*)d_A + off`, `thrust::raw_pointer_cast(&v[0])`."""
+    arg = re.sub(r"\(\s*(?:const\s+)?[A-Za-z_][\w:]*\s*\*+\s*\)", " ", arg)
+    arg = re.sub(r"\b(?:thrust::)?raw_pointer_cast\s*\(", "(", arg)
+    names = [n for n in re.findall(r"[A-Za-z_][\w.]*", arg) if n not in {"const", "float", "double", "int", "void"}]
+    return names[0].split(".")[0] if names else ""
+
+
+def elem_type(p: Param, template: dict[str, str]) -> str:
+    base = template.get(p.base_type, p.base_type)
+    for _ in range(4):  # type macros: -DREAL=float
+        nxt = template.get(base)
+        if not nxt or nxt == base:
+            break
+        base = nxt
+    return {"unsigned": "unsigned int", "cl_float": "float", "cl_int": "int", "cl_uint": "unsigned int"}.get(base, base)
+
+
+def template_map(kernel: Kernel, targs: str) -> dict[str, str]:
+    params = [re.findall(r"[A-Za-z_]\w*", t)[-1] for t in kernel.template_params if re.findall(r"[A-Za-z_]\w*", t)]
+    args = split_top_level(targs) if targs else []
+    return dict(zip(params, args))
+
+
+@dataclass
+class Inferred:
+    params: list[ParamSpec]
+    launch: LaunchSpec
+    sizes: dict[str, dict[str, object]]
+    structs: list[StructSpec]
+    symbols: list[SymbolSpec]
+    notes: list[str]
+    template_args: str
+
+
+def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Program, macros: dict[str, tuple[str, str]],
+          overrides: dict[str, str], struct_texts: dict[str, str], symbol_texts: list[tuple[str, str]],
+          files_by_rel: dict[str, SourceFile], aliases: dict[str, str] | None = None) -> Inferred:
+    values = Values(program, macros, overrides)
+    values.aliases = dict(aliases or {})
+    notes: list[str] = []
+    targs = site.template_args if site else ""
+    if site is not None and targs:
+        targs = resolve_template_args(targs, program.scope_at(files_by_rel[site.file], site.start_byte), notes)
+    tmap = template_map(kernel, targs)
+    for name, (value_text, _where) in macros.items():  # type-valued macros such as -DREAL=float
+        if re.fullmatch(r"(?:unsigned )?[a-z_][a-z0-9_ ]*", value_text) and value_text.split()[-1] in SIZEOF:
+            tmap.setdefault(name, value_text)
+    structs = [s for s in (parse_struct(t, n) for n, t in struct_texts.items()) if s is not None]
+    for st in structs:
+        st_fields = tuple((_alias_base(f[0], values.aliases), f[1], f[2]) for f in st.fields)
+        size = struct_size(StructSpec(st.name, st_fields), values.sizeof_extra)
+        if size:
+            values.sizeof_extra[st.name] = size
+    dialect = dialect_of(kernel.language)
+    pointers = [p.name for p in kernel.params if p.pointer]
+    access = param_access(kernel_text, dialect, pointers)
+    role_of = roles(access)
+    ints = [p.name for p in kernel.params if p.pointer and elem_type(p, tmap) in _INT_TYPES]
+    indexes = index_arrays(kernel_text, ints, pointers)
+    scope: Scope | None = None
+    args: list[str] = list(site.args) if site else []
+    cl_args: dict[int, tuple[str, str, str]] = {}
+    if site is not None:
+        source = files_by_rel[site.file]
+        scope = program.scope_at(source, site.start_byte)
+        if site.kind == "clEnqueueNDRangeKernel":
+            call_text = source.data[site.start_byte:site.end_byte].decode("utf-8", "replace")
+            obj = split_top_level(call_text[call_text.index("(") + 1 : call_text.rindex(")")])[1].strip()
+            cl_args = scope.cl_kernel_args(obj)
+            args = [cl_args.get(i, ("", "", ""))[1].lstrip("&").strip() for i in range(len(kernel.params))]
+    where = f"launch at {site.file}:{site.line}" if site else "no launch site found"
+    specs: list[ParamSpec] = []
+    sizes: dict[str, dict[str, object]] = {}
+    counts: dict[str, int] = {}
+    for i, p in enumerate(kernel.params):
+        elem = elem_type(p, tmap)
+        arg = args[i] if i < len(args) else ""
+        trail = Trail()
+        if not p.pointer:
+            value: float | int | str = FILL_IN
+            is_struct = elem in values.sizeof_extra and elem not in SIZEOF
+            if is_struct:
+                value = "random"
+                st_found: StructSpec | None = next((x for x in structs if x.name == elem), None)
+                known: dict[str, float | int] = {}
+                for ftype, fname, flen in (st_found.fields if st_found else ()):
+                    if flen == 1 and arg:
+                        v = values.number(f"{arg}.{fname}", scope, trail)
+                        if v is not None:
+                            known[fname] = int(v) if ftype in _INT_TYPES else float(v)
+                if known:
+                    value = {**known}  # type: ignore[assignment]
+                missing_fields = [f[1] for f in (st_found.fields if st_found else ()) if f[1] not in known]
+                if missing_fields:
+                    notes.append(f"{p.name}: struct {elem} passed by value; fields {', '.join(missing_fields)} not found in the "
+                                 "host code are filled from the seed in [0.5, 1.5]")
+            elif arg:
+                v = values.number(arg, scope, trail)
+                if v is not None:
+                    value = int(v) if elem in _INT_TYPES else float(v)
+            spec = ParamSpec(name=p.name, type=p.type, role="scalar", elem=elem, value=value,
+                             low=0.5 if is_struct else -1.0, high=1.5 if is_struct else 1.0,
+                             source=f"{where}, argument '{arg}'" + (": " + "; ".join(trail.steps) if trail.steps else ""),
+                             hint="" if value != FILL_IN else f"the value of '{arg or p.name}' at the launch", space=p.address_space)
+            specs.append(spec)
+            continue
+        count: int | str = FILL_IN
+        count_expr = ""
+        src_note = f"{where}, argument '{arg}'"
+        if p.address_space == "local" and i in cl_args:
+            size_expr = cl_args[i][0]
+            v = values.number(size_expr, scope, trail)
+            if v is not None and values.sizeof(elem):
+                count, count_expr = int(v) // (values.sizeof(elem) or 1), f"({size_expr})/sizeof({elem})"
+        elif arg and scope is not None:
+            var = base_var(arg)
+            found = _find_alloc(scope, var)
+            if found is not None:
+                alloc, alloc_scope = found
+                v = values.number(alloc.expr, alloc_scope, trail)
+                esize = values.sizeof(elem)
+                if v is not None and esize:
+                    count, count_expr = int(v) // esize, f"({alloc.expr})/sizeof({elem})"
+                    src_note += f"; allocated at {alloc.where} with {alloc.expr} bytes"
+        if trail.steps:
+            src_note += ": " + "; ".join(trail.steps)
+        if isinstance(count, int):
+            counts[p.name] = count
+        role = "in" if p.const else role_of.get(p.name, "in")
+        fill = "uniform"
+        low, high = -1.0, 1.0
+        if p.name in indexes:
+            fill = "index"
+            low, high = 0.0, 0.0  # bound filled below
+        elif elem in _INT_TYPES:
+            low, high = 0.0, 16.0
+        specs.append(ParamSpec(name=p.name, type=p.type, role=role, elem=elem, count=count, count_expr=count_expr, fill=fill,
+                               low=low, high=high, source=src_note, space=p.address_space,
+                               hint="" if count != FILL_IN else f"number of {elem} elements behind '{arg or p.name}'"))
+    specs = [_bound_index(s, indexes, counts) for s in specs]
+    for s in specs:
+        for step in s.source.split("; "):
+            m = re.match(r"(\w+) = (.+) \((-D.*|#define at .*|--define)\)$", step.split(": ")[-1])
+            if m:
+                sizes[m.group(1)] = {"value": m.group(2), "from": m.group(3)}
+    launch = _launch(site, values, scope, notes)
+    symbols = []
+    for name, decl_text in symbol_texts:
+        m = re.search(r"([A-Za-z_][\w:]*)\s+" + re.escape(name) + r"\s*(?:\[([^\]]*)\])?", decl_text)
+        if not m:
+            continue
+        n = values.number(m.group(2), None, Trail()) if m.group(2) else 1
+        symbols.append(SymbolSpec(name=name, elem=m.group(1), count=int(n or 1), source=decl_text.strip()[:80]))
+    return Inferred(specs, launch, sizes, structs, symbols, notes, targs)
+
+
+def _alias_base(t: str, aliases: dict[str, str]) -> str:
+    for _ in range(8):
+        if t not in aliases or aliases[t] == t:
+            return t
+        t = aliases[t]
+    return t
+
+
+def resolve_template_args(targs: str, scope: Scope, notes: list[str]) -> str:
+    """`k<T><<<...>>>` inside `template <typename T> void run(...)`: T from the explicit arguments of a call of run."""
+    params = scope.template_params()
+    if not params or not any(re.search(rf"\b{re.escape(p)}\b", targs) for p in params):
+        return targs
+    for call_targs, where in scope.caller_template_args():
+        mapping = dict(zip(params, split_top_level(call_targs)))
+        resolved = re.sub(r"[A-Za-z_]\w*", lambda m, mp=mapping: mp.get(m.group(0), m.group(0)), targs)  # type: ignore[misc]
+        notes.append(f"template arguments <{targs}> of the launch resolved to <{resolved}> from the call at {where}")
+        return resolved
+    return targs
+
+
+def _find_alloc(scope: Scope, var: str):  # type: ignore[no-untyped-def]
+    cur: Scope | None = scope
+    name = var
+    for _ in range(5):
+        if cur is None:
+            return None
+        found = cur.allocations(name)
+        if found is not None:
+            return found, found.scope
+        file_found = cur.program.file_scope(cur.source).allocations(name)
+        if file_found is not None:
+            return file_found, file_found.scope
+        idx = cur.parameter_index(name)
+        if idx < 0:
+            return None
+        callers = cur.callers()
+        if not callers:
+            return None
+        caller, args, _where = callers[0]
+        if idx >= len(args):
+            return None
+        cur, name = caller, base_var(args[idx])
+    return None
+
+
+def _bound_index(s: ParamSpec, indexes: dict[str, str], counts: dict[str, int]) -> ParamSpec:
+    if s.name not in indexes:
+        return s
+    target = indexes[s.name]
+    if target and target in counts:
+        return ParamSpec(**{**s.__dict__, "high": float(counts[target]), "source": s.source + f"; values index {target}[0..{counts[target]})"})
+    return ParamSpec(**{**s.__dict__, "fill": "index", "high": 0.0, "hint": f"upper bound of the indices stored in {s.name}"})
+
+
+def _launch(site: LaunchSite | None, values: Values, scope: Scope | None, notes: list[str]) -> LaunchSpec:
+    if site is None:
+        notes.append("no launch site found: fill launch.grid and launch.block")
+        return LaunchSpec(grid=(FILL_IN,) * 3, block=(FILL_IN,) * 3, source="")  # type: ignore[arg-type]
+    trail = Trail()
+    grid = values.dims(site.grid, scope, trail)
+    block = values.dims(site.block, scope, trail)
+    shmem = values.number(site.shared_mem, scope, trail) if site.shared_mem else 0
+    if grid is None or block is None:
+        notes.append(f"launch configuration at {site.file}:{site.line} could not be evaluated: grid '{site.grid}', block '{site.block}'")
+    src = f"{site.file}:{site.line}" + (": " + "; ".join(trail.steps) if trail.steps else "")
+    return LaunchSpec(grid=grid or (FILL_IN,) * 3, block=block or (FILL_IN,) * 3,  # type: ignore[arg-type]
+                      shared_mem=int(shmem or 0), grid_expr=site.grid, block_expr=site.block, source=src)
+
+
+def tree_files(files: dict[Path, SourceFile]) -> dict[str, SourceFile]:
+    return {s.rel: s for s in files.values()}

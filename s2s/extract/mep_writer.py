@@ -1,0 +1,200 @@
+"""Writing an MEP directory: the extracted kernel file, mep.toml with inferred values, the origin."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from s2s.base.records import Index
+from s2s.mep.manifest import DEFAULT_RTOL, LaunchSpec, Manifest, ParamSpec, save
+from s2s.scan.sources import SourceFile, check_tree
+
+from .extract import Extraction, extract, load_tree, write_extraction
+from .hostcode import Program
+from .infer import Trail, Values, collect_macros, infer, tree_files
+
+NL = b"\n"
+_STRUCT = re.compile(r"^\s*(?:typedef\s+)?(?:struct|class)\s+([A-Za-z_]\w*)?\s*\{", re.S)
+
+
+def opencl_build_options(kernel_file: str, files: dict[str, SourceFile], program: Program, values: Values) -> tuple[str, str]:
+    """(options, where) passed to clBuildProgram for the program built from `kernel_file`."""
+    base = Path(kernel_file).name
+    for rel, source in files.items():
+        if source.data.find(base.encode()) < 0 or rel.endswith((".cl", ".h")):
+            continue
+        for m in re.finditer(rb'"[^"\n]*' + re.escape(base.encode()) + rb'"', source.data):
+            scope = program.scope_at(source, m.start())
+            call = source.data[m.start(): source.data.find(b";", m.start())].decode("utf-8", "replace")
+            where = f"{rel}:{source.data.count(NL, 0, m.start()) + 1}"
+            for arg in re.findall(r'"(-[^"]*)"|,\s*([A-Za-z_]\w*)\s*\)', call):
+                literal, ident = arg
+                if literal:
+                    return literal, where
+                if ident:
+                    opts = _formatted(ident, source, scope, values)
+                    if opts:
+                        return opts, where
+    return "", ""
+
+
+def _formatted(ident: str, source: SourceFile, scope, values: Values) -> str:  # type: ignore[no-untyped-def]
+    fn_text = source.data[scope.fn.start_byte: scope.fn.end_byte].decode() if scope.fn is not None else source.data.decode()
+    m = re.search(r"s?n?printf\s*\(\s*" + re.escape(ident) + r"\s*,(?:[^,]*,)?\s*\"([^\"]*)\"\s*((?:,[^;]*)?)\)\s*;", fn_text)
+    if m:
+        fmt, rest = m.group(1), m.group(2)
+        args = [a.strip() for a in rest.split(",") if a.strip()]
+        out = fmt
+        for a in args:
+            v = values.number(a, scope, Trail())
+            out = re.sub(r"%[-0-9]*(?:z|l|ll)?[dius]", str(int(v)) if v is not None else a, out, count=1)
+        return out
+    found = scope.definition(ident)
+    if found is not None and found.expr.startswith('"'):
+        return found.expr.strip('"')
+    return ""
+
+
+def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) -> Manifest:
+    files = ex.files or load_tree(tree)
+    by_rel = tree_files(files)
+    program = Program(files)
+    defines = dict(ex.defines)
+    flag_where = "compile_commands.json"
+    site = ex.launches[0] if ex.launches else None
+    host_defines = _host_defines(site.file if site else "", tree, ex)
+    defines = {**host_defines, **defines}
+    macros = collect_macros(list(files.values()), defines, flag_where)
+    values = Values(program, macros, overrides)
+    flags: list[str] = []
+    if ex.kernel.language == "opencl":
+        opts, where = opencl_build_options(ex.kernel.file, by_rel, program, values)
+        flags = [o for o in opts.split() if o.startswith("-D")]
+        for flag in flags:
+            name, _, val = flag[2:].partition("=")
+            macros.setdefault(name, (val or "1", f"OpenCL build option at {where}"))
+    else:
+        flags = [f"-D{k}={v}" for k, v in defines.items() if k not in overrides]
+    flags = [f for f in flags if f[2:].partition("=")[0] not in overrides] + [f"-D{k}={v}" for k, v in overrides.items()]
+    flags += [f"-I{d}" for d in ex.include_dirs]
+    struct_texts = {}
+    symbol_texts = []
+    for d in ex.items:
+        if d.kind == "type":
+            m = _STRUCT.match(d.text)
+            if m:
+                struct_texts[d.names[0]] = d.text
+        if d.kind in {"variable", "block"} and re.search(r"__constant__|__device__", d.text):
+            for name in d.names:
+                symbol_texts.append((name, d.text))
+    kernel_text = ex.text.encode()[ex.kernel_range[0]: ex.kernel_range[1]].decode()
+    aliases = type_aliases(ex.items)
+    inferred = infer(ex.kernel, kernel_text, site, program, macros, overrides, struct_texts, symbol_texts, by_rel, aliases)
+    if ex.kernel.language in {"cuda", "hip"}:
+        from .modernize import modernize
+
+        modern, modern_notes = modernize(ex.text)
+        if modern != ex.text:
+            ex.text = modern
+            span = _refind_kernel(modern, ex.kernel.name)
+            if span is not None:
+                ex.kernel_range = span
+                kernel_text = modern.encode()[span[0]:span[1]].decode()
+        ex.notes.extend(modern_notes)
+    write_extraction(ex, out)
+    params, tol_notes = reduction_tolerance(kernel_text, inferred.params, inferred.launch)
+    manifest = Manifest(
+        kernel=ex.kernel.qualified, backend=ex.kernel.language, kernel_file=_kernel_name(ex),
+        origin={"tree": str(tree), "file": ex.kernel.file, "line": ex.kernel.line, "start_byte": ex.kernel.start_byte,
+                "end_byte": ex.kernel.end_byte, "sha256": ex.kernel.sha256, "unit": ex.unit, "closure": ex.mode,
+                "compile_command": ex.compile.command_text if ex.compile else "",
+                "launch": f"{site.file}:{site.line}" if site else ""},
+        params=params, launch=inferred.launch, flags=flags, template_args=inferred.template_args,
+        symbols=inferred.symbols, structs=inferred.structs, sizes=inferred.sizes,  # type: ignore[arg-type]
+        macros=sorted({n for d in ex.items if d.kind in {"macro", "block"} for n in d.names if re.fullmatch(r"[A-Z_][A-Z0-9_]*", n)}),
+        notes=ex.notes + inferred.notes + tol_notes,
+    )
+    save(manifest, out)
+    if not manifest.unfilled():  # with FILL-IN values left, `s2s run` writes the harness once they are filled
+        from s2s.mep.backends import write_mep_files
+
+        write_mep_files(out, manifest, readme=True)
+    return manifest
+
+
+def type_aliases(items: list) -> dict[str, str]:  # type: ignore[type-arg]
+    """typedef and using aliases among the closure's items: {"real_t": "float"}."""
+    out: dict[str, str] = {}
+    for d in items:
+        if d.kind not in {"type", "block"}:
+            continue
+        for m in re.finditer(r"typedef\s+((?:unsigned\s+|signed\s+|long\s+|const\s+)*[A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*;", d.text):
+            out.setdefault(m.group(2), m.group(1).replace("const ", "").strip())
+        for m in re.finditer(r"using\s+([A-Za-z_]\w*)\s*=\s*((?:unsigned\s+)?[A-Za-z_]\w*)\s*;", d.text):
+            out.setdefault(m.group(1), m.group(2))
+    return out
+
+
+def reduction_tolerance(kernel_text: str, params: list[ParamSpec], launch: LaunchSpec) -> tuple[list[ParamSpec], list[str]]:
+    """A float output summed by atomics from many threads: the original's own rounding error is large.
+
+    Summing N floats one after another loses about N * 2^-24 * 0.02 relative (2% for 16M terms, measured), so a
+    faster, better-ordered sum differs from the original by that much; that output's rtol says so, at most 5%.
+    The other outputs keep [check]'s tolerance. Returns the parameters (those outputs with their rtol) and a
+    note for each.
+    """
+    threads = 1
+    for g, b in zip(launch.grid, launch.block):
+        if isinstance(g, int) and isinstance(b, int):
+            threads *= max(g, 1) * max(b, 1)
+    rtol = min(0.05, threads * 2.0**-24 * 0.05)
+    if rtol <= DEFAULT_RTOL:
+        return params, []
+    out, notes = [], []
+    for p in params:
+        if p.role in ("out", "inout") and p.elem == "float" and isinstance(p.count, int) and p.count * 8 <= threads \
+                and re.search(r"\b(atomicAdd|atomic_add|atomic_fetch_add\w*)\s*\(\s*&?\s*\(?\s*" + re.escape(p.name) + r"\b",
+                              kernel_text):
+            why = f"float sum by atomics from {threads} threads"
+            p = replace(p, rtol=float(f"{rtol:.3g}"), tol_from=why)
+            notes.append(f"params.{p.name}.rtol widened to {p.rtol:g}: {p.name} is a {why}, which carries the original's own "
+                         "rounding error (a better-ordered sum differs from it by about that much); the other outputs keep "
+                         "[check] rtol")
+        out.append(p)
+    return out, notes
+
+
+def _refind_kernel(text: str, name: str) -> tuple[int, int] | None:
+    from s2s.lang.kernel_facts import kernel_facts
+
+    facts = kernel_facts(text.encode(), "cuda", name)
+    return (facts.start, facts.end) if facts is not None else None
+
+
+def _kernel_name(ex: Extraction) -> str:
+    from .extract import KERNEL_EXT
+
+    return "kernel" + KERNEL_EXT[ex.kernel.language]
+
+
+def _host_defines(site_file: str, tree: Path, ex: Extraction) -> dict[str, str]:
+    """-D flags of the unit that holds the launch site (the kernel's unit may be compiled with others)."""
+    from s2s.scan.compdb import find_compdb, load_compdb
+
+    path = find_compdb(tree, None)
+    if not path or not site_file:
+        return {}
+    db = load_compdb(path)
+    target = (tree / site_file).resolve()
+    cmd = db.get(target)
+    return cmd.defines if cmd else {}
+
+
+def make_mep(tree_arg: str, kernel: str, output: str | None, compile_commands: str | None = None, mode: str = "auto",
+             allow_missing: bool = False, overrides: dict[str, str] | None = None,
+             index: Index | None = None) -> tuple[Path, Manifest, Extraction]:
+    tree = check_tree(tree_arg)
+    ex = extract(tree, kernel, compile_commands, mode, allow_missing, index=index)
+    out = Path(output or f"mep-{ex.kernel.name}")
+    manifest = write_mep(ex, out, tree if tree.is_dir() else tree.parent, overrides or {})
+    return out, manifest, ex

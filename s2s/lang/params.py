@@ -1,0 +1,28 @@
+"""A kernel parameter's declaration read into a `Param`: name, type, element type, pointer, const, address space."""
+from __future__ import annotations
+
+import re
+
+from s2s.base.records import Param
+
+TYPE_WORDS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "struct", "unsigned", "signed", "class", "enum"}
+OPENCL_SPACES = {"__global": "global", "global": "global", "__local": "local", "local": "local",
+                  "__constant": "constant", "constant": "constant", "__private": "private", "private": "private"}
+
+
+
+
+def make_param(raw: str, declarator_text: str) -> Param:
+    raw = " ".join(raw.split())
+    words = re.findall(r"[A-Za-z_]\w*", raw)
+    name = re.findall(r"[A-Za-z_]\w*", declarator_text)[-1] if re.findall(r"[A-Za-z_]\w*", declarator_text) else (words[-1] if words else "")
+    pointer = "*" in raw or "[" in raw or "&" in declarator_text
+    space = next((OPENCL_SPACES[w] for w in words if w in OPENCL_SPACES), "")
+    type_text = raw[: raw.rfind(name)].strip() if name and raw.rfind(name) >= 0 else raw
+    if "[" in raw:
+        type_text += " *"
+    base_words = [w for w in re.findall(r"[A-Za-z_][\w:]*", type_text) if w not in TYPE_WORDS and w not in OPENCL_SPACES]
+    base = " ".join(base_words) or "int"
+    return Param(name=name, text=raw, type=type_text, base_type=base, pointer=pointer,
+                 const=("const" in words and pointer and raw.find("const") < raw.find("*") if "*" in raw else "const" in words),
+                 address_space=space or ("private" if not pointer else ""))

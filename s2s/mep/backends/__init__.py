@@ -1,0 +1,34 @@
+"""Backends: one class per GPU programming model, found by the manifest's `backend` in a table."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from s2s.base.errors import UserError
+from s2s.mep.manifest import Manifest
+
+from .base import Backend, BuildResult, Target
+from .cuda import CudaBackend
+from .hip import HipBackend
+from .opencl import OpenCLBackend
+
+BACKENDS: dict[str, type[Backend]] = {
+    CudaBackend.name: CudaBackend,
+    HipBackend.name: HipBackend,
+    OpenCLBackend.name: OpenCLBackend,
+}
+
+
+def get_backend(name: str) -> Backend:
+    try:
+        return BACKENDS[name]()
+    except KeyError:
+        raise UserError(f"backend = {name!r}: one of {', '.join(BACKENDS)}") from None
+
+
+def write_mep_files(mep_dir: Path, manifest: Manifest, *, readme: bool = True) -> list[Path]:
+    """The generated files of an MEP: the harness, the Makefile and (with `readme`) README.md.
+    `s2s run` regenerates the harness and the Makefile from mep.toml before every build."""
+    return get_backend(manifest.backend).write_files(Path(mep_dir), manifest, readme=readme)
+
+
+__all__ = ["BACKENDS", "Backend", "BuildResult", "Target", "get_backend", "write_mep_files"]

@@ -1,0 +1,875 @@
+"""The OpenCL harness: build the reference and a variant with pyopencl, check the variant against the
+reference on several input sets, time both in alternation, print one line `S2S_RESULT {json}`.
+
+Run as a child process (so that a hanging kernel can be killed):
+    python -m s2s.mep.backends.opencl_runner MEP_DIR [--variant ID] [--no-time] [--build-only] ...
+It imports nothing from s2s but its type table (opencl_types.py beside it): `s2s run` copies both into the
+MEP (as harness_opencl.py and opencl_types.py), where they run by hand with Python 3.11+ (or tomli), numpy
+and pyopencl.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+try:  # as s2s.mep.backends.opencl_runner
+    from .opencl_types import Types
+except ImportError:  # as harness_opencl.py in an MEP, beside its copy of opencl_types.py
+    from opencl_types import Types  # type: ignore[no-redef]
+
+GUARD = 256
+GUARD_BYTE = 0xA5
+POISON = 0xFF
+FILL_MODES = ("uniform", "index", "zeros", "random-struct")
+
+
+class Failure(Exception):
+    def __init__(self, verdict: str, message: str, input_error: bool = False) -> None:
+        super().__init__(message)
+        self.verdict = verdict
+        self.message = message
+        self.input_error = input_error
+
+
+def phase(what: str) -> None:
+    print(f"S2S_PHASE {what}", file=sys.stderr, flush=True)
+
+
+# -- mep.toml ---------------------------------------------------------------------------------------
+def load_toml(path: Path) -> dict[str, Any]:
+    try:
+        import tomllib as toml
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as toml  # type: ignore[no-redef]
+    return dict(toml.loads(path.read_text(encoding="utf-8")))
+
+
+@dataclass
+class Config:
+    mep: Path
+    kernel: str
+    kernel_file: str
+    flags: list[str]
+    params: list[dict[str, Any]]
+    structs: list[dict[str, Any]]
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    var_grid: tuple[int, ...]
+    var_block: tuple[int, ...]
+    rtol: float  # [check]'s: the outputs without their own
+    atol: float
+    input_sets: int
+    seed: int
+    reps: int
+    warmup: int
+    variant: str | None
+    variant_file: Path
+    note: str = ""
+    capture: dict[str, Any] = field(default_factory=dict)  # [capture] of mep.toml: the data of a real run
+    force_rtol: float | None = None  # --rtol/--atol: every output held to them
+    force_atol: float | None = None
+
+    def tolerance(self, p: dict[str, Any]) -> tuple[float, float]:
+        """(rtol, atol) that buffer `p` is checked with: --rtol/--atol, else its own in mep.toml, else [check]'s."""
+        rtol = self.force_rtol if self.force_rtol is not None else float(p.get("rtol", self.rtol))
+        atol = self.force_atol if self.force_atol is not None else float(p.get("atol", self.atol))
+        return rtol, atol
+
+
+def load_config(mep: Path, variant: str | None) -> Config:
+    raw = load_toml(mep / "mep.toml")
+    launch = raw.get("launch", {})
+    check = raw.get("check", {})
+    timing = raw.get("timing", {})
+    grid = tuple(int(x) for x in launch.get("grid", (1, 1, 1)))
+    block = tuple(int(x) for x in launch.get("block", (0, 0, 0)))
+    vgrid, vblock, note = grid, block, ""
+    vfile = mep / raw["kernel_file"]
+    if variant:
+        vdir = mep / "variants" / variant
+        vfile = vdir / raw["kernel_file"]
+        vj = vdir / "variant.json"
+        if vj.is_file():
+            v = json.loads(vj.read_text(encoding="utf-8"))
+            vgrid = tuple(int(x) for x in (list(v.get("grid", grid)) + [1, 1])[:3])
+            vblock = tuple(int(x) for x in (list(v.get("block", block)) + [1, 1])[:3]) if "block" in v else block
+            note = str(v.get("note", ""))
+    return Config(mep=mep, kernel=str(raw["kernel"]).split("::")[-1], kernel_file=raw["kernel_file"],
+                  flags=[str(f) for f in raw.get("flags", [])], params=list(raw.get("params", [])),
+                  structs=list(raw.get("structs", [])), grid=grid, block=block, var_grid=vgrid, var_block=vblock,
+                  rtol=float(check.get("rtol", 1e-3)), atol=float(check.get("atol", 1e-4)),
+                  input_sets=int(check.get("input_sets", 3)), seed=int(check.get("seed", 1234)),
+                  reps=int(timing.get("repetitions", 30)), warmup=int(timing.get("warmup", 3)),
+                  variant=variant, variant_file=vfile, note=note, capture=dict(raw.get("capture", {})))
+
+
+def components(arr: Any) -> list[tuple[Any, bool]]:
+    """Every scalar component of a (possibly structured) 1-D array: (2-D array count x k, is_integer)."""
+    np = sys.modules["numpy"]
+    dt = arr.dtype
+    if dt.names:
+        out = []
+        for name in dt.names:
+            out += components(arr[name].reshape(arr.shape[0], -1) if arr[name].ndim > 1 and arr[name].dtype.names is None
+                              else arr[name])
+        return out
+    if dt.subdtype is not None:
+        return components(arr.reshape(arr.shape[0], -1))
+    a2 = arr.reshape(arr.shape[0], -1)
+    return [(a2, bool(np.issubdtype(dt, np.integer) or dt == np.bool_))]
+
+
+# -- random inputs ---------------------------------------------------------------------------------
+def fill(dtype: Any, count: int, seed: int, stream: int, mode: str, low: float, high: float) -> Any:
+    np = sys.modules["numpy"]
+    arr = np.zeros(count, dtype=dtype)
+    if mode == "zeros":
+        return arr
+    rng = np.random.default_rng([seed, stream])
+    _fill_into(arr, rng, mode, low, high)
+    return arr
+
+
+def _fill_into(view: Any, rng: Any, mode: str, low: float, high: float) -> None:
+    np = sys.modules["numpy"]
+    dt = view.dtype
+    if dt.names:
+        for name in dt.names:
+            _fill_into(view[name], rng, mode, low, high)
+        return
+    if dt.subdtype is not None:
+        _fill_into(view.reshape(-1), rng, mode, low, high)
+        return
+    shape = view.shape
+    if np.issubdtype(dt, np.floating):
+        a, b = (0.0, high) if mode == "index" else (low, high)
+        view[...] = rng.uniform(a, b, size=shape).astype(dt)
+    else:
+        lo = 0 if mode == "index" else math.ceil(low)
+        hi = (math.ceil(high) - 1) if mode == "index" else math.floor(high)
+        if np.issubdtype(dt, np.unsignedinteger) or dt == np.bool_:
+            lo = max(lo, 0)
+        hi = max(hi, lo)
+        view[...] = rng.integers(lo, hi + 1, size=shape, dtype=np.int64).astype(dt)
+
+
+# -- comparison ------------------------------------------------------------------------------------
+@dataclass
+class Check:
+    name: str
+    role: str
+    ok: bool = True
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    unwritten: int = 0
+    first_bad: int = -1
+    message: str = ""
+    rtol: float = 0.0  # what the buffer was held to (an input is held unchanged: no tolerance)
+    atol: float = 0.0
+
+    def fail(self, message: str, at: int) -> None:
+        if self.ok:
+            self.message, self.first_bad = message, int(at)
+        self.ok = False
+
+    def json(self) -> dict[str, Any]:
+        return {"name": self.name, "role": self.role, "ok": self.ok, "max_abs_err": _jnum(self.max_abs),
+                "max_rel_err": _jnum(self.max_rel), "unwritten": self.unwritten, "first_bad": self.first_bad,
+                "rtol": None if self.role == "in" else self.rtol, "atol": None if self.role == "in" else self.atol,
+                "message": self.message}
+
+
+def _jnum(v: float) -> Any:
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return float(v)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.7g}"
+
+
+def compare(c: Check, where: str, dtype: Any, ref: bytes, var: bytes, count: int, poisoned: bool, rtol: float, atol: float) -> None:
+    np = sys.modules["numpy"]
+    isz = dtype.itemsize
+    rb = np.frombuffer(ref, dtype=np.uint8).reshape(count, isz)
+    vb = np.frombuffer(var, dtype=np.uint8).reshape(count, isz)
+    written = ~np.all(rb == POISON, axis=1) if poisoned else np.ones(count, dtype=bool)
+    if not written.any():
+        return
+    unwritten = (np.all(vb == POISON, axis=1) & written) if poisoned else np.zeros(count, dtype=bool)
+    mask = written & ~unwritten
+    ra = np.frombuffer(ref, dtype=dtype)
+    va = np.frombuffer(var, dtype=dtype)
+    rcomp, vcomp = components(ra), components(va)
+    maxref = 0.0
+    for r, is_int in rcomp:
+        if is_int:
+            continue  # atol is relative to the largest floating-point value
+        rw = r[written].astype(np.float64)
+        fin = rw[np.isfinite(rw)]
+        if fin.size:
+            maxref = max(maxref, float(np.max(np.abs(fin))))
+    abs_tol = atol * maxref
+    bad = np.zeros(count, dtype=bool)
+    nan_bad = np.zeros(count, dtype=bool)
+    first_vals: tuple[float, float] | None = None
+    rvals, vvals = [], []
+    for (r, is_int), (v, _) in zip(rcomp, vcomp):
+        if is_int:
+            diff = (r != v).any(axis=1) & mask
+            if diff.any():
+                c.max_abs = max(c.max_abs, float(np.max(np.abs(r[mask].astype(np.float64) - v[mask].astype(np.float64)))))
+            bad |= diff
+            rvals.append(r[mask].astype(np.float64).ravel())
+            vvals.append(v[mask].astype(np.float64).ravel())
+            continue
+        r64, v64 = r.astype(np.float64), v.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            rfin, vfin = np.isfinite(r64), np.isfinite(v64)
+            nonfin_ref_bad = (~rfin) & ~((np.isnan(r64) & np.isnan(v64)) | (r64 == v64))
+            nan_here = rfin & ~vfin
+            err = np.where(rfin & vfin, np.abs(v64 - r64), 0.0)
+            tol = rtol * np.abs(np.where(rfin, r64, 0.0)) + abs_tol
+            over = (rfin & vfin) & (err > tol)
+            denom = np.maximum(np.maximum(np.abs(np.where(rfin, r64, 0.0)), abs_tol), 1e-300)
+            rel = err / denom
+        m2 = mask[:, None] & np.ones_like(rfin)
+        if (m2 & rfin & vfin).any():
+            c.max_abs = max(c.max_abs, float(np.max(err[m2])))
+            c.max_rel = max(c.max_rel, float(np.max(rel[m2])))
+        bad |= ((over | nonfin_ref_bad) & m2).any(axis=1)
+        nan_bad |= (nan_here & m2).any(axis=1)
+        rvals.append(r64[mask].ravel())
+        vvals.append(v64[mask].ravel())
+        if first_vals is None and ((over | nonfin_ref_bad) & m2).any():
+            idx = int(np.argmax(((over | nonfin_ref_bad) & m2).any(axis=1)))
+            k = int(np.argmax(((over | nonfin_ref_bad) & m2)[idx]))
+            first_vals = (float(r64[idx, k]), float(v64[idx, k]))
+    nun = int(unwritten.sum())
+    c.unwritten = max(c.unwritten, nun)  # the worst input set
+    if nun:
+        i = int(np.argmax(unwritten))
+        c.fail(f"{where}{nun} element(s) the reference writes were left unwritten (first at index {i})", i)
+    if nan_bad.any():
+        i = int(np.argmax(nan_bad))
+        c.fail(f"{where}NaN/Inf in {int(nan_bad.sum())} element(s) where the reference is finite (first at index {i})", i)
+    if rvals:
+        rall, vall = np.concatenate(rvals), np.concatenate(vvals)
+        if vall.size and rall.size:
+            with np.errstate(invalid="ignore"):
+                vconst = bool(np.all((vall == vall[0]) | (np.isnan(vall) & np.isnan(vall[0]))))
+                rconst = bool(np.all((rall == rall[0]) | (np.isnan(rall) & np.isnan(rall[0]))))
+            if vconst and not rconst:
+                what = "all zero" if vall[0] == 0 else f"constant ({_fmt(float(vall[0]))})"
+                c.fail(f"{where}output is {what} where the reference's is not", 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        rv, vv = first_vals if first_vals else (float("nan"), float("nan"))
+        if first_vals is None:  # an integer component
+            for (r, is_int), (v, _) in zip(rcomp, vcomp):
+                if is_int and (r[i] != v[i]).any():
+                    k = int(np.argmax(r[i] != v[i]))
+                    rv, vv = float(r[i, k]), float(v[i, k])
+                    break
+        c.fail(f"{where}{int(bad.sum())} value(s) differ beyond tolerance (first at index {i}: reference {_fmt(rv)}, "
+               f"variant {_fmt(vv)}; max abs err {_fmt(c.max_abs)}, max rel err {_fmt(c.max_rel)})", i)
+
+
+# -- the run ---------------------------------------------------------------------------------------
+def select_device(cl: Any, want: str = "") -> tuple[Any, Any]:
+    """The first device, on any platform, that builds a trivial program (some ICDs are listed but broken)."""
+    errors = []
+    for platform in cl.get_platforms():
+        try:
+            devices = platform.get_devices()
+        except cl.Error as exc:
+            errors.append(f"{platform.name}: {exc}")
+            continue
+        for dev in devices:
+            label = f"{platform.name} / {dev.name}"
+            if want and want.lower() not in label.lower():
+                continue
+            try:
+                ctx = cl.Context([dev])
+                cl.Program(ctx, "__kernel void s2s_probe(__global int* a) { a[0] = 1; }").build()
+                return ctx, dev
+            except Exception as exc:  # noqa: BLE001 - a broken ICD raises anything
+                errors.append(f"{label}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    raise Failure("runtime-failed", "no working OpenCL device" + (f" matching {want!r}" if want else "")
+                  + (": " + "; ".join(errors) if errors else ""))
+
+
+@dataclass
+class Buf:
+    spec: dict[str, Any]
+    index: int
+    dtype: Any
+    count: int
+    base: Any = None
+    data: Any = None
+    saved: Any = None
+    init: Any = None
+    ref_after: bytes = b""
+    var_after: bytes = b""
+    prev_ref: bytes = b""  # the reference's output of the previous input set
+    front: int = GUARD
+
+    @property
+    def name(self) -> str:
+        return str(self.spec["name"])
+
+    @property
+    def role(self) -> str:
+        return str(self.spec.get("role", "in"))
+
+    @property
+    def nbytes(self) -> int:
+        return self.count * self.dtype.itemsize
+
+
+@dataclass
+class Captured:
+    label: str
+    before: dict[int, Any] = field(default_factory=dict)  # parameter index -> array
+    after: dict[int, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Run:
+    cfg: Config
+    cl: Any
+    np: Any
+    ctx: Any = None
+    dev: Any = None
+    queue: Any = None
+    device: str = "?"
+    bufs: list[Buf] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    ref_kernel: Any = None
+    var_kernel: Any = None
+    types: Any = None
+    build_seconds: float = 0.0
+    scalar_types: dict[int, Any] = field(default_factory=dict)
+
+    # -- build ----
+    def build(self, want_device: str = "") -> None:
+        cl = self.cl
+        self.ctx, self.dev = select_device(cl, want_device)
+        self.device = f"{self.dev.name.strip()} ({self.dev.platform.name.strip()})"
+        self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        ref_src = (self.cfg.mep / self.cfg.kernel_file).read_text(encoding="utf-8", errors="replace")
+        self.types = Types(self.cfg.flags, self.cfg.structs, ref_src)
+        opts = [*self.cfg.flags, "-I", str(self.cfg.mep)]
+        t0 = time.monotonic()
+        phase("building the reference")
+        ref_prg = self._program(ref_src, [*opts, "-cl-kernel-arg-info"], reference=True)
+        self.ref_kernel = self._kernel(ref_prg, reference=True)
+        if self.cfg.variant is None:
+            var_src = ref_src
+        else:
+            try:
+                var_src = self.cfg.variant_file.read_text(encoding="utf-8", errors="replace")
+            except OSError as exc:
+                raise Failure("compile-failed", f"cannot read the variant: {exc}") from None
+        phase("building the variant")
+        var_prg = self._program(var_src, [*opts, "-I", str(self.cfg.variant_file.parent)], reference=False)
+        self.var_kernel = self._kernel(var_prg, reference=False)
+        self.build_seconds = time.monotonic() - t0
+        self._check_signature()
+
+    def _program(self, src: str, opts: list[str], reference: bool) -> Any:
+        cl = self.cl
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return cl.Program(self.ctx, src).build(options=opts)
+        except cl.Error as exc:
+            log = [re.sub(r"\S*kcache/\S*?\.cl", self.cfg.kernel_file if reference else
+                          str(self.cfg.variant_file.relative_to(self.cfg.mep)), ln) for ln in _build_log(str(exc))]
+            if reference:
+                raise Failure("compile-failed", f"{self.cfg.kernel_file}: the reference does not compile: "
+                              + (log[0] if log else str(exc).splitlines()[0]), input_error=True) from None
+            raise Failure("compile-failed", "the variant does not compile:\n" + "\n".join(log[:25])) from None
+
+    def _kernel(self, prg: Any, reference: bool) -> Any:
+        cl = self.cl
+        try:
+            return cl.Kernel(prg, self.cfg.kernel)
+        except cl.Error:
+            names = [k.function_name for k in prg.all_kernels()]
+            if reference:
+                raise Failure("compile-failed", f"kernel = {self.cfg.kernel!r}: no such kernel in {self.cfg.kernel_file} "
+                              f"(kernels: {', '.join(names) or 'none'})", input_error=True) from None
+            raise Failure("compile-failed", f"the variant has no kernel named {self.cfg.kernel!r} "
+                          f"(kernels: {', '.join(names) or 'none'})") from None
+
+    def _check_signature(self) -> None:
+        cl = self.cl
+        n = len(self.cfg.params)
+        if self.ref_kernel.num_args != n:
+            raise Failure("compile-failed", f"params: the kernel takes {self.ref_kernel.num_args} arguments, mep.toml lists {n}",
+                          input_error=True)
+        if self.var_kernel.num_args != n:
+            raise Failure("compile-failed", f"the variant's kernel takes {self.var_kernel.num_args} arguments, the reference's {n}")
+        aq = cl.kernel_arg_address_qualifier
+        for i, p in enumerate(self.cfg.params):
+            name = p["name"]
+            try:
+                q = self.ref_kernel.get_arg_info(i, cl.kernel_arg_info.ADDRESS_QUALIFIER)
+                tname = str(self.ref_kernel.get_arg_info(i, cl.kernel_arg_info.TYPE_NAME))
+            except cl.Error:
+                return  # no argument information from this implementation
+            is_ptr = tname.endswith("*")
+            if p.get("role") == "scalar" and is_ptr:
+                raise Failure("compile-failed", f"params.{name}.role: scalar, but the kernel's argument {i} is {tname}", True)
+            if p.get("role") != "scalar" and not is_ptr:
+                raise Failure("compile-failed", f"params.{name}.role: {p.get('role')}, but the kernel's argument {i} is {tname}", True)
+            if p.get("role") != "scalar" and q == aq.LOCAL and p.get("space") != "local":
+                raise Failure("compile-failed", f"params.{name}.space: the kernel's argument {i} is __local; set space = \"local\"", True)
+            try:
+                declared, _ = self.types.resolve(tname.rstrip("*"))
+                mine, _ = self.types.resolve(str(p.get("elem", "")))
+                if declared.itemsize != mine.itemsize:
+                    raise Failure("compile-failed", f"params.{name}.elem = {p.get('elem')!r} ({mine.itemsize} bytes) differs from "
+                                  f"the kernel's {tname} ({declared.itemsize} bytes)", True)
+            except KeyError:
+                pass
+
+    # -- buffers ----
+    def allocate(self) -> None:
+        cl, np = self.cl, self.np
+        align = max(1, int(self.dev.mem_base_addr_align) // 8)
+        front = max(GUARD, align)
+        for i, p in enumerate(self.cfg.params):
+            name = p["name"]
+            try:
+                dtype, _ = self.types.resolve(str(p.get("elem", "")))
+            except KeyError:
+                raise Failure("runtime-failed", f"params.{name}.elem = {p.get('elem')!r}: not a type the OpenCL harness knows "
+                              "(a primitive, a vector type, a [[structs]] entry, or an alias given by -D or typedef)",
+                              input_error=True) from None
+            if p.get("role") == "scalar":
+                self.scalar_types[i] = dtype
+                continue
+            count = int(p.get("count", 0))
+            if count <= 0:
+                raise Failure("runtime-failed", f"params.{name}.count = {count}: a buffer needs at least one element", True)
+            b = Buf(spec=p, index=i, dtype=dtype, count=count, front=front)
+            if p.get("space") == "local":
+                self.bufs.append(b)
+                continue
+            total = front + b.nbytes + GUARD
+            if total > int(self.dev.max_mem_alloc_size):
+                raise Failure("runtime-failed", f"params.{name}.count = {count}: {b.nbytes >> 20} MiB exceed the device's "
+                              f"largest allocation ({int(self.dev.max_mem_alloc_size) >> 20} MiB)", True)
+            b.base = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, total)
+            cl.enqueue_fill_buffer(self.queue, b.base, np.uint8(GUARD_BYTE), 0, total)
+            b.data = b.base.get_sub_region(front, b.nbytes)
+            if b.role != "out":
+                b.init = np.zeros(count, dtype=dtype)
+            self.bufs.append(b)
+            rtol, atol = self.cfg.tolerance(p)
+            self.checks.append(Check(name, b.role, rtol=rtol, atol=atol))
+        self.queue.finish()
+
+    def check_of(self, b: Buf) -> Check:
+        return next(c for c in self.checks if c.name == b.name)
+
+    def guard_violation(self, b: Buf) -> str:
+        cl, np = self.cl, self.np
+        lo = np.empty(b.front, dtype=np.uint8)
+        hi = np.empty(GUARD, dtype=np.uint8)
+        cl.enqueue_copy(self.queue, lo, b.base, src_offset=0)
+        cl.enqueue_copy(self.queue, hi, b.base, src_offset=b.front + b.nbytes)
+        self.queue.finish()
+        nlo, nhi = int((lo != GUARD_BYTE).sum()), int((hi != GUARD_BYTE).sum())
+        if not nlo and not nhi:
+            return ""
+        cl.enqueue_fill_buffer(self.queue, b.base, np.uint8(GUARD_BYTE), 0, b.front)
+        cl.enqueue_fill_buffer(self.queue, b.base, np.uint8(GUARD_BYTE), b.front + b.nbytes, GUARD)
+        self.queue.finish()
+        parts = []
+        if nhi:
+            parts.append(f"wrote {nhi} byte(s) past the end of the buffer ({b.count} elements)")
+        if nlo:
+            parts.append(f"wrote {nlo} byte(s) before its start")
+        return "; ".join(parts)
+
+    def fill_set(self, seed: int, captured: Captured | None = None) -> None:
+        for b in self.bufs:
+            if b.base is None or b.role == "out":
+                continue
+            if captured is not None:
+                b.init = captured.before[b.index].copy()
+                continue
+            p = b.spec
+            b.init = fill(b.dtype, b.count, seed, b.index, str(p.get("fill", "uniform")), float(p.get("low", -1.0)),
+                          float(p.get("high", 1.0)))
+
+    def reset(self) -> None:
+        cl, np = self.cl, self.np
+        for b in self.bufs:
+            if b.base is None:
+                continue
+            if b.role == "out":
+                cl.enqueue_fill_buffer(self.queue, b.data, np.uint8(POISON), 0, b.nbytes)
+            else:
+                cl.enqueue_copy(self.queue, b.data, b.init)
+        self.queue.finish()
+
+    def set_args(self, kernel: Any, seed: int) -> None:
+        cl, np = self.cl, self.np
+        bufs = {b.index: b for b in self.bufs}
+        for i, p in enumerate(self.cfg.params):
+            if i in bufs:
+                b = bufs[i]
+                kernel.set_arg(i, cl.LocalMemory(b.nbytes) if b.base is None else b.data)
+                continue
+            dtype = self.scalar_types[i]
+            value = p.get("value", 0)
+            if value == "random" or isinstance(value, dict):
+                arr = fill(dtype, 1, seed, 1000 + i, "uniform", float(p.get("low", -1.0)), float(p.get("high", 1.0)))
+                for field_name, field_value in (value.items() if isinstance(value, dict) else ()):
+                    if dtype.names and field_name in dtype.names:
+                        arr[0][field_name] = field_value
+            else:
+                arr = np.zeros(1, dtype=dtype)
+                if dtype.names:
+                    raise Failure("runtime-failed", f"params.{p['name']}.value = {value!r}: a struct is filled with \"random\"", True)
+                arr[0] = value
+            kernel.set_arg(i, arr[0])
+
+    def sizes(self, grid: tuple[int, ...], block: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+        dims = 3 if grid[2] > 1 or (len(block) > 2 and block[2] > 1) else 2 if grid[1] > 1 or (len(block) > 1 and block[1] > 1) else 1
+        g = tuple(int(x) for x in grid[:dims])
+        local = None if not any(block) else tuple(int(x) for x in block[:dims])
+        return g, local
+
+    def launch(self, kernel: Any, reference: bool, seed: int, when: str) -> Any:
+        cl = self.cl
+        phase(f"{'reference' if reference else 'variant'} kernel, {when}")
+        grid, block = (self.cfg.grid, self.cfg.block) if reference else (self.cfg.var_grid, self.cfg.var_block)
+        g, lsz = self.sizes(grid, block)
+        try:
+            self.set_args(kernel, seed)
+            ev = cl.enqueue_nd_range_kernel(self.queue, kernel, g, lsz)
+            ev.wait()
+            return ev
+        except cl.Error as exc:
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if reference:
+                raise Failure("runtime-failed", f"launch: the reference kernel failed ({when}): {msg}; check launch.grid "
+                              f"{tuple(grid)} and launch.block {tuple(block)} in mep.toml", True) from None
+            raise Failure("runtime-failed", f"the variant kernel failed ({when}): {msg}") from None
+
+    def download(self, b: Buf) -> bytes:
+        out = self.np.empty(b.nbytes, dtype=self.np.uint8)
+        self.cl.enqueue_copy(self.queue, out, b.data)
+        self.queue.finish()
+        return out.tobytes()
+
+    # -- captured data (s2s capture) ----
+    def load_captured(self) -> list[Captured]:
+        """The replayed launches of [capture] in mep.toml, each buffer's contents before and after."""
+        np = self.np
+        cap = self.cfg.capture
+        index_path = self.cfg.mep / str(cap.get("index", "capture/index.json"))
+        try:
+            index = json.loads(index_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise Failure("runtime-failed", f"capture.index: cannot read {index_path}: {exc}", True) from None
+        wanted = {int(x) for x in cap.get("sets", [])}
+        out = []
+        for entry in index.get("sets", []):
+            if wanted and int(entry.get("launch", 0)) not in wanted:
+                continue
+            if not entry.get("replayed", True):
+                continue
+            c = Captured(label=f"captured input set (launch {entry.get('launch')} of the application, {entry.get('site', '?')})")
+            for b in self.bufs:
+                if b.base is None:
+                    continue
+                info = entry.get("params", {}).get(b.name)
+                if not info or info.get("kind") != "buffer":
+                    raise Failure("runtime-failed", f"params.{b.name}: no captured data for this buffer in {index_path.name}", True)
+                arrays = []
+                for key in ("before", "after"):
+                    path = self.cfg.mep / str(info[key])
+                    try:
+                        raw = np.load(path, allow_pickle=False).tobytes()
+                    except (OSError, ValueError) as exc:
+                        raise Failure("runtime-failed", f"params.{b.name}: cannot read the captured {path}: {exc}", True) from None
+                    if len(raw) != b.nbytes:
+                        raise Failure("runtime-failed", f"params.{b.name}.count = {b.count}, but the captured buffer "
+                                      f"{info[key]} holds {len(raw) // b.dtype.itemsize} elements of {b.dtype.itemsize} "
+                                      "bytes", True)
+                    arrays.append(np.frombuffer(raw, dtype=b.dtype).copy())
+                c.before[b.index], c.after[b.index] = arrays
+            out.append(c)
+        if not out:
+            raise Failure("runtime-failed", f"capture.sets: no replayable launch in {index_path}", True)
+        return out
+
+    def reproduce(self, c: Captured) -> None:
+        """The reference on the captured inputs must give the captured outputs (every buffer, as the real
+        run left it); otherwise the MEP is not the application's kernel and nothing it says can be trusted."""
+        cl = self.cl
+        for b in self.bufs:
+            if b.base is not None:
+                cl.enqueue_copy(self.queue, b.data, c.before[b.index])
+        self.queue.finish()
+        self.launch(self.ref_kernel, True, self.cfg.seed, c.label)
+        bad = []
+        for b in self.bufs:
+            if b.base is None:
+                continue
+            got = self.download(b)
+            chk = Check(b.name, b.role)
+            compare(chk, "", b.dtype, c.after[b.index].tobytes(), got, b.count, False, *self.cfg.tolerance(b.spec))
+            if not chk.ok:
+                bad.append(f"params.{b.name}: " + chk.message.replace("reference ", "application ").replace("variant ", "MEP "))
+        if bad:
+            raise Failure("runtime-failed", f"capture: the reference kernel on the {c.label} does not reproduce the "
+                          f"outputs the application produced: {'; '.join(bad)}; the MEP does not reproduce the real run "
+                          "(check kernel_file, flags, the counts and the launch in mep.toml) and must not be optimized",
+                          True)
+        self.messages.append(f"the reference reproduces the application's outputs on the {c.label}")
+
+    def check_set(self, seed: int, label: str, stale: bool = False, captured: Captured | None = None) -> bool:
+        """One input set: the reference, then the variant on the same inputs. With `stale`, the variant's
+        outputs hold the reference's results of the previous set (as stale memory would) instead of the
+        poison, so that a variant that keeps what it finds there fails. With `captured`, the inputs are
+        those of a real run."""
+        self.fill_set(seed, captured)
+        self.reset()
+        self.launch(self.ref_kernel, True, seed, label)
+        for b in self.bufs:
+            if b.base is None:
+                continue
+            g = self.guard_violation(b)
+            if g:
+                raise Failure("runtime-failed", f"params.{b.name}.count: the reference {g}; is the count too small?", True)
+            b.ref_after = self.download(b)
+        self.reset()
+        prefilled = False
+        if stale:
+            for b in self.bufs:
+                if b.base is not None and b.role == "out" and len(b.prev_ref) == b.nbytes:
+                    self.cl.enqueue_copy(self.queue, b.data, self.np.frombuffer(b.prev_ref, dtype=self.np.uint8))
+                    prefilled = True
+            self.queue.finish()
+        self.launch(self.var_kernel, False, seed, label)
+        where = label + (" with outputs pre-filled with the previous set's results" if prefilled else "") + ": "
+        all_ok = True
+        for b in self.bufs:
+            if b.base is None:
+                continue
+            c = self.check_of(b)
+            g = self.guard_violation(b)
+            if g:
+                c.fail(where + g, b.count)
+            b.var_after = self.download(b)
+            if b.role == "in":
+                if b.ref_after != b.var_after:
+                    ra = self.np.frombuffer(b.ref_after, dtype=self.np.uint8)
+                    va = self.np.frombuffer(b.var_after, dtype=self.np.uint8)
+                    k = int(self.np.argmax(ra != va)) // b.dtype.itemsize
+                    c.fail(where + f"the variant modified this input (first at element {k}); the reference leaves it unchanged", k)
+            else:
+                compare(c, where, b.dtype, b.ref_after, b.var_after, b.count, b.role == "out", *self.cfg.tolerance(b.spec))
+            all_ok = all_ok and c.ok
+            if b.role == "out":
+                b.prev_ref = b.ref_after
+        return all_ok
+
+    # -- timing ----
+    def time_both(self, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        cl, np = self.cl, self.np
+        self.fill_set(seed)
+        self.reset()
+        for b in self.bufs:
+            if b.base is not None and b.role == "inout":
+                b.saved = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=b.init)
+        cache = int(getattr(self.dev, "global_mem_cache_size", 0) or 0)
+        flush_bytes = min(max(2 * cache, 1 << 20), 256 << 20)
+        flush = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, flush_bytes)
+        self.set_args(self.ref_kernel, seed)
+        self.set_args(self.var_kernel, seed)
+        rg, rl = self.sizes(self.cfg.grid, self.cfg.block)
+        vg, vl = self.sizes(self.cfg.var_grid, self.cfg.var_block)
+
+        def timed(kernel: Any, g: Any, lsz: Any, batch: int, reference: bool) -> float:
+            for b in self.bufs:
+                if b.base is None:
+                    continue
+                if b.role == "out":
+                    cl.enqueue_fill_buffer(self.queue, b.data, np.uint8(POISON), 0, b.nbytes)
+                elif b.role == "inout":
+                    cl.enqueue_copy(self.queue, b.data, b.saved)
+            cl.enqueue_fill_buffer(self.queue, flush, np.uint8(0x5A), 0, flush_bytes)
+            try:
+                evs = [cl.enqueue_nd_range_kernel(self.queue, kernel, g, lsz) for _ in range(batch)]
+                evs[-1].wait()
+                return (evs[-1].profile.end - evs[0].profile.start) / 1e3 / batch
+            except cl.Error as exc:
+                raise Failure("runtime-failed", f"the {'reference' if reference else 'variant'} kernel failed while timed: "
+                              f"{str(exc).splitlines()[0]}", reference) from None
+
+        phase("warm-up")
+        wr, wv = [], []
+        for _ in range(max(1, self.cfg.warmup)):
+            wr.append(timed(self.ref_kernel, rg, rl, 1, True))
+            wv.append(timed(self.var_kernel, vg, vl, 1, False))
+        est = min(_quantile(wr, 0.5), _quantile(wv, 0.5))
+        batch = 1 if est >= 10.0 else int(min(1000, math.ceil(20.0 / max(est, 0.02))))
+        if batch > 1:
+            self.messages.append(f"kernels under 10 us: timed in batches of {batch} launches (per-launch time reported)")
+        phase("timing")
+        tr, tv = [], []
+        for r in range(self.cfg.reps):
+            if r % 2 == 0:
+                tr.append(timed(self.ref_kernel, rg, rl, batch, True))
+                tv.append(timed(self.var_kernel, vg, vl, batch, False))
+            else:
+                tv.append(timed(self.var_kernel, vg, vl, batch, False))
+                tr.append(timed(self.ref_kernel, rg, rl, batch, True))
+        self.messages.append(f"device caches flushed before every timed launch ({flush_bytes >> 20} MiB written)")
+        return _stats(tr, batch), _stats(tv, batch)
+
+
+def _quantile(v: list[float], q: float) -> float:
+    if not v:
+        return 0.0
+    s = sorted(v)
+    pos = q * (len(s) - 1)
+    i = int(pos)
+    frac = pos - i
+    return s[i] * (1 - frac) + s[i + 1] * frac if i + 1 < len(s) else s[i]
+
+
+def _stats(us: list[float], batch: int) -> dict[str, Any]:
+    return {"median_us": _quantile(us, 0.5), "spread_us": _quantile(us, 0.75) - _quantile(us, 0.25),
+            "p10_us": _quantile(us, 0.1), "p90_us": _quantile(us, 0.9), "min_us": min(us) if us else 0.0,
+            "samples": len(us), "batch": batch}
+
+
+def _build_log(text: str) -> list[str]:
+    keep = [ln for ln in text.splitlines() if ln.strip() and "clBuildProgram failed" not in ln and not ln.startswith("Build on")
+            and not ln.startswith("(options:")]
+    return keep or text.splitlines()[:5]
+
+
+def _dims(s: str) -> tuple[int, int, int]:
+    v = [int(x) for x in s.split(",") if x.strip()]
+    v = (v + [1, 1])[:3]
+    return v[0], v[1], v[2]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="opencl_runner", description="Check and time an OpenCL variant against the reference.")
+    ap.add_argument("mep", help="the MEP directory (holds mep.toml)")
+    ap.add_argument("--variant", default=None, help="variants/<ID>/ (default: the reference against itself)")
+    ap.add_argument("--no-time", action="store_true", help="check only")
+    ap.add_argument("--time-only", action="store_true", help="time without checking")
+    ap.add_argument("--no-post-check", action="store_true", help="skip the check with a fresh input set after timing")
+    ap.add_argument("--build-only", action="store_true", help="build both programs and stop")
+    ap.add_argument("--input-sets", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--reps", type=int, default=None)
+    ap.add_argument("--warmup", type=int, default=None)
+    ap.add_argument("--rtol", type=float, default=None, help="rtol of every output (default: each output's from mep.toml)")
+    ap.add_argument("--atol", type=float, default=None, help="atol of every output (default: each output's from mep.toml)")
+    ap.add_argument("--var-grid", type=_dims, default=None, help="X,Y,Z global size of the variant")
+    ap.add_argument("--var-block", type=_dims, default=None, help="X,Y,Z local size of the variant (0,0,0: none)")
+    ap.add_argument("--device", default=os.environ.get("S2S_OPENCL_DEVICE", ""), help="substring of 'platform / device'")
+    args = ap.parse_args(argv)
+
+    if "OCL_ICD_VENDORS" not in os.environ and os.path.isdir("/etc/OpenCL/vendors"):
+        os.environ["OCL_ICD_VENDORS"] = "/etc/OpenCL/vendors"
+    mep = Path(args.mep).resolve()
+    result: dict[str, Any] = {"schema": 1, "backend": "opencl", "device": "?", "verdict": "runtime-failed", "input_sets": 0,
+                              "checks": [], "reference": None, "variant": None, "speedup": None, "messages": [],
+                              "input_error": None}
+    run: Run | None = None
+    try:
+        cfg = load_config(mep, args.variant)
+        result["kernel"] = cfg.kernel
+        for name in ("input_sets", "seed", "reps", "warmup"):
+            if getattr(args, name) is not None:
+                setattr(cfg, name, getattr(args, name))
+        cfg.force_rtol, cfg.force_atol = args.rtol, args.atol
+        if args.var_grid:
+            cfg.var_grid = args.var_grid
+        if args.var_block:
+            cfg.var_block = args.var_block
+        try:
+            import numpy as np
+            import pyopencl as cl
+        except ImportError as exc:
+            raise Failure("runtime-failed", f"the OpenCL harness needs numpy and pyopencl: {exc}", True) from None
+        run = Run(cfg=cfg, cl=cl, np=np)
+        run.build(args.device)
+        result["device"] = run.device
+        result["build_seconds"] = run.build_seconds
+        if args.build_only:
+            result["verdict"] = "ok"
+        else:
+            run.allocate()
+            ok = True
+            sets = 0
+            if not args.time_only and cfg.capture:
+                for cap in run.load_captured():
+                    run.reproduce(cap)
+                    ok = run.check_set(cfg.seed, cap.label, captured=cap) and ok
+                    sets += 1
+            if not args.time_only:
+                for s in range(cfg.input_sets):
+                    seed = cfg.seed + s
+                    ok = run.check_set(seed, f"input set {s + 1} (seed {seed})", stale=s % 2 == 1) and ok
+                    sets += 1
+            verdict = "ok" if ok else "wrong-output"
+            if ok and not args.no_time:
+                ref, var = run.time_both(cfg.seed)
+                result["reference"], result["variant"] = ref, var
+                result["speedup"] = ref["median_us"] / var["median_us"] if var["median_us"] > 0 else None
+                if not args.time_only and not args.no_post_check:
+                    seed = cfg.seed + cfg.input_sets
+                    if not run.check_set(seed, f"after timing, fresh input set (seed {seed})"):
+                        verdict = "wrong-output"
+                    sets += 1
+            if args.time_only:
+                run.messages.append("outputs were not checked (--time-only)")
+            result["verdict"] = verdict
+            result["input_sets"] = sets
+    except Failure as f:
+        result["verdict"] = f.verdict
+        result["messages"].extend(f.message.splitlines() or [f.message])
+        if f.input_error:
+            result["input_error"] = f.message.splitlines()[0] if f.message else f.verdict
+    except (OSError, KeyError, ValueError, TypeError) as exc:
+        result["verdict"] = "runtime-failed"
+        result["messages"].append(f"{type(exc).__name__}: {exc}")
+        result["input_error"] = f"mep.toml: {type(exc).__name__}: {exc}" if isinstance(exc, (KeyError, TypeError)) else None
+    if run is not None:
+        result["device"] = run.device
+        result["checks"] = [c.json() for c in run.checks]
+        result["messages"] = run.messages + result["messages"]
+    print("S2S_RESULT " + json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

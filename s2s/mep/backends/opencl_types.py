@@ -1,0 +1,91 @@
+"""OpenCL element types by name for numpy: primitives, vector types, structs and aliases (-D flags, #defines, typedefs).
+
+Standalone (the standard library and numpy only): the OpenCL harness imports it, and `s2s run` copies it into
+the MEP beside harness_opencl.py.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_PRIM = {
+    "float": "f4", "double": "f8", "half": "f2", "char": "i1", "signed char": "i1", "uchar": "u1", "unsigned char": "u1",
+    "short": "i2", "ushort": "u2", "unsigned short": "u2", "int": "i4", "uint": "u4", "unsigned int": "u4",
+    "unsigned": "u4", "long": "i8", "ulong": "u8", "unsigned long": "u8", "size_t": "u8", "ptrdiff_t": "i8",
+    "intptr_t": "i8", "uintptr_t": "u8", "bool": "u1", "int8_t": "i1", "uint8_t": "u1", "int16_t": "i2",
+    "uint16_t": "u2", "int32_t": "i4", "uint32_t": "u4", "int64_t": "i8", "uint64_t": "u8",
+}
+_VECTOR = re.compile(r"(char|uchar|short|ushort|int|uint|long|ulong|float|double|half)(2|3|4|8|16)")
+
+
+class Types:
+    """Element types by name: primitives, vector types, [[structs]], and aliases from -D flags,
+    #defines and typedefs of the kernel file."""
+
+    def __init__(self, flags: list[str], structs: list[dict[str, Any]], source: str) -> None:
+        import numpy as np
+
+        self.np = np
+        self.aliases: dict[str, str] = {}
+        for mt in re.finditer(r"^[ \t]*typedef[ \t]+([\w \t]+?)[ \t]+(\w+)[ \t]*;", source, re.M):
+            self.aliases.setdefault(mt.group(2), mt.group(1))
+        for mt in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([\w \t]+?)[ \t]*$", source, re.M):
+            self.aliases.setdefault(mt.group(1), mt.group(2))
+        flags = list(flags)
+        for i, f in enumerate(flags):  # -D flags win over the file's defaults
+            d = f[2:] if f.startswith("-D") and len(f) > 2 else (flags[i + 1] if f == "-D" and i + 1 < len(flags) else None)
+            if d and "=" in d:
+                k, v = d.split("=", 1)
+                self.aliases[k.strip()] = v.strip()
+        self.structs = {s["name"].split("::")[-1]: s for s in structs}
+        self._cache: dict[str, tuple[Any, int]] = {}
+
+    def clean(self, t: str) -> str:
+        t = re.sub(r"\b(const|volatile|restrict|__restrict|struct|__global|global|__local|local|__constant|constant|__private|"
+                   r"private)\b", " ", str(t))
+        return " ".join(t.replace("*", " ").split())
+
+    def resolve(self, name: str) -> tuple[Any, int]:
+        """(numpy dtype, OpenCL alignment) of a type name; KeyError when unknown."""
+        t = self.clean(name)
+        if t in self._cache:
+            return self._cache[t]
+        seen = set()
+        while t in self.aliases and t not in _PRIM and t not in seen and t not in self.structs:
+            seen.add(t)
+            t = self.clean(self.aliases[t])
+        np = self.np
+        if t in _PRIM:
+            dt = np.dtype(_PRIM[t])
+            res = (dt, dt.itemsize)
+        elif _VECTOR.fullmatch(t):
+            mt = _VECTOR.fullmatch(t)
+            assert mt
+            base = np.dtype(_PRIM[mt.group(1)])
+            n = int(mt.group(2))
+            slots = 4 if n == 3 else n
+            names = ["x", "y", "z", "w"][:n] if n <= 4 else [f"s{k:x}" for k in range(n)]
+            dt = np.dtype({"names": names, "formats": [base] * n, "offsets": [k * base.itemsize for k in range(n)],
+                           "itemsize": slots * base.itemsize})
+            res = (dt, slots * base.itemsize)
+        elif t in self.structs:
+            res = self._struct(self.structs[t])
+        else:
+            raise KeyError(name)
+        self._cache[self.clean(name)] = res
+        return res
+
+    def _struct(self, st: dict[str, Any]) -> tuple[Any, int]:
+        np = self.np
+        names, formats, offsets = [], [], []
+        off, align = 0, 1
+        for ftype, fname, flen in st["fields"]:
+            dt, al = self.resolve(ftype)
+            off = (off + al - 1) // al * al
+            names.append(fname)
+            formats.append((dt, (int(flen),)) if int(flen or 1) > 1 else dt)
+            offsets.append(off)
+            off += dt.itemsize * max(1, int(flen or 1))
+            align = max(align, al)
+        size = (off + align - 1) // align * align
+        return np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": size}), align

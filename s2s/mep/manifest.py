@@ -1,0 +1,223 @@
+"""mep.toml: what an MEP is made of, where each value came from, and what is still to fill in.
+
+Every inferred value carries `from` (its provenance). A value that could not be inferred is written
+as the string "FILL-IN" with a `hint`, and `s2s run` stops, naming each one.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from s2s.base.errors import UserError
+from s2s.lang.parsing import dialect_of
+
+FILL_IN = "FILL-IN"
+ROLES = ("in", "out", "inout", "scalar")
+DEFAULT_RTOL = 1e-3  # [check] rtol when mep.toml does not say
+DEFAULT_ATOL = 1e-4  # [check] atol, scaled by the largest magnitude in the reference output
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    name: str
+    type: str  # as declared: "const float *"
+    role: str  # in | out | inout | scalar
+    elem: str  # element type for buffers, the type for scalars: "float", "Particle", "Params"
+    count: int | str = 0  # elements in the buffer (FILL_IN when unknown)
+    count_expr: str = ""  # the same as an expression of the application's names
+    value: float | int | str | dict = 0  # type: ignore[type-arg]  # scalar value (FILL_IN when unknown); struct scalars: {field: value}, the rest random
+    fill: str = "uniform"  # uniform | index | zeros | random-struct
+    low: float = -1.0
+    high: float = 1.0
+    source: str = ""  # provenance: "launch src/main.cu:88 arg d_A; cudaMalloc at src/main.cu:61"
+    hint: str = ""
+    space: str = ""  # OpenCL address space of pointers: global | local | constant
+    rtol: float | None = None  # this output's tolerances; None: [check]'s
+    atol: float | None = None
+    tol_from: str = ""  # provenance of rtol/atol when s2s chose them
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_mem: int = 0
+    grid_expr: str = ""
+    block_expr: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class SymbolSpec:
+    """A __constant__ or __device__ variable the kernel reads: filled from the seed before each launch."""
+    name: str
+    elem: str
+    count: int
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class StructSpec:
+    name: str
+    fields: tuple[tuple[str, str, int], ...]  # (type, name, array length or 1)
+
+
+@dataclass
+class Manifest:
+    kernel: str  # qualified name
+    backend: str  # cuda | hip | opencl
+    kernel_file: str
+    origin: dict[str, Any]
+    params: list[ParamSpec]
+    launch: LaunchSpec
+    flags: list[str] = field(default_factory=list)
+    template_args: str = ""
+    symbols: list[SymbolSpec] = field(default_factory=list)
+    structs: list[StructSpec] = field(default_factory=list)
+    sizes: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {value, from}
+    rtol: float = DEFAULT_RTOL  # every output's, unless its [[params]] entry has its own
+    atol: float = DEFAULT_ATOL
+    input_sets: int = 3
+    seed: int = 1234
+    repetitions: int = 30
+    warmup: int = 3
+    timeout_s: float = 120.0
+    macros: list[str] = field(default_factory=list)  # macros kernel_file defines (undefined between copies)
+    notes: list[str] = field(default_factory=list)
+    # data of a real run (`s2s capture`): {index: "capture/index.json", from, sets: [launch ordinals replayed], ...};
+    # empty for an MEP with random inputs only
+    capture: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def dialect(self) -> str:
+        """How the kernel file parses: "opencl", or "cuda" for CUDA and HIP."""
+        return dialect_of(self.backend)
+
+    def tolerance(self, p: ParamSpec) -> tuple[float, float]:
+        """(rtol, atol) that output `p` is checked with: its own where given, else [check]'s."""
+        return (self.rtol if p.rtol is None else p.rtol), (self.atol if p.atol is None else p.atol)
+
+    # -- checks ---------------------------------------------------------------------------------
+    def unfilled(self) -> list[str]:
+        out = []
+        for p in self.params:
+            if p.role not in ROLES:
+                out.append(f"params.{p.name}.role = {p.role!r}: one of {', '.join(ROLES)}")
+            if p.role == "scalar" and p.value == FILL_IN:
+                out.append(f"params.{p.name}.value: {p.hint or 'the scalar value passed at the launch'}")
+            if p.role != "scalar" and p.count == FILL_IN:
+                out.append(f"params.{p.name}.count: {p.hint or 'number of elements in the buffer'}")
+        if FILL_IN in (self.launch.grid + self.launch.block):  # type: ignore[operator]
+            out.append("launch.grid / launch.block: the launch configuration")
+        return out
+
+
+def line_of(path: Path, needle: str, after: str = "") -> int | None:
+    """The first line holding `needle` (at or after the first line holding `after`, where given)."""
+    try:
+        seen = not after
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            seen = seen or after in line
+            if seen and needle in line:
+                return i
+    except OSError:
+        return None
+    return None
+
+
+# -- TOML -------------------------------------------------------------------------------------
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    s = str(v).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{s}"'
+
+
+def _key(k: str) -> str:
+    return k if k.replace("_", "").replace("-", "").isalnum() else _toml_value(k)
+
+
+def _table(name: str, d: dict[str, Any]) -> list[str]:
+    out = [f"[{name}]"] if name else []
+    out += [f"{_key(k)} = {_toml_value(v)}" for k, v in d.items() if v is not None]
+    return out
+
+
+def dumps(m: Manifest) -> str:
+    lines = ["# s2s Minimal Executable Program. Values marked FILL-IN must be filled before `s2s run`.", ""]
+    lines += _table("", {"kernel": m.kernel, "backend": m.backend, "kernel_file": m.kernel_file,
+                         "template_args": m.template_args, "flags": m.flags, "macros": m.macros}) + [""]
+    lines += _table("origin", m.origin) + [""]
+    lines += _table("launch", asdict(m.launch)) + [""]
+    lines += _table("check", {"rtol": m.rtol, "atol": m.atol, "input_sets": m.input_sets, "seed": m.seed}) + [""]
+    lines += _table("timing", {"repetitions": m.repetitions, "warmup": m.warmup, "timeout_s": m.timeout_s}) + [""]
+    if m.sizes:
+        lines += ["[sizes]"] + [f"{_key(k)} = {_toml_value(v)}" for k, v in m.sizes.items()] + [""]
+    for p in m.params:
+        lines += _table("[params]", _param_entry(p)) + [""]
+    for s in m.symbols:
+        lines += _table("[symbols]", asdict(s)) + [""]
+    for st in m.structs:
+        lines += _table("[structs]", {"name": st.name, "fields": [list(f) for f in st.fields]}) + [""]
+    if m.capture:
+        lines += _table("capture", m.capture) + [""]
+    if m.notes:
+        lines += ["[notes]", f"lines = {_toml_value(m.notes)}", ""]
+    return "\n".join(lines)
+
+
+def _param_entry(p: ParamSpec) -> dict[str, Any]:
+    """A [[params]] entry; rtol, atol (None: [check]'s) and their provenance only where set."""
+    d = asdict(p)
+    if not p.tol_from:
+        del d["tol_from"]
+    return d
+
+
+def save(m: Manifest, mep_dir: Path) -> Path:
+    from s2s.base.fsutil import atomic_write
+
+    path = mep_dir / "mep.toml"
+    atomic_write(path, dumps(m).encode())
+    return path
+
+
+def load(mep_dir: Path) -> Manifest:
+    path = Path(mep_dir) / "mep.toml"
+    if not path.is_file():
+        raise UserError("not an MEP: mep.toml is missing", file=str(mep_dir), hint="create one with `s2s extract TREE --kernel NAME -o DIR`")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise UserError(f"invalid TOML: {exc}", file=str(path), line=line) from None
+    try:
+        launch = raw["launch"]
+        m = Manifest(
+            kernel=raw["kernel"], backend=raw["backend"], kernel_file=raw["kernel_file"], origin=raw.get("origin", {}),
+            params=[ParamSpec(**p) for p in raw.get("params", [])],
+            launch=LaunchSpec(grid=tuple(launch["grid"]), block=tuple(launch["block"]),  # type: ignore[arg-type]
+                              shared_mem=launch.get("shared_mem", 0), grid_expr=launch.get("grid_expr", ""),
+                              block_expr=launch.get("block_expr", ""), source=launch.get("source", "")),
+            flags=list(raw.get("flags", [])), template_args=raw.get("template_args", ""),
+            symbols=[SymbolSpec(**s) for s in raw.get("symbols", [])],
+            structs=[StructSpec(name=s["name"], fields=tuple(tuple(f) for f in s["fields"])) for s in raw.get("structs", [])],  # type: ignore[misc]
+            sizes=raw.get("sizes", {}), macros=list(raw.get("macros", [])),
+            rtol=raw.get("check", {}).get("rtol", DEFAULT_RTOL), atol=raw.get("check", {}).get("atol", DEFAULT_ATOL),
+            input_sets=raw.get("check", {}).get("input_sets", 3), seed=raw.get("check", {}).get("seed", 1234),
+            repetitions=raw.get("timing", {}).get("repetitions", 30), warmup=raw.get("timing", {}).get("warmup", 3),
+            timeout_s=raw.get("timing", {}).get("timeout_s", 120.0), notes=raw.get("notes", {}).get("lines", []),
+            capture=dict(raw.get("capture", {})),
+        )
+    except (KeyError, TypeError) as exc:
+        raise UserError(f"missing or malformed entry: {exc}", file=str(path), line=line_of(path, str(exc).strip("'"))) from None
+    return m

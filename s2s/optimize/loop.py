@@ -1,0 +1,198 @@
+"""Stage 4: optimize in rounds. Propose, build in parallel on the CPU cores, repair what does not build,
+evaluate one at a time on the device, keep the best verified variant, feed the results to the next round.
+
+Every evaluation is committed to the MEP's history before the next starts; a killed run resumes where
+it stopped (finished candidates are looked up by fingerprint and never evaluated twice).
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from s2s.base.devicelock import device_lock
+from s2s.base.errors import UserError
+from s2s.base.fsutil import atomic_write
+from s2s.capture.verify import capture_key
+from s2s.lang.kernel_facts import kernel_facts
+from s2s.mep.history import History
+from s2s.mep.manifest import load
+from s2s.mep.variant import Variant
+
+from .candidate import Candidate
+from .patterns import Library, features
+from .proposers import PROPOSERS, State
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class Options:
+    proposer: str = "builtin"
+    rounds: int = 4
+    max_evals: int = 30
+    time_budget_s: float | None = None
+    patterns: str | None = None  # library path; None: the per-user default
+    use_patterns: bool = True
+    jobs: int = max(1, os.cpu_count() or 1)
+    max_repairs: int = 2
+    min_gain: float = 1.02
+    patience: int = 1  # rounds in a row without improvement before stopping (from round 2 on)
+    llm_config: str | None = None
+    replay_file: str | None = None
+
+
+@dataclass
+class Outcome:
+    best_id: str | None
+    best_speedup: float
+    best_origin: str
+    evaluations: int
+    evals_to_best: int
+    rounds: int
+    stopped: str
+    rows: list[Any] = field(default_factory=list)
+
+
+def write_variant(mep_dir: Path, kernel_file: str, cand: Candidate) -> None:
+    vdir = mep_dir / "variants" / cand.id
+    vdir.mkdir(parents=True, exist_ok=True)
+    atomic_write(vdir / kernel_file, cand.source)
+    launch = cand.launch
+    Variant(origin=cand.origin, note=cand.note, parent=cand.parent, grid=launch.grid if launch else None,
+            block=launch.block if launch else None, shared_mem=launch.shared_mem if launch else None,
+            launch_rules=cand.launch_rules if launch else ()).write(vdir)
+
+
+def _pipeline(origin: str) -> str:
+    head = origin.split("+repair")[0]
+    return head[len("pass:"):] if head.startswith("pass:") else ""
+
+
+def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -> Outcome:
+    from s2s.mep import evaluate as ev
+
+    mep_dir = Path(mep)
+    manifest = load(mep_dir)
+    missing = manifest.unfilled()
+    if missing:
+        raise UserError(f"mep.toml has values to fill in: {'; '.join(missing)}", file=str(mep_dir / "mep.toml"))
+    if manifest.capture:  # the reference must reproduce the real run's outputs before anything is optimized
+        ev.evaluate(mep_dir, None, time=False)  # raises UserError (exit 2) when it does not
+    captured = capture_key(manifest, mep_dir) if manifest.capture else None
+    if opts.proposer not in PROPOSERS:
+        raise UserError(f"unknown proposer '{opts.proposer}'", hint=f"one of {', '.join(PROPOSERS)}")
+    proposer = PROPOSERS[opts.proposer](llm_config=opts.llm_config, replay_file=opts.replay_file)
+    original = (mep_dir / manifest.kernel_file).read_bytes()
+    kernel = manifest.kernel.split("::")[-1]
+    dialect = manifest.dialect
+    facts = kernel_facts(original, dialect, kernel)
+    feats = features(facts) if facts is not None else ()
+    library = Library(Path(opts.patterns) if opts.patterns else None)
+    history = History(mep_dir / "history.sqlite")
+    state = State(manifest=manifest, original=original, kernel=kernel, dialect=dialect, facts=facts,
+                  patterns=library.suggest(feats, manifest.backend) if opts.use_patterns else [])
+    done = history.finished_shas()
+    for row in done.values():
+        if row.status == "ok" and row.speedup and not row.failed_on_capture:
+            src = (mep_dir / "variants" / row.id / manifest.kernel_file)
+            if src.is_file():
+                state.ok_candidates.append((row.speedup, Candidate(src.read_bytes(), row.origin), _pipeline(row.origin)))
+    evals = sum(1 for r in done.values() if r.status not in {"duplicate"})
+    best = history.best()
+    best_speedup = best.speedup if best and best.speedup else 1.0
+    evals_to_best = 0
+    t0 = time.monotonic()
+    stopped = "rounds"
+    round_no = 0
+    idle_rounds = 0
+    for round_no in range(1, opts.rounds + 1):
+        state.round = round_no
+        state.rows = history.rows()
+        state.budget = opts.max_evals - evals
+        state.best_speedup = best_speedup
+        if state.budget <= 0:
+            stopped = "max-evals"
+            break
+        cands = [c for c in proposer.propose(state) if c.fingerprint not in {k for k in done}]
+        fresh: list[Candidate] = []
+        seen: set[str] = set()
+        for c in cands:
+            key = c.source_sha + json.dumps(c.launch.as_dict() if c.launch else None, sort_keys=True)
+            if key in done or c.id in seen:
+                continue
+            seen.add(c.id)
+            fresh.append(c)
+        fresh = fresh[: state.budget]
+        if not fresh:
+            stopped = "no-new-candidates"
+            break
+        for c in fresh:
+            write_variant(mep_dir, manifest.kernel_file, c)
+            history.add(c.id, round_no, c.origin, c.parent, c.source_sha, c.launch.as_dict() if c.launch else None)
+        builds = list(zip(fresh, ev.build_many(mep_dir, [c.id for c in fresh], jobs=opts.jobs)))
+        improved = False
+        for cand, built in builds:
+            if opts.time_budget_s is not None and time.monotonic() - t0 > opts.time_budget_s:
+                stopped = "time-budget"
+                break
+            repairs = 0
+            while not built.ok and repairs < opts.max_repairs and built.input_error is None:
+                fixed = proposer.repair(cand, built.log, state)
+                if fixed is None:
+                    break
+                repairs += 1
+                history.finish(cand.id, "compile-failed", {"messages": list(built.messages)}, built.log, repairs - 1)
+                cand = fixed
+                write_variant(mep_dir, manifest.kernel_file, cand)
+                history.add(cand.id, round_no, cand.origin, cand.parent, cand.source_sha, cand.launch.as_dict() if cand.launch else None)
+                built = ev.build(mep_dir, cand.id)
+            with device_lock():
+                m = ev.run_built(built)
+            evals += 1
+            result = m.to_json()
+            history.finish(cand.id, m.verdict, result, built.log, repairs)
+            if captured is not None and m.verdict == "ok":  # it was checked on the captured data first
+                history.mark_captured(cand.id, "ok", captured, {"from": manifest.capture.get("from", ""), "message": "",
+                                                                "during": "optimize"})
+            done[cand.source_sha + json.dumps(cand.launch.as_dict() if cand.launch else None, sort_keys=True)] = history.get(cand.id)  # type: ignore[assignment]
+            if m.device:
+                state.device = m.device
+            speedup = m.speedup or 0.0
+            if m.verdict == "ok" and speedup > 0:
+                state.ok_candidates.append((speedup, cand, _pipeline(cand.origin)))
+                if speedup > best_speedup * opts.min_gain:
+                    improved = True
+                if speedup > best_speedup:
+                    best_speedup = speedup
+                    best = history.get(cand.id)
+                    state.best = cand
+                    evals_to_best = evals
+            if progress is not None:
+                progress({"round": round_no, "candidate": cand.id, "origin": cand.origin, "verdict": m.verdict,
+                          "speedup": speedup, "best": best_speedup, "evals": evals})
+            if evals >= opts.max_evals:
+                stopped = "max-evals"
+                break
+        if stopped in {"time-budget", "max-evals"}:
+            break
+        idle_rounds = 0 if improved else idle_rounds + 1
+        if round_no >= 2 and idle_rounds >= opts.patience:
+            stopped = "no-improvement"
+            break
+    best = history.best()
+    if best is not None:
+        history.set_meta("best", best.id)
+        atomic_write(mep_dir / "variants" / "BEST", (best.id + "\n").encode())
+        pipeline = _pipeline(best.origin)
+        if pipeline and best.speedup:
+            library.record(feats, pipeline, best.speedup, state.device, manifest.kernel, manifest.backend)
+    rows = history.rows()
+    history.close()
+    return Outcome(best_id=best.id if best else None, best_speedup=best.speedup if best and best.speedup else 1.0,
+                   best_origin=best.origin if best else "", evaluations=evals, evals_to_best=evals_to_best,
+                   rounds=round_no, stopped=stopped, rows=rows)

@@ -1,0 +1,167 @@
+"""The rewrite passes by name: an explicit, sorted table of lazily imported built-ins, plus entry points.
+
+A pass is a frozen dataclass with a class-level `name`, options as typed fields, `applies(facts)` and
+`rewrite(source, facts)`; its module holds `EXAMPLE_BEFORE` / `EXAMPLE_AFTER` (and `EXAMPLE_DIALECT`).
+Pipelines are data: "register-accumulation,loop-unroll{factor=4}".
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import re
+import typing
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, ClassVar, Protocol
+
+from s2s.lang.edits import Failure, LaunchChange, Refused, Rewrite, apply_edits
+from s2s.lang.kernel_facts import KernelFacts, kernel_facts
+
+# pass name -> class name in s2s.passes.<name with underscores>; keep sorted.
+BUILTIN: dict[str, str] = {
+    "coalesce-remap": "CoalesceRemap",
+    "fast-math": "FastMath",
+    "launch-config": "LaunchConfig",
+    "loop-unroll": "LoopUnroll",
+    "precision-hygiene": "PrecisionHygiene",
+    "register-accumulation": "RegisterAccumulation",
+    "register-blocking": "RegisterBlocking",
+    "restrict-const": "RestrictConst",
+    "shared-histogram": "SharedHistogram",
+    "smem-allpairs": "SmemAllpairs",
+    "smem-tiling": "SmemTiling",
+    "smem-transpose": "SmemTranspose",
+    "struct-wide-io": "StructWideIo",
+    "thread-coarsen": "ThreadCoarsen",
+    "vector-loads": "VectorLoads",
+    "warp-reduce-atomics": "WarpReduceAtomics",
+    "warp-rows": "WarpRows",
+}
+
+
+class Pass(Protocol):
+    name: ClassVar[str]
+
+    def applies(self, facts: KernelFacts) -> bool | str: ...
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused: ...
+
+
+def module_name(name: str) -> str:
+    return "s2s.passes." + name.replace("-", "_")
+
+
+def get_pass(name: str) -> type[Any]:
+    """The pass class registered under `name` (built-in first, then the `s2s.passes` entry points)."""
+    if name in BUILTIN:
+        return getattr(importlib.import_module(module_name(name)), BUILTIN[name])  # type: ignore[no-any-return]
+    for ep in entry_points(group="s2s.passes"):
+        if ep.name == name:
+            return ep.load()  # type: ignore[no-any-return]
+    raise KeyError(f"unknown pass '{name}' (known: {', '.join(all_passes())})")
+
+
+def all_passes() -> list[str]:
+    return sorted(set(BUILTIN) | {ep.name for ep in entry_points(group="s2s.passes")})
+
+
+def search_space() -> tuple[str, ...]:
+    """The pipeline steps the built-in search tries, each pass's own `space` in the order of its `priority`.
+
+    A pass without a `space` is tried once with its defaults; one without a `priority` comes last.
+    """
+    classes = sorted((get_pass(n) for n in all_passes()), key=lambda c: (getattr(c, "priority", 1000), c.name))
+    return tuple(step for cls in classes for step in getattr(cls, "space", (cls.name,)))
+
+
+def example(name: str) -> tuple[str, str, str]:
+    """(before, after, dialect) of a built-in pass's example."""
+    mod = importlib.import_module(module_name(name))
+    return mod.EXAMPLE_BEFORE, mod.EXAMPLE_AFTER, getattr(mod, "EXAMPLE_DIALECT", "cuda")
+
+
+# -- pipelines -------------------------------------------------------------------------------------
+_ITEM = re.compile(r"\s*([a-z0-9][a-z0-9-]*)\s*(?:\{([^}]*)\})?\s*(?:,|$)")
+
+
+def parse_pipeline(spec: str) -> list[tuple[str, dict[str, str]]]:
+    """"a,b{factor=4 x=1}" -> [("a", {}), ("b", {"factor": "4", "x": "1"})]; options split on spaces or ';'."""
+    out: list[tuple[str, dict[str, str]]] = []
+    pos = 0
+    spec = spec.strip()
+    while pos < len(spec):
+        m = _ITEM.match(spec, pos)
+        if m is None or m.end() == pos:
+            raise ValueError(f"bad pipeline at column {pos + 1}: '{spec[pos:]}'")
+        opts: dict[str, str] = {}
+        for part in re.split(r"[\s;]+", (m.group(2) or "").strip()):
+            if part:
+                key, sep, value = part.partition("=")
+                if not sep:
+                    raise ValueError(f"option '{part}' of pass '{m.group(1)}' needs NAME=VALUE")
+                opts[key] = value
+        out.append((m.group(1), opts))
+        pos = m.end()
+    return out
+
+
+def make_pass(name: str, options: dict[str, str] | None = None) -> Pass:
+    cls = get_pass(name)
+    fields = {f.name for f in dataclasses.fields(cls)}
+    types = typing.get_type_hints(cls)
+    values: dict[str, object] = {}
+    for key, raw in (options or {}).items():
+        if key not in fields:
+            raise ValueError(f"pass '{name}' has no option '{key}' (options: {', '.join(sorted(fields)) or 'none'})")
+        values[key] = _convert(types[key], raw)
+    return cls(**values)  # type: ignore[no-any-return]
+
+
+def build_pipeline(spec: str) -> list[Pass]:
+    return [make_pass(n, o) for n, o in parse_pipeline(spec)]
+
+
+def _convert(kind: Any, raw: str) -> object:
+    """An option's text as the field's type: bool, int, float, str, or a tuple of ints ("32x8", "32,8")."""
+    if kind is bool:
+        return raw.lower() in {"1", "true", "yes", "on"}
+    if kind in (int, float, str):
+        return kind(raw)
+    if typing.get_origin(kind) is tuple:
+        return tuple(int(x) for x in re.split(r"[x,]", raw.strip("()")) if x)
+    raise TypeError(f"options of type {kind} are not supported")
+
+
+# -- running one pass ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Applied:
+    text: bytes
+    launch: LaunchChange | None
+    note: str
+
+
+def run_pass(p: Pass, source: bytes, dialect: str, kernel: str | None = None) -> Applied | Refused:
+    """Facts, applicability, rewrite, edits: every way it can go wrong comes back as `Refused`."""
+    facts = kernel_facts(source, dialect, kernel)
+    if facts is None:
+        return Refused(f"no kernel {kernel or ''} found".replace("  ", " "))
+    ok = p.applies(facts)
+    if ok is not True:
+        return Refused(ok if isinstance(ok, str) and ok else f"{p.name} does not apply")
+    rw = p.rewrite(source, facts)
+    if isinstance(rw, Refused):
+        return rw
+    result = apply_edits(source, rw.edits, dialect)
+    if isinstance(result, Failure):
+        return Refused(f"{p.name} produced bad edits: {result.reason}")
+    return Applied(result.text, rw.launch, rw.note)
+
+
+def options_of(cls: type[Any]) -> list[tuple[str, str, object]]:
+    """(name, type, default) of a pass's options."""
+    types = typing.get_type_hints(cls)
+    return [(f.name, _type_name(types[f.name]), f.default) for f in dataclasses.fields(cls)]
+
+
+def _type_name(kind: Any) -> str:
+    return kind.__name__ if isinstance(kind, type) else str(kind).replace("typing.", "")

@@ -1,0 +1,162 @@
+"""fast-math: single-precision math in the kernel, and in the device helpers it calls, through the fast intrinsics.
+
+`1.0f / sqrtf(x)` becomes `rsqrtf(x)` (one MUFU.RSQ instead of a rounded square root and a rounded
+division); `expf`, `logf`, `sinf`, `cosf` become `__expf`, `__logf`, `__sinf`, `__cosf`. `powf` is left
+alone: `__powf` is NaN for every negative base, which generated inputs may never show.
+These are approximations (a few ulp; `__sinf`/`__cosf` lose accuracy far from zero): the variant is
+held to the MEP's tolerances like any other, and a kernel that needs the exact functions fails there.
+A helper defined in the kernel file is not changed in place (the application calls it elsewhere): a
+copy named `<helper>_fast` is added before the kernel and the kernel calls the copy.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from tree_sitter import Node
+
+from s2s.lang.edits import Edit, Refused, Rewrite
+from s2s.lang.kernel_facts import KernelFacts
+from s2s.lang.parsing import parse, src
+
+from ._common import insert_before_kernel, text, walk
+
+EXAMPLE_DIALECT = "cuda"
+EXAMPLE_BEFORE = """\
+__device__ float kernel_w(float r2, float h) { return expf(-r2 / (h * h)); }
+
+__global__ void field(const float4* p, float* phi, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float s = 0.0f;
+    for (int j = 0; j < n; ++j) {
+        float dx = p[j].x - p[i].x, dy = p[j].y - p[i].y;
+        float r2 = dx * dx + dy * dy + 1e-4f;
+        s += p[j].w * kernel_w(r2, 0.5f) * (1.0f / sqrtf(r2));
+    }
+    phi[i] = s;
+}
+"""
+EXAMPLE_AFTER = """\
+__device__ float kernel_w(float r2, float h) { return expf(-r2 / (h * h)); }
+
+#ifndef S2S_FAST_KERNEL_W_FAST
+#define S2S_FAST_KERNEL_W_FAST
+__device__ float kernel_w_fast(float r2, float h) { return __expf(-r2 / (h * h)); }
+#endif
+
+__global__ void field(const float4* p, float* phi, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float s = 0.0f;
+    for (int j = 0; j < n; ++j) {
+        float dx = p[j].x - p[i].x, dy = p[j].y - p[i].y;
+        float r2 = dx * dx + dy * dy + 1e-4f;
+        s += p[j].w * kernel_w_fast(r2, 0.5f) * (rsqrtf(r2));
+    }
+    phi[i] = s;
+}
+"""
+FAST = {"expf": "__expf", "logf": "__logf", "sinf": "__sinf", "cosf": "__cosf"}
+_ONE = re.compile(r"1(?:\.0*)?[fF]|1\.0*[fF]?")
+
+
+@dataclass(frozen=True)
+class FastMath:
+    name: ClassVar[str] = "fast-math"
+    priority: ClassVar[int] = 140  # the built-in search's order: structural rewrites first
+    space: ClassVar[tuple[str, ...]] = ("fast-math",)
+
+    def applies(self, facts: KernelFacts) -> bool | str:
+        if facts.dialect == "opencl":
+            return "CUDA/HIP intrinsics (OpenCL has native_* functions; not done here)"
+        return True
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        root = parse(source, facts.dialect).root_node
+        kernel = root.descendant_for_byte_range(facts.body_start, facts.body_end)
+        while kernel is not None and kernel.type != "function_definition":
+            kernel = kernel.parent
+        if kernel is None:
+            return Refused("kernel definition not found")
+        helpers = _helpers(root, source, kernel)
+        edits = _fast_edits(source, kernel)
+        copies: list[str] = []
+        for name, fn in helpers.items():
+            inner = _fast_edits(source, fn)
+            if not inner:
+                continue
+            fast = name + "_fast"
+            if re.search(rb"\b" + re.escape(fast.encode()) + rb"\b", source):
+                return Refused(f"`{fast}` exists already")
+            decl = fn.child_by_field_name("declarator")
+            ident = _name_node(decl)
+            if ident is None:
+                continue
+            inner.append(Edit(ident.start_byte, ident.end_byte, fast))
+            guard = "S2S_FAST_" + re.sub(r"\W", "_", fast).upper()  # once per translation unit
+            copies.append(f"#ifndef {guard}\n#define {guard}\n{_apply(source, fn.start_byte, fn.end_byte, inner)}\n#endif")
+            edits += [Edit(c.start_byte, c.end_byte, fast) for c in _calls(kernel, source, name)]
+        if not edits:
+            return Refused("no 1/sqrtf, expf, logf, sinf or cosf in the kernel or the helpers it calls")
+        if copies:
+            edits.append(insert_before_kernel(source, facts, "\n\n".join(copies)))
+        return Rewrite(tuple(edits), None, f"fast intrinsics ({len(edits) - (1 if copies else 0)} sites, {len(copies)} helper copies)")
+
+
+def _rsqrt_site(source: bytes, n: Node) -> Node | None:
+    """The `sqrtf(...)` call of `1.0f / sqrtf(...)`, when `n` is that division."""
+    if n.type != "binary_expression" or text(source, n.child_by_field_name("operator")) != "/":
+        return None
+    left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+    if (left is not None and right is not None and _ONE.fullmatch(src(source, left).strip())
+            and right.type == "call_expression" and text(source, right.child_by_field_name("function")) == "sqrtf"):
+        return right
+    return None
+
+
+def _fast_edits(source: bytes, fn: Node) -> list[Edit]:
+    edits: list[Edit] = []
+    # the argument of a rewritten 1/sqrtf is kept as written (nested calls in it are rare)
+    for n in walk(fn.child_by_field_name("body") or fn, descend=lambda n: _rsqrt_site(source, n) is None):
+        sqrt_call = _rsqrt_site(source, n)
+        if sqrt_call is not None:
+            edits.append(Edit(n.start_byte, n.end_byte, "rsqrtf" + text(source, sqrt_call.child_by_field_name("arguments"))))
+        elif n.type == "call_expression":
+            f = n.child_by_field_name("function")
+            if f is not None and f.type == "identifier" and src(source, f) in FAST:
+                edits.append(Edit(f.start_byte, f.end_byte, FAST[src(source, f)]))
+    return edits
+
+
+def _helpers(root: Node, source: bytes, kernel: Node) -> dict[str, Node]:
+    """Device functions defined at the top level of the file and called by the kernel (not templates)."""
+    defined: dict[str, Node] = {}
+    for n in root.named_children:
+        if n.type == "function_definition" and n is not kernel and b"__global__" not in source[n.start_byte:n.end_byte].split(b"(")[0]:
+            ident = _name_node(n.child_by_field_name("declarator"))
+            if ident is not None:
+                defined[src(source, ident)] = n
+    return {name: fn for name, fn in defined.items() if _calls(kernel, source, name)}
+
+
+def _calls(fn: Node, source: bytes, name: str) -> list[Node]:
+    """The function names of the calls of `name` in `fn`'s body."""
+    return [f for n in walk(fn.child_by_field_name("body") or fn) if n.type == "call_expression"
+            for f in [n.child_by_field_name("function")] if f is not None and f.type == "identifier" and src(source, f) == name]
+
+
+def _name_node(decl: Node | None) -> Node | None:
+    while decl is not None and decl.type not in {"identifier", "field_identifier"}:
+        decl = decl.child_by_field_name("declarator")
+    return decl
+
+
+def _apply(source: bytes, start: int, end: int, edits: list[Edit]) -> str:
+    chunk = source[start:end]
+    for e in sorted(edits, key=lambda e: -e.start):
+        chunk = chunk[: e.start - start] + e.text.encode() + chunk[e.end - start:]
+    return chunk.decode("utf-8", "replace")

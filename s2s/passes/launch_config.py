@@ -1,0 +1,57 @@
+"""launch-config: a different block shape with the same global thread coverage; the kernel text is unchanged."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from s2s.lang.edits import LaunchChange, Refused, Rewrite
+from s2s.lang.kernel_facts import KernelFacts
+
+EXAMPLE_DIALECT = "cuda"
+EXAMPLE_BEFORE = """\
+__global__ void scale(float* x, float a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= a;
+}
+"""
+EXAMPLE_AFTER = EXAMPLE_BEFORE  # only the launch changes: block (128, 1, 1), grid = ceil(threads / 128)
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    name: ClassVar[str] = "launch-config"
+    priority: ClassVar[int] = 170  # the built-in search's order: structural rewrites first
+    space: ClassVar[tuple[str, ...]] = (
+        "launch-config{block=128}",
+        "launch-config{block=512}",
+        "launch-config{block=32x8}",
+        "launch-config{block=32x4}",
+        "launch-config{block=64x2x2}",
+        "launch-config{block=32x4x2}",
+    )
+    block: tuple[int, ...] = (128,)
+
+    def applies(self, facts: KernelFacts) -> bool | str:
+        dims = len([b for b in self.block if b > 1]) or 1
+        threads = 1
+        for b in self.block:
+            threads *= b
+        if not 1 <= len(self.block) <= 3 or threads > 1024 or threads % 32:
+            return f"block {self.block} must have 1-3 dimensions and a multiple of 32 threads, at most 1024"
+        if facts.shared:
+            return "shared memory sized for the current block: a new block shape may break it"
+        bound = re.search(r"\(\s*(\d+)", facts.launch_bounds)
+        if bound and threads > int(bound.group(1)):
+            return f"__launch_bounds__ allows at most {bound.group(1)} threads per block"
+        if facts.dims and dims > max(facts.dims, 1):
+            return f"a {dims}-D block for a kernel with a {facts.dims}-D thread mapping"
+        if facts.dims == 0:
+            return "no global thread index: the kernel may depend on the block shape"
+        return True
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        block = (tuple(self.block) + (1, 1, 1))[:3]
+        shape = (block[0], block[1], block[2])
+        return Rewrite((), LaunchChange(shape, "same-coverage"), f"block {'x'.join(map(str, self.block))}")

@@ -1,0 +1,66 @@
+"""restrict-const: `const` and `__restrict__` (OpenCL: `restrict`) on pointer parameters.
+
+Read-only pointers get `const` and the restrict qualifier. Written pointers get the qualifier only
+with `assume_distinct` (the default): in an MEP every pointer parameter is its own buffer.
+`ldg` also routes reads of read-only float/int arrays through `__ldg` (CUDA only).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from s2s.lang.edits import Edit, Refused, Rewrite
+from s2s.lang.kernel_facts import KernelFacts
+
+EXAMPLE_DIALECT = "cuda"
+EXAMPLE_BEFORE = """\
+__global__ void axpy(float* x, float* y, float a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+EXAMPLE_AFTER = """\
+__global__ void axpy(const float* __restrict__ x, float* __restrict__ y, float a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+_LDG_TYPES = {"float", "double", "int", "unsigned", "unsigned int", "char", "short", "long", "long long", "float2", "float4", "int2", "int4"}
+
+
+@dataclass(frozen=True)
+class RestrictConst:
+    name: ClassVar[str] = "restrict-const"
+    priority: ClassVar[int] = 120  # the built-in search's order: structural rewrites first
+    space: ClassVar[tuple[str, ...]] = ("restrict-const",)
+    assume_distinct: bool = True
+    ldg: bool = False
+
+    def applies(self, facts: KernelFacts) -> bool | str:
+        if not any(p.pointer for p in facts.params):
+            return "no pointer parameters"
+        if self.ldg and facts.dialect == "opencl":
+            return "__ldg is CUDA/HIP only"
+        return True
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        word = "restrict" if facts.dialect == "opencl" else "__restrict__"
+        edits: list[Edit] = []
+        for p in facts.params:
+            if not p.pointer or p.star_end < 0:
+                continue
+            if not p.written and not p.const and "*" in p.type and p.type.count("*") == 1:
+                edits.append(Edit(p.start, p.start, "const "))
+            if not p.restrict and (not p.written or self.assume_distinct):
+                edits.append(Edit(p.star_end, p.star_end, f" {word}"))
+        if self.ldg:
+            readonly = {p.name for p in facts.params if p.pointer and not p.written and p.base_type in _LDG_TYPES}
+            for s in facts.subscripts:
+                if s.array in readonly and not s.write:
+                    edits.append(Edit(s.start, s.start, "__ldg(&"))
+                    edits.append(Edit(s.end, s.end, ")"))
+        if not edits:
+            return Refused("pointer parameters are already const/restrict where allowed")
+        return Rewrite(tuple(edits), None, f"const/{word} on pointer parameters" + (", __ldg reads" if self.ldg else ""))

@@ -1,0 +1,201 @@
+"""smem-allpairs: every thread's `for (j = 0; j < N; ++j) { .. pos[j] .. }` reads tiles of pos staged in shared memory.
+
+Shape: a 1-D mapping `i`, at most one guard `if (i >= n) return;`, and a top-level loop whose body reads
+some read-only array only as `P[j]` (the same element for every thread). Each block loads TILE elements of
+P cooperatively, waits, runs the original body over them (j ascending, so every thread adds in the same
+order as before) and waits again. Idle threads (i >= n) take part in the loads and barriers: the guard
+becomes `live`, they compute on the valid index n - 1 with no side effects (nothing before the end of the
+loop may write memory) and everything after the loop runs only `if (live)`. Correct for any block shape;
+with a guard the launch becomes 1-D blocks of TILE threads (one load each), without one it is kept.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from tree_sitter import Node
+
+from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
+from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, Loop, idents
+
+from ._common import body_node, fresh, indent_of, statements, text
+
+EXAMPLE_DIALECT = "cuda"
+EXAMPLE_BEFORE = """\
+__global__ void potential(const float* x, float* phi, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float xi = x[i];
+    float sum = 0.0f;
+    for (int j = 0; j < n; ++j) {
+        if (j == i) continue;
+        sum += 1.0f / fabsf(xi - x[j]);
+    }
+    phi[i] = sum;
+}
+"""
+EXAMPLE_AFTER = """\
+__global__ void potential(const float* x, float* phi, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool live = !(i >= n);
+    if (!(0 < (n))) return;
+    if (!live) i = (n) - 1;
+    float xi = x[i];
+    float sum = 0.0f;
+    __shared__ float x_s[256];
+    const int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const int nthr = blockDim.x * blockDim.y * blockDim.z;
+    for (int t = 0; t < n; t += 256) {
+        for (int l = tid; l < 256 && l < n - t; l += nthr) x_s[l] = x[t + l];
+        __syncthreads();
+        for (int j = t; j < n && j - t < 256; ++j) {
+            if (j == i) continue;
+            sum += 1.0f / fabsf(xi - x_s[j - t]);
+        }
+        __syncthreads();
+    }
+    if (live) {
+        phi[i] = sum;
+    }
+}
+"""
+_QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict)\b|\*")
+_INIT = re.compile(r"^((?:unsigned\s+|signed\s+)?(?:int|long|long long|size_t|unsigned))\s+(\w+)\s*=\s*0\s*;?$")
+
+
+@dataclass(frozen=True)
+class SmemAllpairs:
+    name: ClassVar[str] = "smem-allpairs"
+    priority: ClassVar[int] = 80  # the built-in search's order: structural rewrites first
+    space: ClassVar[tuple[str, ...]] = ("smem-allpairs{tile=256}", "smem-allpairs{tile=128}")
+    tile: int = 256
+
+    def applies(self, facts: KernelFacts) -> bool | str:
+        if self.tile < 32 or self.tile > 1024 or self.tile % 32:
+            return "tile must be a multiple of 32 from 32 to 1024"
+        if facts.dialect == "opencl":
+            return "CUDA/HIP only"
+        if facts.dims != 1 or not facts.var_for("x"):
+            return "needs a 1-D thread mapping on x"
+        if not facts.loops or facts.shared:
+            return "needs a loop and no shared memory"
+        return True
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        body = source[facts.body_start : facts.body_end].decode("utf-8", "replace")
+        if re.search(r"__syncthreads|__shared__|HIP_DYNAMIC_SHARED|\bgoto\b", body):
+            return Refused("the kernel already uses shared memory or barriers")
+        i, stmts = facts.var_for("x"), statements(body_node(source, facts))
+        uniform = {p.name for p in facts.params if not p.pointer}
+        found = next(((k, lp, arrs) for k, s in enumerate(stmts) for lp in facts.loops if lp.start == s.start_byte
+                      for arrs in [_tiled_arrays(source, facts, lp, uniform)] if isinstance(arrs, list)), None)
+        if found is None:
+            reasons = [r for lp in facts.loops if lp.depth == 1 for r in [_tiled_arrays(source, facts, lp, uniform)] if isinstance(r, str)]
+            return Refused(reasons[0] if reasons else "needs a top-level loop `for (int j = 0; j < n; ++j)`")
+        at, loop, arrays = found
+        guards = [k for k, s in enumerate(stmts) if s.type == "if_statement" and "return" in text(source, s.child_by_field_name("consequence"))]
+        returns = len(re.findall(r"\breturn\b", source[facts.body_start : loop.end].decode("utf-8", "replace")))
+        if len(guards) > 1 or returns != len(guards) or (guards and guards[0] > at):
+            return Refused("at most one early return, the guard `if (i >= n) return;` before the loop")
+        g = guards[0] if guards else -1
+        region = source[stmts[g].end_byte if guards else facts.body_start : loop.body_end].decode("utf-8", "replace")
+        why = _side_effect_free(facts, region, stmts[g].end_byte if guards else facts.body_start, loop.body_end)
+        if why:
+            return Refused(why)
+        pre = {v for s in stmts[: max(g, 0)] for v in idents(text(source, s))} & set(facts.thread_vars)
+        if guards and (THREAD_BUILTIN.search(region) or idents(region) & (pre - {i})):
+            return Refused(f"after the guard, the thread index may be used only through {i}")
+        edits: list[Edit] = []
+        live = fresh(facts, source, "live")
+        if guards:
+            bound = _guard_bound(source, stmts[g], i)
+            decl = next((s for s in stmts[:g] if s.type == "declaration" and i in idents(text(source, s.child_by_field_name("declarator")))), None)
+            if bound is None or not idents(bound) <= uniform or decl is None or re.search(r"\bconst\b", text(source, decl)):
+                return Refused(f"the guard must be `if ({i} >= n) return;` with n a parameter and {i} a non-const local")
+            if len(re.findall(rf"(?<![.\w])(?<!->){i}\s*(?:[-+*/%&|^]?=(?!=)|\+\+|--)|(?:\+\+|--)\s*{i}\b", body)) != 1:
+                return Refused(f"{i} is assigned after its declaration")
+            pad = indent_of(source, stmts[g].start_byte)
+            edits.append(Edit(stmts[g].start_byte, stmts[g].end_byte, f"const bool {live} = !{text(source, stmts[g].child_by_field_name('condition')).strip()};\n"
+                              f"{pad}if (!(0 < ({bound}))) return;\n{pad}if (!{live}) {i} = ({bound}) - 1;"))
+            if at + 1 < len(stmts):
+                post = source[loop.end : stmts[-1].end_byte].decode("utf-8", "replace")
+                edits.append(Edit(loop.end, stmts[-1].end_byte, f"\n{pad}if ({live}) {{" + _shift(post) + f"\n{pad}}}"))
+        edits.append(Edit(loop.start, loop.end, self._tiled(source, facts, loop, arrays)))
+        # without a guard, more threads (same-coverage rounds up) would read past the end: keep the launch
+        launch = None if facts.launch_bounds or not guards else LaunchChange((self.tile, 1, 1), "same-coverage")
+        return Rewrite(tuple(edits), launch, f"{self.tile}-element shared tiles of {', '.join(arrays)}")
+
+    def _tiled(self, source: bytes, facts: KernelFacts, loop: Loop, arrays: list[str]) -> str:
+        m = _INIT.match(loop.init.strip())
+        assert m is not None
+        ty, j, n, tl = m.group(1), loop.var, loop.bound, self.tile
+        t, ld, tid, nthr = (fresh(facts, source, w) for w in ("t", "l", "tid", "nthr"))
+        shared = {a: fresh(facts, source, f"{a}_s") for a in arrays}
+        body = source[loop.body_start : loop.body_end].decode("utf-8", "replace")
+        for a, s in shared.items():
+            body = re.sub(rf"\b{a}\s*\[\s*{j}\s*\]", f"{s}[{j} - {t}]", body)
+        p = {a: facts.param(a) for a in arrays}
+        lines = [*(f"__shared__ {' '.join(_QUALIFIERS.sub(' ', q.type).split())} {shared[a]}[{tl}];" for a, q in p.items() if q),
+                 f"const int {tid} = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);",
+                 f"const int {nthr} = blockDim.x * blockDim.y * blockDim.z;",
+                 f"for ({ty} {t} = 0; {t} < {n}; {t} += {tl}) {{",
+                 *(f"    for (int {ld} = {tid}; {ld} < {tl} && {ld} < {n} - {t}; {ld} += {nthr}) {s}[{ld}] = {a}[{t} + {ld}];"
+                   for a, s in shared.items()),
+                 "    __syncthreads();",
+                 f"    for ({ty} {j} = {t}; {j} < {n} && {j} - {t} < {tl}; ++{j}) " + _shift(body).lstrip(),
+                 "    __syncthreads();", "}"]
+        pad = indent_of(source, loop.start)
+        return ("\n" + pad).join(lines)
+
+
+def _tiled_arrays(source: bytes, facts: KernelFacts, lp: Loop, uniform: set[str]) -> list[str] | str:
+    """The read-only arrays the loop body reads only at [j], or why the loop does not fit."""
+    m = _INIT.match(lp.init.strip())
+    j = lp.var
+    if lp.kind != "for_statement" or m is None or not re.fullmatch(rf"{j}\s*<\s*.+", lp.cond.strip()) \
+            or lp.step.replace(" ", "") not in {f"++{j}", f"{j}++", f"{j}+=1"}:
+        return "the loop must be `for (int j = 0; j < n; ++j)`"
+    if not idents(lp.bound) <= uniform:
+        return "the loop bound must use only non-pointer parameters (the same for every thread)"
+    body = source[lp.body_start : lp.body_end].decode("utf-8", "replace")
+    if re.search(r"\b(break|return|goto)\b", body) or re.search(rf"(?<![.\w])(?<!->){j}\s*(?:[-+*/%&|^]?=(?!=)|\+\+|--)|(?:\+\+|--)\s*{j}\b", body):
+        return f"the loop body must not break, return or change {j}"
+    inside = [s for s in facts.subscripts if lp.body_start <= s.start < lp.body_end]
+    out = []
+    for p in facts.params:
+        uses = [s for s in inside if s.array == p.name]
+        if p.pointer and not p.written and uses and all(s.index.strip() == j for s in uses) \
+                and len(_uses(p.name, body)) == len(uses):
+            out.append(p.name)
+    return out or f"no read-only array is read only at [{j}] in the loop"
+
+
+def _side_effect_free(facts: KernelFacts, region: str, start: int, end: int) -> str:
+    """Why code that idle threads now run (guard to end of loop) could have an effect, "" if it cannot."""
+    if any(start <= a.start < end for a in facts.atomics):
+        return "atomics before the end of the loop"
+    for p in facts.params:
+        reads = [s for s in facts.subscripts if s.array == p.name and start <= s.start < end]
+        if p.pointer and (any(s.write for s in reads) or len(_uses(p.name, region)) != len(reads)):
+            return f"{p.name} is written or passed on before the end of the loop"
+    return ""
+
+
+def _guard_bound(source: bytes, guard: Node, i: str) -> str | None:
+    cond = text(source, guard.child_by_field_name("condition")).strip()
+    cond = cond[1:-1].strip() if cond.startswith("(") and cond.endswith(")") else cond
+    cons = text(source, guard.child_by_field_name("consequence")).strip("{} \n\t;")
+    m = re.fullmatch(rf"{i}\s*>=\s*(.+)", cond) or re.fullmatch(rf"(.+?)\s*<=\s*{i}", cond)
+    return m.group(1).strip() if m and cons == "return" and guard.child_by_field_name("alternative") is None else None
+
+
+def _shift(chunk: str) -> str:
+    return re.sub(r"\n(?=[^\n])", "\n    ", chunk)
+
+
+def _uses(name: str, chunk: str) -> list[str]:
+    """Occurrences of the variable `name` (not of a member `.name` or `->name`)."""
+    return re.findall(rf"(?<![\w.])(?<!->){name}\b", chunk)

@@ -1,0 +1,153 @@
+"""warp-rows: a thread-per-row dot product becomes a warp (or sub-warp of `lanes` threads) per row.
+
+The lanes of a row stride over the loop together (consecutive lanes touch consecutive elements, so a
+row walk becomes coalesced), reduce with `__shfl_down_sync`, and lane 0 runs what followed the loop.
+The same shape covers the column walk of a transposed (column-major) layout.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from tree_sitter import Node
+
+from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
+from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
+
+from ._common import body_node, fresh, indent_of, statements, text
+
+EXAMPLE_DIALECT = "cuda"
+EXAMPLE_BEFORE = """\
+__global__ void matvec(const float* A, const float* x, float* y, int n)
+{
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= n) return;
+    float sum = 0.0f;
+    for (int j = 0; j < n; ++j) {
+        sum += A[row * n + j] * x[j];
+    }
+    y[row] = sum;
+}
+"""
+EXAMPLE_AFTER = """\
+__global__ void matvec(const float* A, const float* x, float* y, int n)
+{
+    int row = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    const unsigned mask = 0xffffffffu;
+    if (row >= n) return;
+    float sum = 0.0f;
+    for (int j = 0 + lane; j < n; j += 32) {
+        sum += A[row * n + j] * x[j];
+    }
+    for (int off = 32 / 2; off > 0; off /= 2)
+        sum += __shfl_down_sync(mask, sum, off, 32);
+    if (lane != 0) return;
+    y[row] = sum;
+}
+"""
+_STEP = re.compile(r"^\s*(\+\+\s*(\w+)|(\w+)\s*\+\+|(\w+)\s*\+=\s*1)\s*$")
+
+
+@dataclass(frozen=True)
+class WarpRows:
+    name: ClassVar[str] = "warp-rows"
+    priority: ClassVar[int] = 30  # the built-in search's order: structural rewrites first
+    space: ClassVar[tuple[str, ...]] = ("warp-rows{lanes=32}", "warp-rows{lanes=16}")
+    lanes: int = 32
+    block: int = 256
+
+    def applies(self, facts: KernelFacts) -> bool | str:
+        if facts.dialect == "opencl":
+            return "warp shuffles have no portable OpenCL 1.2 equivalent"
+        if self.lanes not in {2, 4, 8, 16, 32} or self.block % 32:
+            return "lanes must be a power of two up to 32 and block a multiple of 32"
+        if facts.dims != 1 or facts.var_for("x") == "":
+            return "needs a 1-D thread mapping (i = blockIdx.x * blockDim.x + threadIdx.x)"
+        if len(facts.loops) != 1 or facts.loops[0].kind != "for_statement":
+            return "needs exactly one loop, a for loop"
+        if facts.atomics or facts.shared:
+            return "kernel uses atomics or shared memory"
+        return True
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        body, loop, var, lanes = body_node(source, facts), facts.loops[0], facts.var_for("x"), self.lanes
+        stmts = statements(body)
+        at = next((i for i, s in enumerate(stmts) if s.start_byte == loop.start), -1)
+        mapping = next((s for s in stmts[:max(at, 0)] if _declares(source, s, var)), None)
+        if at < 0 or mapping is None:
+            return Refused("the loop and the thread-index declaration must be statements of the kernel body")
+        for s in stmts:
+            if s is not mapping and (THREAD_BUILTIN.search(text(source, s)) or "__syncthreads" in text(source, s)):
+                return Refused("thread indices are used outside the row mapping")
+        if any(s.write and s.start < loop.start for s in facts.subscripts):
+            return Refused("global memory is written before the loop (every lane would write it)")
+        accs = _accumulators(source, stmts[at], loop.var)
+        if isinstance(accs, str):
+            return Refused(accs)
+        if not all(any(_declares(source, s, a) for s in stmts[:at]) for a in accs):
+            return Refused("the accumulators must be declared in the kernel body before the loop")
+        step = _STEP.match(loop.step)
+        if not step or next(g for g in step.groups()[1:] if g) != loop.var or not loop.bound or "<" not in loop.cond:
+            return Refused("the loop must count up by one: for (j = s; j < n; ++j)")
+        loop_node = stmts[at]
+        init = loop_node.child_by_field_name("initializer")
+        value = _value(init)
+        step_node = loop_node.child_by_field_name("update")
+        decl = _value(mapping)
+        if value is None or decl is None or step_node is None:
+            return Refused("unexpected loop header or mapping declaration")
+        lane, mask = fresh(facts, source, "lane"), fresh(facts, source, "mask")
+        off = fresh(facts, source, "off")
+        pad = indent_of(source, mapping.start_byte)
+        mask_value = "0xffffffffu" if lanes == 32 else f"0x{(1 << lanes) - 1:x}u << (threadIdx.x % 32u / {lanes} * {lanes})"
+        reduce = "".join(f"\n{pad}for (int {off} = {lanes} / 2; {off} > 0; {off} /= 2)\n{pad}    "
+                         f"{a} += __shfl_down_sync({mask}, {a}, {off}, {lanes});" for a in accs)
+        edits = (
+            Edit(decl.start_byte, decl.end_byte, f"({text(source, decl)}) / {lanes}"),
+            Edit(mapping.end_byte, mapping.end_byte, f"\n{pad}const int {lane} = threadIdx.x % {lanes};"
+                                                     f"\n{pad}const unsigned {mask} = {mask_value};"),
+            Edit(value.end_byte, value.end_byte, f" + {lane}"),
+            Edit(step_node.start_byte, step_node.end_byte, f"{loop.var} += {lanes}"),
+            Edit(loop.end, loop.end, f"{reduce}\n{pad}if ({lane} != 0) return;"),
+        )
+        launch = LaunchChange((self.block, 1, 1), "rows-per-warp", per_item=lanes)
+        return Rewrite(edits, launch, f"{lanes} lanes per row of {var}, shuffle reduction of {', '.join(accs)}")
+
+
+def _declares(source: bytes, stmt: Node, name: str) -> bool:
+    if stmt.type != "declaration":
+        return False
+    return any(d.type in {"init_declarator", "identifier"} and text(source, d.child_by_field_name("declarator") or d) == name
+               for d in stmt.children_by_field_name("declarator"))
+
+
+def _value(stmt: Node | None) -> Node | None:
+    if stmt is None:
+        return None
+    if stmt.type == "assignment_expression":
+        return stmt.child_by_field_name("right")
+    d = stmt.child_by_field_name("declarator")
+    return d.child_by_field_name("value") if d is not None and d.type == "init_declarator" else None
+
+
+def _accumulators(source: bytes, loop: Node, var: str) -> list[str] | str:
+    """Names of the scalars `s += e` (or `s = s + e`) that make up the whole loop body."""
+    body = loop.child_by_field_name("body")
+    items = statements(body) if body is not None and body.type == "compound_statement" else [body] if body else []
+    names: list[str] = []
+    for s in items:
+        e = s.named_children[0] if s.type == "expression_statement" and s.named_children else None
+        left = e.child_by_field_name("left") if e is not None and e.type == "assignment_expression" else None
+        if e is None or left is None or left.type != "identifier":
+            return "the loop body must consist of scalar accumulations (sum += ...)"
+        op, right = text(source, e.child_by_field_name("operator")), e.child_by_field_name("right")
+        name = text(source, left)
+        plus = right is not None and right.type == "binary_expression" and text(source, right.child_by_field_name("left")) == name \
+            and text(source, right.child_by_field_name("operator")) == "+"
+        if op != "+=" and not (op == "=" and plus) or name == var:
+            return "the loop body must consist of sum accumulations (+=)"
+        if name not in names:
+            names.append(name)
+    return names or "empty loop body"

@@ -1,0 +1,227 @@
+"""Stage 5: splice a verified winner back into the application, as a diff or in place with rollback."""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from s2s.base.errors import UserError
+from s2s.base.fsutil import atomic_write
+from s2s.lang.parsing import parse
+from s2s.mep.manifest import Manifest, load
+from s2s.mep.variant import Variant
+from s2s.scan.inventory import FileFacts
+from s2s.scan.sources import SourceFile
+
+
+@dataclass
+class Plan:
+    files: dict[Path, tuple[bytes, bytes]]  # path -> (old, new)
+    root: Path
+    notes: list[str] = field(default_factory=list)
+    manual: list[str] = field(default_factory=list)  # launch sites to change by hand
+
+    def diff(self) -> str:
+        out: list[str] = []
+        for path, (old, new) in sorted(self.files.items()):
+            if old == new:
+                continue
+            rel = path.relative_to(self.root).as_posix()
+            out.extend(difflib.unified_diff(old.decode("utf-8").splitlines(keepends=True), new.decode("utf-8").splitlines(keepends=True),
+                                            fromfile=f"a/{rel}", tofile=f"b/{rel}"))
+        text = "".join(out)
+        return text if not text or text.endswith("\n") else text + "\n\\ No newline at end of file\n"
+
+
+def choose_variant(mep_dir: Path, variant: str) -> tuple[str, dict[str, object]]:
+    """(variant id, its history row as JSON) for `best` or an id; refuse unverified variants, and (when the MEP
+    holds the application's captured data) variants that failed on it or were not checked on it."""
+    from s2s.capture.verify import refusal
+    from s2s.mep.history import History
+
+    db = mep_dir / "history.sqlite"
+    if not db.is_file():
+        raise UserError("this MEP has no optimization history", file=str(mep_dir), hint="run `s2s optimize` first")
+    hist = History(db)
+    try:
+        row = hist.best() if variant == "best" else hist.get(variant)
+    finally:
+        hist.close()
+    if row is None:
+        raise UserError("no verified variant to reintegrate" if variant == "best" else f"no variant '{variant}' in this MEP",
+                        file=str(mep_dir))
+    if row.status != "ok":
+        raise UserError(f"variant {row.id} failed verification ({row.status}); only verified variants are reintegrated",
+                        file=str(mep_dir))
+    why = refusal(row, load(mep_dir), mep_dir)
+    if why:
+        raise UserError(why[0], file=str(mep_dir), hint=why[1])
+    return row.id, {"origin": row.origin, "speedup": row.speedup}
+
+
+def _kernel_span(data: bytes, dialect: str, name: str) -> tuple[int, int] | None:
+    src = SourceFile(Path("k"), "k.cl" if dialect == "opencl" else "k.cu", data)
+    for k in FileFacts(src).kernels():
+        if k.name == name:
+            return k.start_byte, k.end_byte
+    return None
+
+
+_ITEMS = {"function_definition", "template_declaration", "struct_specifier", "class_specifier", "type_definition", "declaration",
+          "preproc_ifdef", "preproc_if"}
+
+
+def _top_level_items(data: bytes, dialect: str, skip: tuple[int, int] = (0, 0)) -> list[tuple[str, bytes]]:
+    """(head, text) of each top-level definition or declaration: functions, templates, structures, typedefs,
+    variables, guarded blocks (`#ifndef S2S_... #endif`); a comment right before an item goes with it, and a
+    structure keeps its `;`. Items overlapping `skip` (the kernel itself) are left out."""
+    tree = parse(data, dialect)
+    out = []
+    kids = tree.root_node.children
+    for i, node in enumerate(kids):
+        if node.type not in _ITEMS:
+            continue
+        start, end = node.start_byte, node.end_byte
+        if start < skip[1] and skip[0] < end:
+            continue
+        if i > 0 and kids[i - 1].type == "comment" and data.count(b"\n", kids[i - 1].end_byte, start) <= 1:
+            start = kids[i - 1].start_byte
+        if i + 1 < len(kids) and kids[i + 1].type == ";":
+            end = kids[i + 1].end_byte
+        out.append((data[node.start_byte:node.end_byte].decode("utf-8", "replace").split("(")[0], data[start:end]))
+    return out
+
+
+def locate_original(m: Manifest, root: Path, force: bool) -> tuple[Path, bytes, int, int, list[str]]:
+    origin = m.origin
+    path = root / str(origin["file"])
+    if not path.is_file():
+        raise UserError("the kernel's original file is gone", file=str(path))
+    data = path.read_bytes()
+    start, end = int(origin["start_byte"]), int(origin["end_byte"])  # type: ignore[call-overload]
+    want = str(origin["sha256"])
+    notes: list[str] = []
+    if hashlib.sha256(data[start:end]).hexdigest() == want:
+        return path, data, start, end, notes
+    dialect = m.dialect
+    span = _kernel_span(data, dialect, m.kernel.split("::")[-1])
+    if span is None:
+        raise UserError(f"kernel {m.kernel} is no longer in this file", file=str(path))
+    s, e = span
+    if hashlib.sha256(data[s:e]).hexdigest() == want:
+        notes.append(f"{m.kernel} moved from byte {start} to {s} in {origin['file']}; found again by name and text")
+        return path, data, s, e, notes
+    line = data.count(b"\n", 0, s) + 1
+    if not force:
+        raise UserError(f"kernel {m.kernel} changed since it was extracted (sha256 differs)", file=str(path), line=line,
+                        hint="re-extract and optimize again, or pass --force to replace the current definition anyway")
+    notes.append(f"{m.kernel} changed since extraction; replaced anyway (--force)")
+    return path, data, s, e, notes
+
+
+def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force: bool = False) -> Plan:
+    mep_dir = Path(mep)
+    if not mep_dir.exists():
+        raise UserError("MEP directory not found", file=str(mep))
+    m = load(mep_dir)
+    root = Path(tree or str(m.origin.get("tree", ""))).resolve()
+    vid, _row = choose_variant(mep_dir, variant)
+    vdir = mep_dir / "variants" / vid
+    var_src = (vdir / m.kernel_file).read_bytes()
+    ref_src = (mep_dir / m.kernel_file).read_bytes()
+    dialect = m.dialect
+    name = m.kernel.split("::")[-1]
+    span = _kernel_span(var_src, dialect, name)
+    if span is None:
+        raise UserError(f"variant {vid} does not define {m.kernel}", file=str(vdir / m.kernel_file))
+    new_kernel = var_src[span[0]:span[1]]
+    path, data, start, end, notes = locate_original(m, root, force)
+    ref_funcs = {body for _n, body in _top_level_items(ref_src, dialect)}
+    orig_funcs = {body for _n, body in _top_level_items(data, dialect)}
+    helpers = [body for head, body in _top_level_items(var_src, dialect, span)
+               if body not in ref_funcs and body not in orig_funcs and name not in head.split()[-1:]]
+    insert = b"".join(h + b"\n\n" for h in helpers)
+    new_data = data[:start] + insert + new_kernel + data[end:]
+    if not new_data.endswith(b"\n") and data.endswith(b"\n"):
+        new_data += b"\n"
+    files = {path: (data, new_data)}
+    p = Plan(files=files, root=root, notes=notes + [f"{m.kernel}: variant {vid} ({_row['origin']}, {_row['speedup']:.2f}x)"])
+    for q in m.params:
+        if q.tol_from and q.rtol is not None and q.rtol > m.rtol and not m.capture:  # widened by s2s, not held to real data
+            p.notes.append(f"warning: {m.kernel} sums floats into {q.name} with atomics; the winner was held to rtol {q.rtol:g} "
+                           f"there on the MEP's inputs, and on larger values its (better-ordered) sum can differ from the "
+                           "original's by more: check the application's results with --test-cmd, or hold it to the application's "
+                           f"data first (s2s capture TREE --kernel {m.kernel} ... --into MEP, then s2s verify MEP)")
+    v = Variant.read(vdir)
+    if v.block is not None and (v.block != tuple(m.launch.block) or (v.grid or m.launch.grid) != tuple(m.launch.grid)):
+        from .launch_sites import apply_launch_change
+
+        apply_launch_change(p, m, root, v.grid or m.launch.grid, v.block, list(v.launch_rules) or None)
+    return p
+
+
+def apply_in_place(p: Plan, build_cmd: str | None, test_cmd: str | None, timeout_s: float = 1800) -> list[str]:
+    """Write atomically with a backup; run the build and test commands; restore byte for byte on failure."""
+    if p.manual:
+        raise UserError("launch sites need changes by hand before the winner can run there: " + "; ".join(p.manual),
+                        hint="write the diff with --diff, apply it and make those changes yourself")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    backup = p.root / ".s2s-backup" / stamp
+    warnings = _dirty_warnings(p)
+    written: list[Path] = []
+    try:
+        for path, (old, new) in p.files.items():
+            if old == new:
+                continue
+            if not _writable(path):
+                raise UserError("file is not writable", file=str(path))
+            dest = backup / path.relative_to(p.root)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(old)
+        for path, (old, new) in p.files.items():
+            if old != new:
+                atomic_write(path, new)
+                written.append(path)
+        for label, cmd in (("build", build_cmd), ("test", test_cmd)):
+            if cmd:
+                _run_checked(label, cmd, p.root, timeout_s)
+    except BaseException:
+        for path in written:
+            atomic_write(path, p.files[path][0])
+        raise
+    return warnings + [f"backup of the original files in {backup}"]
+
+
+def _writable(path: Path) -> bool:
+    """Writable by permission bits too: a file the user made read-only stays untouched, even for root."""
+    import os
+    import stat
+
+    mode = path.stat().st_mode
+    return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _run_checked(label: str, cmd: str, cwd: Path, timeout_s: float) -> None:
+    try:
+        res = subprocess.run(cmd, shell=True, cwd=cwd, capture_output=True, text=True, timeout=timeout_s, start_new_session=True)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"{label} command timed out after {timeout_s:g} s; the original files were restored", hint=cmd) from None
+    if res.returncode != 0:
+        tail = (res.stderr or res.stdout).strip().splitlines()[-1:] or [""]
+        raise UserError(f"{label} command failed (exit {res.returncode}): {tail[0][:200]}; the original files were restored", hint=cmd)
+
+
+def _dirty_warnings(p: Plan) -> list[str]:
+    if shutil.which("git") is None:
+        return []
+    out = []
+    for path in p.files:
+        res = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=path.parent, capture_output=True, text=True)
+        if res.returncode == 0 and res.stdout.strip():
+            out.append(f"warning: {path} has uncommitted changes in its git work tree")
+    return out
+

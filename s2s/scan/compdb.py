@@ -1,0 +1,79 @@
+"""compile_commands.json: the real flags of each translation unit."""
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from s2s.base.errors import UserError
+
+
+@dataclass(frozen=True)
+class CompileCommand:
+    file: Path  # absolute
+    directory: Path
+    args: tuple[str, ...]
+
+    @property
+    def defines(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for flag in _flag_values(self.args, "-D"):
+            name, _, value = flag.partition("=")
+            out[name] = value if _ else "1"
+        return out
+
+    @property
+    def include_dirs(self) -> list[Path]:
+        return [(self.directory / d).resolve() for d in _flag_values(self.args, "-I")]
+
+    @property
+    def command_text(self) -> str:
+        return shlex.join(self.args)
+
+
+def _flag_values(args: tuple[str, ...], flag: str) -> list[str]:
+    out = []
+    it = iter(args)
+    for a in it:
+        if a == flag:
+            out.append(next(it, ""))
+        elif a.startswith(flag) and len(a) > len(flag):
+            out.append(a[len(flag):])
+    return out
+
+
+def find_compdb(tree: Path, given: str | None) -> Path | None:
+    if given:
+        path = Path(given)
+        if not path.is_file():
+            raise UserError("compile_commands.json not found", file=given)
+        return path.resolve()
+    base = tree if tree.is_dir() else tree.parent
+    for candidate in (base / "compile_commands.json", base / "build" / "compile_commands.json"):
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+def load_compdb(path: Path) -> dict[Path, CompileCommand]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"not valid JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read: {exc}", file=str(path)) from None
+    if not isinstance(raw, list):
+        raise UserError("expected a JSON array of compile commands", file=str(path), line=1)
+    out: dict[Path, CompileCommand] = {}
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, dict) or "file" not in entry or ("command" not in entry and "arguments" not in entry):
+            raise UserError(f"entry {i} lacks 'file' and 'command' or 'arguments'", file=str(path))
+        directory = Path(entry.get("directory", "."))
+        if not directory.is_absolute():
+            directory = (path.parent / directory).resolve()
+        args = tuple(entry["arguments"]) if "arguments" in entry else tuple(shlex.split(entry["command"]))
+        file = Path(entry["file"])
+        file = (directory / file).resolve() if not file.is_absolute() else file.resolve()
+        out[file] = CompileCommand(file=file, directory=directory, args=args)
+    return out
