@@ -19,6 +19,7 @@ from s2s.lang.cexpr import SIZEOF
 from s2s.mep.manifest import LaunchSpec, Manifest, StructSpec, SymbolSpec
 
 from .npy import descr_of, write_npy
+from .structs import check_depth, layout_table, pointer_field, with_declared
 
 _FMT = {"float": "f", "double": "d", "char": "b", "signed char": "b", "unsigned char": "B", "uchar": "B", "short": "h",
         "unsigned short": "H", "ushort": "H", "int": "i", "unsigned int": "I", "unsigned": "I", "uint": "I", "long": "q",
@@ -42,6 +43,7 @@ class Record:
     symbols: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (esz, bytes)
     errors: list[str] = field(default_factory=list)
     exceeded: tuple[int, int] | None = None
+    sptrs: list[list[str]] = field(default_factory=list)  # device pointers inside struct arguments (structs.py)
     done: bool = False
     dir: Path = Path()
 
@@ -57,6 +59,8 @@ def read_record(path: Path) -> Record:
             rec.args[int(words[1])] = Arg(int(words[1]), words[2], words[3:])
         elif key == "symbol" and len(words) >= 4:
             rec.symbols[words[1]] = (int(words[2]), int(words[3]))
+        elif key == "sptr" and len(words) >= 7:
+            rec.sptrs.append(words[1:])
         elif key == "error":
             rec.errors.append(line[len("error "):])
         elif key == "exceeded":
@@ -120,7 +124,7 @@ class ElemTypes:
     def _layout(self, st: StructSpec) -> tuple[list[tuple[str, str, int, int]], int]:
         out, off, align = [], 0, 1
         for ftype, fname, flen in st.fields:
-            fs = self.size(ftype) or 4
+            fs = 8 if "*" in ftype else self.size(ftype) or 4
             fa = min(fs, 8) if _clean(ftype) not in {"float3", "int3"} else 4
             off = (off + fa - 1) // fa * fa
             out.append((ftype, fname, int(flen or 1), off))
@@ -154,7 +158,7 @@ class ElemTypes:
         out: dict[str, Any] = {}
         for ftype, fname, flen, off in self._layout(st)[0]:
             f = _FMT.get(_clean(ftype))
-            if f is None or flen != 1:
+            if f is None or flen != 1 or "*" in ftype:
                 continue
             out[fname] = struct.unpack_from("<" + f, data, off)[0]
         return out
@@ -237,7 +241,11 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
         if not rec.done:
             raise UserError(f"capture: launch {rec.ordinal} of {m.kernel} was recorded before the launch but not after it "
                             "(the application stopped or crashed during the kernel?)")
-    types = ElemTypes(m, mep)
+    decl = m
+    if m.backend == "cuda":  # the kernel file's structs, pointer fields included, name the captured pointers
+        decl = with_declared(m, (mep / m.kernel_file).read_text(encoding="utf-8", errors="replace")
+                             if (mep / m.kernel_file).is_file() else "")
+    types = ElemTypes(decl, mep)
     notes: list[str] = []
     first = records[0]
     key0 = _scalar_key(first, m)
@@ -275,6 +283,8 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
     sets: list[dict[str, Any]] = []
     ranges = [(int(a.words[3]), int(a.words[3]) + int(a.words[2]) + int(a.words[1]))  # base, base + offset + bytes
               for r in records for a in r.args.values() if a.kind == "pointer" and len(a.words) >= 6]
+    ranges += [(int(w[4]), int(w[4]) + int(w[3]) + int(w[2])) for r in records for w in r.sptrs]
+    struct_layouts: dict[str, dict[str, Any]] = {}
     changed_in: set[str] = set()
     for rec in records:
         entry: dict[str, Any] = {"launch": rec.ordinal, "site": rec.fields.get("site", ["?"])[0], "replayed": rec in replay,
@@ -298,6 +308,12 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                 raw = bytes.fromhex(a.words[1]) if len(a.words) > 1 else b""
                 value = types.decode(p.elem, raw)
                 entry["params"][p.name] = {"kind": "value", "bytes": raw.hex(), "value": value}
+                if m.backend == "cuda" and _clean(p.elem) not in _FMT and not isinstance(value, (int, float)):
+                    ptrs = struct_pointers(rec, i, p.name, p.elem, decl, put, ranges)
+                    entry["params"][p.name]["pointers"] = ptrs
+                    struct_layouts.setdefault(p.name, layout_table(decl, p.name, p.elem, len(raw)))
+                    if rec in replay:
+                        changed_in.update(f"{p.name}.{q['field']}" for q in ptrs if q["changed"])
                 continue
             if a.kind == "local":
                 entry["params"][p.name] = {"kind": "local", "bytes": int(a.words[0])}
@@ -353,6 +369,11 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
     new_params = []
     for p in params:
         info = e0["params"][p.name]
+        if info["kind"] == "value" and "pointers" in info:
+            # replayed from its captured bytes, pointers rewritten (mep.toml [capture] struct_args)
+            value = info["value"] if isinstance(info["value"], dict) else {}
+            new_params.append(replace(p, value=value, source=origin, hint=""))
+            continue
         if info["kind"] == "value":
             if info["value"] is None:
                 notes.append(f"params.{p.name}: the captured bytes {info['bytes']} could not be decoded as {p.elem}; "
@@ -389,6 +410,11 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
     capture_table = {"index": "capture/index.json", "from": origin, "digest": digest.hexdigest()[:16],
                      "sets": [s["launch"] for s in sets if s["replayed"]], "launches_seen": seen if seen is not None else -1,
                      "run_cmd": run_cmd, "build_cmd": build_cmd}
+    if struct_layouts:
+        capture_table["struct_args"] = [dict(lay, pointers=[
+            {k: q[k] for k in ("field", "offset", "elem", "elem_size", "count")}
+            | {"role": "inout" if f"{name}.{q['field']}" in changed_in else "in"}
+            for q in e0["params"][name].get("pointers", [])]) for name, lay in struct_layouts.items()]
     new = replace(m, params=new_params, symbols=new_symbols, launch=launch, capture=capture_table,
                   notes=list(m.notes) + [n for n in notes if n not in m.notes])
     return Collected(manifest=new, index=index, notes=notes)
@@ -398,3 +424,28 @@ def _clean_ptr(t: str) -> str:
     import re
 
     return re.sub(r"\b(const|volatile|restrict|__restrict__|struct)\b", " ", t).strip()
+
+
+def struct_pointers(rec: Record, i: int, name: str, elem: str, m: Manifest, put: Any,
+                    ranges: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    """The device allocations the struct argument `i` points into: written as .npy (before and after), named
+    after the struct's fields (structs.py)."""
+    out = []
+    for w in rec.sptrs:
+        if int(w[0]) != i:
+            continue
+        offset, nbytes, inner, alloc_kind = int(w[1]), int(w[2]), int(w[3]), w[5]
+        fname, fel, esz = pointer_field(m, name, elem, offset)
+        before = (rec.dir / f"arg{i}.f{offset}.before.bin").read_bytes()
+        after = (rec.dir / f"arg{i}.f{offset}.after.bin").read_bytes()
+        check_depth(name, fname, before, ranges)
+        count = nbytes // esz
+        descr = descr_of(_clean(fel), esz)
+        b_rel = f"capture/launch{rec.ordinal}/{name}.{fname}.before.npy"
+        a_rel = f"capture/launch{rec.ordinal}/{name}.{fname}.after.npy"
+        put(b_rel, before[: count * esz], descr, count)
+        put(a_rel, after[: count * esz], descr, count)
+        out.append({"field": fname, "offset": offset, "elem": fel, "elem_size": esz, "count": count,
+                    "bytes": count * esz, "inner": inner, "memory": alloc_kind, "before": b_rel, "after": a_rel,
+                    "changed": before != after})
+    return out

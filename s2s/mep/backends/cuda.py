@@ -29,6 +29,7 @@ from .base import (
     scan_source,
     write_if_changed,
 )
+from .struct_args import hidden_buffers, hidden_captured, struct_arg_contexts
 
 HARNESS = "harness.cu"
 BINARY = "harness"
@@ -133,6 +134,7 @@ def harness_context(m: Manifest) -> dict[str, Any]:
         struct_ctx.append({"fn": structs.fn(st), "functor": structs.functor(st), "fields": fields})
     symbols = [{"i": j, "name": s.name, "count": int(s.count), "visit": structs.visit(s.elem)} for j, s in enumerate(m.symbols)]
     return {
+        "struct_bufs": hidden_buffers(m, len(buffer_index)), "struct_args": [],  # captured structs (struct_args.py)
         "kernel": m.kernel, "backend": m.backend, "kernel_file": m.kernel_file, "kernel_local": local,
         "kernel_display": display.replace('"', "'"),
         "ns_open": "".join(f"namespace {n} {{ " for n in ns), "ns_close": "} " * len(ns),
@@ -172,6 +174,9 @@ def captured_sets(m: Manifest, mep_dir: Path | None) -> list[dict[str, Any]]:
                 raise UserError(f"params.{p.name}: no captured data for this buffer in {path}", file=str(path))
             before.append(_c_escape(str(info["before"])))
             after.append(_c_escape(str(info["after"])))
+        hb, ha = hidden_captured(entry, hidden_buffers(m, 0), str(path))
+        before += [_c_escape(f) for f in hb]
+        after += [_c_escape(f) for f in ha]
         syms = [_c_escape(str(entry.get("symbols", {}).get(s.name, {}).get("file", ""))) for s in m.symbols]
         label = f"captured input set (launch {entry.get('launch')} of the application, {entry.get('site', '?')})"
         out.append({"label": _c_escape(label), "before": before, "after": after, "syms": syms})
@@ -180,6 +185,14 @@ def captured_sets(m: Manifest, mep_dir: Path | None) -> list[dict[str, Any]]:
 
 def _c_escape(s: str) -> str:
     return s.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _param_ctx(i: int, p: ParamSpec, structs: _StructIndex, bi: int, tol: tuple[float, float]) -> dict[str, Any]:
@@ -196,6 +209,9 @@ def _param_ctx(i: int, p: ParamSpec, structs: _StructIndex, bi: int, tol: tuple[
         sets = " ".join(f"v.{k} = {_cpp_number(val)};" for k, val in p.value.items())
         arg = (f"s2s::struct_arg<{visit}>(seed, {1000 + i}ULL, {_cpp_number(float(p.low))}, {_cpp_number(float(p.high))}, "
                f"[](auto& v) {{ {sets} }})")
+    elif isinstance(p.value, str) and not _is_number(p.value):
+        raise UserError(f"params.{p.name}.value = {p.value!r}: not a number", hint=p.hint or "fill it in mep.toml, or capture "
+                        "it from a real run (s2s capture --build-cmd ... --run-cmd ...)")
     else:
         arg = _cpp_number(p.value)
     return {"i": i, "name": p.name, "role": p.role, "buffer": buffer, "elem": f"std::remove_cv_t<{elem}>", "elem_name": elem,
@@ -208,6 +224,14 @@ def _param_ctx(i: int, p: ParamSpec, structs: _StructIndex, bi: int, tol: tuple[
 def render_harness(mep_dir: Path, m: Manifest) -> str:
     ctx = harness_context(m)
     ctx["captured"] = captured_sets(m, mep_dir)
+    by_name = struct_arg_contexts(m, mep_dir, ctx["struct_bufs"])  # structs passed by value, from their captured bytes
+    ctx["struct_args"] = [dict(by_name[p["name"]], i=p["i"], name=p["name"]) for p in ctx["params"] if p["name"] in by_name]
+    for p in ctx["params"]:
+        if p["name"] in by_name:
+            p["arg"] = f"s2s_captured_struct_{p['i']}{{p}}"
+    if ctx["struct_bufs"] and not by_name:
+        raise UserError("capture.struct_args: the captured data of the structs' pointers is missing",
+                        file=str(Path(mep_dir) / "mep.toml"))
     scan = scan_source(mep_dir / m.kernel_file, include_dirs_of(m.flags, mep_dir) + [mep_dir])
     ctx["pre_includes"] = list(scan.system_includes)
     ctx["macros"] = [x for x in dict.fromkeys([*m.macros, *scan.macros]) if _IDENT.match(x)]
