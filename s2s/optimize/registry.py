@@ -20,6 +20,7 @@ from s2s.lang.kernel_facts import KernelFacts, kernel_facts
 # pass name -> class name in s2s.passes.<name with underscores>; keep sorted.
 BUILTIN: dict[str, str] = {
     "coalesce-remap": "CoalesceRemap",
+    "contraction-tiling": "ContractionTiling",
     "fast-math": "FastMath",
     "launch-config": "LaunchConfig",
     "loop-unroll": "LoopUnroll",
