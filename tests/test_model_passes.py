@@ -156,3 +156,88 @@ def test_cuda_outputs_compile(tmp_path: Path) -> None:
     proc = subprocess.run([nvcc, "-c", "-arch=sm_90", *map(str, files), "--output-directory", str(tmp_path)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+# -- inner-loop-threads: one thread per column, a triangular walk over a second column, a mirrored store ------------
+COVAR_CL = """\
+__kernel void covar(const int m, const int n, __global const float* data, __global float* symmat)
+{
+    int j1 = get_global_id(0) + 1;
+    if (j1 <= m) {
+        for (int j2 = j1; j2 <= m; j2++) {
+            symmat[j1 * (m + 1) + j2] = 0.0f;
+            for (int i = 1; i < n + 1; i++)
+                symmat[j1 * (m + 1) + j2] += data[i * (m + 1) + j1] * data[i * (m + 1) + j2];
+            symmat[j2 * (m + 1) + j1] = symmat[j1 * (m + 1) + j2];
+        }
+    }
+}
+"""
+OUTER_CL = """\
+__kernel void outer(__global const float* x, __global const float* y, __global float* out, const int n)
+{
+    int r = get_global_id(0);
+    if (r >= n) return;
+    for (int c = 0; c < n; ++c)
+        out[c * n + r] = x[r] * y[c] + out[c * n + r];
+}
+"""
+M, N = 45, 37
+
+
+def _loop_state(src: str, kernel: str, mep: Path):  # type: ignore[no-untyped-def]
+    from s2s.mep.manifest import load
+    from s2s.optimize.proposers.base import State
+
+    if kernel == "covar":
+        params = [ParamSpec("m", "const int", "scalar", "int", value=M), ParamSpec("n", "const int", "scalar", "int", value=N),
+                  ParamSpec("data", "__global const float*", "in", "float", count=(N + 1) * (M + 1), space="global"),
+                  ParamSpec("symmat", "__global float*", "inout", "float", count=(M + 1) * (M + 1), space="global")]
+    else:
+        params = [ParamSpec("x", "__global const float*", "in", "float", count=M, space="global"),
+                  ParamSpec("y", "__global const float*", "in", "float", count=M, space="global"),
+                  ParamSpec("out", "__global float*", "inout", "float", count=M * M, space="global"),
+                  ParamSpec("n", "const int", "scalar", "int", value=M)]
+    make_mep(mep, src, manifest(kernel, "opencl", "kernel.cl", params, (64, 1, 1), (64, 1, 1), repetitions=3, warmup=1, timeout_s=60.0))
+    return State(manifest=load(mep), original=src.encode(), kernel=kernel, dialect="opencl", facts=kernel_facts(src.encode(), "opencl", kernel))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("src,kernel,pipeline", [
+    (COVAR_CL, "covar", "inner-loop-threads"), (COVAR_CL, "covar", "inner-loop-threads{block=16x16},contraction-tiling{tile=16 rows=2}"),
+    (OUTER_CL, "outer", "inner-loop-threads")])
+def test_inner_loop_threads_matches_the_original_on_pocl(tmp_path: Path, src: str, kernel: str, pipeline: str) -> None:
+    pytest.importorskip("pyopencl")
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    state = _loop_state(src, kernel, tmp_path / "mep")
+    cand = apply_pipeline(pipeline, state)
+    assert isinstance(cand, Candidate), cand
+    assert cand.launch is not None and cand.launch_rules[0] == "square-xy"
+    rows = cand.launch.grid[1] // cand.launch.block[1] * (16 if "tiling" in pipeline else cand.launch.block[1])
+    assert rows >= M  # the second column index now has threads (or tile rows) of its own
+    m = _evaluate(tmp_path / "mep", state, cand)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+    assert m.outputs and all(o.ok for o in m.outputs)
+
+
+@pytest.mark.slow
+def test_a_wrong_mapping_is_caught_on_pocl(tmp_path: Path) -> None:
+    """Not vacuous: without the loop's upper bound in the guard, the extra y threads write past the matrix's rows.
+    (Dropping the triangular bound instead is a benign race here: both threads of a mirrored pair store one value.)"""
+    pytest.importorskip("pyopencl")
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    state = _loop_state(COVAR_CL, "covar", tmp_path / "mep")
+    cand = apply_pipeline("inner-loop-threads", state)
+    assert isinstance(cand, Candidate), cand
+    broken = cand.source.replace(b" && j2 <= m", b"")
+    assert broken != cand.source
+    assert _evaluate(tmp_path / "mep", state, replace(cand, source=broken)).verdict != "ok"
+
+
+def test_square_xy_launch_rule() -> None:
+    from s2s.lang.edits import LaunchChange
+
+    # 2048 columns, one thread each in blocks of 256: now 2048 x 2048 threads in 32 x 8 blocks
+    assert LaunchChange((32, 8, 1), "square-xy").resolve((8, 1, 1), (256, 1, 1)) == ((64, 256, 1), (32, 8, 1))

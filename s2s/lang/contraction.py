@@ -39,6 +39,7 @@ class Contraction:
     upper: str
     row_bound: str  # exclusive upper bounds the guard puts on row and col
     col_bound: str
+    offsets: tuple[str, str]  # the mapping's constant offsets of row and col (" + 1"), "" for none
     inside: str  # the guard's condition for a thread that computes (C text)
     a: Operand  # the row side
     b: Operand  # the column side
@@ -74,8 +75,8 @@ class _Finder:
         m = self.m
         row, col = m.var_for("y"), m.var_for("x")
         maps = {t.var: t for t in m.mapping}
-        if not row or not col or "z" in m.axes or any(not maps[v].offset.is_zero for v in (row, col)):
-            return "needs a 2-D thread mapping without offsets (col from x, row from y)"
+        if not row or not col or "z" in m.axes:
+            return "needs a 2-D thread mapping (col from x, row from y)"
         stmts = [c for c in self.body.named_children if c.type != "comment"]
         decls = [s for s in stmts if s.type == "declaration" and idents(self.t(s)) & {row, col} and THREAD_BUILTIN.search(self.t(s))]
         if stmts[: len(decls)] != decls or len(decls) != 2 or len(stmts) < 3:
@@ -110,12 +111,13 @@ class _Finder:
         red = next((r for r in m.reductions if stmt is not None and r.start >= stmt.start_byte and r.end <= stmt.end_byte), None)
         if stmt is None or red is None or red.over != lp.var:
             return f"the loop body must be one accumulation over {lp.var} (ACC += ...)"
+        off = {x: "" if maps[x].offset.is_zero else f" + ({maps[x].offset.text()})" for x in (row, col)}
         return self._operands(row, col, lp.var, stmt, red.target, self._locals(), before, after, inside, upper, decls,
-                              guard, rest, g.kind == "return", (lp.lower.text(), lp.upper.text()))
+                              guard, rest, g.kind == "return", (lp.lower.text(), lp.upper.text()), (off[row], off[col]))
 
     def _operands(self, row: str, col: str, k: str, stmt: Node, target: str, locals_: set[str], before: list[Node],
                   after: list[Node], inside: str, upper: dict[str, Poly], decls: list[Node], guard: Node, rest: list[Node],
-                  ret: bool, bounds: tuple[str, str]) -> Contraction | str:
+                  ret: bool, bounds: tuple[str, str], offsets: tuple[str, str]) -> Contraction | str:
         inner = [a for a in self.m.accesses if stmt.start_byte <= a.start and a.end <= stmt.end_byte]
         tgt = [a for a in inner if a.text.replace(" ", "") == target.replace(" ", "")]
         sides: dict[str, list[ArrayAccess]] = {"a": [], "b": []}
@@ -143,12 +145,13 @@ class _Finder:
             tspans = tuple((mm.start() + stmt.start_byte, mm.end() + stmt.start_byte)
                            for mm in re.finditer(rf"\b{target}\b", self.t(stmt)))
         else:
-            if tgt[0].depends_on(k) or idents(target) & (locals_ - {row, col}):
+            declared = {x for s in before if s.type == "declaration" for x in idents(self.t(s).split("=")[0])}
+            if tgt[0].depends_on(k) or idents(target) & (locals_ - {row, col} - declared):
                 return "the accumulator's index must use only the row, the column and sizes"
             tspans = tuple((a.start, a.end) for a in tgt)
         a, b = sides["a"][0], sides["b"][0]
         return Contraction(
-            row, col, k, bounds[0], bounds[1], upper[row].text(), upper[col].text(), inside,
+            row, col, k, bounds[0], bounds[1], upper[row].text(), upper[col].text(), offsets, inside,
             Operand(a.text, a.array, _k_fast(a, k), tuple((x.start, x.end) for x in sides["a"])),
             Operand(b.text, b.array, _k_fast(b, k), tuple((x.start, x.end) for x in sides["b"])),
             target, target_decl, (stmt.start_byte, stmt.end_byte), tspans,

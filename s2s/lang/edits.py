@@ -80,6 +80,8 @@ class LaunchChange:
       tile-coarse     grid = ceil(g / per_item) in x and y, ceil(g.z / block.z) in z: each block covers a
                       per_item x per_item tile of the old threads with fewer threads (each computes several)
       coarsen-x|y|z   grid along that axis = ceil(ceil(g / per_item) / block): each thread computes per_item points
+      square-xy       grid = (ceil(g.x / block.x), ceil(g.x / block.y), 1): a second axis as long as the first (a loop
+                      over the same range as the threads becomes the y axis)
     """
 
     block: tuple[int, int, int] | None
@@ -106,11 +108,13 @@ class LaunchChange:
             return (out[0], out[1], out[2]), new
         if self.grid_from == "tile-coarse":
             return (_ceil(g[0], self.per_item), _ceil(g[1], self.per_item), _ceil(g[2], new[2])), new
+        if self.grid_from == "square-xy":
+            return (_ceil(g[0], new[0]), _ceil(g[0], new[1]), 1), new
         raise ValueError(f"unknown launch rule '{self.grid_from}'")
 
 
 LAUNCH_RULES = ("same", "same-coverage", "tile", "rows-per-warp", "swap-xy", "threads-for-elements", "tile-coarse",
-                "coarsen-x", "coarsen-y", "coarsen-z")
+                "coarsen-x", "coarsen-y", "coarsen-z", "square-xy")
 
 
 def _ceil(a: int, b: int) -> int:

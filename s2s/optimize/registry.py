@@ -22,6 +22,7 @@ BUILTIN: dict[str, str] = {
     "coalesce-remap": "CoalesceRemap",
     "contraction-tiling": "ContractionTiling",
     "fast-math": "FastMath",
+    "inner-loop-threads": "InnerLoopThreads",
     "launch-config": "LaunchConfig",
     "loop-unroll": "LoopUnroll",
     "precision-hygiene": "PrecisionHygiene",

@@ -121,8 +121,9 @@ class ContractionTiling:
             ("threadIdx.x", "threadIdx.y", "blockIdx.x", "blockIdx.y")
         txt = lambda s, e: source[s:e].decode()  # noqa: E731
         r, acc = n["r"], f"{n['acc']}[{n['r']}]"
-        each = [f"for (int {r} = 0; {r} < {R}; ++{r}) {{", f"    int {c.row} = {n['row0']} + {n['ty']} + {r} * {BY};",
-                f"    int {c.col} = {n['col0']} + {n['tx']};"]
+        ro, co = c.offsets
+        each = [f"for (int {r} = 0; {r} < {R}; ++{r}) {{", f"    int {c.row} = {n['row0']} + {n['ty']} + {r} * {BY}{ro};",
+                f"    int {c.col} = {n['col0']} + {n['tx']}{co};"]
         before = [txt(s, e) for s, e, _ in c.before]
         redeclared = [txt(s, e) for s, e, decl in c.before if decl and not (c.target_decl and c.target in txt(s, e).split("=")[0])]
         # the accumulation with the accumulator in a register and the operands from the tiles
@@ -141,9 +142,9 @@ class ContractionTiling:
             *each, f"    {acc} = 0;", f"    if ({c.inside}) {{", *("        " + s for s in before), f"        {acc} = {c.target};", "    }", "}",
             f"for (int {n['t']} = {c.lower}; {n['t']} < {c.upper}; {n['t']} += {T}) {{",
             f"    for (int {n['e']} = {n['ty']}; {n['e']} < {T}; {n['e']} += {BY}) {{",
-            f"        {{ int {c.row} = {n['row0']} + {a_i}; int {c.k} = {n['t']} + {a_k}; {n['As']}[{a_i}][{a_k}] = "
+            f"        {{ int {c.row} = {n['row0']} + {a_i}{ro}; int {c.k} = {n['t']} + {a_k}; {n['As']}[{a_i}][{a_k}] = "
             f"({c.row} < {c.row_bound} && {c.k} < {c.upper}) ? {c.a.text} : ({tys[0]})0; }}",
-            f"        {{ int {c.col} = {n['col0']} + {b_j}; int {c.k} = {n['t']} + {b_k}; {n['Bs']}[{b_k}][{b_j}] = "
+            f"        {{ int {c.col} = {n['col0']} + {b_j}{co}; int {c.k} = {n['t']} + {b_k}; {n['Bs']}[{b_k}][{b_j}] = "
             f"({c.k} < {c.upper} && {c.col} < {c.col_bound}) ? {c.b.text} : ({tys[1]})0; }}",
             "    }", f"    {sync}", f"    if ({n['t']} + {T} <= {c.upper}) {{", "        #pragma unroll",
             f"        for (int {n['kk']} = 0; {n['kk']} < {T}; ++{n['kk']})", *("    " + s for s in inner),

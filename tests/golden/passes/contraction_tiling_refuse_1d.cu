@@ -10,4 +10,4 @@ __global__ void gemv(const float* a, const float* x, float* y, int n)
     }
 }
 // ----- EXPECTED
-// REFUSED: needs a 2-D thread mapping without offsets (col from x, row from y)
+// REFUSED: needs a 2-D thread mapping

@@ -1,0 +1,128 @@
+"""inner-loop-threads: a thread per column that loops over a second, independent index becomes a 2-D launch over both.
+
+`v = blockIdx.x*blockDim.x + threadIdx.x; if (v < M) { for (w = lo; w < M; w++) BODY }` runs M threads, each
+walking up to M iterations: a 2048-column kernel keeps 2048 threads busy on a GPU that holds 270,000. When the
+kernel model shows the iterations independent across (v, w) (every write lands on an element of its own pair;
+`sym[v][w]` and its mirror `sym[w][v]` only over a triangular range, w from v), w becomes the y axis of the launch,
+as long as the x axis, and the loop a guard. Triangular or not; then any contraction inside tiles as usual.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from s2s.lang.affine import Poly
+from s2s.lang.dependence import independent
+from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
+from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
+from s2s.lang.kernel_model import kernel_model
+
+from ._common import body_node, indent_of, statements, text, walk
+
+EXAMPLE_DIALECT = "cuda"
+EXAMPLE_BEFORE = """\
+__global__ void gram(const float* data, float* sym, int m, int n)
+{
+    int j1 = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j1 < m) {
+        for (int j2 = j1; j2 < m; j2++) {
+            sym[j1 * m + j2] = 0.0f;
+            for (int i = 0; i < n; i++)
+                sym[j1 * m + j2] += data[i * m + j1] * data[i * m + j2];
+            sym[j2 * m + j1] = sym[j1 * m + j2];
+        }
+    }
+}
+"""
+EXAMPLE_AFTER = """\
+__global__ void gram(const float* data, float* sym, int m, int n)
+{
+    int j1 = blockIdx.x * blockDim.x + threadIdx.x;
+    int j2 = blockIdx.y * blockDim.y + threadIdx.y;
+    if (j1 < m && j2 >= j1 && j2 < m) {
+        sym[j1 * m + j2] = 0.0f;
+        for (int i = 0; i < n; i++)
+            sym[j1 * m + j2] += data[i * m + j1] * data[i * m + j2];
+        sym[j2 * m + j1] = sym[j1 * m + j2];
+    }
+}
+"""
+_BARRIER = re.compile(r"\b(__syncthreads|barrier|atomic\w*|atom_\w+|return|break|continue|goto)\b")
+
+
+@dataclass(frozen=True)
+class InnerLoopThreads:
+    name: ClassVar[str] = "inner-loop-threads"
+    priority: ClassVar[int] = 12  # before the tilings: it opens the second axis they tile
+    space: ClassVar[tuple[str, ...]] = ("inner-loop-threads", "inner-loop-threads{block=16x16}")
+    block: tuple[int, ...] = (32, 8)
+
+    def applies(self, facts: KernelFacts) -> bool | str:
+        if len(self.block) != 2 or self.block[0] % 16 or not 32 <= self.block[0] * self.block[1] <= 1024:
+            return "block must be two sizes, x a multiple of 16, with 32 to 1024 threads"
+        if facts.dims != 1 or not facts.var_for("x"):
+            return "needs a 1-D thread mapping along x"
+        if facts.shared or facts.atomics:
+            return "kernel uses shared memory or atomics"
+        return True
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        model = kernel_model(source, facts.dialect, facts.name)
+        maps = [t for t in model.mapping if t.kind == "global"] if model is not None else []
+        if model is None or len(maps) != 1 or maps[0].axis != "x":
+            return Refused("needs one global thread index along x")
+        v, offset = maps[0].var, maps[0].offset
+        stmts = statements(body_node(source, facts))
+        if len(stmts) < 2 or stmts[0].type != "declaration" or v not in idents(text(source, stmts[0])) \
+                or any(THREAD_BUILTIN.search(text(source, s)) for s in stmts[1:]):
+            return Refused(f"the kernel must begin with the declaration of {v} and use thread indices nowhere else")
+        guard = stmts[1]
+        g = next((x for x in model.guards if x.start == guard.start_byte), None)
+        upper = dict(g.upper) if g is not None else {}
+        if g is None or v not in upper or guard.child_by_field_name("alternative") is not None:
+            return Refused(f"needs a guard bounding {v} from above right after its declaration")
+        if g.kind == "block":
+            cons = guard.child_by_field_name("consequence")
+            rest = statements(cons) if cons is not None and cons.type == "compound_statement" else []
+            inside, end = g.condition.strip(), guard.end_byte
+            if len(stmts) != 2:
+                return Refused("nothing may follow the guarded block")
+        else:
+            rest, inside, end = stmts[2:], f"!({g.condition.strip()})", stmts[-1].end_byte
+        if len(rest) != 1 or rest[0].type != "for_statement":
+            return Refused("the guarded part must be one for loop")
+        loop = rest[0]
+        lp = next((x for x in model.loops if x.start == loop.start_byte), None)
+        init, cond, body = (loop.child_by_field_name(f) for f in ("initializer", "condition", "body"))
+        if lp is None or init is None or init.type != "declaration" or cond is None or body is None or lp.step != 1:
+            return Refused("the loop must declare its variable and count it up by one")
+        w = lp.var
+        if lp.upper != upper[v]:
+            return Refused(f"the loop over {w} must end where the guard bounds {v} ({upper[v]}): the y axis is as long as x")
+        triangular = lp.lower == Poly.name(v)
+        low = (lp.lower - offset).constant() if lp.lower is not None else None
+        if not triangular and (low is None or low < 0):
+            return Refused(f"the loop over {w} must start at {v} or at a constant no lower than the threads' first index")
+        if _BARRIER.search(text(source, body)):
+            return Refused("the loop body has a barrier, an atomic or a jump")
+        outer = {text(source, d.child_by_field_name("declarator") or d).split("=")[0].strip() for d in walk(body_node(source, facts))
+                 if d.type == "init_declarator" and not body.start_byte <= d.start_byte < body.end_byte}
+        carried = {text(source, n.child_by_field_name("left") or n) for n in walk(body) if n.type == "assignment_expression"} & outer
+        if carried:
+            return Refused(f"{', '.join(sorted(carried))} carries a value from one iteration to the next")
+        why = independent(model, body.start_byte, body.end_byte, v, w, triangular)
+        if why:
+            return Refused(why)
+        ty = text(source, init.child_by_field_name("type"))
+        first = text(source, init.child_by_field_name("declarator").child_by_field_name("value"))  # type: ignore[union-attr]
+        gid = "get_global_id(1)" if facts.dialect == "opencl" else "blockIdx.y * blockDim.y + threadIdx.y"
+        pad = indent_of(source, stmts[0].start_byte)
+        off = "" if offset.is_zero else f" + {offset.text()}"
+        inner = text(source, body) if body.type == "compound_statement" else "{\n" + indent_of(source, body.start_byte) + text(source, body) + "\n" + pad + "}"
+        shift = len(indent_of(source, loop.start_byte)) - len(pad)
+        inner = re.sub(r"\n" + " " * shift, "\n", inner) if shift > 0 else inner
+        edits = (Edit(stmts[0].end_byte, stmts[0].end_byte, f"\n{pad}{ty} {w} = {gid}{off};"),
+                 Edit(guard.start_byte, end, f"if ({inside} && {w} >= {first} && {text(source, cond)}) {inner}"))
+        launch = LaunchChange((self.block[0], self.block[1], 1), "square-xy")
+        return Rewrite(edits, launch, f"{w} from the y axis ({'triangular' if triangular else 'rectangular'} range), {v} from x")

@@ -1,0 +1,12 @@
+// RUN: inner-loop-threads
+// ----- INPUT
+__global__ void rowsum(const float* a, float* s, int m, int n)
+{
+    int j1 = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j1 < m) {
+        for (int j2 = 0; j2 < n; j2++)
+            s[j1 * n + j2] = 2.0f * a[j1 * n + j2];
+    }
+}
+// ----- EXPECTED
+// REFUSED: the loop over j2 must end where the guard bounds j1 (m): the y axis is as long as x
