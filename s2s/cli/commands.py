@@ -28,6 +28,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     e.add_argument("--mode", choices=("auto", "clang", "names"), default="auto",
                    help="closure by libclang (needs compile flags), by names over the tree-sitter index, or auto")
     e.add_argument("--allow-missing", action="store_true", help="write the file even if a called function is not found")
+    e.add_argument("--force", action="store_true",
+                   help="replace an existing non-empty -o directory (an MEP of another kernel: its history and variants go too)")
     e.add_argument("-D", "--define", action="append", metavar="NAME=VALUE",
                    help="override a size macro or host variable for the MEP (e.g. -D MAT_N=4096)")
     add_run_parser(sub)
@@ -64,7 +66,7 @@ def _extract(args: argparse.Namespace, console: Console) -> int:
 
     overrides = dict(parse_define(d) for d in args.define or [])
     out, manifest, ex = make_mep(args.tree, args.kernel, args.output, compile_commands=args.compile_commands,
-                                 mode=args.mode, allow_missing=args.allow_missing, overrides=overrides)
+                                 mode=args.mode, allow_missing=args.allow_missing, overrides=overrides, force=args.force)
     console.print(f"wrote MEP {out} for {ex.kernel.qualified} ({ex.mode} closure, {len(ex.items)} items)", highlight=False)
     for note in manifest.notes:
         console.print(f"[yellow]note[/] {note}", highlight=False)

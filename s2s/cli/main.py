@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.console import Console
 
@@ -27,16 +28,39 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from s2s.base.procs import Interrupted
+
     args = build_parser().parse_args(argv)
     console = Console()
     try:
+        if getattr(args, "mep", None) and not getattr(args, "restore", False):
+            from s2s.reintegrate.splice import check_not_interrupted
+
+            check_not_interrupted(Path(args.mep))
         return COMMANDS[args.command](args, console)
     except UserError as err:
         print(err.one_line(), file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `s2s scan --json | head`: the reader left; say nothing more
+        _quiet_stdout()
+        return 141
+    except Interrupted as err:
+        print(f"error: {err.message}", file=sys.stderr)
+        return 128 + err.signo
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush does not fail on the closed pipe again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":

@@ -21,6 +21,17 @@ def command(name: str) -> Callable[[Handler], Handler]:
 
 
 
+def at_least_one(text: str) -> int:
+    """argparse type of a count (--top, --rounds, --max-evals, --jobs): an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: must be >= 1")
+    return value
+
+
 def parse_define(text: str) -> tuple[str, str]:
     """`-D NAME=VALUE` as a pair; anything else is bad input."""
     name, sep, value = text.partition("=")

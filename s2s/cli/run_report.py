@@ -15,17 +15,32 @@ from s2s.mep.measure import OK, Measurement, Timing
 def add_run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r = sub.add_parser("run", help="build, check and time a variant against the reference kernel")
     r.add_argument("mep", help="the MEP directory (holds mep.toml)")
-    r.add_argument("--variant", default=None, help="variants/ID/ (default: the reference against itself)")
+    r.add_argument("--variant", default=None,
+                   help="variants/ID/, or `best` for the optimization's verified winner (default: the reference against itself)")
     r.add_argument("--json", action="store_true", help="one JSON object on stdout")
     r.add_argument("--sanitize", action="store_true", help="also run under compute-sanitizer memcheck (CUDA/HIP)")
     r.add_argument("--no-time", action="store_true", help="check correctness only")
+
+
+def resolve_variant(mep: Path, variant: str | None) -> str | None:
+    """`best`: the fastest verified variant in the MEP's history (a UserError when there is none); else as given."""
+    if variant != "best":
+        return variant
+    from s2s.base.errors import UserError
+    from s2s.mep.history import best_of
+
+    row = best_of(Path(mep))
+    if row is None:
+        raise UserError("--variant best: no verified variant in this MEP's history", file=str(mep),
+                        hint="run `s2s optimize` first, or name a variant id")
+    return row.id
 
 
 def run_command(args: argparse.Namespace, console: Console) -> int:
     from s2s.mep.evaluate import UnfilledError, evaluate
 
     try:
-        m = evaluate(Path(args.mep), args.variant, time=not args.no_time, sanitize=args.sanitize)
+        m = evaluate(Path(args.mep), resolve_variant(Path(args.mep), args.variant), time=not args.no_time, sanitize=args.sanitize)
     except UnfilledError as err:
         for entry in err.entries:
             print(f"error: {err.file}: FILL-IN: {entry}", file=sys.stderr)

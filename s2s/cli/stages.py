@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .registry import command
+from .registry import at_least_one, command
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -18,9 +18,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     _optimize_options(o)
     v = sub.add_parser("verify", help="check the verified variants again on the application's captured data")
     v.add_argument("mep")
-    v.add_argument("--top", type=int, default=None, metavar="N",
+    v.add_argument("--top", type=at_least_one, default=None, metavar="N",
                    help="stop once the N fastest variants that pass are found (default: check all)")
-    v.add_argument("--jobs", type=int, help="parallel builds (default: CPU cores)")
+    v.add_argument("--jobs", type=at_least_one, help="parallel builds (default: CPU cores)")
     r = sub.add_parser("report", help="markdown and HTML report of an optimization, with a plot")
     r.add_argument("mep")
     g = sub.add_parser("reintegrate", help="splice the winning variant back into the application")
@@ -33,10 +33,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     g.add_argument("--build-cmd")
     g.add_argument("--test-cmd")
     g.add_argument("--force", action="store_true", help="replace the kernel even if it changed since extraction")
+    g.add_argument("--restore", action="store_true",
+                   help="put back the originals of an interrupted --in-place reintegration (from its backup)")
     g.add_argument("--cmd-timeout", type=float, default=1800.0, help="seconds before a build or test command is killed")
     a = sub.add_parser("auto", help="scan, extract the top hotspots, optimize, reintegrate as one diff")
     a.add_argument("tree")
-    a.add_argument("--top", type=int, default=3)
+    a.add_argument("--top", type=at_least_one, default=3)
     a.add_argument("--profile")
     a.add_argument("--work", default="s2s-work", help="directory for the MEPs")
     a.add_argument("--diff", metavar="FILE", default="s2s-auto.diff")
@@ -51,14 +53,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 
 def _optimize_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--proposer", default="builtin", choices=("builtin", "llm", "replay"))
-    p.add_argument("--rounds", type=int, default=4)
-    p.add_argument("--max-evals", type=int, default=30)
+    p.add_argument("--rounds", type=at_least_one, default=4)
+    p.add_argument("--max-evals", type=at_least_one, default=30)
     p.add_argument("--time-budget", type=float, help="seconds")
     p.add_argument("--patterns", help="pattern library file (default: per user)")
     p.add_argument("--no-patterns", action="store_true")
     p.add_argument("--llm-config")
     p.add_argument("--replay", help="JSON lines of recorded answers for --proposer replay")
-    p.add_argument("--jobs", type=int, help="parallel builds (default: CPU cores)")
+    p.add_argument("--jobs", type=at_least_one, help="parallel builds (default: CPU cores)")
+    p.add_argument("--wait", action="store_true", help="wait for another s2s optimize on the same MEP instead of exiting")
 
 
 
@@ -69,7 +72,8 @@ def options_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
     return Options(proposer=args.proposer, rounds=args.rounds, max_evals=args.max_evals, time_budget_s=args.time_budget,
                    patterns=args.patterns, use_patterns=not args.no_patterns, llm_config=args.llm_config,
-                   replay_file=args.replay, jobs=args.jobs or os.cpu_count() or 1)
+                   replay_file=args.replay, jobs=args.jobs or os.cpu_count() or 1,
+                   wait_lock=args.wait)
 
 
 @command("optimize")
@@ -136,8 +140,12 @@ def _report(args: argparse.Namespace, console: Console) -> int:
 @command("reintegrate")
 def _reintegrate(args: argparse.Namespace, console: Console) -> int:
     from s2s.base.fsutil import atomic_write
-    from s2s.reintegrate.splice import apply_in_place, plan
+    from s2s.reintegrate.splice import apply_in_place, plan, restore_interrupted
 
+    if args.restore:
+        for line in restore_interrupted(Path(args.mep)):
+            print(line, file=sys.stderr)
+        return 0
     p = plan(args.mep, args.variant, args.tree, args.force)
     for note in p.notes:
         print(f"note: {note}", file=sys.stderr)

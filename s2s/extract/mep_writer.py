@@ -192,9 +192,12 @@ def _host_defines(site_file: str, tree: Path, ex: Extraction) -> dict[str, str]:
 
 def make_mep(tree_arg: str, kernel: str, output: str | None, compile_commands: str | None = None, mode: str = "auto",
              allow_missing: bool = False, overrides: dict[str, str] | None = None,
-             index: Index | None = None) -> tuple[Path, Manifest, Extraction]:
+             index: Index | None = None, force: bool = False) -> tuple[Path, Manifest, Extraction]:
+    from .output_dir import prepare_output
+
     tree = check_tree(tree_arg)
     ex = extract(tree, kernel, compile_commands, mode, allow_missing, index=index)
     out = Path(output or f"mep-{ex.kernel.name}")
+    prepare_output(out, tree if tree.is_dir() else tree.parent, ex.kernel.qualified, force=force)
     manifest = write_mep(ex, out, tree if tree.is_dir() else tree.parent, overrides or {})
     return out, manifest, ex

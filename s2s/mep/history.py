@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from s2s.base.errors import UserError
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS candidates (
     id TEXT PRIMARY KEY,
@@ -73,12 +75,18 @@ class Row:
 class History:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.db = sqlite3.connect(self.path, timeout=30)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(SCHEMA)
-        self.db.commit()
-        self._migrate()
+        try:
+            self.db = sqlite3.connect(self.path, timeout=30)
+            if self.db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("quick_check failed")
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(SCHEMA)
+            self.db.commit()
+            self._migrate()
+        except sqlite3.DatabaseError as exc:  # not a database, truncated, or damaged
+            raise UserError(f"the optimization history is damaged ({exc})", file=str(self.path),
+                            hint="move it away to start the history afresh; its variants/ stay usable by id") from None
 
     def _migrate(self) -> None:
         """Add the columns an older history file lacks, in one transaction that a second process waits for."""

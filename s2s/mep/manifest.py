@@ -5,6 +5,7 @@ as the string "FILL-IN" with a `hint`, and `s2s run` stops, naming each one.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,11 +196,8 @@ def load(mep_dir: Path) -> Manifest:
     path = Path(mep_dir) / "mep.toml"
     if not path.is_file():
         raise UserError("not an MEP: mep.toml is missing", file=str(mep_dir), hint="create one with `s2s extract TREE --kernel NAME -o DIR`")
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
-        raise UserError(f"invalid TOML: {exc}", file=str(path), line=line) from None
+    raw = _read_toml(path)
+    check_types(raw, path)
     try:
         launch = raw["launch"]
         m = Manifest(
@@ -218,6 +216,104 @@ def load(mep_dir: Path) -> Manifest:
             timeout_s=raw.get("timing", {}).get("timeout_s", 120.0), notes=raw.get("notes", {}).get("lines", []),
             capture=dict(raw.get("capture", {})),
         )
-    except (KeyError, TypeError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:
         raise UserError(f"missing or malformed entry: {exc}", file=str(path), line=line_of(path, str(exc).strip("'"))) from None
+    check_paths(m, Path(mep_dir), path)
     return m
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    data = path.read_bytes()
+    if b"\0" in data:
+        raise UserError("a binary file, not TOML text", file=str(path))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"not UTF-8 text (byte {exc.start})", file=str(path), line=data.count(b"\n", 0, exc.start) + 1) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise UserError(f"invalid TOML: {exc}", file=str(path), line=line) from None
+
+
+# -- the types each entry must have -------------------------------------------------------------------
+_NUM = (int, float)
+_TOP = {"kernel": str, "backend": str, "kernel_file": str, "template_args": str, "flags": list, "macros": list,
+        "origin": dict, "launch": dict, "check": dict, "timing": dict, "sizes": dict, "params": list, "symbols": list,
+        "structs": list, "capture": dict, "notes": dict}
+_TABLES: dict[str, dict[str, Any]] = {
+    "launch": {"grid": list, "block": list, "shared_mem": int, "grid_expr": str, "block_expr": str, "source": str},
+    "check": {"rtol": _NUM, "atol": _NUM, "input_sets": int, "seed": int},
+    "timing": {"repetitions": int, "warmup": int, "timeout_s": _NUM},
+    "notes": {"lines": list},
+}
+_PARAM: dict[str, Any] = {"name": str, "type": str, "role": str, "elem": str, "count": (int, str), "count_expr": str,
+          "value": (int, float, str, dict), "fill": str, "low": _NUM, "high": _NUM, "source": str, "hint": str, "space": str,
+          "rtol": _NUM, "atol": _NUM, "tol_from": str}
+_SYMBOL: dict[str, Any] = {"name": str, "elem": str, "count": int, "source": str}
+_STRUCT: dict[str, Any] = {"name": str, "fields": list}
+_NAMES = {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table", _NUM: "a number",
+          (int, str): "an integer", (int, float, str, dict): "a number"}
+
+
+def _is(v: Any, want: Any) -> bool:
+    if isinstance(v, bool):
+        return want is bool
+    return isinstance(v, want)
+
+
+def check_types(raw: dict[str, Any], path: Path) -> None:
+    """One UserError naming the first entry whose TOML type is wrong (a string where a number belongs, ...)."""
+
+    def bad(entry: str, v: Any, want: Any, needle: str, after: str = "") -> None:
+        raise UserError(f"{entry} = {v!r}: expected {_NAMES.get(want, 'another type')}", file=str(path),
+                        line=line_of(path, needle, after))
+
+    for key, want in _TOP.items():
+        if key in raw and not _is(raw[key], want):
+            bad(key, raw[key], want, f"{key} =" if want is not dict else f"[{key}]")
+    for key in ("kernel", "backend", "kernel_file", "launch"):
+        if key not in raw:
+            raise UserError(f"{key} is missing", file=str(path))
+    for table, spec in _TABLES.items():
+        for key, want in spec.items():
+            v = raw.get(table, {}).get(key)
+            if v is not None and not _is(v, want):
+                bad(f"{table}.{key}", v, want, f"{key} =", f"[{table}]")
+    for key in ("grid", "block"):
+        dims = raw["launch"].get(key)
+        if dims is None or not all(_is(d, int) or d == FILL_IN for d in dims):
+            bad(f"launch.{key}", dims, list, f"{key} =", "[launch]")
+    for key in ("flags", "macros"):
+        if not all(isinstance(x, str) for x in raw.get(key, [])):
+            bad(key, raw[key], list, f"{key} =")
+    for group, spec in (("params", _PARAM), ("symbols", _SYMBOL), ("structs", _STRUCT)):
+        for item in raw.get(group, []):
+            if not isinstance(item, dict):
+                bad(group, item, dict, f"[[{group}]]")
+            name = item.get("name")
+            for key, want in spec.items():
+                v = item.get(key)
+                if v is not None and not _is(v, want):
+                    bad(f"{group}.{name}.{key}", v, want, f"{key} =", f'name = "{name}"')
+            if group == "structs" and not all(isinstance(f, list) and len(f) == 3 for f in item.get("fields", [])):
+                bad(f"structs.{name}.fields", item.get("fields"), list, "fields =", f'name = "{name}"')
+
+
+_FILE_NAME = re.compile(r"[A-Za-z0-9_.+\-/]+\Z")
+
+
+def check_paths(m: Manifest, mep_dir: Path, path: Path) -> None:
+    """Paths of mep.toml stay inside the MEP (symlinks resolved); flags that would run a command are refused."""
+    from s2s.base.cmdflags import check_flags
+    from s2s.base.paths import contained
+
+    if not _FILE_NAME.match(m.kernel_file):
+        raise UserError(f"kernel_file = {m.kernel_file!r}: a file name of letters, digits and . _ - + /", file=str(path),
+                        line=line_of(path, "kernel_file ="))
+    contained(m.kernel_file, mep_dir, entry="kernel_file", source=path, line=line_of(path, "kernel_file ="))
+    if m.capture.get("index") is not None:
+        contained(m.capture.get("index"), mep_dir, entry="capture.index", source=path, line=line_of(path, "index ="))
+    if m.backend != "opencl":  # nvcc and hipcc: flags pass through a compiler driver's shell
+        check_flags(list(m.flags), source=path, line_of=lambda name: line_of(path, name, "flags ="))

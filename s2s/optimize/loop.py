@@ -17,6 +17,7 @@ from typing import Any
 from s2s.base.devicelock import device_lock
 from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
+from s2s.base.meplock import exclusive
 from s2s.capture.verify import capture_key
 from s2s.lang.kernel_facts import kernel_facts
 from s2s.mep.history import History
@@ -24,6 +25,7 @@ from s2s.mep.manifest import load
 from s2s.mep.variant import Variant
 
 from .candidate import Candidate
+from .resume import pending_candidates, with_pending
 from .patterns import Library, features
 from .proposers import PROPOSERS, State
 
@@ -44,6 +46,7 @@ class Options:
     patience: int = 1  # rounds in a row without improvement before stopping (from round 2 on)
     llm_config: str | None = None
     replay_file: str | None = None
+    wait_lock: bool = False  # another optimize holds the MEP: wait for it (else exit 2)
 
 
 @dataclass
@@ -73,6 +76,7 @@ def _pipeline(origin: str) -> str:
     return head[len("pass:"):] if head.startswith("pass:") else ""
 
 
+@exclusive  # one optimize per MEP at a time (its lock file)
 def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -> Outcome:
     from s2s.mep import evaluate as ev
 
@@ -127,6 +131,8 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
                 continue
             seen.add(c.id)
             fresh.append(c)
+        if round_no == 1:  # candidates a killed run registered but never evaluated
+            fresh = with_pending(pending_candidates(history, mep_dir, manifest.kernel_file), fresh)
         fresh = fresh[: state.budget]
         if not fresh:
             stopped = "no-new-candidates"

@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import shutil
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from s2s.base import journal
 from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
+from s2s.base.paths import contained, inside
+from s2s.base.procs import Interrupted, run_group, signals_raise
 from s2s.lang.parsing import parse
 from s2s.mep.manifest import Manifest, load
 from s2s.mep.variant import Variant
@@ -24,6 +27,7 @@ class Plan:
     root: Path
     notes: list[str] = field(default_factory=list)
     manual: list[str] = field(default_factory=list)  # launch sites to change by hand
+    mep_dir: Path | None = None  # where the backups of an in-place change go (unless it lies in the tree)
 
     def diff(self) -> str:
         out: list[str] = []
@@ -96,9 +100,10 @@ def _top_level_items(data: bytes, dialect: str, skip: tuple[int, int] = (0, 0)) 
     return out
 
 
-def locate_original(m: Manifest, root: Path, force: bool) -> tuple[Path, bytes, int, int, list[str]]:
+def locate_original(m: Manifest, root: Path, force: bool, toml: Path | None = None) -> tuple[Path, bytes, int, int, list[str]]:
     origin = m.origin
-    path = root / str(origin["file"])
+    path = contained(origin.get("file"), root, entry="origin.file", source=toml or "mep.toml",
+                     where="the application tree (--tree)")
     if not path.is_file():
         raise UserError("the kernel's original file is gone", file=str(path))
     data = path.read_bytes()
@@ -139,7 +144,7 @@ def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force:
     if span is None:
         raise UserError(f"variant {vid} does not define {m.kernel}", file=str(vdir / m.kernel_file))
     new_kernel = var_src[span[0]:span[1]]
-    path, data, start, end, notes = locate_original(m, root, force)
+    path, data, start, end, notes = locate_original(m, root, force, mep_dir / "mep.toml")
     ref_funcs = {body for _n, body in _top_level_items(ref_src, dialect)}
     orig_funcs = {body for _n, body in _top_level_items(data, dialect)}
     helpers = [body for head, body in _top_level_items(var_src, dialect, span)
@@ -149,7 +154,7 @@ def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force:
     if not new_data.endswith(b"\n") and data.endswith(b"\n"):
         new_data += b"\n"
     files = {path: (data, new_data)}
-    p = Plan(files=files, root=root, notes=notes + [f"{m.kernel}: variant {vid} ({_row['origin']}, {_row['speedup']:.2f}x)"])
+    p = Plan(files=files, root=root, mep_dir=mep_dir.resolve(), notes=notes + [f"{m.kernel}: variant {vid} ({_row['origin']}, {_row['speedup']:.2f}x)"])
     for q in m.params:
         if q.tol_from and q.rtol is not None and q.rtol > m.rtol and not m.capture:  # widened by s2s, not held to real data
             p.notes.append(f"warning: {m.kernel} sums floats into {q.name} with atomics; the winner was held to rtol {q.rtol:g} "
@@ -164,36 +169,76 @@ def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force:
     return p
 
 
+def backup_root(p: Plan) -> Path:
+    """Backups of in-place changes live outside the user's tree: in the MEP, else in the user's cache."""
+    if p.mep_dir is not None and not inside(p.mep_dir, p.root):
+        return p.mep_dir / BACKUPS
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "s2s" / "backups"
+
+
+BACKUPS = ".s2s-backup"
+
+
 def apply_in_place(p: Plan, build_cmd: str | None, test_cmd: str | None, timeout_s: float = 1800) -> list[str]:
-    """Write atomically with a backup; run the build and test commands; restore byte for byte on failure."""
+    """Write atomically with a backup and a journal; run the build and test commands; restore byte for byte on failure,
+    on SIGINT or SIGTERM. Symlinked files are written through (the link stays a link)."""
     if p.manual:
         raise UserError("launch sites need changes by hand before the winner can run there: " + "; ".join(p.manual),
                         hint="write the diff with --diff, apply it and make those changes yourself")
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    backup = p.root / ".s2s-backup" / stamp
     warnings = _dirty_warnings(p)
+    changed: dict[Path, tuple[bytes, bytes]] = {}
+    for path, (old, new) in p.files.items():
+        if old == new:
+            continue
+        real = path.resolve()
+        if not inside(real, p.root):
+            raise UserError(f"{path} leads outside the application tree ({p.root}); nothing was changed", file=str(path))
+        if not _writable(real):
+            raise UserError("file is not writable", file=str(path))
+        changed[real] = (old, new)
+    backup = journal.new_backup_dir(backup_root(p))
+    j = journal.begin(backup, p.root, {real.relative_to(p.root).as_posix(): old for real, (old, _n) in changed.items()})
     written: list[Path] = []
     try:
-        for path, (old, new) in p.files.items():
-            if old == new:
-                continue
-            if not _writable(path):
-                raise UserError("file is not writable", file=str(path))
-            dest = backup / path.relative_to(p.root)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(old)
-        for path, (old, new) in p.files.items():
-            if old != new:
-                atomic_write(path, new)
-                written.append(path)
-        for label, cmd in (("build", build_cmd), ("test", test_cmd)):
-            if cmd:
-                _run_checked(label, cmd, p.root, timeout_s)
-    except BaseException:
-        for path in written:
-            atomic_write(path, p.files[path][0])
+        with signals_raise():
+            for real, (_old, new) in changed.items():
+                atomic_write(real, new)
+                written.append(real)
+            for label, cmd in (("build", build_cmd), ("test", test_cmd)):
+                if cmd:
+                    _run_checked(label, cmd, p.root, timeout_s)
+    except BaseException as exc:
+        for real in written:
+            atomic_write(real, changed[real][0])
+        journal.end(j, keep_backup=False)
+        if isinstance(exc, (Interrupted, KeyboardInterrupt)):
+            signo = exc.signo if isinstance(exc, Interrupted) else 2
+            raise Interrupted(signo, f"interrupted by {'SIGTERM' if signo == 15 else 'SIGINT'} during the in-place "
+                                     "reintegration; the original files were restored") from None
         raise
-    return warnings + [f"backup of the original files in {backup}"]
+    journal.end(j, keep_backup=True)
+    return warnings + [f"backup of the original files in {backup / 'files'}"]
+
+
+def interrupted(mep_dir: Path) -> list[journal.Journal]:
+    """In-place reintegrations from this MEP (or with their backup in the user's cache) that never finished."""
+    out = journal.pending(Path(mep_dir) / BACKUPS)
+    return out + journal.pending(backup_root(Plan(files={}, root=Path("/"), mep_dir=None)))
+
+
+def check_not_interrupted(mep_dir: Path) -> None:
+    for j in interrupted(mep_dir):
+        raise UserError(f"an in-place reintegration into {j.tree} was interrupted; {', '.join(j.files)} may hold the "
+                        f"new kernel without having been built or tested (backup in {j.dir / 'files'})",
+                        file=str(j.path), hint=f"put the originals back with `s2s reintegrate {mep_dir} --restore`")
+
+
+def restore_interrupted(mep_dir: Path) -> list[str]:
+    out = []
+    for j in interrupted(mep_dir):
+        for path in journal.restore(j):
+            out.append(f"restored {path} from {j.dir / 'files'}")
+    return out or ["nothing to restore: no interrupted reintegration"]
 
 
 def _writable(path: Path) -> bool:
@@ -206,13 +251,14 @@ def _writable(path: Path) -> bool:
 
 
 def _run_checked(label: str, cmd: str, cwd: Path, timeout_s: float) -> None:
-    try:
-        res = subprocess.run(cmd, shell=True, cwd=cwd, capture_output=True, text=True, timeout=timeout_s, start_new_session=True)
-    except subprocess.TimeoutExpired:
-        raise UserError(f"{label} command timed out after {timeout_s:g} s; the original files were restored", hint=cmd) from None
+    res = run_group(cmd, cwd=cwd, timeout_s=timeout_s)
+    if res.timed_out:
+        raise UserError(f"{label} command timed out after {timeout_s:g} s (its process group was killed); "
+                        "the original files were restored", hint=cmd)
     if res.returncode != 0:
-        tail = (res.stderr or res.stdout).strip().splitlines()[-1:] or [""]
-        raise UserError(f"{label} command failed (exit {res.returncode}): {tail[0][:200]}; the original files were restored", hint=cmd)
+        tail = res.output.strip().splitlines()[-1:] or [""]
+        raise UserError(f"{label} command failed (exit {res.returncode}): {tail[0][:200]}; the original files were restored",
+                        hint=cmd)
 
 
 def _dirty_warnings(p: Plan) -> list[str]:
