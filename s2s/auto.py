@@ -22,6 +22,12 @@ class AutoResult:
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
+    from s2s.base.paths import symlink_loop
+
+    loop = symlink_loop(src)
+    if loop is not None:
+        raise UserError(f"a symlink loop in the tree ({loop}); s2s auto copies the tree and would follow it forever",
+                        file=str(src), hint="remove or replace that link")
     if dst.exists():
         shutil.rmtree(dst)
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".git", "build", "*.o", ".s2s-backup"))

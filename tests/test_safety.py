@@ -46,6 +46,7 @@ def _edit(mep: Path, old: str, new: str) -> None:
 
 
 # -- containment ------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_absolute_kernel_file_is_refused_and_the_app_untouched(env: tuple[Path, Path], capsys) -> None:  # type: ignore[no-untyped-def]
     tree, mep = env
     target = tree / "kernels" / "linalg.cl"
@@ -69,6 +70,7 @@ def test_kernel_file_symlink_out_of_the_mep_is_refused(env: tuple[Path, Path], c
     assert fingerprint(tree) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("origin", ["../../elsewhere/x.cl", "/etc/hostname", "kernels/../../outside.cl"])
 def test_origin_file_outside_the_tree_is_refused(env: tuple[Path, Path], origin: str, capsys) -> None:  # type: ignore[no-untyped-def]
     tree, mep = env
@@ -93,6 +95,7 @@ def test_capture_index_outside_the_mep_is_refused(env: tuple[Path, Path], capsys
     assert "capture.index" in err
 
 
+@pytest.mark.slow
 def test_extract_into_the_tree_is_refused(env: tuple[Path, Path], capsys) -> None:  # type: ignore[no-untyped-def]
     tree, _mep = env
     before = fingerprint(tree)
@@ -103,6 +106,7 @@ def test_extract_into_the_tree_is_refused(env: tuple[Path, Path], capsys) -> Non
     assert fingerprint(tree) == before
 
 
+@pytest.mark.slow
 def test_extract_onto_another_kernels_mep_needs_force(env: tuple[Path, Path], capsys) -> None:  # type: ignore[no-untyped-def]
     tree, mep = env
     fake_win(mep)
@@ -117,12 +121,14 @@ def test_extract_onto_another_kernels_mep_needs_force(env: tuple[Path, Path], ca
     assert 'kernel = "matvec"' in (mep / "mep.toml").read_text()
 
 
+@pytest.mark.slow
 def test_extract_again_onto_the_same_kernels_mep_is_allowed(env: tuple[Path, Path], capsys) -> None:  # type: ignore[no-untyped-def]
     tree, mep = env
     rc, _o, err = cli_inproc(["extract", str(tree), "--kernel", "matmul", "-o", str(mep)], capsys)
     assert rc == 0, err
 
 
+@pytest.mark.slow
 def test_extract_onto_a_foreign_directory_file_or_impossible_place(env: tuple[Path, Path], capsys) -> None:  # type: ignore[no-untyped-def]
     tree, _mep = env
     foreign = tree.parent / "photos"
@@ -190,6 +196,7 @@ def test_dangerous_flags_in_mep_toml_are_refused(env: tuple[Path, Path], flag: s
     assert named in line and "mep.toml" in line and "\n" not in line
 
 
+@pytest.mark.slow
 def test_dangerous_define_from_compile_commands_is_refused(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     import json
 

@@ -47,3 +47,23 @@ def comment_text(text: str) -> str:
 def make_text(text: str) -> str:
     """`text` as a literal in a Makefile variable or rule: `$` doubled, `#` escaped; line breaks are refused earlier."""
     return str(text).replace("$", "$$").replace("#", "\\#").replace("\n", " ").replace("\r", " ")
+
+
+def symlink_loop(root: Path) -> str | None:
+    """The first symlink under `root` (relative path and target) that loops when followed: a directory link to one
+    of its own ancestors, or a link that resolves to itself. None when there is none."""
+    root = Path(root)
+    for dirpath, dirs, files in os.walk(root):
+        here = Path(dirpath)
+        for name in dirs + files:
+            p = here / name
+            if not p.is_symlink():
+                continue
+            rel = p.relative_to(root).as_posix()
+            try:
+                target = p.resolve(strict=False)
+            except (RuntimeError, OSError):
+                return f"{rel} -> {os.readlink(p)}"
+            if target.is_dir() and here.resolve().is_relative_to(target):
+                return f"{rel} -> {os.readlink(p)}"
+    return None

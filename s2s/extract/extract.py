@@ -9,6 +9,7 @@ from pathlib import Path
 
 from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
+from s2s.base.paths import comment_text
 from s2s.base.records import Index, Kernel, LaunchSite
 from s2s.scan.compdb import CompileCommand, find_compdb, load_compdb
 from s2s.scan.includes import IncludeGraph
@@ -217,9 +218,9 @@ def _wrap(ns: str, body: str) -> str:
 def render(kernel: Kernel, kernel_text: str, items: list[Decl], external: list[str], defines: dict[str, str],
            mode: str, unit: str, instantiations: list[str]) -> tuple[str, tuple[int, int]]:
     out: list[str] = [
-        f"// s2s extract: kernel {kernel.qualified} from {kernel.file}:{kernel.line}",
+        f"// s2s extract: kernel {kernel.qualified} from {comment_text(kernel.file)}:{kernel.line}",
         f"// closure: {'libclang, with the unit compile flags' if mode == 'clang' else 'by name over the tree-sitter index (no compile flags used)'}",
-        f"// translation unit: {unit}",
+        f"// translation unit: {comment_text(unit)}",
     ]
     if kernel.language != "opencl":
         out += external
@@ -229,10 +230,10 @@ def render(kernel: Kernel, kernel_text: str, items: list[Decl], external: list[s
         for k, v in flag_defs:
             out.append(f"#ifndef {k}\n#define {k} {v}\n#endif")
     for d in items:
-        out.append(f"// s2s: from {d.file}:{d.line}")
+        out.append(f"// s2s: from {comment_text(d.file)}:{d.line}")  # a file name never leaves its comment
         out.append(_wrap(d.namespace, d.text.rstrip("\n")))
     ns = "::".join(kernel.qualified.split("::")[:-1])
-    out.append(f"// s2s: kernel from {kernel.file}:{kernel.line}")
+    out.append(f"// s2s: kernel from {comment_text(kernel.file)}:{kernel.line}")
     head = "\n".join(out) + "\n"
     if ns:
         head += "".join(f"namespace {part} {{ " for part in ns.split("::")) + "\n"

@@ -192,15 +192,14 @@ def _tail(text: str, lines: int = 12) -> str:
 
 
 def run_tool(argv: list[str], *, cwd: Path, timeout_s: float = 900.0, env: dict[str, str] | None = None) -> tuple[int, str, float]:
-    """A compiler run: (exit status, stdout+stderr, seconds). A missing tool is status 127."""
-    t0 = time.monotonic()
-    try:
-        proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=timeout_s, env=env)
-    except FileNotFoundError as exc:
-        return 127, f"{argv[0]}: {exc}", time.monotonic() - t0
-    except subprocess.TimeoutExpired:
-        return 124, f"{argv[0]}: killed after {timeout_s:g} s", time.monotonic() - t0
-    return proc.returncode, (proc.stdout or "") + (proc.stderr or ""), time.monotonic() - t0
+    """A compiler run in its own process group (killed whole on timeout): (exit status, stdout+stderr, seconds).
+    A missing tool is status 127, a timeout 124."""
+    from s2s.base.procs import run_group
+
+    res = run_group(argv, cwd=cwd, timeout_s=timeout_s, env=env)
+    if res.timed_out:
+        return 124, f"{argv[0]}: killed after {timeout_s:g} s", res.seconds
+    return res.returncode, res.output, res.seconds
 
 
 # -- targets ---------------------------------------------------------------------------------------
@@ -265,6 +264,8 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
         names.add(p.name)
         _check_tolerances(p, bad)
         if p.role == "scalar":
+            if isinstance(p.value, int) and not isinstance(p.value, bool):
+                _check_int_range(p, bad)
             if isinstance(p.value, bool) or isinstance(p.value, (int, float)):
                 continue
             if p.value == "random" or (isinstance(p.value, dict) and all(
@@ -303,6 +304,27 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
         bad("timing.timeout_s", f"{m.timeout_s!r} must be positive", "timeout_s")
     if m.rtol < 0 or m.atol < 0:
         bad("check.rtol", "tolerances must not be negative", "rtol")
+
+
+_INT_BITS = {"char": (8, True), "signed char": (8, True), "int8_t": (8, True), "unsigned char": (8, False), "uchar": (8, False),
+             "uint8_t": (8, False), "short": (16, True), "int16_t": (16, True), "unsigned short": (16, False),
+             "ushort": (16, False), "uint16_t": (16, False), "int": (32, True), "int32_t": (32, True), "signed": (32, True),
+             "unsigned": (32, False), "unsigned int": (32, False), "uint": (32, False), "uint32_t": (32, False),
+             "long": (64, True), "long long": (64, True), "int64_t": (64, True), "ptrdiff_t": (64, True),
+             "unsigned long": (64, False), "unsigned long long": (64, False), "ulong": (64, False), "uint64_t": (64, False),
+             "size_t": (64, False)}
+
+
+def _check_int_range(p: ParamSpec, bad: Callable[..., None]) -> None:
+    """An integer scalar must fit its C type: the harness would otherwise fail (or wrap) on its own."""
+    elem = " ".join(re.sub(r"\b(const|volatile|std::)\b", " ", str(p.elem)).replace("std::", "").split())
+    bits = _INT_BITS.get(elem)
+    if bits is None:
+        return
+    n, signed = bits
+    lo, hi = (-(1 << (n - 1)), (1 << (n - 1)) - 1) if signed else (0, (1 << n) - 1)
+    if not lo <= int(p.value) <= hi:  # type: ignore[arg-type]
+        bad(f"params.{p.name}.value", f"{p.value} does not fit its type {elem} ({lo} .. {hi})", f'"{p.name}"')
 
 
 def _check_tolerances(p: ParamSpec, bad: Callable[..., None]) -> None:

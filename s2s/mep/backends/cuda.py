@@ -10,12 +10,14 @@ import functools
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any, ClassVar
 
 from s2s.base.errors import UserError
+from s2s.base.paths import make_text
 from s2s.base.resources import render, templates_dir
 from s2s.mep.manifest import Manifest, ParamSpec, StructSpec
 from s2s.mep.measure import RUNTIME_FAILED, Measurement
@@ -29,6 +31,7 @@ from .base import (
     scan_source,
     write_if_changed,
 )
+from .opencl_types import size_scalars
 from .struct_args import hidden_buffers, hidden_captured, struct_arg_contexts
 
 HARNESS = "harness.cu"
@@ -124,6 +127,9 @@ def harness_context(m: Manifest) -> dict[str, Any]:
     structs = _StructIndex(m.structs)
     buffer_index = {i: k for k, i in enumerate(i for i, p in enumerate(m.params) if p.role != "scalar")}
     params = [_param_ctx(i, p, structs, buffer_index.get(i, -1), m.tolerance(p)) for i, p in enumerate(m.params)]
+    smaller = size_scalars([{"role": p.role, "value": p.value, "count": p.count, "elem": p.elem, "space": p.space} for p in m.params])
+    for i, small in smaller.items():  # the smaller size's input set passes these instead (s2s::g_smaller)
+        params[i]["arg"] = f"(s2s::g_smaller ? (long long){small} : (long long){params[i]['arg']})"
     struct_ctx = []
     for st in m.structs:
         fields = []
@@ -145,6 +151,7 @@ def harness_context(m: Manifest) -> dict[str, Any]:
         "input_sets": int(m.input_sets), "seed": int(m.seed), "repetitions": int(m.repetitions), "warmup": int(m.warmup),
         "rtol": _cpp_number(float(m.rtol)), "atol": _cpp_number(float(m.atol)),
         "flags_text": "".join(" " + f for f in m.flags),
+        "smaller": _c_escape(", ".join(f"{m.params[i].name} = {v}" for i, v in sorted(smaller.items()))),
     }
 
 
@@ -267,8 +274,9 @@ class CudaBackend(Backend):
         written.append(harness)
         written += self._support_files(mep_dir)
         mk = mep_dir / "Makefile"
-        write_if_changed(mk, render("mep_Makefile.j2", backend=self.name, kernel_file=manifest.kernel_file,
-                                    flags=" ".join(manifest.flags), arch=cuda_arch(), harness=HARNESS))
+        write_if_changed(mk, render("mep_Makefile.j2", backend=self.name, kernel_file=make_text(manifest.kernel_file),
+                                    flags=make_text(" ".join(shlex.quote(f) for f in manifest.flags)), arch=cuda_arch(),
+                                    harness=HARNESS))
         written.append(mk)
         rd = mep_dir / "README.md"
         if readme or not rd.exists():
