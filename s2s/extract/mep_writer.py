@@ -77,6 +77,8 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
         flags = [f"-D{k}={v}" for k, v in defines.items() if k not in overrides]
     flags = [f for f in flags if f[2:].partition("=")[0] not in overrides] + [f"-D{k}={v}" for k, v in overrides.items()]
     flags += [f"-I{d}" for d in ex.include_dirs]
+    if ex.kernel.language != "opencl":  # nvcc passes -D values through a shell: refuse what would run there
+        _check_tree_flags(flags, tree, overrides)
     struct_texts = {}
     symbol_texts = []
     for d in ex.items:
@@ -120,6 +122,20 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
 
         write_mep_files(out, manifest, readme=True)
     return manifest
+
+
+def _check_tree_flags(flags: list[str], tree: Path, overrides: dict[str, str]) -> None:
+    from s2s.base.cmdflags import danger
+    from s2s.base.errors import UserError
+    from s2s.scan.compdb import find_compdb
+
+    for flag in flags:
+        why = danger(flag)
+        if why is None:
+            continue
+        name = flag.split("=", 1)[0]
+        source = "the command line (-D)" if name[2:] in overrides else str(find_compdb(tree, None) or tree)
+        raise UserError(f"flag {name!r} refused: {why}", file=source, hint="s2s runs no command taken from data")
 
 
 def type_aliases(items: list) -> dict[str, str]:  # type: ignore[type-arg]
