@@ -8,33 +8,10 @@ from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
 from s2s.mep.history import History, Row
 from s2s.mep.manifest import load
+from s2s.mep.roofline import recorded
 
-
-def _plot(rows: list[Row], path: Path) -> bool:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    rounds = sorted({r.round for r in rows})
-    best, ys = 1.0, []
-    for rnd in rounds:
-        for r in rows:
-            if r.round == rnd and r.status == "ok" and r.speedup and not r.failed_on_capture:
-                best = max(best, r.speedup)
-        ys.append(best)
-    fig, ax = plt.subplots(figsize=(5, 3.2), dpi=120)
-    ax.plot(rounds, ys, marker="o")
-    ax.set_xlabel("round")
-    ax.set_ylabel("best verified speedup (x)")
-    ax.set_xticks(rounds)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return True
+from .report_data import Candidate, RooflineView, candidates, noise_band, roofline_view
+from .report_plot import COLOURS, plot
 
 
 def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
@@ -47,18 +24,26 @@ def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
     rows = hist.rows()
     best = hist.best()
     llm = hist.llm_totals()
+    band = noise_band(hist.meta("noise_band"))
+    roof = roofline_view(recorded(hist), best, rows)
     hist.close()
+    cands = candidates(rows)
+    by_id = {c.id: c for c in cands}
     png = mep_dir / "report.png"
-    has_plot = _plot(rows, png)
+    has_plot = plot(png, cands, band, best.id if best else None, roof, f"{manifest.kernel}: every candidate")
     lines = [f"# s2s report: {manifest.kernel}", "",
              f"Origin: `{manifest.origin.get('file')}:{manifest.origin.get('line')}` ({manifest.backend}).", ""]
     if best is not None:
         also = (", and on the application's captured data" if best.captured == "ok" else
                 "; not yet checked on the application's captured data" if manifest.capture else "")
+        win = by_id.get(best.id)
+        again = (f" Re-timed in a fresh alternation with the original: **{win.retimed:.2f}x** (the figure reported)."
+                 if win and win.retimed is not None else " Not re-timed (a single measurement).")
         lines += [f"**Winner:** `{best.id}` from `{best.origin}`: **{best.speedup:.2f}x** "
-                  f"({best.ref_us:.2f} µs → {best.var_us:.2f} µs), verified on every output{also}.", ""]
+                  f"({best.ref_us:.2f} µs → {best.var_us:.2f} µs), verified on every output{also}.{again}", ""]
     else:
         lines += ["No verified variant was faster than the original.", ""]
+    lines += _band_line(band, by_id.get(best.id) if best else None) + _roofline_lines(roof)
     lines += _captured_summary(rows, manifest.capture)
     counts: dict[str, int] = {}
     for r in rows:
@@ -68,30 +53,70 @@ def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
         lines += [f"LLM: {llm['calls']} calls, {llm['prompt_tokens']} prompt + {llm['completion_tokens']} completion tokens, "
                   f"cost {llm['cost']:.4f}", ""]
     if has_plot:
-        lines += ["![best speedup per round](report.png)", ""]
-    lines += ["| round | candidate | origin | verdict | speedup | ref µs | variant µs | repairs | captured data |",
-              "|---|---|---|---|---|---|---|---|---|"]
+        lines += ["![every candidate, and the roofline](report.png)", ""]
+    lines += [HEADER, "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         sp = f"{r.speedup:.2f}x" if r.speedup else ""
         lines.append(f"| {r.round} | {r.id} | `{r.origin}` | {r.status} | {sp} | {_f(r.ref_us)} | {_f(r.var_us)} | {r.repairs} "
-                     f"| {_captured(r)} |")
+                     f"| {_captured(r)} | {_spread(by_id.get(r.id))} | {_retimed(by_id.get(r.id))} |")
     md = "\n".join(lines) + "\n"
     md_path = mep_dir / "report.md"
     atomic_write(md_path, md.encode())
-    head = lines[:lines.index("| round | candidate | origin | verdict | speedup | ref µs | variant µs | repairs | captured data |")]
+    head = lines[:lines.index(HEADER)]
     body = "".join(f"<p>{html.escape(line)}</p>\n" if line and not line.startswith(("|", "![")) else "" for line in head)
     table = "<table border=1 cellpadding=4><tr>" + "".join(f"<th>{h}</th>" for h in
                                                            ("round", "candidate", "origin", "verdict", "speedup", "ref µs", "variant µs", "repairs",
-                                                            "captured data")) + "</tr>"
+                                                            "captured data", "speedup IQR", "re-timed")) + "</tr>"
     for r in rows:
-        table += "<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in
+        colour = COLOURS.get(r.status, "#17becf")
+        table += f'<tr style="border-left: 6px solid {colour}">' + "".join(f"<td>{html.escape(str(x))}</td>" for x in
                                   (r.round, r.id, r.origin, r.status, f"{r.speedup:.2f}x" if r.speedup else "", _f(r.ref_us), _f(r.var_us), r.repairs,
-                                   _captured(r))) + "</tr>"
-    img = '<img src="report.png" alt="best speedup per round">' if has_plot else ""
-    html_doc = f"<!doctype html><meta charset=utf-8><title>s2s report {html.escape(manifest.kernel)}</title>{body}{img}{table}</table>\n"
+                                   _captured(r), _spread(by_id.get(r.id)), _retimed(by_id.get(r.id)))) + "</tr>"
+    img = ('<p><img src="report.png" alt="every candidate\'s speedup with its spread, coloured by verdict; the roofline" '
+           'style="max-width:100%"></p>') if has_plot else ""
+    style = "<style>body{font-family:sans-serif;max-width:72em;margin:1em auto}td,th{padding:3px 8px}</style>"
+    html_doc = (f"<!doctype html><meta charset=utf-8><title>s2s report {html.escape(manifest.kernel)}</title>{style}"
+                f"<h1>s2s report: {html.escape(manifest.kernel)}</h1>{body}{img}{table}</table>\n")
     html_path = mep_dir / "report.html"
     atomic_write(html_path, html_doc.encode())
     return md_path, html_path, png if has_plot else None
+
+
+HEADER = ("| round | candidate | origin | verdict | speedup | ref µs | variant µs | repairs | captured data | speedup IQR "
+          "| re-timed |")
+
+
+def _spread(c: Candidate | None) -> str:
+    return f"{c.low:.2f}-{c.high:.2f}" if c and c.low is not None and c.high is not None else ""
+
+
+def _retimed(c: Candidate | None) -> str:
+    return f"{c.retimed:.2f}x" if c and c.retimed is not None else ""
+
+
+def _band_line(band: tuple[float, float] | None, win: Candidate | None) -> list[str]:
+    if band is None:
+        return ["Noise band: not measured for this MEP (the original was not timed against itself), so a small win "
+                "may be noise.", ""]
+    line = f"Noise band (the original timed against itself): {band[0]:.3f}x-{band[1]:.3f}x."
+    if win is not None and win.shown is not None:
+        line += " The winner is above it." if win.shown > band[1] else " The winner is INSIDE it: not a measurable win."
+    return [line, ""]
+
+
+def _roofline_lines(v: RooflineView | None) -> list[str]:
+    if v is None:
+        return []
+    from s2s.mep.roofline import bound, floor_us
+
+    out = [f"Roofline ({v.roof.device}: {v.roof.bandwidth_gbs:.0f} GB/s, {v.roof.fp32_gflops / 1e3:.1f} TFLOP/s FP32; "
+           f"{v.roof.source}): one launch moves {v.work.bytes / 1e6:.1f} MB and does {v.work.flops / 1e9:.3f} GFLOP, "
+           f"{bound(v.work, v.roof)}-bound, floor {floor_us(v.work, v.roof):.2f} µs."]
+    for name, p in (("original", v.original), ("winner", v.winner)):
+        if p is not None:
+            out.append(f"- {name}: {p.time_us:.2f} µs, {p.gbs:.0f} GB/s, {p.gflops:.0f} GFLOP/s: "
+                       f"{p.fraction_of_floor:.1%} of the floor")
+    return [*out, ""]
 
 
 def _captured(r: Row) -> str:

@@ -1,0 +1,134 @@
+"""`s2s report`: every candidate with its spread, the noise band, the re-timed winner and the roofline, read from the
+history as far as it holds them (an older history without them still gives a report)."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from s2s.extract.mep_writer import make_mep
+from s2s.mep.history import History
+from s2s.mep.roofline import Roof, Work, datasheet_roof, floor_us, measured_roof, point, record, recorded
+from s2s.optimize.report import build_report
+from s2s.optimize.report_data import candidates, interval, noise_band
+
+ROOT = Path(__file__).resolve().parent.parent
+H200 = datasheet_roof("NVIDIA H200")
+
+
+def _res(ref: float, rs: float, var: float, vs: float, **kw: object) -> dict[str, object]:
+    return {"reference": {"median_us": ref, "spread_us": rs}, "variant": {"median_us": var, "spread_us": vs},
+            "speedup": ref / var, **kw}
+
+
+@pytest.fixture(scope="module")
+def base_mep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    mep = tmp_path_factory.mktemp("rep") / "gemv"
+    make_mep(str(ROOT / "bench" / "zoo" / "gemv_rows"), "gemv_rows", str(mep))
+    return mep
+
+
+def _mep(base: Path, dest: Path, rows: list[tuple[str, str, dict[str, object] | None]], meta: dict[str, str] | None = None,
+         work: Work | None = None) -> Path:
+    shutil.copytree(base, dest)
+    h = History(dest / "history.sqlite")
+    for cid, status, res in rows:
+        h.add(cid, 1, f"pass:{cid}", None, cid, None)
+        h.finish(cid, status, res or {"messages": ["failed"]})
+    for k, v in (meta or {}).items():
+        h.set_meta(k, v)
+    if work is not None:
+        assert H200 is not None
+        record(h, work, H200, "test")
+    h.close()
+    return dest
+
+
+def test_roofline_floor_and_fraction() -> None:
+    assert H200 is not None and H200.bandwidth_gbs == 4800.0
+    gemv = Work(bytes=(4096 * 4096 + 2 * 4096) * 4.0, flops=2 * 4096 * 4096)
+    fl = floor_us(gemv, H200)  # 67 MB at 4.8 TB/s: memory-bound, about 14 µs
+    assert 13.9 < fl < 14.1
+    p = point(gemv, 565.0, H200)
+    assert p.fraction_of_floor == pytest.approx(fl / 565.0) and p.gbs == pytest.approx(gemv.bytes / 565e3)
+    gemm = Work(bytes=3 * 2048**2 * 4.0, flops=2 * 2048.0**3)  # compute-bound: 17.2 GFLOP at 66.9 TFLOP/s
+    assert floor_us(gemm, H200) == pytest.approx(2 * 2048.0**3 / 66.9e6)
+    measured = measured_roof("NVIDIA H200 NVL", 3900.0)
+    assert measured is not None and measured.bandwidth_gbs == 3900.0 and measured.fp32_gflops == H200.fp32_gflops
+    assert floor_us(gemv, measured) > fl
+    assert datasheet_roof("Some GPU") is None and measured_roof("Some GPU", 1000.0) is None
+
+
+def test_speedup_interval_and_noise_band_forms() -> None:
+    lo, hi = interval(_res(100.0, 10.0, 50.0, 4.0)) or (0.0, 0.0)
+    assert lo == pytest.approx(95 / 52) and hi == pytest.approx(105 / 48)
+    assert interval({"reference": {"median_us": 1.0}}) is None and interval(None) is None
+    assert noise_band(json.dumps({"low": 0.96, "high": 1.03})) == (0.96, 1.03)
+    assert noise_band("0.04") == (0.96, 1.04)
+    assert noise_band(None) is None and noise_band("garbage") is None and noise_band(json.dumps({"low": 2, "high": 1})) is None
+
+
+@pytest.mark.slow
+def test_report_shows_spread_retiming_band_and_roofline(base_mep: Path, tmp_path: Path) -> None:
+    work = Work(bytes=(4096 * 4096 + 2 * 4096) * 4.0, flops=2 * 4096 * 4096)
+    mep = _mep(base_mep, tmp_path / "m", [
+        ("va", "ok", _res(560.0, 8.0, 140.0, 4.0)),
+        ("vb", "compile-failed", None),
+        ("vc", "ok", _res(560.0, 8.0, 100.0, 2.0, retimed={"speedup": 5.2, "reference": {"median_us": 559.0, "spread_us": 5.0},
+                                                              "variant": {"median_us": 107.5, "spread_us": 1.0}})),
+        ("vd", "wrong-output", None),
+    ], meta={"noise_band": json.dumps({"low": 0.97, "high": 1.03})}, work=work)
+    md_path, html_path, png = build_report(mep)
+    md = md_path.read_text()
+    assert "**Winner:** `vc`" in md and "Re-timed in a fresh alternation with the original: **5.20x**" in md
+    assert "Noise band (the original timed against itself): 0.970x-1.030x. The winner is above it." in md
+    assert "memory-bound" in md and f"floor {floor_us(work, H200):.2f} µs" in md  # type: ignore[arg-type]
+    # the winner's re-timed variant time (107.5 µs) is the one placed on the roofline
+    assert f"- winner: 107.50 µs, {work.bytes / 107.5e3:.0f} GB/s" in md
+    assert "| vc | `pass:vc` | ok | 5.60x |" in md and "| 5.20x |" in md
+    lo, hi = interval(_res(560.0, 8.0, 140.0, 4.0)) or (0.0, 0.0)
+    assert f"| {lo:.2f}-{hi:.2f} |" in md
+    assert png is not None and png.read_bytes()[:4] == b"\x89PNG"
+    html = html_path.read_text()
+    assert '<img src="report.png"' in html and "wrong-output" in html and "#d62728" in html  # coloured by verdict
+
+
+@pytest.mark.slow
+def test_report_without_band_retiming_or_roofline(base_mep: Path, tmp_path: Path) -> None:
+    mep = _mep(base_mep, tmp_path / "old", [("va", "ok", _res(50.0, 1.0, 45.0, 1.0)), ("vb", "timed-out", None)])
+    md_path, _html, png = build_report(mep)
+    md = md_path.read_text()
+    assert "Not re-timed (a single measurement)." in md and "Noise band: not measured" in md
+    assert "Roofline" not in md and png is not None
+
+
+@pytest.mark.slow
+def test_report_inside_the_band_and_no_flops_kernel(base_mep: Path, tmp_path: Path) -> None:
+    mep = _mep(base_mep, tmp_path / "t", [("va", "ok", _res(100.0, 3.0, 98.0, 3.0))],
+               meta={"noise_band": "0.05"}, work=Work(bytes=2 * 8192 * 8192 * 4.0, flops=0.0))
+    md = build_report(mep)[0].read_text()
+    assert "The winner is INSIDE it: not a measurable win." in md and "memory-bound" in md
+
+
+def test_candidates_in_evaluation_order_with_failures_untimed(tmp_path: Path) -> None:
+    h = History(tmp_path / "history.sqlite")
+    for cid, status, res in (("a", "ok", _res(10.0, 0.0, 5.0, 0.0)), ("b", "runtime-failed", None), ("c", "pending", None)):
+        h.add(cid, 1, "pass:x", None, cid, None)
+        if status != "pending":
+            h.finish(cid, status, res)
+    cs = candidates(h.rows())
+    assert recorded(h) is None
+    h.close()
+    assert [(c.index, c.id, c.speedup, c.shown) for c in cs] == [(1, "a", 2.0, 2.0), (2, "b", None, None)]
+
+
+def test_roof_round_trips_through_the_history(tmp_path: Path) -> None:
+    h = History(tmp_path / "history.sqlite")
+    roof = Roof("X", 1000.0, 2000.0, "test")
+    record(h, Work(1e6, 2e6), roof, "note")
+    assert recorded(h) == (Work(1e6, 2e6), roof, "note")
+    h.set_meta("roofline", "{broken")
+    assert recorded(h) is None
+    h.close()
