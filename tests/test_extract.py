@@ -81,11 +81,13 @@ def test_unknown_kernel_suggests(kernel: str, expect: str, tmp_path: Path) -> No
 
 
 def test_ambiguous_kernel_lists_candidates(tmp_path: Path) -> None:
-    (tmp_path / "a.cu").write_text("__global__ void twin(float* x) { x[0] = 1; }\n")
-    (tmp_path / "b.cu").write_text("__global__ void twin(float* x) { x[0] = 2; }\n")
-    res = run_cli("extract", str(tmp_path), "--kernel", "twin", "-o", str(tmp_path / "m"))
+    tree = tmp_path / "app"
+    tree.mkdir()
+    (tree / "a.cu").write_text("__global__ void twin(float* x) { x[0] = 1; }\n")
+    (tree / "b.cu").write_text("__global__ void twin(float* x) { x[0] = 2; }\n")
+    res = run_cli("extract", str(tree), "--kernel", "twin", "-o", str(tmp_path / "m"))
     assert res.returncode == 2 and "a.cu:1" in res.stderr and "b.cu:1" in res.stderr and "FILE:NAME" in res.stderr
-    res = run_cli("extract", str(tmp_path), "--kernel", "b.cu:twin", "-o", str(tmp_path / "m"))
+    res = run_cli("extract", str(tree), "--kernel", "b.cu:twin", "-o", str(tmp_path / "m"))
     assert res.returncode == 0, res.stderr
 
 

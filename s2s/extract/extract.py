@@ -39,6 +39,7 @@ class Extraction:
     instantiations: list[str] = field(default_factory=list)
     files: dict[Path, SourceFile] = field(default_factory=dict, repr=False)  # the tree as read, for the later stages
     include_dirs: list[str] = field(default_factory=list)  # -I the MEP needs for headers the tree holds (no flags known)
+    flags_from: str = ""  # where the compile flags came from: compile_commands.json, a build's dry run, a Makefile
 
 
 def load_tree(tree: Path) -> dict[Path, SourceFile]:
@@ -137,7 +138,8 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst)
     return Extraction(kernel=kernel, unit=_rel(unit, base), mode=used_mode, text=text, kernel_range=krange, items=items,
                       launches=sites, compile=command, defines=defines, notes=notes, instantiations=inst, files=files,
-                      include_dirs=sorted(set(in_tree.values())))
+                      include_dirs=sorted(set(in_tree.values())),
+                      flags_from=(_rel(compdb_path, base) if compdb_path and command is not None else makefile_note))
 
 
 def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base: Path, notes: list[str]) -> list[str]:
@@ -191,6 +193,39 @@ def _tree_include_dirs(external: list[str], graph: IncludeGraph, base: Path) -> 
     return out
 
 
+def _unless_missing(include: str) -> str:
+    """An application header the tree does not hold (`"parboil.h"`, `<helper_cuda.h>` from outside it) is included only
+    where the compiler finds it: the kernel often needs none of it, and where it does, the missing name says so."""
+    lines = include.splitlines()
+    for i, line in enumerate(lines):
+        written = _included_name(line)
+        if written and line.lstrip().startswith("#") and (written.startswith("\"") or not _standard_header(written)):
+            lines[i] = f"#if __has_include({written})  // s2s: not in the tree\n{line}\n#endif"
+    return "\n".join(lines)
+
+
+_STD_HEADERS = frozenset("""
+algorithm any array atomic bit bitset cassert cctype cerrno cfenv cfloat charconv chrono cinttypes climits clocale cmath
+codecvt complex condition_variable csetjmp csignal cstdarg cstddef cstdint cstdio cstdlib cstring ctime cuchar cwchar
+cwctype deque exception execution filesystem forward_list fstream functional future initializer_list iomanip ios iosfwd
+iostream istream iterator limits list locale map memory memory_resource mutex new numeric optional ostream queue random
+ratio regex scoped_allocator set shared_mutex span sstream stack stdexcept streambuf string string_view system_error
+thread tuple type_traits typeindex typeinfo unordered_map unordered_set utility valarray variant vector version
+assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h iso646.h limits.h locale.h math.h setjmp.h signal.h
+stdalign.h stdarg.h stdatomic.h stdbool.h stddef.h stdint.h stdio.h stdlib.h string.h tgmath.h threads.h time.h uchar.h
+wchar.h wctype.h unistd.h malloc.h fcntl.h dirent.h getopt.h pthread.h strings.h omp.h dlfcn.h alloca.h
+""".split())
+
+
+def _standard_header(written: str) -> bool:
+    """The C/C++ standard library, POSIX basics, and the CUDA/HIP/OpenCL toolkits: found wherever the MEP builds."""
+    name = written[1:-1]
+    return name in _STD_HEADERS or name.startswith(("sys/", "bits/")) or re.match(
+        r"(?:cuda|cub/|thrust/|curand|cublas|cufft|cusparse|cusolver|nvtx|nvToolsExt|cooperative_groups|mma|sm_\d|"
+        r"vector_types|vector_functions|device_|driver_|texture_|surface_|math_(?:constants|functions)|hip/|hip_|"
+        r"rocprim|hipcub|rocrand|CL/|OpenCL/|crt/|nv/)", name) is not None
+
+
 def _included_name(line: str) -> str:
     m = _INCLUDED.search(line)
     return m.group(1) if m else ""
@@ -223,7 +258,7 @@ def render(kernel: Kernel, kernel_text: str, items: list[Decl], external: list[s
         f"// translation unit: {comment_text(unit)}",
     ]
     if kernel.language != "opencl":
-        out += external
+        out += [_unless_missing(e) for e in external]
     flag_defs = [(k, v) for k, v in defines.items() if any(k in d.text for d in items) or k in kernel_text]
     if flag_defs:
         out.append("// s2s: values of -D flags from the compile command")

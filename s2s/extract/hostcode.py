@@ -17,6 +17,7 @@ from s2s.scan.sources import SourceFile, language_of
 
 _ALLOC = {"cudaMalloc": 1, "hipMalloc": 1, "cudaMallocManaged": 1, "hipMallocManaged": 1, "cudaMallocAsync": 1,
           "hipMallocAsync": 1}
+NL = b"\n"
 _HOST_ALLOC = {"malloc": 0, "aligned_alloc": 1, "calloc": -1}
 
 
@@ -26,6 +27,7 @@ class Found:
     where: str  # file:line
     scope: Scope
     at: int = 0  # byte offset of the definition: names in it resolve in the scope as it stood there
+    overridden: str = ""  # file:line of writes from the command line that a run without arguments skips
 
 
 class Scope:
@@ -86,6 +88,50 @@ class Scope:
                     if right is not None:
                         hits.append((node.start_byte, Found(text(right), self._loc(node), self, node.start_byte)))
         return [f for _at, f in sorted(hits, key=lambda h: -h[0])]
+
+    def reaching(self, name: str) -> tuple[Found | None, str]:
+        """The one definition of `name` that reaches the limit in this function: (found, "");
+        (None, why) when the value there is not known statically (a write under a condition or in a loop around the
+        limit, a compound assignment, an address taken, a declaration without a value); (None, "") when this
+        function does not write `name` before the limit."""
+        if self.fn is None:
+            found = self.definition(name)
+            if found is None:
+                return None, ""
+            why = self.program.written_in_functions(name)
+            return (None, f"{name} is initialized at {found.where} but written at {why}") if why else (found, "")
+        anchor = self.fn.descendant_for_byte_range(self.limit, self.limit) or self.fn
+        around = _ancestors(anchor, self.fn)
+        loops = [a for a in around if a.type in _LOOPS]
+        writes = _writes_in(self.fn, name)
+        dominating: tuple[Node, str, Node | None] | None = None
+        for node, kind, value in writes:
+            if node.start_byte >= self.limit:
+                continue
+            if all(a.start_byte <= self.limit < a.end_byte for a in _ancestors(node, self.fn) if a.type in _BRANCHES):
+                dominating = (node, kind, value)
+        last = dominating[0].start_byte if dominating else -1
+        from_argv: list[str] = []
+        for node, kind, _value in writes:
+            if dominating is not None and node is dominating[0]:
+                continue
+            if last < node.start_byte < self.limit:
+                if kind == "def" and _from_command_line(node, self.fn):
+                    from_argv.append(self._loc(node))
+                    continue
+                return None, f"{name} is written at {self._loc(node)} under a condition or by '{text(node)[:40]}'"
+            loop = next((lp for lp in loops if lp.start_byte <= node.start_byte < lp.end_byte and node.start_byte >= self.limit
+                         and not lp.start_byte <= last), None)
+            if loop is not None:
+                return None, f"{name} changes in the loop around the launch at {self._loc(node)}"
+        if dominating is None:
+            return None, ""
+        node, kind, value = dominating
+        if kind != "def" or value is None:
+            return None, f"{name} at {self._loc(node)}: '{text(node)[:40]}' does not give it a value known before the run"
+        decl = node.child_by_field_name("declarator") if node.type == "init_declarator" else None
+        expr = _value_text(value, decl) if decl is not None else text(value)
+        return Found(expr, self._loc(node), self, node.start_byte, ", ".join(from_argv)), ""
 
     def parameter_index(self, name: str) -> int:
         if self.fn is None:
@@ -184,6 +230,86 @@ class Scope:
         return out
 
 
+_LOOPS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
+# nodes whose parts run only sometimes: a write inside one dominates the launch only if the launch is inside it too
+_BRANCHES = _LOOPS | {"compound_statement", "if_statement", "else_clause", "switch_statement", "case_statement",
+                      "conditional_expression", "binary_expression", "lambda_expression", "try_statement", "catch_clause"}
+
+
+def _ancestors(node: Node, stop: Node) -> list[Node]:
+    out = []
+    cur = node.parent
+    while cur is not None and cur != stop:
+        out.append(cur)
+        cur = cur.parent
+    return out
+
+
+def _writes_in(fn: Node, name: str) -> list[tuple[Node, str, Node | None]]:
+    """(node, kind, value) of each write of `name` in a function, in text order: kind "def" (`name = v`, `T name = v`,
+    `T name(v)`), "decl" (`T name;`), "modify" (`name += v`, `name++`, `&name` handed to a call)."""
+    out: list[tuple[Node, str, Node | None]] = []
+    stack = [fn]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t == "init_declarator":
+            decl = n.child_by_field_name("declarator")
+            if decl is not None and _declared(decl) == name:
+                out.append((n, "def", n.child_by_field_name("value")))
+        elif t == "declaration":
+            for d in n.children_by_field_name("declarator"):
+                if d.type in {"identifier", "array_declarator", "pointer_declarator"} and _declared(d) == name:
+                    out.append((d, "decl", None))
+                elif d.type == "function_declarator" and text(d.child_by_field_name("declarator")) == name:
+                    out.append((d, "def", d.child_by_field_name("parameters")))
+        elif t == "assignment_expression":
+            left = n.child_by_field_name("left")
+            if left is not None and text(left).strip() == name:
+                op = text(n.child_by_field_name("operator"))
+                out.append((n, "def" if op in {"=", ""} else "modify", n.child_by_field_name("right")))
+        elif t == "update_expression":
+            arg = n.child_by_field_name("argument")
+            if arg is not None and text(arg).strip() == name:
+                out.append((n, "modify", None))
+        elif t == "pointer_expression" and text(n).replace(" ", "") == "&" + name.replace(" ", "") and not _read_only_use(n):
+            out.append((n, "modify", None))
+        stack.extend(n.named_children)
+    return sorted(out, key=lambda w: w[0].start_byte)
+
+
+# calls that only read through an address they are given: (function, argument positions that are read), None: all
+_READS_THROUGH: dict[str, tuple[int, ...] | None] = {
+    "clSetKernelArg": None, "cudaMemcpyToSymbol": None, "hipMemcpyToSymbol": None, "cudaMemcpyToSymbolAsync": None,
+    "hipMemcpyToSymbolAsync": None, "printf": None, "fprintf": None, "fwrite": None, "cudaMemcpy": (1,),
+    "hipMemcpy": (1,), "cudaMemcpyAsync": (1,), "hipMemcpyAsync": (1,), "memcpy": (1,), "clEnqueueWriteBuffer": (5,)}
+
+
+def _read_only_use(addr: Node) -> bool:
+    """`&n` handed to a call that only reads it (clSetKernelArg(k, 0, sizeof n, &n), cudaMemcpy(dst, &n, ...))."""
+    arg = addr
+    while arg.parent is not None and arg.parent.type in {"cast_expression", "parenthesized_expression"}:
+        arg = arg.parent
+    args = arg.parent
+    if args is None or args.type != "argument_list" or args.parent is None or args.parent.type != "call_expression":
+        return False
+    fn = text(args.parent.child_by_field_name("function")).split("::")[-1].strip()
+    if fn not in _READS_THROUGH:
+        return False
+    positions = _READS_THROUGH[fn]
+    index = [c.start_byte for c in args.named_children].index(arg.start_byte) if arg in args.named_children else -1
+    return positions is None or index in positions
+
+
+def _from_command_line(node: Node, fn: Node) -> bool:
+    """A write that takes its value from the command line (`n = atoi(argv[1])`, `case 'n': n = atoi(optarg)`)."""
+    if re.search(r"\b(?:argv|optarg)\b", text(node)):
+        return True
+    return any(a.type in {"if_statement", "for_statement", "while_statement", "switch_statement"}
+               and re.search(r"\b(?:argc|argv|getopt\w*)\b", text(a.child_by_field_name("condition") or a)[:200])
+               for a in _ancestors(node, fn))
+
+
 def _declared(decl: Node) -> str:
     names = re.findall(r"[A-Za-z_]\w*", text(decl).split("=")[0].split("[")[0].split("(")[0])
     return names[-1] if names else ""
@@ -245,6 +371,25 @@ class Program:
                 out.append(n)
             stack.extend(n.named_children)
         return sorted(out, key=lambda n: n.start_byte)
+
+    def written_in_functions(self, name: str) -> str:
+        """file:line of a write of the global `name` inside some function of the program ('' when none): an
+        assignment, a compound assignment or ++/--, or its address handed on."""
+        pat = re.compile(rb"(?<![\w.>])" + re.escape(name.encode()) + rb"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*"
+                         + re.escape(name.encode()) + rb"\b|\b" + re.escape(name.encode()) + rb"\s*(?:\+\+|--)|&\s*"
+                         + re.escape(name.encode()) + rb"\b(?!\s*[.\[])")
+        for source in self.files.values():
+            if name.encode() not in source.data:
+                continue
+            for m in pat.finditer(source.data):
+                node = self.tree_of(source).root_node.descendant_for_byte_range(m.start(), m.start())
+                inside = node
+                while inside is not None and inside.type != "function_definition":
+                    inside = inside.parent
+                local = node is not None and node.parent is not None and node.parent.type == "init_declarator"
+                if inside is not None and not local:
+                    return f"{source.rel}:{source.data.count(NL, 0, m.start()) + 1}"
+        return ""
 
     def calls_of(self, name: str, depth: int) -> list[tuple[Scope, list[str], str]]:
         out = []

@@ -44,8 +44,11 @@ class Values:
         self.aliases: dict[str, str] = {}
 
     def sizeof(self, name: str) -> int | None:
-        for _ in range(8):  # typedef chains: real_t -> float
-            nxt = self.aliases.get(name.split("::")[-1])
+        for _ in range(8):  # typedef chains and type macros: real_t -> float, #define REAL_T double
+            key = " ".join(name.replace("const ", "").split()).split("::")[-1]
+            nxt = self.aliases.get(key)
+            if nxt is None and key in self.macros and re.fullmatch(r"[A-Za-z_][\w: ]*", self.macros[key][0].strip()):
+                nxt = self.macros[key][0].strip()
             if nxt is None or nxt == name:
                 break
             name = nxt
@@ -89,30 +92,31 @@ class Values:
                 if d:
                     return d[{"x": 0, "y": 1, "z": 2}[member]]
         if scope is not None:
-            skipped: list[str] = []
-            for found in scope.definitions(name):
+            found, why = scope.reaching(name)
+            if why:
+                trail.add(f"{name}: not known before the run ({why})")
+                return None
+            if found is not None:
                 sub = Scope(found.scope.source, found.scope.fn, found.at, self.program, found.scope.depth)
                 value = self.number(found.expr, sub, trail, depth)
+                if value is not None and found.overridden and value <= 0:
+                    trail.add(f"{name}: {found.expr} at {found.where} is a placeholder, set from the command line at "
+                              f"{found.overridden}")
+                    return None
                 if value is not None:
-                    later = f" (default; set at run time at {', '.join(skipped)})" if skipped else ""
+                    later = f" (default of a run without arguments; set from the command line at {found.overridden})" \
+                        if found.overridden else ""
                     trail.add(f"{name} = {found.expr} at {found.where}{later}")
-                    return value
-                skipped.append(f"{found.where}: {found.expr}")
+                else:
+                    trail.add(f"{name} = {found.expr} at {found.where}, which could not be evaluated")
+                return value
             base, dot, member = name.partition(".")
             idx = scope.parameter_index(base)
             if idx >= 0:
-                for caller, args, where in scope.callers():
-                    if idx < len(args):
-                        arg = f"{args[idx]}.{member}" if dot and re.fullmatch(r"[A-Za-z_]\w*", args[idx].strip()) else args[idx]
-                        if dot and arg == args[idx]:
-                            continue
-                        value = self.number(arg, caller, trail, depth)
-                        if value is not None:
-                            trail.add(f"{name} = {args[idx]} (call at {where})")
-                            return value
+                return self._from_callers(name, scope, idx, base, dot, member, trail, depth)
             if scope.fn is not None:
                 value = self.name(name, self.program.file_scope(scope.source), trail, depth + 1)
-                if value is not None:
+                if value is not None or any(step.startswith(f"{name}:") for step in trail.steps):
                     return value
         if name in self.macros:
             value_text, where = self.macros[name]
@@ -121,6 +125,35 @@ class Values:
                 trail.add(f"{name} = {value_text} ({where})")
             return value
         return None
+
+    def _from_callers(self, name: str, scope: Scope, idx: int, base: str, dot: str, member: str, trail: Trail,
+                      depth: int) -> float | int | None:
+        """A parameter of the launching function: the value every call passes (calls that disagree: not known)."""
+        seen: list[tuple[float | int, str, str]] = []
+        for caller, args, where in scope.callers():
+            if idx >= len(args):
+                continue
+            arg = f"{args[idx]}.{member}" if dot and re.fullmatch(r"[A-Za-z_]\w*", args[idx].strip()) else args[idx]
+            if dot and arg == args[idx]:
+                continue
+            sub = Trail()
+            value = self.number(arg, caller, sub, depth)
+            if value is None:
+                trail.add(f"{name}: '{args[idx]}' at the call at {where} is not known before the run")
+                return None
+            seen.append((value, args[idx], where))
+            for step in sub.steps:
+                trail.add(step)
+        if not seen:
+            return None
+        if len({v for v, _a, _w in seen}) > 1:
+            trail.add(f"{name}: calls pass different values ({', '.join(f'{a} at {w}' for _v, a, w in seen[:3])})")
+            return None
+        trail.add(f"{name} = {seen[0][1]} (call at {seen[0][2]})")
+        return seen[0][0]
+
+    def _named_dims(self, expr: str, scope: Scope, trail: Trail, depth: int) -> tuple[int, int, int] | None:
+        return _dims_of_named(self, expr, scope, trail, depth)
 
     def dims(self, expr: str, scope: Scope | None, trail: Trail, depth: int = 0) -> tuple[int, int, int] | None:
         expr = expr.strip()
@@ -143,13 +176,55 @@ class Values:
             ints = [int(v) for v in vals if v is not None] + [1, 1, 1]
             return (ints[0], ints[1], ints[2])
         if re.fullmatch(r"[A-Za-z_]\w*", expr) and scope is not None:
-            found = scope.definition(expr)
-            if found is not None and (found.expr.startswith("dim3") or found.expr.startswith("{")):
-                trail.add(f"{expr} = {found.expr} at {found.where}")
-                sub = Scope(found.scope.source, found.scope.fn, found.at, self.program, found.scope.depth)
-                return self.dims(found.expr, sub, trail, depth + 1)
+            return self._named_dims(expr, scope, trail, depth)
         v = self.number(expr, scope, trail, depth)
         return (int(v), 1, 1) if v is not None else None
+
+
+def _dims_of_named(values: Values, expr: str, scope: Scope, trail: Trail, depth: int) -> tuple[int, int, int] | None:
+    """A dim3 variable: its reaching construction (or `dim3 g;`), then field assignments (`g.x = n / 128 + 1`) that
+    reach the launch; any field written under a condition or in a loop around the launch is not known."""
+    found, why = scope.reaching(expr)
+    decl_only = why and "does not give it a value" in why and re.search(r"\bdim3\s+" + re.escape(expr) + r"\s*;", why)
+    if why and not decl_only:
+        trail.add(f"{expr}: not known before the run ({why})")
+        return None
+    base: list[int | None]
+    if found is not None and (found.expr.startswith("dim3") or found.expr.startswith("{")):
+        trail.add(f"{expr} = {found.expr} at {found.where}")
+        sub = Scope(found.scope.source, found.scope.fn, found.at, values.program, found.scope.depth)
+        d = values.dims(found.expr, sub, trail, depth + 1)
+        base = list(d) if d else [None, None, None]
+    elif decl_only:
+        base = [1, 1, 1]
+    elif found is None and scope.fn is not None:
+        gscope = values.program.file_scope(scope.source)
+        gfound, gwhy = gscope.reaching(expr)
+        if gwhy:
+            trail.add(f"{expr}: not known before the run ({gwhy})")
+            return None
+        if gfound is None or not (gfound.expr.startswith("dim3") or gfound.expr.startswith("{")):
+            v = values.number(expr, scope, trail, depth)
+            return (int(v), 1, 1) if v is not None else None
+        trail.add(f"{expr} = {gfound.expr} at {gfound.where}")
+        d = values.dims(gfound.expr, gscope, trail, depth + 1)
+        base = list(d) if d else [None, None, None]
+    else:
+        v = values.number(expr, scope, trail, depth)
+        return (int(v), 1, 1) if v is not None else None
+    for i, member in enumerate("xyz"):
+        mfound, mwhy = scope.reaching(f"{expr}.{member}")
+        if mwhy:
+            trail.add(f"{expr}.{member}: not known before the run ({mwhy})")
+            return None
+        if mfound is not None and (found is None or mfound.at > found.at or found.scope.fn is None):
+            sub = Scope(mfound.scope.source, mfound.scope.fn, mfound.at, values.program, mfound.scope.depth)
+            v = values.number(mfound.expr, sub, trail, depth + 1)
+            trail.add(f"{expr}.{member} = {mfound.expr} at {mfound.where}")
+            base[i] = int(v) if v is not None else None
+    if any(b is None for b in base):
+        return None
+    return (int(base[0] or 0), int(base[1] or 0), int(base[2] or 0))
 
 
 def collect_macros(files: list[SourceFile], defines: dict[str, str], where_flags: str) -> dict[str, tuple[str, str]]:

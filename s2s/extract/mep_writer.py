@@ -5,8 +5,9 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from s2s.base.records import Index
+from s2s.base.records import Index, LaunchSite
 from s2s.mep.manifest import DEFAULT_RTOL, LaunchSpec, Manifest, ParamSpec, save
+from s2s.scan.compdb import CompileCommand
 from s2s.scan.sources import SourceFile, check_tree
 
 from .extract import Extraction, extract, load_tree, write_extraction
@@ -60,11 +61,12 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
     by_rel = tree_files(files)
     program = Program(files)
     defines = dict(ex.defines)
-    flag_where = "compile_commands.json"
+    flag_where = ex.flags_from or "compile_commands.json"
     site = ex.launches[0] if ex.launches else None
     host_defines = _host_defines(site.file if site else "", tree, ex)
     defines = {**host_defines, **defines}
-    macros = collect_macros(list(files.values()), defines, flag_where)
+    macros, macro_notes = _unit_macros(ex, tree, files, site, defines, flag_where)
+    ex.notes.extend(macro_notes)
     values = Values(program, macros, overrides)
     flags: list[str] = []
     if ex.kernel.language == "opencl":
@@ -191,6 +193,45 @@ def _kernel_name(ex: Extraction) -> str:
     from .extract import KERNEL_EXT
 
     return "kernel" + KERNEL_EXT[ex.kernel.language]
+
+
+def _unit_macros(ex: Extraction, tree: Path, files: dict[Path, SourceFile], site: LaunchSite | None,
+                 defines: dict[str, str], flag_where: str) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """Macros as the launching unit and the kernel's unit see them (the preprocessor under their flags); without a
+    preprocessor, the #defines of those units' own files, never those of the rest of the tree."""
+    from s2s.scan.includes import IncludeGraph
+
+    from .extract import choose_unit
+    from .preprocess import macro_table
+
+    graph = IncludeGraph(files)
+    kernel_unit = (tree / ex.unit).resolve()
+    units: list[tuple[Path, CompileCommand | None]] = []
+    if site is not None and (tree / site.file).resolve() in files:
+        site_unit = choose_unit((tree / site.file).resolve(), graph, {})
+        units.append((site_unit, ex.compile if site_unit == kernel_unit else _command_for(site_unit, tree, ex)))
+    units.append((kernel_unit, ex.compile))
+    unit_files: dict[Path, bytes] = {}
+    for unit, command in units:
+        for p in graph.unit_order(unit, command.include_dirs if command else [])[0]:
+            if p in files:
+                unit_files[p] = files[p].data
+    found = macro_table(units, unit_files, tree, ex.kernel.language, defines, flag_where)
+    if found is not None:
+        return found
+    return collect_macros([files[p] for p in unit_files], defines, flag_where), [
+        "macros read from the #defines of the unit's own files (no preprocessor could run it): #if branches not evaluated"]
+
+
+def _command_for(unit: Path, tree: Path, ex: Extraction) -> CompileCommand | None:
+    from s2s.scan.compdb import find_compdb, load_compdb
+
+    path = find_compdb(tree, None)
+    if path:
+        return load_compdb(path).get(unit)
+    from s2s.scan.build_flags import makefile_command
+
+    return makefile_command(unit, tree)[0]
 
 
 def _host_defines(site_file: str, tree: Path, ex: Extraction) -> dict[str, str]:

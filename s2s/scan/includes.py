@@ -32,6 +32,10 @@ class IncludeGraph:
             out.append((written, self.resolve(written, path, include_dirs, angle), angle))
         return out
 
+    def include_offsets(self, path: Path) -> list[int]:
+        source = self.files.get(path)
+        return [m.start() for m in _INCLUDE.finditer(source.data)] if source is not None else []
+
     def resolve(self, written: str, includer: Path, include_dirs: list[Path], angle: bool) -> Path | None:
         candidates = ([] if angle else [includer.parent]) + include_dirs
         for d in candidates:
@@ -59,9 +63,13 @@ class IncludeGraph:
             if path in seen:
                 return
             seen.add(path)
-            for written, resolved, angle in self.includes(path, include_dirs):
+            source = self.files[path]
+            for (written, resolved, angle), at in zip(self.includes(path, include_dirs), self.include_offsets(path)):
                 if resolved is None:
                     line = f"#include <{written}>" if angle else f'#include "{written}"'
+                    guards = conditional_context(source.data, at)
+                    if guards:  # `#ifdef USE_MPI` / `#include <mpi.h>`: the include keeps its condition
+                        line = "\n".join([*guards, line, *["#endif"] * sum(g.lstrip("# \t").startswith("if") for g in guards)])
                     if line not in external:
                         external.append(line)
                 else:
@@ -82,3 +90,39 @@ class IncludeGraph:
                 if resolved == target:
                     out.append(path)
         return out
+
+
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define)\b([^\n]*(?:\\\r?\n[^\n]*)*)", re.M)
+
+
+
+def conditional_context(data: bytes, offset: int) -> list[str]:
+    """The conditional directives open at `offset`, as lines that reproduce its branch: for an include in the #else of
+    `#ifdef A ... #elif B ... #else`, ["#ifdef A", "#elif B", "#else"]; one "#endif" closes each group. A header's
+    include guard (`#ifndef X_H` then `#define X_H`, opening the file) is left out."""
+    stack: list[list[str]] = []
+    guard = _include_guard(data)
+    for m in _DIRECTIVE.finditer(data, 0, offset):
+        word = m.group(1).decode()
+        if word == "define" or m.start() == guard:
+            continue
+        line = re.sub(r"\s*(?://.*|/\*.*?\*/)\s*$", "", m.group(0).decode("utf-8", "replace").strip())
+        if word in {"if", "ifdef", "ifndef"}:
+            stack.append([line])
+        elif word in {"elif", "else"} and stack:
+            stack[-1].append(line)
+        elif word == "endif" and stack:
+            stack.pop()
+    return [line for group in stack for line in group]
+
+
+def _include_guard(data: bytes) -> int:
+    """Offset of the `#ifndef X` that opens a header as its include guard (followed by `#define X`), else -1."""
+    it = _DIRECTIVE.finditer(data)
+    first, second = next(it, None), next(it, None)
+    if first is None or second is None or first.group(1) != b"ifndef" or second.group(1) != b"define":
+        return -1
+    if re.sub(rb"//[^\n]*|/\*.*?\*/", b"", data[:first.start()], flags=re.S).strip():
+        return -1
+    name = first.group(2).split()
+    return first.start() if name and second.group(2).split()[:1] == name[:1] else -1

@@ -1,0 +1,268 @@
+"""How faithful static extraction is on real applications of the development corpus (/work/corpus).
+
+    python bench/fidelity.py [--corpus /work/corpus] [--out bench/results] [--stem fidelity] [--limit N]
+    python bench/fidelity.py --capture [--out DIR]        # on the GPU machine: static values against captured ones
+
+Per application and per kernel (CPU part, runs anywhere with nvcc): the kernel is found by `scan`, extracted into an
+MEP (`make_mep`), its kernel file compiled alone (`nvcc -arch=sm_90 -c`, the MEP's own -D/-I), and, where mep.toml has
+no FILL-IN left, the MEP's harness built: "runnable with no edits". Result: OUT/STEM.json and OUT/STEM.md.
+
+`--capture` runs, for each application with a build and run command, `s2s capture TREE --kernel FILE:K --build-cmd B
+--run-cmd R --compare-static` in a scratch copy and tabulates the per-value report the capture writes into the MEP
+(capture/fidelity.json: equal / FILL-IN / wrong). Result: OUT/fidelity_capture.json and .md.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import datetime
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from provenance import commit, write_result  # noqa: E402
+
+# (name, tree relative to the corpus, where its sizes come from, at most this many kernels, build and run commands
+# for --capture: run in the tree's copy, {arch} is sm_90)
+APPS: list[dict[str, object]] = [
+    {"name": "NPB-GPU (CUDA, 8 benchmarks in one tree)", "tree": "NPB-GPU/CUDA", "sizes": "compile-time", "limit": 40,
+     "build": "make {bm} CLASS=S COMPUTE_CAPABILITY='-gencode arch=compute_90,code=sm_90'", "run": "./bin/{bm}.S"},
+    {"name": "Parboil sgemm", "tree": "Parboil/benchmarks/sgemm/src/cuda", "sizes": "run-time"},
+    {"name": "Parboil stencil", "tree": "Parboil/benchmarks/stencil/src/cuda", "sizes": "run-time"},
+    {"name": "Parboil mri-q", "tree": "Parboil/benchmarks/mri-q/src/cuda", "sizes": "run-time"},
+    {"name": "Parboil cutcp", "tree": "Parboil/benchmarks/cutcp/src/cuda", "sizes": "run-time"},
+    {"name": "Parboil lbm", "tree": "Parboil/benchmarks/lbm/src/cuda", "sizes": "compile-time"},
+    {"name": "Parboil histo", "tree": "Parboil/benchmarks/histo/src/cuda", "sizes": "run-time"},
+    {"name": "Parboil tpacf", "tree": "Parboil/benchmarks/tpacf/src/cuda", "sizes": "run-time"},
+    {"name": "Parboil mri-gridding", "tree": "Parboil/benchmarks/mri-gridding/src/cuda", "sizes": "run-time"},
+    {"name": "BabelStream (CUDA)", "tree": "BabelStream/src/cuda", "sizes": "run-time"},
+    {"name": "CloverLeaf_CUDA", "tree": "CloverLeaf_CUDA", "sizes": "run-time"},
+    {"name": "cuda-samples 0_Introduction", "tree": "cuda-samples/Samples/0_Introduction", "sizes": "compile-time",
+     "limit": 30},
+]
+
+
+def _nvcc() -> str | None:
+    return os.environ.get("S2S_NVCC") or shutil.which("nvcc") or (
+        "/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+
+
+def _pick(kernels: list[dict], limit: int) -> list[dict]:  # type: ignore[type-arg]
+    """At most `limit` CUDA kernels, spread evenly over the tree (deterministic)."""
+    cuda = [k for k in kernels if k["language"] in {"cuda", "hip"}]
+    cuda.sort(key=lambda k: (k["file"], k["line"]))
+    if len(cuda) <= limit:
+        return cuda
+    step = len(cuda) / limit
+    return [cuda[int(i * step)] for i in range(limit)]
+
+
+def _flags_for_nvcc(flags: list[str], mep: Path) -> list[str]:
+    out = []
+    for f in flags:
+        if f.startswith("-I") and not Path(f[2:]).is_absolute():
+            f = "-I" + str((mep / f[2:]).resolve())
+        out.append(f)
+    return out
+
+
+def one_kernel(tree: str, spec: str, mep: str, nvcc: str | None, build: bool) -> dict[str, object]:
+    """Extract one kernel, compile its file alone, build the MEP when nothing is left to fill in."""
+    from s2s.base.errors import UserError
+    from s2s.extract.mep_writer import make_mep
+
+    rec: dict[str, object] = {"kernel": spec}
+    t0 = time.perf_counter()
+    try:
+        out, manifest, _ex = make_mep(tree, spec, mep)
+    except UserError as e:
+        rec.update(extracted=False, error=str(e).splitlines()[0][:300])
+        return rec
+    except Exception as e:  # a crash is a result too: counted as not extracted
+        rec.update(extracted=False, error=f"crash: {type(e).__name__}: {e}"[:300])
+        return rec
+    rec["extract_s"] = round(time.perf_counter() - t0, 2)
+    todo = manifest.unfilled()
+    rec.update(extracted=True, fill_in=len(todo), fill_in_what=[t.split(":")[0] for t in todo])
+    try:
+        import tomllib
+
+        tomllib.loads((out / "mep.toml").read_text())
+        rec["toml_valid"] = True
+    except Exception as e:
+        rec["toml_valid"] = False
+        rec["toml_error"] = str(e)[:200]
+    if nvcc:
+        kfile = out / manifest.kernel_file
+        cmd = [nvcc, "-arch=sm_90", "-std=c++17", "-c", str(kfile), "-o", os.devnull,
+               *_flags_for_nvcc(manifest.flags, out), f"-I{out}"]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+            rec["compiles_alone"] = p.returncode == 0
+            if p.returncode:
+                errs = [ln for ln in p.stderr.splitlines() if "error" in ln]
+                rec["compile_error"] = (errs[0] if errs else p.stderr.strip()[-200:])[:300]
+        except subprocess.TimeoutExpired:
+            rec["compiles_alone"] = False
+            rec["compile_error"] = "nvcc timed out"
+    rec["runnable"] = False
+    if not todo and build and rec.get("compiles_alone"):
+        from s2s.mep.backends import get_backend
+        from s2s.mep.backends.base import resolve_target
+
+        try:
+            res = get_backend(manifest.backend).build(resolve_target(out, manifest, None))
+            rec["runnable"] = bool(res.ok)
+            if not res.ok:
+                rec["build_error"] = " ".join(str(m) for m in res.messages)[:300]
+        except Exception as e:
+            rec["build_error"] = f"{type(e).__name__}: {e}"[:300]
+    return rec
+
+
+def scan_kernels(tree: Path) -> list[dict]:  # type: ignore[type-arg]
+    p = subprocess.run([sys.executable, "-m", "s2s.cli", "scan", str(tree), "--json"], capture_output=True, text=True,
+                       cwd=ROOT, timeout=600)
+    if p.returncode != 0:
+        return []
+    return list(json.loads(p.stdout).get("kernels", []))
+
+
+def static_part(corpus: Path, limit: int, workers: int, build: bool, only: list[str]) -> dict[str, object]:
+    nvcc = _nvcc()
+    apps_out = []
+    scratch = Path(tempfile.mkdtemp(prefix="s2s-fidelity-"))
+    try:
+        for app in APPS:
+            if only and not any(o in str(app["name"]) for o in only):
+                continue
+            tree = corpus / str(app["tree"])
+            if not tree.is_dir():
+                apps_out.append({"name": app["name"], "tree": app["tree"], "missing": True})
+                continue
+            found = scan_kernels(tree)
+            picked = _pick(found, min(limit, int(app.get("limit", limit))))  # type: ignore[call-overload]
+            jobs = []
+            with cf.ProcessPoolExecutor(max_workers=workers) as pool:
+                for i, k in enumerate(picked):
+                    spec = f"{k['file']}:{k['name']}@{k['line']}"
+                    jobs.append(pool.submit(one_kernel, str(tree), spec, str(scratch / f"{len(apps_out)}-{i}"), nvcc, build))
+                recs = [j.result() for j in jobs]
+            fills = [int(r["fill_in"]) for r in recs if r.get("extracted")]  # type: ignore[call-overload]
+            apps_out.append({
+                "name": app["name"], "tree": app["tree"], "sizes": app["sizes"], "found": len(found),
+                "found_cuda": len([k for k in found if k["language"] in {"cuda", "hip"}]), "examined": len(recs),
+                "extracted": sum(1 for r in recs if r.get("extracted")),
+                "compiles_alone": sum(1 for r in recs if r.get("compiles_alone")),
+                "no_fill_in": sum(1 for r in recs if r.get("extracted") and not r.get("fill_in")),
+                "runnable": sum(1 for r in recs if r.get("runnable")),
+                "toml_invalid": sum(1 for r in recs if r.get("extracted") and not r.get("toml_valid")),
+                "median_fill_in": statistics.median(fills) if fills else None,
+                "kernels": recs,
+            })
+            a = apps_out[-1]
+            print(f"{a['name']}: found {a['found']}, examined {a['examined']}, extracted {a['extracted']}, compiles alone "
+                  f"{a['compiles_alone']}, no FILL-IN {a['no_fill_in']}, runnable {a['runnable']}, median FILL-IN "
+                  f"{a['median_fill_in']}", flush=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {"apps": apps_out, "nvcc": nvcc or "", "built_meps": build}
+
+
+def markdown(doc: dict[str, object]) -> str:
+    lines = [f"# Static extraction fidelity on the development corpus ({doc['date']}, commit {doc['commit']})", "",
+             "Kernels examined per application (at most the limit, spread over the tree); *compiles alone*: the MEP's "
+             "kernel file with `nvcc -arch=sm_90 -c`; *runnable*: no FILL-IN left and the MEP's harness builds.", "",
+             "| application | sizes | found | examined | extracted | compiles alone | no FILL-IN | runnable | median FILL-IN |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    tot = {"examined": 0, "extracted": 0, "compiles_alone": 0, "no_fill_in": 0, "runnable": 0}
+    for a in doc["apps"]:  # type: ignore[attr-defined]
+        if a.get("missing"):
+            lines.append(f"| {a['name']} | missing | | | | | | | |")
+            continue
+        for k in tot:
+            tot[k] += a[k]
+        lines.append(f"| {a['name']} | {a['sizes']} | {a['found']} | {a['examined']} | {a['extracted']} | "
+                     f"{a['compiles_alone']} | {a['no_fill_in']} | {a['runnable']} | {a['median_fill_in']} |")
+    lines.append(f"| **all** | | | {tot['examined']} | {tot['extracted']} | {tot['compiles_alone']} | {tot['no_fill_in']} | "
+                 f"{tot['runnable']} | |")
+    return "\n".join(lines) + "\n"
+
+
+def capture_part(corpus: Path, out: Path) -> dict[str, object]:
+    """GPU machine: capture each picked kernel of the applications that have build/run commands, compare with static."""
+    results = []
+    scratch = Path(tempfile.mkdtemp(prefix="s2s-fidcap-"))
+    for app in APPS:
+        if "build" not in app:
+            continue
+        tree = corpus / str(app["tree"])
+        for bm in ("ep", "cg", "mg", "is", "ft"):
+            prog = tree / bm.upper()
+            kernels = [k for k in scan_kernels(tree) if k["file"].startswith(bm.upper() + "/")]
+            for k in kernels[:6]:
+                mep = scratch / f"{bm}-{k['name']}"
+                cmd = [sys.executable, "-m", "s2s.cli", "capture", str(tree), "--kernel", f"{k['file']}:{k['name']}",
+                       "--build-cmd", str(app["build"]).format(bm=bm), "--run-cmd", str(app["run"]).format(bm=bm),
+                       "--compare-static", "-o", str(mep), "--timeout", "240"]
+                rec: dict[str, object] = {"app": app["name"], "program": prog.name, "kernel": k["name"]}
+                try:
+                    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+                    rec["rc"] = p.returncode
+                    rec["tail"] = (p.stdout + p.stderr)[-400:]
+                except subprocess.TimeoutExpired:
+                    rec["rc"] = "timeout"
+                report = mep / "capture" / "fidelity.json"
+                if report.exists():
+                    values = json.loads(report.read_text())
+                    items = values.get("values", values) if isinstance(values, dict) else values
+                    verdicts = [str(v.get("verdict", v.get("status", ""))) for v in (items if isinstance(items, list) else [])]
+                    rec.update(equal=verdicts.count("equal"), fill_in=verdicts.count("FILL-IN"), wrong=verdicts.count("wrong"),
+                               report=values)
+                results.append(rec)
+                print(json.dumps({k2: v for k2, v in rec.items() if k2 != "report"}), flush=True)
+    shutil.rmtree(scratch, ignore_errors=True)
+    return {"captures": results}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default="/work/corpus")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    ap.add_argument("--stem", default="fidelity")
+    ap.add_argument("--limit", type=int, default=25, help="at most this many kernels per application")
+    ap.add_argument("--workers", type=int, default=max(1, min(8, (os.cpu_count() or 2))))
+    ap.add_argument("--no-build", action="store_true", help="do not build the harness of MEPs with no FILL-IN")
+    ap.add_argument("--only", action="append", default=[], help="applications whose name holds this text")
+    ap.add_argument("--capture", action="store_true", help="GPU machine: compare static values with captured ones")
+    args = ap.parse_args()
+    corpus, out = Path(args.corpus), Path(args.out)
+    head = {"date": datetime.date.today().isoformat(), "commit": commit(), "corpus": str(corpus)}
+    if args.capture:
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                             text=True).stdout.strip() if shutil.which("nvidia-smi") else ""
+        doc = {**head, "gpu": gpu, **capture_part(corpus, out)}
+        rows = [f"| {r['program']} | {r['kernel']} | {r.get('rc')} | {r.get('equal', '')} | {r.get('fill_in', '')} | "
+                f"{r.get('wrong', '')} |" for r in doc["captures"]]  # type: ignore[attr-defined]
+        md = (f"# Static values against captured ones ({gpu}, {head['date']}, commit {head['commit']})\n\n"
+              "| program | kernel | rc | equal | FILL-IN | wrong |\n|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+        write_result(out, args.stem + "_capture", doc, md)
+        return 0
+    doc = {**head, **static_part(corpus, args.limit, args.workers, not args.no_build, args.only)}
+    write_result(out, args.stem, doc, markdown(doc))
+    print(markdown(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
