@@ -96,11 +96,33 @@ def test_offsets_triangular_loops_locals_and_non_affine_accesses() -> None:
     # a local defined once (`at`) is substituted into the index
     assert str(texts["sym[at]"].flat) == "j1 + j1*m + j2"
     assert texts["data[i * (m + 1) + j1]"].pattern == "coalesced"
-    assert texts["data[i * (m + 1) + j2]"].pattern == "uniform" and texts["data[i * (m + 1) + j2]"].loops == ("j2", "i")
+    # j2 starts at j1: it moves with the thread, so neighbouring lanes read neighbouring elements
+    assert texts["data[i * (m + 1) + j2]"].pattern == "coalesced" and texts["data[i * (m + 1) + j2]"].loops == ("j2", "i")
     assert not texts["sym[perm[j2]]"].affine and texts["sym[perm[j2]]"].pattern == "unknown"
     assert not texts["sym[j1 / 2]"].affine
     assert [(r.target, r.over, r.into) for r in m.reductions] == [("sym[at]", "i", "global")]
     assert [(v, str(b)) for v, b in m.guards[0].upper] == [("j1", "m + 1")]
+
+
+def test_loops_that_start_where_the_thread_says() -> None:
+    src = b"""
+__global__ void spmv(const int* rowptr, const int* cols, const float* vals, const float* x, float* y, int n)
+{
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < n) {
+        float s = 0.0f;
+        for (int k = rowptr[row]; k < rowptr[row + 1]; k++)
+            s += vals[k] * x[cols[k]];
+        y[row] = s;
+    }
+}
+"""
+    m = kernel_model(src, "cuda")
+    assert m is not None and m.loops[0].lower is None and m.loops[0].trip is None
+    texts = {a.text: a for a in m.accesses}
+    assert texts["vals[k]"].affine and texts["vals[k]"].pattern == "unknown"  # k starts at a loaded value per thread
+    assert not texts["x[cols[k]]"].affine and texts["rowptr[row + 1]"].pattern == "coalesced"
+    assert [(r.target, r.over) for r in m.reductions] == [("s", "k")]
 
 
 def test_multi_dimensional_subscripts_and_local_thread_indices() -> None:

@@ -241,3 +241,84 @@ def test_square_xy_launch_rule() -> None:
 
     # 2048 columns, one thread each in blocks of 256: now 2048 x 2048 threads in 32 x 8 blocks
     assert LaunchChange((32, 8, 1), "square-xy").resolve((8, 1, 1), (256, 1, 1)) == ((64, 256, 1), (32, 8, 1))
+
+
+# -- split-reduction: one thread per output walking a column (coalesced) or a row ---------------------------------
+COLS_CL = (ROOT / "tests/golden/passes/split_reduction_columns_alpha_beta.cl").read_text().split("// ----- INPUT\n")[1].split("// -----")[0]
+ROWS_CL = (ROOT / "tests/golden/passes/split_reduction_splits_opencl.cl").read_text().split("// ----- INPUT\n")[1].split("// -----")[0]
+R, C = 77, 300
+
+
+def _gemv_state(src: str, kernel: str, mep: Path):  # type: ignore[no-untyped-def]
+    from s2s.mep.manifest import load
+    from s2s.optimize.proposers.base import State
+
+    if kernel == "gemv_cols":  # y[j] over the n = C columns of an m = R row matrix
+        params = [ParamSpec("A", "__global const float*", "in", "float", count=R * C, space="global"),
+                  ParamSpec("x", "__global const float*", "in", "float", count=R, space="global"),
+                  ParamSpec("y", "__global float*", "inout", "float", count=C, space="global"),
+                  ParamSpec("alpha", "float", "scalar", "float", value=1.5), ParamSpec("beta", "float", "scalar", "float", value=0.5),
+                  ParamSpec("m", "int", "scalar", "int", value=R), ParamSpec("n", "int", "scalar", "int", value=C)]
+        grid = (320, 1, 1)
+    else:
+        params = [ParamSpec("A", "__global const float*", "in", "float", count=R * C, space="global"),
+                  ParamSpec("v", "__global const float*", "in", "float", count=C, space="global"),
+                  ParamSpec("out", "__global float*", "out", "float", count=R, space="global"),
+                  ParamSpec("rows", "int", "scalar", "int", value=R), ParamSpec("cols", "int", "scalar", "int", value=C)]
+        grid = (128, 1, 1)
+    make_mep(mep, src, manifest(kernel, "opencl", "kernel.cl", params, grid, (64, 1, 1), repetitions=3, warmup=1, timeout_s=60.0))
+    return State(manifest=load(mep), original=src.encode(), kernel=kernel, dialect="opencl", facts=kernel_facts(src.encode(), "opencl", kernel))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("src,kernel,pipeline", [(COLS_CL, "gemv_cols", "split-reduction"), (COLS_CL, "gemv_cols", "split-reduction{splits=16}"),
+                                                 (ROWS_CL, "rowdot", "split-reduction{mode=splits splits=4}")])
+def test_split_reduction_matches_the_original_on_pocl(tmp_path: Path, src: str, kernel: str, pipeline: str) -> None:
+    pytest.importorskip("pyopencl")
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    state = _gemv_state(src, kernel, tmp_path / "mep")
+    cand = apply_pipeline(pipeline, state)
+    assert isinstance(cand, Candidate), cand
+    assert cand.launch is not None and cand.launch.block[0] == 32 and cand.launch.grid[0] == state.manifest.launch.grid[0]
+    m = _evaluate(tmp_path / "mep", state, cand)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+    assert m.outputs and all(o.ok for o in m.outputs)
+
+
+@pytest.mark.slow
+def test_a_wrong_split_is_caught_on_pocl(tmp_path: Path) -> None:
+    """Not vacuous: leaving out the last partial sum gives wrong outputs."""
+    pytest.importorskip("pyopencl")
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    state = _gemv_state(COLS_CL, "gemv_cols", tmp_path / "mep")
+    cand = apply_pipeline("split-reduction", state)
+    assert isinstance(cand, Candidate), cand
+    broken = cand.source.replace(b"off < 8;", b"off < 7;")
+    assert broken != cand.source
+    assert _evaluate(tmp_path / "mep", state, replace(cand, source=broken)).verdict != "ok"
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_every_new_cuda_golden_compiles(tmp_path: Path) -> None:
+    from s2s.optimize.registry import example
+
+    files = []
+    for name in ("contraction-tiling", "inner-loop-threads", "split-reduction"):
+        files.append(tmp_path / f"example_{name.replace('-', '_')}.cu")
+        files[-1].write_text(example(name)[1])
+    for path in sorted(GOLDEN.glob("*.cu")):
+        expected = path.read_text().split("// ----- EXPECTED\n")[1]
+        if path.stem.split("_refuse")[0] in {"contraction_tiling", "inner_loop_threads", "split_reduction"} or "REFUSED" in expected:
+            continue
+        if path.stem.startswith(("contraction_tiling", "inner_loop_threads", "split_reduction")):
+            files.append(tmp_path / path.name)
+            files[-1].write_text(expected)
+    assert len(files) >= 8
+    nvcc = shutil.which("nvcc")
+    assert nvcc is not None
+    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", *map(str, files), "--output-directory", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]

@@ -79,7 +79,7 @@ class ArrayAccess:
     @property
     def lane_stride(self) -> Poly | None:
         """Elements between neighbouring lanes of a warp (along threadIdx.x), None when unknown."""
-        if not self.affine:
+        if not self.affine or any(p is None for p in self.threads):
             return None
         *outer, last = self.threads
         if any(p is not None and p.coeff("threadIdx.x").terms for p in outer):
@@ -92,7 +92,7 @@ class ArrayAccess:
         """'uniform' (one address per warp), 'coalesced' (unit stride), 'strided' or 'unknown'."""
         s = self.lane_stride
         if s is None:
-            return "unknown" if not self.affine else "strided"
+            return "unknown" if not self.affine or None in self.threads else "strided"
         return "uniform" if s.is_zero else "coalesced" if s.constant() in {1, -1} else "strided"
 
     def shared_by(self, axes: tuple[str, ...]) -> tuple[str, ...]:
@@ -296,6 +296,16 @@ class _Builder:
                                          tuple(self.loops[i].var for i in stack), node.start_byte, node.end_byte, size))
 
     def _expand(self, p: Poly | None) -> Poly | None:
+        """The index over thread builtins: a loop that starts at a thread-dependent value (`for (k = i; ...)`,
+        `for (k = rowptr[i]; ...)`) moves its variable with the thread, by that value or unknowably."""
+        for lp in reversed(self.loops):
+            if p is None or lp.var not in p.names:
+                continue
+            start = self._expand(lp.lower) if lp.lower is not None else None
+            if start is None:
+                return None
+            if start is not None and start.names & {*_THREAD, *_BLOCK} and p.affine_in({lp.var}):
+                p = p.subst(lp.var, Poly.name(lp.var) + start)
         for var, value in self.expansion.items():
             p = p.subst(var, value) if p is not None and p.affine_in({var}) else None
         return p

@@ -33,6 +33,7 @@ BUILTIN: dict[str, str] = {
     "smem-allpairs": "SmemAllpairs",
     "smem-tiling": "SmemTiling",
     "smem-transpose": "SmemTranspose",
+    "split-reduction": "SplitReduction",
     "struct-wide-io": "StructWideIo",
     "thread-coarsen": "ThreadCoarsen",
     "vector-loads": "VectorLoads",

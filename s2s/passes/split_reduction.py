@@ -1,0 +1,118 @@
+"""split-reduction: a thread-per-output reduction loop is split over more threads, chosen from the kernel model.
+
+A matrix-vector product launched with one thread per row keeps 4,096 threads busy on a GPU that holds 270,000,
+and each walks its row alone. When the term reads along k (a row walk, `A[i*n+k]`), `lanes` threads of one warp
+share an output and split k, then add their partial sums with shuffles (CUDA). When neighbouring threads already
+read neighbouring elements (a column walk, `A[k*n+i]`), the threads stay and `splits` of them along y share each
+output, adding their partials in order through shared memory (CUDA and OpenCL). Either way the accumulator gets
+the statements before the loop first and then the sum of the terms: the order of additions changes, within the
+MEP's tolerance; no atomics. The guard becomes a condition, so every thread reaches the shuffle or the barrier.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
+from s2s.lang.kernel_facts import KernelFacts
+from s2s.lang.reduction_loop import ReductionLoop, find_reduction_loop
+
+from ._common import fresh
+
+EXAMPLE_DIALECT = "cuda"
+EXAMPLE_BEFORE = """\
+__global__ void gemv(const float* a, const float* x, float* y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[i] = 0.0f;
+        for (int j = 0; j < n; j++)
+            y[i] += a[i * n + j] * x[j];
+    }
+}
+"""
+EXAMPLE_AFTER = """\
+__global__ void gemv(const float* a, const float* x, float* y, int n)
+{
+    int i = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    float part = 0;
+    if (i < n) {
+        for (int j = 0 + lane; j < n; j += 32)
+            part += a[i * n + j] * x[j];
+    }
+    for (int off = 16; off > 0; off /= 2)
+        part += __shfl_down_sync(0xffffffffu, part, off);
+    if (lane == 0 && (i < n)) {
+        y[i] = 0.0f;
+        y[i] += part;
+    }
+}
+"""
+
+
+@dataclass(frozen=True)
+class SplitReduction:
+    name: ClassVar[str] = "split-reduction"
+    priority: ClassVar[int] = 25  # the built-in search's order: structural rewrites first
+    space: ClassVar[tuple[str, ...]] = ("split-reduction", "split-reduction{splits=16}", "split-reduction{mode=splits}")
+    mode: str = "auto"  # auto (from the model) | lanes | splits
+    splits: int = 8  # threads along y sharing an output (splits mode)
+    block: int = 256  # threads per block (lanes mode)
+
+    def applies(self, facts: KernelFacts) -> bool | str:
+        if self.mode not in {"auto", "lanes", "splits"} or self.splits not in {2, 4, 8, 16, 32} or self.block % 32 or not 32 <= self.block <= 1024:
+            return "mode must be auto, lanes or splits; splits 2 to 32 (a power of two); block a multiple of 32 up to 1024"
+        if facts.shared or facts.atomics:
+            return "kernel uses shared memory or atomics"
+        return True
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        r = find_reduction_loop(source, facts.dialect, facts.name)
+        if isinstance(r, str):
+            return Refused(r)
+        mode = self.mode if self.mode != "auto" else "lanes" if r.k_unit and not r.i_unit else "splits" if r.i_unit else ""
+        if not mode:
+            return Refused("the model finds neither a walk along k (for lanes) nor coalesced threads (for splits)")
+        if mode == "lanes" and facts.dialect == "opencl":
+            return Refused("warp shuffles have no portable OpenCL 1.2 equivalent (splits mode works there)")
+        ty = facts.param(r.target.split("[")[0].strip())
+        acc_ty = ty.base_type if ty is not None else _local_type(source, r)
+        n = {w: fresh(facts, source, w) for w in ("part", "lane", "off", "red", "s")}
+        txt = lambda s, e: source[s:e].decode()  # noqa: E731
+        stmt, at = "", r.statement[0]
+        for s, e in r.target_spans:
+            stmt, at = stmt + txt(at, s) + n["part"], e
+        stmt += txt(at, r.statement[1])
+        axis = ("get_local_id(0)", "get_local_id(1)") if facts.dialect == "opencl" else ("threadIdx.x", "threadIdx.y")
+        step = 32 if mode == "lanes" else self.splits
+        idx = n["lane"] if mode == "lanes" else n["s"]
+        loop = f"for (int {r.k} = {txt(*r.init)} + {idx}; {r.upper}; {r.k} += {step})"
+        final = f"{r.target} = {r.target} + {n['part']};" if r.op == "= x +" else f"{r.target} += {n['part']};"
+        tail = [*("    " + txt(s, e) for s, e, _ in r.before), f"    {final}", *("    " + txt(s, e) for s, e in r.after), "}"]
+        work = [f"{acc_ty} {n['part']} = 0;", f"if ({r.inside}) {{", f"    {loop}", f"        {stmt}", "}"]
+        if mode == "lanes":
+            code = [f"const int {n['lane']} = {axis[0]} % 32;", *work, f"for (int {n['off']} = 16; {n['off']} > 0; {n['off']} /= 2)",
+                    f"    {n['part']} += __shfl_down_sync(0xffffffffu, {n['part']}, {n['off']});",
+                    f"if ({n['lane']} == 0 && ({r.inside})) {{", *tail]
+            edits = [Edit(r.value[0], r.value[1], f"({txt(*r.value)}) / 32")]
+            launch = LaunchChange((self.block, 1, 1), "rows-per-warp", per_item=32)
+        else:
+            space, sync = ("__local", "barrier(CLK_LOCAL_MEM_FENCE);") if facts.dialect == "opencl" else ("__shared__", "__syncthreads();")
+            code = [f"{space} {acc_ty} {n['red']}[{self.splits}][32];", f"const int {n['s']} = {axis[1]};", *work,
+                    f"{n['red']}[{n['s']}][{axis[0]}] = {n['part']};", sync, f"if ({n['s']} == 0) {{",
+                    f"    for (int {n['off']} = 1; {n['off']} < {self.splits}; ++{n['off']})",
+                    f"        {n['part']} += {n['red']}[{n['off']}][{axis[0]}];", "}",
+                    f"if ({n['s']} == 0 && ({r.inside})) {{", *tail]
+            edits = []
+            launch = LaunchChange((32, self.splits, 1), "same-coverage")
+        edits.append(Edit(r.mapping[1], r.rest[1], "\n" + r.indent + ("\n" + r.indent).join(code)))
+        return Rewrite(tuple(edits), launch, f"{mode}: {'32 lanes per output' if mode == 'lanes' else f'{self.splits} threads along y per output'}")
+
+
+def _local_type(source: bytes, r: ReductionLoop) -> str:
+    for s, e, decl in r.before:
+        text = source[s:e].decode()
+        if decl and r.target in text.split("=")[0]:
+            return text.split("=")[0].replace(r.target, "").strip()
+    return "float"
