@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -28,6 +29,7 @@ struct Options {
     bool time = true, check = true, post_check = true;
     int input_sets = 3, reps = 30, warmup = 3;
     unsigned long long seed = 1234;
+    bool has_seed = false;  // --seed or $S2S_SEED; otherwise fresh from std::random_device every run
     double rtol = 1e-3, atol = 1e-4;  // [check]'s; each buffer has its own (BufSpec) unless --rtol/--atol is given
     bool has_rtol = false, has_atol = false;
     dim3 var_grid, var_block;  // the variant's launch, where given (else the reference's)
@@ -183,14 +185,39 @@ inline bool all_bytes(const unsigned char* p, size_t n, unsigned char v) {
     return true;
 }
 
-// Compare one output buffer of the variant with the reference's (host copies, `count` elements of T).
-// poisoned: the buffer was filled with 0xFF before each launch (role out), so elements the reference
-// wrote and the variant did not are still all-0xFF.
+// Two runs of a kernel on one input set, its outputs filled with POISON before the first and POISON2 before
+// the second: an element is unwritten exactly when it kept both fills (a written -1 is all-0xFF too, but
+// not all-0x00). fill1: what the first run found instead of POISON (stale outputs), or nullptr.
+constexpr unsigned char POISON = 0xFF, POISON2 = 0x00;
+inline std::vector<unsigned char> written_mask(const unsigned char* first, const unsigned char* second, size_t count, size_t esz,
+                                               const unsigned char* fill1 = nullptr) {
+    std::vector<unsigned char> w(count);
+    for (size_t i = 0; i < count; ++i) {
+        const bool kept1 = fill1 ? memcmp(first + i * esz, fill1 + i * esz, esz) == 0 : all_bytes(first + i * esz, esz, POISON);
+        w[i] = !(kept1 && all_bytes(second + i * esz, esz, POISON2));
+    }
+    return w;
+}
+
+// Compare one output buffer of the variant with the reference's (host copies, `count` elements of T), on the
+// elements the reference wrote (`written`, nullptr: all). With `var_written`, an element the reference wrote
+// and the variant did not fails, and so does one the variant wrote and the reference did not.
 template <class T, class V>
 void compare_buffer(Check& c, const std::string& where, const unsigned char* ref, const unsigned char* var, size_t count,
-                    bool poisoned, double rtol, double atol) {
+                    const unsigned char* written_in, const unsigned char* var_written, double rtol, double atol) {
     const size_t esz = sizeof(T);
     V visit;
+    std::vector<unsigned char> all;
+    if (!written_in) all.assign(count, 1);
+    const unsigned char* wr = written_in ? written_in : all.data();
+    if (var_written) {
+        long long extra = 0, first_extra = -1;
+        for (size_t i = 0; i < count; ++i)
+            if (var_written[i] && !wr[i] && extra++ == 0) first_extra = (long long)i;
+        if (extra)
+            c.fail(where + "the variant wrote " + std::to_string(extra) + " element(s) the reference leaves untouched (first at index " +
+                   std::to_string(first_extra) + ")", first_extra);
+    }
     std::vector<double> r1, v1;
     std::vector<char> isint;
     r1.reserve(16); v1.reserve(16);
@@ -198,7 +225,7 @@ void compare_buffer(Check& c, const std::string& where, const unsigned char* ref
     double maxref = 0.0;
     size_t written = 0;
     for (size_t i = 0; i < count; ++i) {
-        if (poisoned && all_bytes(ref + i * esz, esz, 0xFF)) continue;
+        if (!wr[i]) continue;
         ++written;
         T e; memcpy((void*)&e, ref + i * esz, esz);
         r1.clear(); isint.clear();
@@ -217,8 +244,8 @@ void compare_buffer(Check& c, const std::string& where, const unsigned char* ref
     for (size_t i = 0; i < count; ++i) {
         const unsigned char* rb = ref + i * esz;
         const unsigned char* vb = var + i * esz;
-        if (poisoned && all_bytes(rb, esz, 0xFF)) continue;
-        if (poisoned && all_bytes(vb, esz, 0xFF)) {
+        if (!wr[i]) continue;
+        if (var_written && !var_written[i]) {
             if (unwritten++ == 0) first_unwritten = (long long)i;
             continue;
         }
@@ -373,7 +400,7 @@ inline void usage(const char* prog) {
             "  --time-only          time without checking outputs\n"
             "  --no-post-check      skip the check with a fresh input set after timing\n"
             "  --input-sets N       input sets to check (seeds seed, seed+1, ...)\n"
-            "  --seed N             first seed\n"
+            "  --seed N             first seed (default: $S2S_SEED, else fresh each run; the result names it)\n"
             "  --reps N             timed repetitions of each kernel\n"
             "  --warmup N           warm-up launches of each kernel\n"
             "  --rtol X --atol X    tolerances of every output (default: each output's from mep.toml)\n"
@@ -397,7 +424,7 @@ inline bool parse_args(int argc, char** argv, Options& o, std::string& err) {
         else if (a == "--no-post-check") o.post_check = false;
         else if (a == "-h" || a == "--help") { usage(argv[0]); exit(0); }
         else if (a == "--input-sets") { if (!(v = need("--input-sets"))) return false; o.input_sets = atoi(v); }
-        else if (a == "--seed") { if (!(v = need("--seed"))) return false; o.seed = strtoull(v, nullptr, 10); }
+        else if (a == "--seed") { if (!(v = need("--seed"))) return false; o.seed = strtoull(v, nullptr, 10); o.has_seed = true; }
         else if (a == "--reps") { if (!(v = need("--reps"))) return false; o.reps = atoi(v); }
         else if (a == "--warmup") { if (!(v = need("--warmup"))) return false; o.warmup = atoi(v); }
         else if (a == "--rtol") { if (!(v = need("--rtol"))) return false; o.rtol = atof(v); o.has_rtol = true; }
@@ -426,7 +453,8 @@ inline bool parse_args(int argc, char** argv, Options& o, std::string& err) {
 
 // ---- what the generated part describes --------------------------------------------------------
 using FillFn = void (*)(unsigned char*, size_t, unsigned long long, unsigned long long, int, double, double);
-using CmpFn = void (*)(Check&, const std::string&, const unsigned char*, const unsigned char*, size_t, bool, double, double);
+using CmpFn = void (*)(Check&, const std::string&, const unsigned char*, const unsigned char*, size_t, const unsigned char*,
+                       const unsigned char*, double, double);
 using LaunchFn = cudaError_t (*)(void* const* ptrs, unsigned long long seed, dim3, dim3, size_t, cudaStream_t);
 using SymCopyFn = cudaError_t (*)(const void*, size_t);
 
@@ -501,12 +529,22 @@ struct KernelSpec {
 };
 struct Spec {
     const char* backend; const char* kernel;
+    const char* smaller = "";  // the size scalars halved ("n = 500"), "" when none: see g_smaller
     std::vector<BufSpec> bufs;
     std::vector<SymSpec> syms;
     KernelSpec ref, var;
     Options defaults;
     std::vector<CapturedSet> captured;
 };
+
+// set while the smaller size's input set runs: the generated launch passes each size scalar's smaller value
+inline bool g_smaller = false;
+inline unsigned long long fresh_seed() {
+    std::random_device rd;
+    return ((unsigned long long)rd() << 1 ^ rd()) & 0x7FFFFFFFULL;
+}
+constexpr size_t PROBE_TAIL_MAX = (size_t)256 << 20;
+constexpr unsigned char GUARD_BYTE2 = 0x5A;
 
 // ---- the run ----------------------------------------------------------------------------------
 struct Buffer {
@@ -516,6 +554,7 @@ struct Buffer {
     unsigned char* saved = nullptr; // device copy of the initial contents (inout), for timing
     size_t bytes = 0;
     std::vector<unsigned char> init, ref_after, var_after, prev_ref;  // prev_ref: the reference's output of the last set
+    std::vector<unsigned char> ref_after2, var_after2;  // the second runs, over POISON2
     bool is(const char* r) const { return strcmp(spec->role, r) == 0; }
 };
 
@@ -669,10 +708,10 @@ struct Run {
     }
 
     // inputs and in-out buffers to their initial contents, outputs to the poison value
-    void reset() {
+    void reset(unsigned char poison = POISON) {
         for (Buffer& b : bufs) {
             if (!b.bytes) continue;
-            if (b.is("out")) api(cudaMemset(b.data, 0xFF, b.bytes), "cudaMemset(poison)");
+            if (b.is("out")) api(cudaMemset(b.data, poison, b.bytes), "cudaMemset(poison)");
             else api(cudaMemcpy(b.data, b.init.data(), b.bytes, cudaMemcpyHostToDevice), "cudaMemcpy(inputs)");
         }
     }
@@ -749,7 +788,7 @@ struct Run {
             if (!b.bytes) continue;
             download(got, b);
             Check c{b.spec->name, b.spec->role};
-            b.spec->cmp(c, "", cd.after[i].data(), got.data(), b.spec->count, false, rtol_of(b), atol_of(b));
+            b.spec->cmp(c, "", cd.after[i].data(), got.data(), b.spec->count, nullptr, nullptr, rtol_of(b), atol_of(b));
             if (!c.ok) {
                 std::string m = c.message;
                 for (const char* w : {"reference ", "variant "}) {
@@ -767,59 +806,202 @@ struct Run {
         messages.push_back("the reference reproduces the application's outputs on the " + label);
     }
 
-    // one input set: reference, then variant on the same inputs; returns false when a check failed.
-    // stale: before the variant runs, its outputs hold the reference's results of the previous input set
-    // (as stale memory would) instead of the poison, so that a variant that keeps what it finds fails.
-    bool check_set(unsigned long long seed, const std::string& label, bool stale = false, const CapturedData* cd = nullptr) {
-        fill_set(seed, cd);
-        reset();
+    // the reference over outputs filled with `poison`; its results go to ref_after (POISON) or ref_after2
+    void run_reference(unsigned long long seed, const std::string& label, unsigned char poison) {
+        reset(poison);
         launch_once(spec.ref, seed, true, label);
         for (Buffer& b : bufs) {
             if (!b.bytes) continue;
             std::string g = guard_violation(b);
-            if (!g.empty()) {
-                Failure f{"runtime-failed", std::string("params.") + b.spec->name + ".count: the reference " + g +
-                                                "; is the count too small?", true};
-                throw f;
-            }
-            download(b.ref_after, b);
+            if (!g.empty())
+                throw Failure{"runtime-failed", std::string("params.") + b.spec->name + ".count = " + std::to_string(b.spec->count) +
+                                                    ": the reference " + g + "; the count is smaller than what the kernel writes at the MEP's sizes", true};
+            download(poison == POISON ? b.ref_after : b.ref_after2, b);
         }
-        reset();
-        bool prefilled = false;
-        if (stale) {
+    }
+
+    // an MEP whose reference writes nothing holds no variant to anything: bad input
+    void refuse_empty_reference(const std::vector<std::vector<unsigned char>>& written, const std::string& label) {
+        std::string names;
+        for (size_t i = 0; i < bufs.size(); ++i) {
+            const Buffer& b = bufs[i];
+            if (!b.bytes || b.is("in")) continue;
+            names += std::string(names.empty() ? "" : ", ") + b.spec->name;
+            if (b.is("out")) { for (unsigned char w : written[i]) if (w) return; }
+            else if (b.ref_after != b.init) return;
+        }
+        throw Failure{"runtime-failed", "params: the reference writes nothing on " + label + " (outputs: " + (names.empty() ? "none" : names) +
+                                            "); nothing could tell a variant from it (check the roles, the scalars and the launch in mep.toml)", true};
+    }
+
+    // one input set: the reference twice (outputs poisoned with POISON, then POISON2: the elements it writes are
+    // known exactly), then the variant twice on the same inputs; returns false when a check failed.
+    // stale: the variant's first run finds the reference's results of the previous input set in its outputs (as
+    // stale memory would) instead of the poison, so that a variant that keeps what it finds fails.
+    bool check_set(unsigned long long seed, const std::string& label, bool stale = false, const CapturedData* cd = nullptr,
+                   bool refuse_empty = true) {
+        fill_set(seed, cd);
+        run_reference(seed, label, POISON);
+        run_reference(seed, label + ", outputs poisoned with zeros", POISON2);
+        std::vector<std::vector<unsigned char>> written(bufs.size());
+        for (size_t i = 0; i < bufs.size(); ++i) {
+            Buffer& b = bufs[i];
+            if (b.bytes && b.is("out")) written[i] = written_mask(b.ref_after.data(), b.ref_after2.data(), b.spec->count, b.spec->esz);
+        }
+        if (refuse_empty) refuse_empty_reference(written, label);
+        std::vector<char> prefilled(bufs.size(), 0);
+        bool any_prefilled = false;
+        for (int run_no = 1; run_no <= 2; ++run_no) {
+            reset(run_no == 1 ? POISON : POISON2);
+            if (run_no == 1 && stale) {
+                for (size_t i = 0; i < bufs.size(); ++i) {
+                    Buffer& b = bufs[i];
+                    if (!b.bytes || !b.is("out") || b.prev_ref.size() != b.bytes) continue;
+                    api(cudaMemcpy(b.data, b.prev_ref.data(), b.bytes, cudaMemcpyHostToDevice), "cudaMemcpy(stale outputs)");
+                    prefilled[i] = 1;
+                    any_prefilled = true;
+                }
+            }
+            launch_once(spec.var, seed, false, run_no == 1 ? label : label + ", outputs poisoned with zeros");
             for (Buffer& b : bufs) {
-                if (!b.bytes || !b.is("out") || b.prev_ref.size() != b.bytes) continue;
-                api(cudaMemcpy(b.data, b.prev_ref.data(), b.bytes, cudaMemcpyHostToDevice), "cudaMemcpy(stale outputs)");
-                prefilled = true;
+                if (!b.bytes) continue;
+                std::string g = guard_violation(b);
+                if (!g.empty()) check_of(b).fail(label + ": " + g, (long long)b.spec->count);
+                download(run_no == 1 ? b.var_after : b.var_after2, b);
             }
         }
-        launch_once(spec.var, seed, false, label);
         bool all_ok = true;
-        const std::string where = label + (prefilled ? " with outputs pre-filled with the previous set's results" : "") + ": ";
-        for (Buffer& b : bufs) {
+        const std::string where = label + (any_prefilled ? " with outputs pre-filled with the previous set's results" : "") + ": ";
+        const std::string where2 = label + ", second run: ";
+        for (size_t i = 0; i < bufs.size(); ++i) {
+            Buffer& b = bufs[i];
             if (!b.bytes) continue;
             Check& c = check_of(b);
-            const bool was_ok = c.ok;
-            std::string g = guard_violation(b);
-            if (!g.empty()) c.fail(where + g, (long long)b.spec->count);
-            download(b.var_after, b);
             if (b.is("in")) {
-                for (size_t k = 0; k < b.bytes; ++k) {
-                    if (b.ref_after[k] != b.var_after[k]) {
+                for (const std::vector<unsigned char>* after : {&b.var_after, &b.var_after2}) {
+                    size_t k = 0;
+                    while (k < b.bytes && b.ref_after[k] == (*after)[k]) ++k;
+                    if (k < b.bytes) {
                         c.fail(where + "the variant modified this input (first at element " + std::to_string(k / b.spec->esz) +
-                                   "); the reference leaves it unchanged",
-                               (long long)(k / b.spec->esz));
+                                   "); the reference leaves it unchanged", (long long)(k / b.spec->esz));
                         break;
                     }
                 }
+            } else if (b.is("out")) {
+                std::vector<unsigned char> vw = written_mask(b.var_after.data(), b.var_after2.data(), b.spec->count, b.spec->esz,
+                                                             prefilled[i] ? b.prev_ref.data() : nullptr);
+                b.spec->cmp(c, where, b.ref_after.data(), b.var_after.data(), b.spec->count, written[i].data(), vw.data(), rtol_of(b), atol_of(b));
+                b.spec->cmp(c, where2, b.ref_after.data(), b.var_after2.data(), b.spec->count, written[i].data(), vw.data(), rtol_of(b), atol_of(b));
+                b.prev_ref = b.ref_after;
             } else {
-                b.spec->cmp(c, where, b.ref_after.data(), b.var_after.data(), b.spec->count, b.is("out"), rtol_of(b), atol_of(b));
+                b.spec->cmp(c, where, b.ref_after.data(), b.var_after.data(), b.spec->count, nullptr, nullptr, rtol_of(b), atol_of(b));
+                b.spec->cmp(c, where2, b.ref_after.data(), b.var_after2.data(), b.spec->count, nullptr, nullptr, rtol_of(b), atol_of(b));
             }
-            (void)was_ok;
             if (!c.ok) all_ok = false;
-            if (b.is("out")) b.prev_ref = b.ref_after;
         }
         return all_ok;
+    }
+
+    // one more input set with every size scalar halved (spec.smaller): a variant specialized to the MEP's one
+    // size fails. Returns -1 when there is none or the reference cannot run that size, else 0/1.
+    int check_smaller_size(unsigned long long seed) {
+        if (!spec.smaller || !*spec.smaller) return -1;
+        const std::string label = std::string("smaller size (") + spec.smaller + "; seed " + std::to_string(seed) + ")";
+        g_smaller = true;
+        try {
+            const bool ok = check_set(seed, label, false, nullptr, false);
+            g_smaller = false;
+            return ok ? 1 : 0;
+        } catch (const Failure& f) {
+            g_smaller = false;
+            if (!f.input_error) throw;
+            messages.push_back("the " + label + " was not checked: the reference cannot run it (" + f.message + ")");
+            return -1;
+        }
+    }
+
+    // a count smaller than what the kernel reads: the reference on copies of the buffers, each followed by a
+    // large region (as large as the largest buffer) holding GUARD_BYTE, then GUARD_BYTE2. A reference whose
+    // results change reads past a buffer; one buffer at a time then names it. Bad input.
+    void probe_bounds(unsigned long long seed) {
+        size_t largest = 0, total = 0;
+        for (Buffer& b : bufs) largest = std::max(largest, b.bytes);
+        if (!largest) return;
+        const size_t tail = std::max(GUARD, std::min(largest, PROBE_TAIL_MAX));
+        for (Buffer& b : bufs) if (b.bytes) total += b.bytes + tail;
+        size_t free_b = 0, total_b = 0;
+        api(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+        if (total > free_b / 2) { messages.push_back("bounds probe skipped: the buffers and their probe regions exceed the free device memory"); return; }
+        fill_set(seed);
+        std::vector<unsigned char*> probe(bufs.size(), nullptr);
+        const std::vector<void*> saved = ptrs;
+        auto release = [&]() {
+            for (unsigned char* p : probe) if (p) cudaFree(p);
+            ptrs = saved;
+        };
+        auto run = [&](const std::vector<unsigned char>& tails, std::vector<std::vector<unsigned char>>& out) {
+            for (size_t i = 0; i < bufs.size(); ++i) {
+                Buffer& b = bufs[i];
+                if (!b.bytes) continue;
+                api(cudaMemset(probe[i] + b.bytes, tails[i], tail), "cudaMemset(bounds probe)");
+                if (b.is("out")) api(cudaMemset(probe[i], POISON, b.bytes), "cudaMemset(bounds probe)");
+                else api(cudaMemcpy(probe[i], b.init.data(), b.bytes, cudaMemcpyHostToDevice), "cudaMemcpy(bounds probe)");
+            }
+            launch_once(spec.ref, seed, true, "bounds probe");
+            out.assign(bufs.size(), {});
+            std::vector<unsigned char> t(tail);
+            for (size_t i = 0; i < bufs.size(); ++i) {
+                Buffer& b = bufs[i];
+                if (!b.bytes) continue;
+                api(cudaMemcpy(t.data(), probe[i] + b.bytes, tail, cudaMemcpyDeviceToHost), "cudaMemcpy(bounds probe)");
+                if (!all_bytes(t.data(), tail, tails[i]))
+                    throw Failure{"runtime-failed", std::string("params.") + b.spec->name + ".count = " + std::to_string(b.spec->count) +
+                                                        ": the reference writes past the end of this buffer; the count is smaller than what the "
+                                                        "kernel writes at the MEP's sizes", true};
+                if (b.is("in")) continue;
+                out[i].resize(b.bytes);
+                api(cudaMemcpy(out[i].data(), probe[i], b.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(bounds probe)");
+            }
+        };
+        auto differs = [&](const std::vector<std::vector<unsigned char>>& a, const std::vector<std::vector<unsigned char>>& z) {
+            for (size_t i = 0; i < bufs.size(); ++i) {
+                Buffer& b = bufs[i];
+                if (!b.bytes || b.is("in")) continue;
+                Check c{b.spec->name, b.spec->role};
+                b.spec->cmp(c, "", a[i].data(), z[i].data(), b.spec->count, nullptr, nullptr, rtol_of(b), atol_of(b));
+                if (!c.ok) return true;
+            }
+            return false;
+        };
+        try {
+            for (size_t i = 0; i < bufs.size(); ++i) {
+                if (!bufs[i].bytes) continue;
+                api(cudaMalloc((void**)&probe[i], bufs[i].bytes + tail), "cudaMalloc(bounds probe)");
+                ptrs[i] = probe[i];
+            }
+            std::vector<std::vector<unsigned char>> first, second;
+            run(std::vector<unsigned char>(bufs.size(), GUARD_BYTE), first);
+            run(std::vector<unsigned char>(bufs.size(), GUARD_BYTE2), second);
+            if (differs(first, second)) {
+                for (size_t s = 0; s < bufs.size(); ++s) {
+                    if (!bufs[s].bytes) continue;
+                    std::vector<unsigned char> tails(bufs.size(), GUARD_BYTE);
+                    tails[s] = GUARD_BYTE2;
+                    run(tails, second);
+                    if (differs(first, second))
+                        throw Failure{"runtime-failed", std::string("params.") + bufs[s].spec->name + ".count = " + std::to_string(bufs[s].spec->count) +
+                                                            ": the reference reads past the end of this buffer (its results change with what lies "
+                                                            "after it); the count is smaller than what the kernel reads at the MEP's sizes", true};
+                }
+                throw Failure{"runtime-failed", "params: the reference's results change with what lies past its buffers; a count in mep.toml "
+                                                "is smaller than what the kernel reads at the MEP's sizes", true};
+            }
+        } catch (...) {
+            release();
+            throw;
+        }
+        release();
+        messages.push_back("bounds probe: the reference reads and writes within every buffer (" + std::to_string(tail) + " bytes after each watched)");
     }
 
     // ---- timing ----
@@ -908,7 +1090,8 @@ struct Run {
         j += ",\"speedup\":" + (rs && vs && vs->median > 0 ? jnum(rs->median / vs->median) : std::string("null"));
         j += ",\"messages\":[";
         for (size_t i = 0; i < messages.size(); ++i) j += (i ? "," : "") + jstr(messages[i]);
-        j += "],\"input_error\":" + (input_error.empty() ? std::string("null") : jstr(input_error)) + "}";
+        j += "],\"input_error\":" + (input_error.empty() ? std::string("null") : jstr(input_error));
+        j += ",\"seed\":" + std::to_string(o.seed) + "}";
         return j;
     }
 };
@@ -931,10 +1114,15 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
     if (run.o.has_grid) sp.var.grid = run.o.var_grid;
     if (run.o.has_block) sp.var.block = run.o.var_block;
     if (run.o.has_shmem) sp.var.shmem = run.o.var_shmem;
+    if (!run.o.has_seed) {  // fresh inputs every run: a variant cannot be fitted to one seed
+        const char* env = getenv("S2S_SEED");
+        run.o.seed = env && *env ? strtoull(env, nullptr, 10) : fresh_seed();
+    }
     int sets_done = 0;
     try {
         run.setup();
         bool ok = true;
+        if (run.o.check) run.probe_bounds(run.o.seed);
         if (run.o.check) {
             for (const CapturedSet& cs : spec.captured) {  // the data of a real run first (s2s capture)
                 CapturedData cd = run.load_captured(cs);
@@ -947,6 +1135,8 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
                 ok = run.check_set(seed, "input set " + std::to_string(s + 1) + " (seed " + std::to_string(seed) + ")", s % 2 == 1) && ok;
                 ++sets_done;
             }
+            const int smaller = run.check_smaller_size(run.o.seed + 7919ULL);
+            if (smaller >= 0) { ok = smaller == 1 && ok; ++sets_done; }
         }
         if (!ok) return emit(run.result("wrong-output", nullptr, nullptr, "", sets_done));
         if (!run.o.time) return emit(run.result("ok", nullptr, nullptr, "", sets_done));

@@ -239,7 +239,7 @@ int main(int argc, char** argv) {
         Check c{bs.name, bs.role};
         c.rtol = run.rtol_of(b);
         c.atol = run.atol_of(b);
-        bs.cmp(c, "", (const unsigned char*)ref, (const unsigned char*)var, 4, false, run.rtol_of(b), run.atol_of(b));
+        bs.cmp(c, "", (const unsigned char*)ref, (const unsigned char*)var, 4, nullptr, nullptr, run.rtol_of(b), run.atol_of(b));
         printf("%s\n", c.json().c_str());
     }
 }

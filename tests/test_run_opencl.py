@@ -53,7 +53,7 @@ def test_reference_against_itself(saxpy: Path) -> None:
     assert m.backend == "opencl" and m.device and m.variant is None
     assert m.ref and m.var and m.ref.median_us > 0 and m.ref.samples == 5
     assert m.speedup is not None and m.speedup > 0
-    assert m.input_sets == 4  # three checked sets, and one fresh set after timing
+    assert m.input_sets == 5  # three checked sets, one at half the size n, and one fresh set after timing
     assert {o.name: o.ok for o in m.outputs} == {"x": True, "y": True, "out": True}
     assert (saxpy / "Makefile").is_file() and (saxpy / "harness_opencl.py").is_file()
     assert "make run" in (saxpy / "README.md").read_text()

@@ -89,6 +89,7 @@ class Measurement:
     input_sets: int = 0  # input sets that were checked
     messages: tuple[str, ...] = ()
     input_error: str | None = None  # the MEP itself is wrong (not the variant): `s2s run` exits 2
+    seed: int | None = None  # the first seed of the generated input sets (fresh each run unless given)
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -106,7 +107,7 @@ class Measurement:
             "variant": self.var.to_json() if self.var else None,
             "speedup": self.speedup, "input_sets": self.input_sets,
             "outputs": [o.to_json() for o in self.outputs], "verdict": self.verdict,
-            "messages": list(self.messages), "input_error": self.input_error,
+            "messages": list(self.messages), "input_error": self.input_error, "seed": self.seed,
         }
 
     @staticmethod
@@ -117,7 +118,7 @@ class Measurement:
             run_seconds=float(d.get("run_seconds", 0.0)), ref=Timing.from_json(d.get("reference")),
             var=Timing.from_json(d.get("variant")), speedup=d.get("speedup"), input_sets=int(d.get("input_sets", 0)),
             outputs=tuple(OutputCheck.from_json(o) for o in d.get("outputs", [])), messages=tuple(d.get("messages", [])),
-            input_error=d.get("input_error"),
+            input_error=d.get("input_error"), seed=None if d.get("seed") is None else int(d["seed"]),
         )
 
 
@@ -145,7 +146,7 @@ def from_harness(obj: dict[str, Any], *, backend: str, kernel: str, variant: str
         speedup=float(speedup) if speedup is not None else None,
         outputs=tuple(OutputCheck.from_json(c) for c in obj.get("checks", [])), input_sets=int(obj.get("input_sets", 0)),
         messages=tuple(str(m) for m in obj.get("messages", [])) + extra_messages,
-        input_error=obj.get("input_error") or None,
+        input_error=obj.get("input_error") or None, seed=None if obj.get("seed") is None else int(obj["seed"]),
     )
 
 

@@ -22,13 +22,16 @@ from pathlib import Path
 from typing import Any
 
 try:  # as s2s.mep.backends.opencl_runner
-    from .opencl_types import Types
+    from .opencl_types import Types, size_scalars
 except ImportError:  # as harness_opencl.py in an MEP, beside its copy of opencl_types.py
-    from opencl_types import Types  # type: ignore[no-redef]
+    from opencl_types import Types, size_scalars  # type: ignore[no-redef]
 
 GUARD = 256
 GUARD_BYTE = 0xA5
-POISON = 0xFF
+GUARD_BYTE2 = 0x5A  # the bounds probe: what lies past a buffer, changed
+POISON = 0xFF  # outputs before the first run of each kernel on an input set
+POISON2 = 0x00  # ... and before the second: an element is unwritten only when it kept both
+PROBE_TAIL_MAX = 256 << 20  # the bounds probe's region after each buffer, at most
 FILL_MODES = ("uniform", "index", "zeros", "random-struct")
 
 
@@ -200,15 +203,33 @@ def _fmt(v: float) -> str:
     return f"{v:.7g}"
 
 
-def compare(c: Check, where: str, dtype: Any, ref: bytes, var: bytes, count: int, poisoned: bool, rtol: float, atol: float) -> None:
+def written_mask(first: bytes, second: bytes, dtype: Any, count: int, fill1: bytes | None = None) -> Any:
+    """Elements a kernel wrote: those that did not keep their fill in both runs (first over POISON, or over
+    `fill1` where given; second over POISON2). A value equal to a poison is still known to be written."""
     np = sys.modules["numpy"]
     isz = dtype.itemsize
-    rb = np.frombuffer(ref, dtype=np.uint8).reshape(count, isz)
-    vb = np.frombuffer(var, dtype=np.uint8).reshape(count, isz)
-    written = ~np.all(rb == POISON, axis=1) if poisoned else np.ones(count, dtype=bool)
+    a = np.frombuffer(first, dtype=np.uint8).reshape(count, isz)
+    b = np.frombuffer(second, dtype=np.uint8).reshape(count, isz)
+    kept1 = np.all(a == POISON, axis=1) if fill1 is None else np.all(a == np.frombuffer(fill1, dtype=np.uint8).reshape(count, isz), axis=1)
+    return ~(kept1 & np.all(b == POISON2, axis=1))
+
+
+def compare(c: Check, where: str, dtype: Any, ref: bytes, var: bytes, count: int, rtol: float, atol: float,
+            written: Any = None, var_written: Any = None) -> None:
+    """Hold `var` to `ref` on the elements the reference wrote (`written`; None: all). With `var_written`, an
+    element the reference wrote and the variant did not fails, and so does one the variant wrote and the
+    reference did not."""
+    np = sys.modules["numpy"]
+    if written is None:
+        written = np.ones(count, dtype=bool)
+    if var_written is not None:
+        extra = var_written & ~written
+        if extra.any():
+            i = int(np.argmax(extra))
+            c.fail(f"{where}the variant wrote {int(extra.sum())} element(s) the reference leaves untouched (first at index {i})", i)
     if not written.any():
         return
-    unwritten = (np.all(vb == POISON, axis=1) & written) if poisoned else np.zeros(count, dtype=bool)
+    unwritten = (written & ~var_written) if var_written is not None else np.zeros(count, dtype=bool)
     mask = written & ~unwritten
     ra = np.frombuffer(ref, dtype=dtype)
     va = np.frombuffer(var, dtype=dtype)
@@ -321,8 +342,10 @@ class Buf:
     data: Any = None
     saved: Any = None
     init: Any = None
-    ref_after: bytes = b""
+    ref_after: bytes = b""  # over POISON
+    ref_after2: bytes = b""  # over POISON2
     var_after: bytes = b""
+    var_after2: bytes = b""
     prev_ref: bytes = b""  # the reference's output of the previous input set
     front: int = GUARD
 
@@ -363,6 +386,7 @@ class Run:
     types: Any = None
     build_seconds: float = 0.0
     scalar_types: dict[int, Any] = field(default_factory=dict)
+    scalar_override: dict[int, int] = field(default_factory=dict)  # the smaller size's set: index -> value
 
     # -- build ----
     def build(self, want_device: str = "") -> None:
@@ -519,13 +543,13 @@ class Run:
             b.init = fill(b.dtype, b.count, seed, b.index, str(p.get("fill", "uniform")), float(p.get("low", -1.0)),
                           float(p.get("high", 1.0)))
 
-    def reset(self) -> None:
+    def reset(self, poison: int = POISON) -> None:
         cl, np = self.cl, self.np
         for b in self.bufs:
             if b.base is None:
                 continue
             if b.role == "out":
-                cl.enqueue_fill_buffer(self.queue, b.data, np.uint8(POISON), 0, b.nbytes)
+                cl.enqueue_fill_buffer(self.queue, b.data, np.uint8(poison), 0, b.nbytes)
             else:
                 cl.enqueue_copy(self.queue, b.data, b.init)
         self.queue.finish()
@@ -539,7 +563,7 @@ class Run:
                 kernel.set_arg(i, cl.LocalMemory(b.nbytes) if b.base is None else b.data)
                 continue
             dtype = self.scalar_types[i]
-            value = p.get("value", 0)
+            value = self.scalar_override.get(i, p.get("value", 0))
             if value == "random" or isinstance(value, dict):
                 arr = fill(dtype, 1, seed, 1000 + i, "uniform", float(p.get("low", -1.0)), float(p.get("high", 1.0)))
                 for field_name, field_value in (value.items() if isinstance(value, dict) else ()):
@@ -638,7 +662,7 @@ class Run:
                 continue
             got = self.download(b)
             chk = Check(b.name, b.role)
-            compare(chk, "", b.dtype, c.after[b.index].tobytes(), got, b.count, False, *self.cfg.tolerance(b.spec))
+            compare(chk, "", b.dtype, c.after[b.index].tobytes(), got, b.count, *self.cfg.tolerance(b.spec))
             if not chk.ok:
                 bad.append(f"params.{b.name}: " + chk.message.replace("reference ", "application ").replace("variant ", "MEP "))
         if bad:
@@ -648,52 +672,179 @@ class Run:
                           True)
         self.messages.append(f"the reference reproduces the application's outputs on the {c.label}")
 
-    def check_set(self, seed: int, label: str, stale: bool = False, captured: Captured | None = None) -> bool:
-        """One input set: the reference, then the variant on the same inputs. With `stale`, the variant's
-        outputs hold the reference's results of the previous set (as stale memory would) instead of the
-        poison, so that a variant that keeps what it finds there fails. With `captured`, the inputs are
-        those of a real run."""
-        self.fill_set(seed, captured)
-        self.reset()
+    def run_reference(self, seed: int, label: str, poison: int) -> None:
+        """The reference over outputs filled with `poison`; its results go to ref_after (POISON) or ref_after2."""
+        self.reset(poison)
         self.launch(self.ref_kernel, True, seed, label)
         for b in self.bufs:
             if b.base is None:
                 continue
             g = self.guard_violation(b)
             if g:
-                raise Failure("runtime-failed", f"params.{b.name}.count: the reference {g}; is the count too small?", True)
-            b.ref_after = self.download(b)
-        self.reset()
-        prefilled = False
+                raise Failure("runtime-failed", f"params.{b.name}.count = {b.count}: the reference {g}; the count is smaller "
+                              "than what the kernel writes at the MEP's sizes", True)
+            if poison == POISON:
+                b.ref_after = self.download(b)
+            else:
+                b.ref_after2 = self.download(b)
+
+    def check_set(self, seed: int, label: str, stale: bool = False, captured: Captured | None = None,
+                  refuse_empty: bool = True) -> bool:
+        """One input set: the reference twice (outputs poisoned with POISON, then POISON2: the elements it
+        writes are known exactly), then the variant twice on the same inputs. With `stale`, the variant's
+        first run finds the reference's results of the previous set in its outputs (as stale memory would)
+        instead of the poison, so that a variant that keeps what it finds there fails. With `captured`, the
+        inputs are those of a real run."""
+        np = self.np
+        self.fill_set(seed, captured)
+        self.run_reference(seed, label, POISON)
+        self.run_reference(seed, label + ", outputs poisoned with zeros", POISON2)
+        written = {b.index: written_mask(b.ref_after, b.ref_after2, b.dtype, b.count) for b in self.bufs
+                   if b.base is not None and b.role == "out"}
+        if refuse_empty:
+            self.refuse_empty_reference(written, label)
+        prefill: dict[int, bytes] = {}
         if stale:
+            prefill = {b.index: b.prev_ref for b in self.bufs if b.base is not None and b.role == "out" and len(b.prev_ref) == b.nbytes}
+        for run_no, poison in ((1, POISON), (2, POISON2)):
+            self.reset(poison)
+            if run_no == 1 and prefill:
+                for b in self.bufs:
+                    if b.index in prefill:
+                        self.cl.enqueue_copy(self.queue, b.data, np.frombuffer(prefill[b.index], dtype=np.uint8))
+                self.queue.finish()
+            self.launch(self.var_kernel, False, seed, label if run_no == 1 else label + ", outputs poisoned with zeros")
             for b in self.bufs:
-                if b.base is not None and b.role == "out" and len(b.prev_ref) == b.nbytes:
-                    self.cl.enqueue_copy(self.queue, b.data, self.np.frombuffer(b.prev_ref, dtype=self.np.uint8))
-                    prefilled = True
-            self.queue.finish()
-        self.launch(self.var_kernel, False, seed, label)
-        where = label + (" with outputs pre-filled with the previous set's results" if prefilled else "") + ": "
+                if b.base is None:
+                    continue
+                g = self.guard_violation(b)
+                if g:
+                    self.check_of(b).fail(f"{label}: {g}", b.count)
+                if run_no == 1:
+                    b.var_after = self.download(b)
+                else:
+                    b.var_after2 = self.download(b)
+        where = label + (" with outputs pre-filled with the previous set's results" if prefill else "") + ": "
         all_ok = True
         for b in self.bufs:
             if b.base is None:
                 continue
             c = self.check_of(b)
-            g = self.guard_violation(b)
-            if g:
-                c.fail(where + g, b.count)
-            b.var_after = self.download(b)
             if b.role == "in":
-                if b.ref_after != b.var_after:
-                    ra = self.np.frombuffer(b.ref_after, dtype=self.np.uint8)
-                    va = self.np.frombuffer(b.var_after, dtype=self.np.uint8)
-                    k = int(self.np.argmax(ra != va)) // b.dtype.itemsize
-                    c.fail(where + f"the variant modified this input (first at element {k}); the reference leaves it unchanged", k)
-            else:
-                compare(c, where, b.dtype, b.ref_after, b.var_after, b.count, b.role == "out", *self.cfg.tolerance(b.spec))
-            all_ok = all_ok and c.ok
-            if b.role == "out":
+                for after in (b.var_after, b.var_after2):
+                    if b.ref_after != after:
+                        ra = np.frombuffer(b.ref_after, dtype=np.uint8)
+                        va = np.frombuffer(after, dtype=np.uint8)
+                        k = int(np.argmax(ra != va)) // b.dtype.itemsize
+                        c.fail(where + f"the variant modified this input (first at element {k}); the reference leaves it unchanged", k)
+                        break
+            elif b.role == "out":
+                vw = written_mask(b.var_after, b.var_after2, b.dtype, b.count, prefill.get(b.index))
+                rtol, atol = self.cfg.tolerance(b.spec)
+                compare(c, where, b.dtype, b.ref_after, b.var_after, b.count, rtol, atol, written[b.index], vw)
+                compare(c, label + ", second run: ", b.dtype, b.ref_after, b.var_after2, b.count, rtol, atol, written[b.index], vw)
                 b.prev_ref = b.ref_after
+            else:
+                rtol, atol = self.cfg.tolerance(b.spec)
+                compare(c, where, b.dtype, b.ref_after, b.var_after, b.count, rtol, atol)
+                compare(c, label + ", second run: ", b.dtype, b.ref_after, b.var_after2, b.count, rtol, atol)
+            all_ok = all_ok and c.ok
         return all_ok
+
+    def refuse_empty_reference(self, written: dict[int, Any], label: str) -> None:
+        """An MEP whose reference writes nothing holds no variant to anything: bad input."""
+        if any(m.any() for m in written.values()):
+            return
+        outs = [b for b in self.bufs if b.base is not None and b.role != "in"]
+        if any(b.role == "inout" and b.ref_after != b.init.tobytes() for b in outs):
+            return
+        names = ", ".join(b.name for b in outs) or "none"
+        raise Failure("runtime-failed", f"params: the reference writes nothing on {label} (outputs: {names}); nothing "
+                      "could tell a variant from it (check the roles, the scalars and the launch in mep.toml)", True)
+
+    def check_smaller_size(self, seed: int) -> bool | None:
+        """One more input set with every size scalar (opencl_types.size_scalars) halved: a variant specialized
+        to the MEP's one size fails. None when there is no size scalar or the reference cannot run that size."""
+        sizes = size_scalars(self.cfg.params)
+        if not sizes:
+            return None
+        self.scalar_override = sizes
+        what = ", ".join(f"{self.cfg.params[i]['name']} = {v}" for i, v in sorted(sizes.items()))
+        label = f"smaller size ({what}; seed {seed})"
+        try:
+            return self.check_set(seed, label, refuse_empty=False)
+        except Failure as f:
+            if not f.input_error:
+                raise
+            self.messages.append(f"the {label} was not checked: the reference cannot run it ({f.message.splitlines()[0]})")
+            return None
+        finally:
+            self.scalar_override = {}
+
+    # -- bounds ----
+    def probe_bounds(self, seed: int) -> None:
+        """A count smaller than what the kernel reads: run the reference on copies of the buffers followed by a
+        large region (as large as the largest buffer) holding GUARD_BYTE, then GUARD_BYTE2. A reference
+        whose results change reads past a buffer; one buffer at a time then names it. Bad input."""
+        cl, np = self.cl, self.np
+        real = [b for b in self.bufs if b.base is not None]
+        if not real:
+            return
+        tail = max(GUARD, min(max(b.nbytes for b in real), PROBE_TAIL_MAX))
+        if sum(b.nbytes + tail for b in real) > int(self.dev.global_mem_size) // 2 or tail + max(b.nbytes for b in real) > int(self.dev.max_mem_alloc_size):
+            self.messages.append("bounds probe skipped: the buffers and their probe regions exceed the device's memory")
+            return
+        self.fill_set(seed)
+        probes = {b.index: cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, b.nbytes + tail) for b in real}
+        saved = {b.index: b.data for b in real}
+
+        def run(tail_bytes: dict[int, int]) -> dict[int, bytes]:
+            for b in real:
+                pb = probes[b.index]
+                cl.enqueue_fill_buffer(self.queue, pb, np.uint8(tail_bytes[b.index]), b.nbytes, tail)
+                if b.role == "out":
+                    cl.enqueue_fill_buffer(self.queue, pb, np.uint8(POISON), 0, b.nbytes)
+                else:
+                    cl.enqueue_copy(self.queue, pb, b.init)
+            self.queue.finish()
+            self.launch(self.ref_kernel, True, seed, "bounds probe")
+            out = {}
+            for b in real:
+                t = np.empty(tail, dtype=np.uint8)
+                cl.enqueue_copy(self.queue, t, probes[b.index], src_offset=b.nbytes)
+                self.queue.finish()
+                if (t != tail_bytes[b.index]).any():
+                    raise Failure("runtime-failed", f"params.{b.name}.count = {b.count}: the reference writes past the end of "
+                                  "this buffer; the count is smaller than what the kernel writes at the MEP's sizes", True)
+                if b.role != "in":
+                    out[b.index] = self.download(b)
+            return out
+
+        def differs(a: dict[int, bytes], z: dict[int, bytes]) -> bool:
+            for b in real:
+                if b.index in a:
+                    chk = Check(b.name, b.role)
+                    compare(chk, "", b.dtype, a[b.index], z[b.index], b.count, *self.cfg.tolerance(b.spec))
+                    if not chk.ok:
+                        return True
+            return False
+
+        try:
+            for b in real:
+                b.data = probes[b.index].get_sub_region(0, b.nbytes)
+            first = run({b.index: GUARD_BYTE for b in real})
+            if differs(first, run({b.index: GUARD_BYTE2 for b in real})):
+                for suspect in real:
+                    if differs(first, run({b.index: GUARD_BYTE2 if b is suspect else GUARD_BYTE for b in real})):
+                        raise Failure("runtime-failed", f"params.{suspect.name}.count = {suspect.count}: the reference reads "
+                                      "past the end of this buffer (its results change with what lies after it); the count "
+                                      "is smaller than what the kernel reads at the MEP's sizes", True)
+                raise Failure("runtime-failed", "params: the reference's results change with what lies past its buffers; "
+                              "a count in mep.toml is smaller than what the kernel reads at the MEP's sizes", True)
+        finally:
+            for b in real:
+                b.data = saved[b.index]
+        self.messages.append(f"bounds probe: the reference reads and writes within every buffer ({tail} bytes after each watched)")
 
     # -- timing ----
     def time_both(self, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -778,6 +929,10 @@ def _dims(s: str) -> tuple[int, int, int]:
     return v[0], v[1], v[2]
 
 
+def fresh_seed() -> int:
+    return int.from_bytes(os.urandom(4), "little") & 0x7FFFFFFF
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="opencl_runner", description="Check and time an OpenCL variant against the reference.")
     ap.add_argument("mep", help="the MEP directory (holds mep.toml)")
@@ -787,7 +942,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-post-check", action="store_true", help="skip the check with a fresh input set after timing")
     ap.add_argument("--build-only", action="store_true", help="build both programs and stop")
     ap.add_argument("--input-sets", type=int, default=None)
-    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=None, help="first seed (default: fresh from the OS each run, or $S2S_SEED; "
+                    "the seeds used are in the result)")
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--warmup", type=int, default=None)
     ap.add_argument("--rtol", type=float, default=None, help="rtol of every output (default: each output's from mep.toml)")
@@ -810,6 +966,9 @@ def main(argv: list[str] | None = None) -> int:
         for name in ("input_sets", "seed", "reps", "warmup"):
             if getattr(args, name) is not None:
                 setattr(cfg, name, getattr(args, name))
+        if args.seed is None:  # fresh inputs every run: a variant cannot be fitted to one seed
+            cfg.seed = int(os.environ["S2S_SEED"]) if os.environ.get("S2S_SEED", "").isdigit() else fresh_seed()
+        result["seed"] = cfg.seed
         cfg.force_rtol, cfg.force_atol = args.rtol, args.atol
         if args.var_grid:
             cfg.var_grid = args.var_grid
@@ -830,6 +989,8 @@ def main(argv: list[str] | None = None) -> int:
             run.allocate()
             ok = True
             sets = 0
+            if not args.time_only:
+                run.probe_bounds(cfg.seed)
             if not args.time_only and cfg.capture:
                 for cap in run.load_captured():
                     run.reproduce(cap)
@@ -839,6 +1000,10 @@ def main(argv: list[str] | None = None) -> int:
                 for s in range(cfg.input_sets):
                     seed = cfg.seed + s
                     ok = run.check_set(seed, f"input set {s + 1} (seed {seed})", stale=s % 2 == 1) and ok
+                    sets += 1
+                smaller = run.check_smaller_size(cfg.seed + 7919)
+                if smaller is not None:
+                    ok = smaller and ok
                     sets += 1
             verdict = "ok" if ok else "wrong-output"
             if ok and not args.no_time:

@@ -89,3 +89,31 @@ class Types:
             align = max(align, al)
         size = (off + align - 1) // align * align
         return np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": size}), align
+
+
+# -- the sizes a check may vary (shared with the CUDA harness's generator, s2s/mep/backends/cuda.py) ----------
+MIN_SIZE = 16  # a scalar below this is more likely a mode, a step or a radius than a size
+
+
+def size_scalars(params: list[dict[str, Any]]) -> dict[int, int]:
+    """Parameter index -> a smaller value, for every integer scalar that a buffer count depends on: its value v
+    is at least MIN_SIZE and divides some buffer's count (count = n, n*n, k*n ...). A correct variant gives the
+    reference's results at v // 2 too (on the same buffers and launch, which stay large enough); one specialized
+    to v does not. Half keeps whatever power-of-two divisibility the reference relies on, but one."""
+    counts = [int(p.get("count", 0)) for p in params
+              if p.get("role") != "scalar" and isinstance(p.get("count"), int) and p.get("space") != "local"]
+    out: dict[int, int] = {}
+    for i, p in enumerate(params):
+        v = p.get("value")
+        if p.get("role") != "scalar" or isinstance(v, bool) or not isinstance(v, int) or v < MIN_SIZE:
+            continue
+        if _is_integer_type(str(p.get("elem", ""))) and any(c >= v and c % v == 0 for c in counts):
+            out[i] = v // 2
+    return out
+
+
+def _is_integer_type(name: str) -> bool:
+    base = " ".join(name.replace("std::", "").replace("const", " ").replace("volatile", " ").split())
+    if base in _PRIM:
+        return _PRIM[base][0] in "iu" and base != "bool"
+    return re.fullmatch(r"(unsigned |signed )?(long long|long|short)?( ?int)?", base) is not None and base != ""
