@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,16 +50,18 @@ def _tail(text: str, n: int = 1) -> str:
 
 
 def _run(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log: Path, what: str) -> None:
-    try:
-        proc = subprocess.run(cmd, shell=True, cwd=cwd, env=env, capture_output=True, text=True, errors="replace",
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise UserError(f"capture: the {what} command {cmd!r} was killed after {timeout:g} s") from None
+    """The user's command in its own process group (all of it killed on timeout or interrupt); its output streamed
+    into a bounded buffer (the first and last MB) and appended to `log`."""
+    from s2s.base.procs import run_group
+
     with open(log, "a", encoding="utf-8") as fh:
-        fh.write(f"$ {cmd}   (in the instrumented copy, exit {proc.returncode})\n{proc.stdout}{proc.stderr}\n")
+        fh.write(f"$ {cmd}   (in the instrumented copy)\n")
+    proc = run_group(cmd, cwd=cwd, env=env, timeout_s=timeout, log=log)
+    if proc.timed_out:
+        raise UserError(f"capture: the {what} command {cmd!r} was killed after {timeout:g} s (with every process it started)")
     if proc.returncode != 0:
         raise UserError(f"capture: the {what} command {cmd!r} failed with exit code {proc.returncode} in the instrumented "
-                        f"copy: {_tail(proc.stdout + proc.stderr)}", file=str(log), hint=f"its output is in {log}")
+                        f"copy: {_tail(proc.output)}", file=str(log), hint=f"its output is in {log}")
 
 
 def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, launch: int | None = None, first: int | None = None,
