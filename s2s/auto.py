@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import difflib
+import json
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
@@ -22,12 +24,6 @@ class AutoResult:
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
-    from s2s.base.paths import symlink_loop
-
-    loop = symlink_loop(src)
-    if loop is not None:
-        raise UserError(f"a symlink loop in the tree ({loop}); s2s auto copies the tree and would follow it forever",
-                        file=str(src), hint="remove or replace that link")
     if dst.exists():
         shutil.rmtree(dst)
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".git", "build", "*.o", ".s2s-backup"))
@@ -83,7 +79,9 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
             continue
         where = f"{ex.kernel.file}:{ex.kernel.line}"
         if manifest.unfilled():
-            result.rows.append((ex.kernel.qualified, where, str(mep_dir), "-", "-", "mep.toml needs: " + "; ".join(manifest.unfilled())))
+            missing = ", ".join(u.split(":")[0] for u in manifest.unfilled())
+            result.rows.append((ex.kernel.qualified, where, str(mep_dir), "-", "-", f"FILL-IN {missing}: "
+                                "--build-cmd/--run-cmd would capture them from a run"))
             continue
         log(f"optimizing {ex.kernel.qualified} ({where})")
         try:
@@ -125,4 +123,113 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
     shutil.rmtree(staged / ".s2s-backup", ignore_errors=True)
     result.diff = _tree_diff(root, staged)
     atomic_write(diff_path, result.diff.encode())
+    return result
+
+# -- capture first: `s2s auto TREE --build-cmd B --run-cmd R` ------------------------------------------------------
+@dataclass
+class AppAutoResult:
+    """What `s2s auto` with build and run commands measured and did; `as_dict` is its JSON report."""
+    profile: list[dict[str, Any]] = field(default_factory=list)
+    profile_how: str = ""
+    kernels: list[dict[str, Any]] = field(default_factory=list)
+    app: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    any_win: bool = False
+    diff: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"profile": self.profile, "profile_how": self.profile_how, "kernels": self.kernels, "app": self.app,
+                "notes": self.notes, "reintegrated": self.any_win}
+
+
+def _spec_of(index: Any, name: str) -> str | None:
+    """FILE:NAME of the kernel a profile names ('ns::k' or 'k'), or None when the tree does not define it."""
+    short = name.split("::")[-1]
+    found = [k for k in index.kernels if k.qualified == name] or [k for k in index.kernels if k.name == short]
+    return f"{found[0].file}:{found[0].name}" if found else None
+
+
+def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Path, diff_path: Path, options: Options,
+                 kernels: list[str] | None = None, overrides: dict[str, str] | None = None, check_cmd: str | None = None,
+                 runs: int = 3, output_rtol: float = 1e-5, log: Callable[[str], None] = print,
+                 min_speedup: float = 1.05, timeout: float = 1800.0) -> AppAutoResult:
+    """Capture first: profile the application in one instrumented run, capture a steady-state launch of each top
+    kernel, optimize it on that data, reintegrate the winners into a copy, rebuild and rerun the application
+    before and after. The user's tree is only read; the work directory and the diff are written."""
+    from s2s.capture import capture
+    from s2s.capture.appcheck import compare_apps
+    from s2s.capture.profile import measure
+    from s2s.scan.tree import scan_tree
+
+    root = Path(tree).resolve()
+    if not root.is_dir():
+        raise UserError("auto with --build-cmd/--run-cmd needs the application's directory", file=str(tree))
+    work = Path(work).resolve()
+    if work == root or root in work.parents:
+        raise UserError("--work is inside the application's tree, which auto never writes", file=str(work))
+    index = scan_tree(root)
+    log(f"profiling {root} (instrumented copy: {build_cmd!r}, then {run_cmd!r})")
+    prof = measure(root, work / "profile", build_cmd, run_cmd, timeout=timeout, launches=list(index.launches))
+    result = AppAutoResult(profile=[k.as_dict() for k in prof.kernels], profile_how=prof.how, notes=list(prof.notes))
+    total = prof.total_ms or 1.0
+    for k in prof.kernels:
+        log(f"  {k.kernel}: {k.total_ms:.3f} ms in {k.launches} launch(es) ({100 * k.total_ms / total:.1f}%)")
+    wanted = [k for k in prof.kernels if not kernels or k.kernel in kernels or k.kernel.split("::")[-1] in kernels]
+    chosen = wanted if kernels else wanted[:top]
+    if not chosen:
+        raise UserError("auto: none of the kernels asked for was launched by the run command", file=str(root))
+    staged = work / "tree"
+    _copy_tree(root, staged)
+    for k in chosen:
+        row: dict[str, Any] = {"kernel": k.kernel, "gpu_ms": round(k.total_ms, 6), "launches": k.launches,
+                               "launch": k.steady_launch(), "mep": "", "winner": "", "speedup": None, "status": ""}
+        result.kernels.append(row)
+        spec = _spec_of(index, k.kernel)
+        if spec is None:
+            row["status"] = "not found in the tree's sources (a library kernel?)"
+            continue
+        mep_dir = work / f"mep-{spec.rsplit(':', 1)[-1].replace('::', '_')}"
+        row["mep"] = str(mep_dir)
+        log(f"capturing {k.kernel} at its launch {row['launch']} of {k.launches}")
+        try:
+            got = capture(root, spec, build_cmd, run_cmd, launch=row["launch"], output=str(mep_dir), timeout=timeout,
+                          overrides=overrides)
+        except UserError as err:
+            row["status"] = f"capture failed: {err.one_line()}"
+            continue
+        row["notes"] = got.notes
+        log(f"optimizing {k.kernel} on its captured data")
+        try:
+            outcome = optimize(mep_dir, options, progress=lambda ev, name=k.kernel: log(  # type: ignore[misc]
+                f"  {name} round {ev['round']} {ev['origin']}: {ev['verdict']} {float(ev['speedup'] or 0):.2f}x"))
+        except UserError as err:
+            row["status"] = f"optimize failed: {err.one_line()}"
+            continue
+        row["winner"], row["speedup"] = outcome.best_id or "", round(outcome.best_speedup, 4)
+        if not outcome.best_id or outcome.best_speedup < min_speedup:
+            row["status"] = f"not reintegrated: below {min_speedup:.2f}x, within timing noise"
+            continue
+        try:
+            p = plan(mep_dir, "best", str(staged))
+            apply_in_place(p, None, None)
+        except UserError as err:
+            row["status"] = f"reintegration failed: {err.one_line()}"
+            continue
+        row["status"] = "reintegrated" + (f"; by hand: {'; '.join(p.manual)}" if p.manual else "")
+        result.any_win = True
+    shutil.rmtree(staged / ".s2s-backup", ignore_errors=True)
+    result.diff = _tree_diff(root, staged)
+    atomic_write(diff_path, result.diff.encode())
+    if result.any_win:
+        before, after = work / "app-before", work / "app-after"
+        _copy_tree(root, before)
+        _copy_tree(staged, after)
+        log(f"rebuilding the application before and after, then {runs} alternated runs each")
+        try:
+            cmp = compare_apps(before, after, build_cmd, run_cmd, runs=runs, check_cmd=check_cmd, rtol=output_rtol,
+                               timeout=timeout, log=log)
+            result.app = cmp.as_dict()
+        except UserError as err:
+            result.app = {"error": err.one_line(), "output_unchanged": False}
+    (work / "auto-report.json").write_text(json.dumps(result.as_dict(), indent=1, default=str) + "\n", encoding="utf-8")
     return result

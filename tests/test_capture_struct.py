@@ -114,6 +114,7 @@ def test_pointer_inside_followed_memory_is_refused_with_its_field(tmp_path: Path
     assert "one level deep" in msg
 
 
+@pytest.mark.slow
 def test_fill_in_struct_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     from s2s.mep.backends.cuda import render_harness
 

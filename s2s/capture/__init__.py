@@ -15,6 +15,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from s2s.base.errors import UserError
 from s2s.mep.manifest import Manifest, load, save
@@ -30,6 +31,7 @@ class Captured:
     files: list[str]
     notes: list[str] = field(default_factory=list)
     launches_seen: int | None = None
+    fidelity: dict[str, Any] | None = None  # --compare-static: capture/fidelity.json
 
 
 def parse_bytes(text: str) -> int:
@@ -67,7 +69,7 @@ def _run(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log: Path, wh
 def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, launch: int | None = None, first: int | None = None,
             max_bytes: int = DEFAULT_MAX_BYTES, output: str | None = None, timeout: float = 1800.0,
             compile_commands: str | None = None, mode: str = "auto", overrides: dict[str, str] | None = None,
-            keep_copy: str | None = None, into: str | None = None) -> Captured:
+            keep_copy: str | None = None, into: str | None = None, compare_static: bool = False) -> Captured:
     from s2s.extract.mep_writer import make_mep
     from s2s.mep.backends import write_mep_files
     from s2s.scan.sources import check_tree
@@ -129,5 +131,11 @@ def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, laun
                 shutil.rmtree(out / "capture")
             shutil.copytree(staged, out, dirs_exist_ok=True)
     log.unlink(missing_ok=True)
+    report = None
+    if compare_static:  # the statically extracted manifest against the captured truth
+        from .fidelity import compare, write
+
+        report = compare(manifest, got.manifest, root)
+        write(out, report)
     return Captured(mep=out, manifest=got.manifest, sites=ins.sites, files=ins.files, notes=ins.notes + got.notes,
-                    launches_seen=got.index.get("launches_seen"))
+                    launches_seen=got.index.get("launches_seen"), fidelity=report)

@@ -27,6 +27,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     c.add_argument("-D", "--define", action="append", metavar="NAME=VALUE", help="as for extract")
     c.add_argument("--timeout", type=float, default=1800.0, help="seconds before the build or run command is killed")
     c.add_argument("--keep-copy", metavar="DIR", help="instrument the copy in DIR and keep it (for debugging)")
+    c.add_argument("--compare-static", action="store_true",
+                   help="also compare every statically inferred value with the captured one (capture/fidelity.json)")
 
 
 
@@ -38,7 +40,7 @@ def _capture(args: argparse.Namespace, console: Console) -> int:
     got = capture(args.tree, args.kernel, args.build_cmd, args.run_cmd, launch=args.launch, first=args.first,
                   max_bytes=parse_bytes(args.max_bytes), output=args.output, timeout=args.timeout,
                   compile_commands=args.compile_commands, mode=args.mode, overrides=overrides, keep_copy=args.keep_copy,
-                  into=args.into)
+                  into=args.into, compare_static=args.compare_static)
     m = got.manifest
     sets = m.capture.get("sets", [])
     what = f"attached to MEP {got.mep}" if args.into else f"wrote MEP {got.mep}"
@@ -46,6 +48,12 @@ def _capture(args: argparse.Namespace, console: Console) -> int:
                   f"(of {got.launches_seen} launches; instrumented {', '.join(got.sites)})", highlight=False)
     for note in got.notes:
         console.print(f"[yellow]note[/] {note}", highlight=False)
+    if got.fidelity is not None:
+        from s2s.capture.fidelity import summary_lines
+
+        for line in summary_lines(got.fidelity):
+            console.print(line, highlight=False, markup=False)
+        console.print(f"per value: {got.mep}/capture/fidelity.json", highlight=False)
     if args.into:
         console.print(f"check the optimized variants on it with `s2s verify {got.mep}`", highlight=False)
     else:

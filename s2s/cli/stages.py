@@ -45,8 +45,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     a.add_argument("--kernels", help="comma-separated kernel names instead of the top hotspots")
     a.add_argument("-D", "--define", action="append", metavar="NAME=VALUE")
     a.add_argument("--build-cmd", help="with --run-cmd: builds the application (in a copy) to capture its data")
-    a.add_argument("--run-cmd", help="with --build-cmd: runs the application; every winner is held to the data it "
-                                     "records (s2s capture --into, s2s verify) before it is reintegrated")
+    a.add_argument("--run-cmd", help="with --build-cmd: runs the application; auto is then capture-first: one timed run "
+                                     "ranks the kernels, each top kernel is captured, optimized on its data, reintegrated, "
+                                     "and the application rebuilt and rerun before and after")
+    a.add_argument("--check-cmd", help="with --run-cmd: decides whether the optimized application's output is unchanged "
+                                       "(exit 0); run in its copy with S2S_BEFORE_DIR, S2S_BEFORE_STDOUT, S2S_AFTER_STDOUT set")
+    a.add_argument("--runs", type=int, default=3, help="alternated runs of the application before and after (default 3)")
+    a.add_argument("--output-rtol", type=float, default=1e-5,
+                   help="without --check-cmd: relative tolerance on the numbers the application prints (default 1e-5)")
     a.add_argument("--cmd-timeout", type=float, default=1800.0, help="seconds before a build or run command is killed")
     _optimize_options(a)
 
@@ -173,6 +179,8 @@ def _auto(args: argparse.Namespace, console: Console) -> int:
     overrides = dict(d.split("=", 1) for d in (args.define or []))
     if bool(args.build_cmd) != bool(args.run_cmd):
         raise UserError("--build-cmd and --run-cmd go together: both are needed to capture the application's data")
+    if args.run_cmd and not args.profile:
+        return _auto_app(args, console, overrides)
     result = run_auto(args.tree, top=args.top, profile=args.profile, work=Path(args.work), diff_path=Path(args.diff),
                       options=options_from(args), kernels=args.kernels.split(",") if args.kernels else None,
                       overrides=overrides, log=lambda s: console.print(s, highlight=False),
@@ -187,3 +195,41 @@ def _auto(args: argparse.Namespace, console: Console) -> int:
         print(f"{row[0]} ({row[1]}): {row[5]}; winner {row[3]} at {row[4]}")
     console.print(f"combined diff: {args.diff}  (apply with `git apply {args.diff}` or `patch -p1 < {args.diff}`)", highlight=False)
     return 0 if result.any_win else 1
+
+
+def _auto_app(args: argparse.Namespace, console: Console, overrides: dict[str, str]) -> int:
+    """`s2s auto TREE --build-cmd B --run-cmd R`: capture first (s2s.auto.run_auto_app)."""
+    from s2s.auto import run_auto_app
+
+    if args.runs < 1:
+        from s2s.base.errors import UserError
+
+        raise UserError(f"--runs {args.runs}: at least 1")
+    result = run_auto_app(args.tree, args.build_cmd, args.run_cmd, top=args.top, work=Path(args.work),
+                          diff_path=Path(args.diff), options=options_from(args),
+                          kernels=args.kernels.split(",") if args.kernels else None, overrides=overrides,
+                          check_cmd=args.check_cmd, runs=args.runs, output_rtol=args.output_rtol,
+                          log=lambda s: console.print(s, highlight=False, markup=False), timeout=args.cmd_timeout)
+    prof = Table(title=f"measured profile ({result.profile_how})")
+    for col in ("kernel", "launches", "GPU ms", "captured launch"):
+        prof.add_column(col)
+    for k in result.profile:
+        prof.add_row(escape(str(k["kernel"])), str(k["launches"]), f"{k['total_ms']:.3f}", str(k["steady_launch"]))
+    console.print(prof)
+    table = Table(title="s2s auto (capture first)")
+    for col in ("kernel", "MEP", "winner", "speedup on captured data", "status"):
+        table.add_column(col)
+    for r in result.kernels:
+        table.add_row(escape(r["kernel"]), escape(r["mep"]), escape(r["winner"] or "-"),
+                      f"{r['speedup']:.2f}x" if r["speedup"] else "-", escape(r["status"]))
+    console.print(table)
+    app = result.app
+    if "error" in app:
+        console.print(f"application: {app['error']}", highlight=False, markup=False)
+    elif app:
+        console.print(f"application wall time: {app['median_before_s']:.3f} s before, {app['median_after_s']:.3f} s after "
+                      f"(median of {len(app['wall_before_s'])} alternated runs each)", highlight=False)
+        console.print(f"output unchanged: {'yes' if app['output_unchanged'] else 'NO'} ({app['how']})", highlight=False,
+                      markup=False)
+    console.print(f"combined diff: {args.diff}; report: {Path(args.work) / 'auto-report.json'}", highlight=False)
+    return 0 if result.any_win and app.get("output_unchanged") else 1

@@ -1,0 +1,185 @@
+"""A measured profile of the whole application: every launch of every kernel timed in one instrumented run.
+
+    measure(tree, work, build_cmd, run_cmd) -> Profile
+
+A copy of the tree (never the original) gets, around every launch statement, a call before and after it
+(templates/capture/profile_*.h.j2): CUDA records events on the launch's stream and waits for the second;
+OpenCL finishes the queue before and after the launch and takes the wall time between. The copy is built
+and run with the user's commands; kernels are ranked by their measured GPU time, and for each one a launch
+in the steady state is chosen for `s2s capture --launch` (the median-time launch after the first few).
+"""
+from __future__ import annotations
+
+import os
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from s2s.base.errors import UserError
+from s2s.base.records import LaunchSite
+from s2s.base.resources import render
+from s2s.lang.parsing import parse, src
+from s2s.scan.sources import language_of
+
+from .instrument import _STATEMENT_PARENTS, _c_string, _call_at, _statement, _with_include, copy_tree
+
+HEADER = "s2s_profile_rt.h"
+WARMUP_LAUNCHES = 2  # launches left out when the steady-state launch is chosen
+
+
+@dataclass
+class KernelTimes:
+    kernel: str
+    sites: list[str] = field(default_factory=list)
+    times: list[tuple[int, float]] = field(default_factory=list)  # (ordinal, ms) per launch
+
+    @property
+    def total_ms(self) -> float:
+        return sum(max(ms, 0.0) for _o, ms in self.times)
+
+    @property
+    def launches(self) -> int:
+        return len(self.times)
+
+    def steady_launch(self) -> int:
+        """The launch to capture: the median-time one after the first WARMUP_LAUNCHES (all of them if fewer)."""
+        skip = min(WARMUP_LAUNCHES, max(0, len(self.times) - 1))
+        rest = sorted(self.times[skip:], key=lambda t: (t[1], t[0]))
+        return rest[(len(rest) - 1) // 2][0] if rest else 1
+
+    def as_dict(self) -> dict[str, object]:
+        ms = [t for _o, t in self.times if t >= 0]
+        return {"kernel": self.kernel, "launches": self.launches, "total_ms": round(self.total_ms, 6),
+                "median_ms": round(statistics.median(ms), 6) if ms else None, "sites": self.sites,
+                "steady_launch": self.steady_launch()}
+
+
+@dataclass
+class Profile:
+    kernels: list[KernelTimes]  # by measured time, largest first
+    sites: list[str]  # instrumented launch sites
+    notes: list[str] = field(default_factory=list)
+    how: str = ""
+
+    @property
+    def total_ms(self) -> float:
+        return sum(k.total_ms for k in self.kernels)
+
+
+def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, notes: list[str]) -> tuple[bytes, list[str]]:
+    tree = parse(data, dialect)
+    edits: list[tuple[int, bytes]] = []
+    done: list[str] = []
+    for site in sites:
+        where = f"{site.file}:{site.line}"
+        call = _call_at(tree, site.start_byte, site.end_byte)
+        if call is None:
+            notes.append(f"{where}: launch not found again in the copy; not timed")
+            continue
+        stmt = _statement(call, data)
+        parent = stmt.parent.type if stmt.parent is not None else "translation_unit"
+        if stmt.type in {"return_statement", "declaration"} or (parent not in _STATEMENT_PARENTS
+                                                                 and not parent.startswith("preproc_")):
+            notes.append(f"{where}: the launch is not a statement of its own; not timed")
+            continue
+        if backend == "opencl":
+            args = call.child_by_field_name("arguments")
+            items = [src(data, c) for c in (args.named_children if args is not None else []) if c.type != "comment"]
+            if len(items) < 2:
+                continue
+            before = f"s2s_prof_cl_begin({items[0]}, {items[1]});"
+            after = f"s2s_prof_cl_end({items[0]}, {_c_string(where)});"
+        else:
+            name = site.kernel.split("<")[0].replace(" ", "") or "?"
+            stream = site.stream.strip() or "0"
+            before = f"s2s_prof::begin({_c_string(name)}, {_c_string(where)}, (cudaStream_t)({stream}));"
+            after = "s2s_prof::end();"
+        edits.append((stmt.start_byte, f"{before}  /* s2s profile */ ".encode()))
+        edits.append((stmt.end_byte, f" {after}  /* s2s profile */".encode()))
+        done.append(where)
+    for at, text in sorted(edits, key=lambda e: -e[0]):
+        data = data[:at] + text + data[at:]
+    return data, done
+
+
+def instrument_all(tree: Path, work: Path, launches: list[LaunchSite]) -> tuple[Path, list[str], list[str], str]:
+    """Copy `tree` to work/app and time every CUDA chevron and OpenCL launch there: (copy, sites, notes, backend)."""
+    root = copy_tree(Path(tree).resolve(), Path(work).resolve() / "app")
+    header = Path(work).resolve() / HEADER
+    kinds = {s.kind for s in launches}
+    notes: list[str] = []
+    if "clEnqueueNDRangeKernel" in kinds and "chevron" in kinds:
+        notes.append("the tree launches both CUDA and OpenCL kernels; only the CUDA launches are timed")
+    backend = "cuda" if "chevron" in kinds else "opencl"
+    kind = "chevron" if backend == "cuda" else "clEnqueueNDRangeKernel"
+    header.write_text(render(f"capture/profile_{backend}.h.j2"))
+    by_file: dict[str, list[LaunchSite]] = {}
+    for s in launches:
+        if s.kind == kind:
+            by_file.setdefault(s.file, []).append(s)
+        elif s.kind != kind and s.kind != "clEnqueueNDRangeKernel":
+            notes.append(f"{s.file}:{s.line}: {s.kind} launch not timed (chevron launches only)")
+    sites: list[str] = []
+    for rel, file_sites in sorted(by_file.items()):
+        path = root / rel
+        data = path.read_bytes()
+        dialect = language_of(rel, data)
+        if backend == "cuda" and dialect == "hip":
+            notes.append(f"{rel}: HIP launches are not timed")
+            continue
+        edited, done = _wrap(data, "cpp" if dialect == "opencl" else dialect, file_sites, backend, notes)
+        if done:
+            path.write_bytes(_with_include(edited, header, min(s.start_byte for s in file_sites)))
+            sites += done
+    return root, sites, notes, backend
+
+
+def read_profile(path: Path) -> dict[str, KernelTimes]:
+    out: dict[str, KernelTimes] = {}
+    if not path.is_file():
+        return out
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        words = line.split()
+        if len(words) != 5 or words[0] != "launch":
+            continue
+        kt = out.setdefault(words[1], KernelTimes(words[1]))
+        if words[2] not in kt.sites:
+            kt.sites.append(words[2])
+        try:
+            kt.times.append((int(words[3]), float(words[4])))
+        except ValueError:
+            continue
+    return out
+
+
+def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: float = 1800.0,
+            launches: list[LaunchSite] | None = None) -> Profile:
+    """One instrumented build and run of the application; kernels ranked by measured time."""
+    from s2s.scan.tree import scan_tree
+
+    from . import _run
+
+    tree = Path(tree).resolve()
+    if launches is None:
+        launches = list(scan_tree(tree).launches)
+    if not any(s.kind in {"chevron", "clEnqueueNDRangeKernel"} for s in launches):
+        raise UserError("auto: no CUDA <<<>>> or clEnqueueNDRangeKernel launch found to time", file=str(tree))
+    work = Path(work).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    root, sites, notes, backend = instrument_all(tree, work, launches)
+    log = work / "profile.log"
+    out = work / "profile.txt"
+    out.unlink(missing_ok=True)
+    env = dict(os.environ)
+    env["S2S_PROFILE_FILE"] = str(out)
+    if "OCL_ICD_VENDORS" not in env and os.path.isdir("/etc/OpenCL/vendors"):
+        env["OCL_ICD_VENDORS"] = "/etc/OpenCL/vendors"
+    _run(build_cmd, root, env, timeout, log, "build")
+    _run(run_cmd, root, env, timeout, log, "run")
+    kernels = sorted(read_profile(out).values(), key=lambda k: -k.total_ms)
+    if not kernels:
+        raise UserError(f"auto: the run command {run_cmd!r} launched none of the {len(sites)} timed launch sites",
+                        file=str(log), hint="check that the run command runs the GPU part of the application")
+    how = ("CUDA events around each launch (synchronized after it)" if backend == "cuda"
+           else "wall time of each clEnqueueNDRangeKernel between two clFinish")
+    return Profile(kernels=kernels, sites=sites, notes=notes, how=how)

@@ -1,0 +1,211 @@
+"""`s2s auto TREE --build-cmd B --run-cmd R` is capture-first: a timed run ranks the kernels (s2s.capture.profile),
+each top kernel is captured at a steady-state launch, optimized on that data and reintegrated, and the application
+is rebuilt and rerun before and after (s2s.capture.appcheck). End to end for real on PoCL (samples/ocl_solver);
+the CUDA profile instrumentation is built with nvcc. Also `s2s capture --compare-static` and static auto's
+FILL-IN line."""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES, needs_nvcc, run_cli
+
+from s2s.base.errors import UserError
+from s2s.capture.appcheck import Run, compare_apps, same_output
+from s2s.capture.profile import KernelTimes, instrument_all, read_profile
+
+needs_cc = pytest.mark.skipif(shutil.which("make") is None or shutil.which("gcc") is None, reason="make and gcc needed")
+
+
+def tree_hash(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+# -- the profile ------------------------------------------------------------------------------------------------
+def test_steady_launch_is_the_median_after_the_first_few() -> None:
+    kt = KernelTimes("k", times=[(1, 9.0), (2, 5.0), (3, 1.0), (4, 3.0), (5, 2.0), (6, 7.0)])
+    assert kt.steady_launch() == 5  # launches 3..6 by time: 1.0 (3), 2.0 (5), 3.0 (4), 7.0 (6) -> the lower median
+    assert KernelTimes("one", times=[(1, 4.0)]).steady_launch() == 1
+    assert KernelTimes("two", times=[(1, 4.0), (2, 1.0)]).steady_launch() == 2
+    assert kt.total_ms == pytest.approx(27.0) and kt.as_dict()["median_ms"] == pytest.approx(4.0)
+
+
+def test_read_profile_groups_by_kernel(tmp_path: Path) -> None:
+    f = tmp_path / "p.txt"
+    f.write_text("launch a src/x.cu:3 1 0.5\nlaunch b src/x.cu:9 1 2.0\nlaunch a src/y.cu:4 2 0.25\ngarbage\n"
+                 "launch a src/x.cu:3 3 -1.000000\n")
+    got = read_profile(f)
+    assert got["a"].times == [(1, 0.5), (2, 0.25), (3, -1.0)] and got["a"].sites == ["src/x.cu:3", "src/y.cu:4"]
+    assert got["a"].total_ms == pytest.approx(0.75)  # an untimed launch (-1) counts as a launch, not as time
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_cuda_profile_instrumentation_builds(tmp_path: Path) -> None:
+    from s2s.scan.tree import scan_tree
+
+    app = SAMPLES / "heat3d_cuda"
+    before = tree_hash(app)
+    root, sites, notes, backend = instrument_all(app, tmp_path / "work", list(scan_tree(app).launches))
+    assert backend == "cuda" and "src/main.cu:211" in sites and len(sites) >= 5
+    main = (root / "src" / "main.cu").read_text()
+    assert 's2s_prof::begin("stencil7", "src/main.cu:211", (cudaStream_t)(0));' in main
+    proc = subprocess.run(["make", "-j2"], cwd=root, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert tree_hash(app) == before
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_cuda_profile_of_struct_sample_builds(tmp_path: Path) -> None:
+    from s2s.scan.tree import scan_tree
+
+    app = SAMPLES / "particles_struct_cuda"
+    root, sites, _notes, _b = instrument_all(app, tmp_path / "work", list(scan_tree(app).launches))
+    assert sites == ["src/particles.cu:73"]
+    proc = subprocess.run(["make"], cwd=root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+# -- before and after ---------------------------------------------------------------------------------------------
+def _r(text: str, rc: int = 0) -> Run:
+    return Run(rc, 0.1, text.encode())
+
+
+def test_output_numbers_compared_and_timings_left_out() -> None:
+    before = [_r("checksum 1.234567e+02\ntime 0.51 s\n"), _r("checksum 1.234567e+02\ntime 0.48 s\n")]
+    same, why, n, ignored = same_output(before, [_r("checksum 1.2345671e+02\ntime 0.20 s\n")], 1e-5)
+    assert same and n == 1 and ignored == 1 and "left out" in why  # the time varies between the original's runs
+    same, why, *_ = same_output(before, [_r("checksum 1.3e+02\ntime 0.2 s\n")], 1e-5)
+    assert not same and "number 1 of the output differs" in why
+    same, why, *_ = same_output(before, [_r("checksum 1.234567e+02\ntime 0.2 s\n", rc=3)], 1e-5)
+    assert not same and "exited with 3" in why
+    same, why, *_ = same_output(before, [_r("checksum 1.234567e+02\n")], 1e-5)
+    assert not same and "prints" in why
+
+
+def _script_app(where: Path, value: str) -> Path:
+    where.mkdir(parents=True)
+    (where / "run.sh").write_text(f"echo result {value}\necho elapsed $(date +%N)\ntest -f built\n")
+    return where
+
+
+@pytest.mark.slow
+def test_compare_apps_builds_runs_alternately_and_checks(tmp_path: Path) -> None:
+    a, b = _script_app(tmp_path / "a", "1.5"), _script_app(tmp_path / "b", "1.5")
+    got = compare_apps(a, b, "touch built", "sh run.sh", runs=2, log=lambda s: None)
+    assert got.unchanged and len(got.before) == 2 and len(got.after) == 2 and got.ignored == 1
+    c = _script_app(tmp_path / "c", "1.7")
+    assert not compare_apps(a, c, "touch built", "sh run.sh", runs=2, log=lambda s: None).unchanged
+    chk = compare_apps(a, c, "touch built", "sh run.sh", runs=1, check_cmd='test -d "$S2S_BEFORE_DIR" && '
+                       'grep -q "result 1.7" "$S2S_AFTER_STDOUT"', log=lambda s: None)
+    assert chk.unchanged and "exited 0" in chk.how
+    with pytest.raises(UserError, match="the build command 'false' failed"):
+        compare_apps(a, c, "false", "sh run.sh", log=lambda s: None)
+
+
+# -- end to end on PoCL -----------------------------------------------------------------------------------------
+@pytest.mark.slow
+@needs_cc
+def test_auto_capture_first_end_to_end_on_pocl(solver: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pyopencl")
+    before = tree_hash(solver)
+    work, diff = tmp_path / "work", tmp_path / "auto.diff"
+    proc = run_cli("auto", str(solver), "--build-cmd", "make", "--run-cmd", "./ocl_solver -k kernels", "--kernels", "matmul",
+                   "--max-evals", "3", "--rounds", "1", "--runs", "2", "--work", str(work), "--diff", str(diff))
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert tree_hash(solver) == before, "auto changed the user's tree"
+    report = json.loads((work / "auto-report.json").read_text())
+    prof = {k["kernel"]: k for k in report["profile"]}
+    assert set(prof) == {"matvec", "matmul", "jacobi2d", "residual_norm"}
+    assert prof["jacobi2d"]["launches"] == 200 and prof["jacobi2d"]["steady_launch"] > 2
+    assert all(k["total_ms"] > 0 for k in report["profile"])
+    (row,) = report["kernels"]
+    assert row["kernel"] == "matmul" and row["launch"] == 1
+    mep = Path(row["mep"])
+    from s2s.mep.manifest import load
+
+    m = load(mep)
+    assert m.capture["sets"] == [1] and (mep / "capture" / "index.json").is_file()  # optimized on the captured data
+    if row["status"] == "reintegrated":
+        assert proc.returncode == (0 if report["app"]["output_unchanged"] else 1)
+        assert "kernels/linalg.cl" in diff.read_text()
+        app = report["app"]
+        assert len(app["wall_before_s"]) == 2 and len(app["wall_after_s"]) == 2 and app["output_unchanged"] is True
+        assert "printed numbers equal" in app["how"]
+        assert "output unchanged: yes" in proc.stdout
+    else:  # no winner above the noise on a busy machine: nothing reintegrated, nothing rerun
+        assert proc.returncode == 1 and diff.read_text() == "" and report["app"] == {}
+
+
+@pytest.mark.slow
+@needs_cc
+def test_auto_capture_first_bad_input_is_one_line(solver: Path, tmp_path: Path) -> None:
+    proc = run_cli("auto", str(solver), "--build-cmd", "make", "--run-cmd", "true", "--work", str(tmp_path / "w"),
+                   "--diff", str(tmp_path / "d.diff"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "launched none of the 4 timed launch sites" in proc.stderr
+    inside = run_cli("auto", str(solver), "--build-cmd", "make", "--run-cmd", "true", "--work", str(solver / "w"))
+    assert inside.returncode == 2 and "--work is inside the application's tree" in inside.stderr
+    assert not (solver / "w").exists()
+
+
+@pytest.mark.slow
+def test_static_auto_names_fill_in_and_the_capture_flags(tmp_path: Path) -> None:
+    from s2s.auto import run_auto
+    from s2s.optimize.loop import Options
+
+    got = run_auto(str(SAMPLES / "particles_struct_cuda"), top=3, profile=None, work=tmp_path / "w",
+                   diff_path=tmp_path / "d.diff", options=Options(max_evals=1), log=lambda s: None)
+    (row,) = got.rows
+    assert row[5] == "FILL-IN params.p.value: --build-cmd/--run-cmd would capture them from a run"
+    assert not got.any_win and (tmp_path / "d.diff").read_text() == ""
+
+
+# -- capture --compare-static -------------------------------------------------------------------------------------
+@pytest.mark.slow
+@needs_cc
+def test_compare_static_on_pocl(solver: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pyopencl")
+    out = tmp_path / "mep"
+    proc = run_cli("capture", str(solver), "--kernel", "jacobi2d", "--build-cmd", "make", "--run-cmd",
+                   "./ocl_solver -k kernels", "--launch", "7", "-o", str(out), "--compare-static")
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads((out / "capture" / "fidelity.json").read_text())
+    values = {r["value"]: r for r in rep["values"]}
+    assert {"launch.grid", "launch.block"} <= set(values) and any(k.endswith(".count") for k in values)
+    assert rep["summary"]["equal"] + rep["summary"]["FILL-IN"] + rep["summary"]["wrong"] + rep["summary"]["unknown"] \
+        == len(rep["values"])
+    assert all(r["verdict"] in {"equal", "FILL-IN", "wrong", "unknown"} for r in rep["values"])
+    assert values["launch.grid"]["captured"] == [256, 256, 1]  # PROB_N x PROB_N work items, from the real run
+    assert "static inference against the capture:" in proc.stdout
+
+
+@pytest.mark.slow
+def test_compare_static_verdicts(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from s2s.capture.fidelity import compare, summary_lines
+    from s2s.extract.mep_writer import make_mep
+    from s2s.mep.manifest import LaunchSpec
+
+    _mep, static, _ex = make_mep(str(SAMPLES / "particles_struct_cuda"), "advance", str(tmp_path / "mep"))
+    truth = replace(static, params=[replace(static.params[0], value={"n": 100000, "dt": 0.01})],
+                    launch=LaunchSpec(grid=(782, 1, 1), block=(64, 1, 1), shared_mem=0),
+                    capture={"from": "capture: launch 5 of 20 at src/particles.cu:73, run './particles'"})
+    rep = compare(static, truth, SAMPLES / "particles_struct_cuda")
+    verdicts = {r["value"]: r["verdict"] for r in rep["values"]}
+    assert verdicts == {"params.p.value": "FILL-IN", "launch.grid": "equal", "launch.block": "wrong",
+                        "launch.shared_mem": "equal"}
+    assert rep["summary"] == {"equal": 2, "FILL-IN": 1, "wrong": 1, "unknown": 0}
+    lines = summary_lines(rep)
+    assert lines[0].startswith("static inference against the capture: 2 equal, 1 FILL-IN, 1 wrong")
+    assert any("wrong   launch.block: static [128, 1, 1], captured [64, 1, 1]" in ln for ln in lines)
