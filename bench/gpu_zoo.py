@@ -3,7 +3,7 @@ library and the roofline floor of the device.
 
     python bench/gpu_zoo.py --dry [--only a,b] [--work DIR] [--out DIR]       # here: extract, nvcc-build apps and MEPs
     python bench/gpu_zoo.py --apps --out DIR                                  # GPU: build and run every zoo app (its own check)
-    python bench/gpu_zoo.py --part I/K --out DIR [--deadline 480]             # GPU: optimize part I of K (default K = 5)
+    python bench/gpu_zoo.py --part I/K --out DIR [--deadline 480]             # GPU: optimize part I of K (bench/gpu_zoo.sh: K = 4)
     python bench/gpu_zoo.py --summarize DIR [--out DIR]                       # merge the parts: gpu_zoo_summary.{json,md}
 
 A part fits one 600-second device call: the device's copy bandwidth and the vendor times of its kernels first (CuPy,
@@ -186,7 +186,8 @@ def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int, bu
     first = next((r for r in rows if r.ref_us), None)
     row["original_us"] = first.ref_us if first else None
     if best is None:
-        row.update(status="no-win", speedup=1.0, speedup_counted=1.0, best_us=row["original_us"], pipeline="")
+        row.update(status="no-win", speedup=1.0, speedup_counted=1.0, best_us=row["original_us"], pipeline="",
+                   ncu=_ncu(Path(mep), None))
         return row
     res = best.result or {}
     rt = _retimed(res)
@@ -197,7 +198,28 @@ def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int, bu
     if rt and (rt.get("variant") or {}).get("median_us"):
         row["best_us"] = rt["variant"]["median_us"]
         row["original_us"] = (rt.get("reference") or {}).get("median_us", row["original_us"])
+    row["ncu"] = _ncu(Path(mep), best.id)
     return row
+
+
+def _ncu(mep: Path, best: str | None) -> dict[str, Any] | None:
+    """One Nsight Compute run of the original and of the winner, recorded in the history (where ncu is installed)."""
+    from s2s.mep import profile_ncu
+    from s2s.mep.history import History
+
+    if not profile_ncu.available():
+        return None
+    out: dict[str, Any] = {}
+    hist = History(mep / "history.sqlite")
+    try:
+        for key, variant in (("original", None), (best or "", best)):
+            if key:
+                res = profile_ncu.profile(mep, variant)
+                profile_ncu.record(hist, key, res)
+                out["original" if variant is None else "best"] = dataclasses.asdict(res) if isinstance(res, profile_ncu.Profile) else res
+    finally:
+        hist.close()
+    return out
 
 
 def _floor_fields(k: ZooKernel, row: dict[str, Any], roof: Any) -> None:
@@ -304,15 +326,27 @@ def table(doc: dict[str, Any]) -> list[str]:
              f"Geometric mean over the {len(doc['kernels'])} kernels (failed / not run / no win = 1.00x): "
              f"**{doc.get('geomean_part', doc.get('geomean', 1.0)):.2f}x**.", "",
              "| kernel | family | original µs | best µs | speedup (re-timed) | evals (to best) | floor µs | floor reached: orig / best "
-             "| vendor µs | vendor / best | pipeline | status |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| vendor µs | vendor / best | ncu orig -> best | pipeline | status |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in doc["kernels"]:
         v = r.get("vendor") or {}
         lines.append(
             f"| {r['kernel']} | {r.get('family', '')} | {_x(r.get('original_us'))} | {_x(r.get('best_us'))} | "
             f"{_x(r.get('speedup'))}x ({_x(r.get('speedup_retimed'))}) | {r.get('evaluations', '-')} ({r.get('evals_to_best', '-')}) | "
             f"{_x(r.get('floor_us'))} | {_x(r.get('floor_fraction_original'), '{:.0%}')} / {_x(r.get('floor_fraction_best'), '{:.0%}')} | "
-            f"{_x(v.get('median_us'))} | {_x(r.get('vendor_over_best'))} | `{r.get('pipeline', '')}` | {r.get('status', '')} |")
+            f"{_x(v.get('median_us'))} | {_x(r.get('vendor_over_best'))} | {_ncu_cell(r.get('ncu'))} | `{r.get('pipeline', '')}` | "
+            f"{r.get('status', '')} |")
     return lines
+
+
+def _ncu_cell(n: dict[str, Any] | None) -> str:
+    """DRAM GB/s, occupancy and limiter of the original -> the winner, as Nsight Compute measured them."""
+    if not n:
+        return "-"
+    parts = []
+    for key in ("original", "best"):
+        p = n.get(key) or {}
+        parts.append(f"{p['dram_gbs']:.0f} GB/s, occ {p['occupancy_pct']:.0f}%, {p['limiter']}" if "dram_gbs" in p else "?")
+    return " -> ".join(parts)
 
 
 def summarize(run: Path, out: Path) -> int:

@@ -80,8 +80,16 @@ def test_report_shows_spread_retiming_band_and_roofline(base_mep: Path, tmp_path
                                                               "variant": {"median_us": 107.5, "spread_us": 1.0}})),
         ("vd", "wrong-output", None),
     ], meta={"noise_band": json.dumps({"low": 0.97, "high": 1.03})}, work=work)
+    from s2s.mep import profile_ncu
+
+    h = History(mep / "history.sqlite")
+    prof = profile_ncu.parse(NCU_CSV)
+    assert prof is not None
+    profile_ncu.record(h, "original", prof)
+    h.close()
     md_path, html_path, png = build_report(mep)
     md = md_path.read_text()
+    assert "- original: 560.00 µs, DRAM 120 GB/s, 60 GFLOP/s (FP32), occupancy 6%" in md and "latency-limited" in md
     assert "**Winner:** `vc`" in md and "Re-timed in a fresh alternation with the original: **5.20x**" in md
     assert "Noise band (the original timed against itself): 0.970x-1.030x. The winner is above it." in md
     assert "memory-bound" in md and f"floor {floor_us(work, H200):.2f} µs" in md  # type: ignore[arg-type]
@@ -131,4 +139,48 @@ def test_roof_round_trips_through_the_history(tmp_path: Path) -> None:
     assert recorded(h) == (Work(1e6, 2e6), roof, "note")
     h.set_meta("roofline", "{broken")
     assert recorded(h) is None
+    h.close()
+
+
+NCU_CSV = """==PROF== Connected to process 4242 (/tmp/m/build/ref/harness)
+==PROF== Profiling "gemv_rows": 0%....50%....100% - 9 passes
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC",\
+"dram__bytes.sum","gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed","gpu__time_duration.sum",\
+"sm__sass_thread_inst_executed_op_fadd_pred_on.sum","sm__sass_thread_inst_executed_op_ffma_pred_on.sum",\
+"sm__sass_thread_inst_executed_op_fmul_pred_on.sum","sm__throughput.avg.pct_of_peak_sustained_elapsed",\
+"sm__warps_active.avg.pct_of_peak_sustained_active"
+"","","","","","","","","","","","Mbyte","%","usecond","inst","inst","inst","%","%"
+"0","4242","harness","h","s2s_ref::gemv_rows(const float *, const float *, float *, int)","1","7","(256, 1, 1)","(16, 1, 1)",\
+"0","9.0","67.14","11.52","560.00","0","16,777,216","0","3.10","6.20"
+"""
+
+
+def test_ncu_raw_csv_parsed_into_rates_occupancy_and_limiter() -> None:
+    from s2s.mep.profile_ncu import parse
+
+    p = parse(NCU_CSV)
+    assert p is not None and p.kernel.startswith("s2s_ref::gemv_rows")
+    assert p.time_us == pytest.approx(560.0)
+    assert p.dram_gbs == pytest.approx(67.14e6 / 560e3)  # 67 MB in 560 µs: 120 GB/s
+    assert p.gflops == pytest.approx(2 * 16_777_216 / 560e3)  # every FMA counts two flops
+    assert p.occupancy_pct == pytest.approx(6.2) and p.limiter == "latency"  # neither unit near its peak: underfilled
+    assert parse("==PROF== nothing profiled\n") is None
+
+
+def test_ncu_command_and_absent_ncu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from s2s.mep import profile_ncu
+
+    cmd = profile_ncu.command(["build/v1/harness", "--no-time"], "s2s_var")
+    assert cmd[:7] == ["ncu", "--csv", "--page", "raw", "--clock-control", "none", "--kernel-name-base"]
+    assert "regex:^s2s_var::" in cmd and cmd[-4:] == ["build/v1/harness", "--no-time", "--input-sets", "1"]
+    assert set(profile_ncu.METRICS) == set(cmd[cmd.index("--metrics") + 1].split(","))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert profile_ncu.profile(tmp_path, None) == {"error": "ncu is not on this machine"}
+    h = History(tmp_path / "history.sqlite")
+    profile_ncu.record(h, "original", {"error": "ncu is not on this machine"})
+    assert profile_ncu.recorded(h, "original") is None
+    prof = profile_ncu.parse(NCU_CSV)
+    assert prof is not None
+    profile_ncu.record(h, "v1", prof)
+    assert profile_ncu.recorded(h, "v1") == prof
     h.close()

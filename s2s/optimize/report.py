@@ -6,6 +6,7 @@ from pathlib import Path
 
 from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
+from s2s.mep import profile_ncu
 from s2s.mep.history import History, Row
 from s2s.mep.manifest import load
 from s2s.mep.roofline import recorded
@@ -26,6 +27,8 @@ def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
     llm = hist.llm_totals()
     band = noise_band(hist.meta("noise_band"))
     roof = roofline_view(recorded(hist), best, rows)
+    profiles = [(name, profile_ncu.recorded(hist, key)) for name, key in (("original", "original"), ("winner", best.id if best else ""))
+                if key]
     hist.close()
     cands = candidates(rows)
     by_id = {c.id: c for c in cands}
@@ -43,7 +46,7 @@ def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
                   f"({best.ref_us:.2f} µs → {best.var_us:.2f} µs), verified on every output{also}.{again}", ""]
     else:
         lines += ["No verified variant was faster than the original.", ""]
-    lines += _band_line(band, by_id.get(best.id) if best else None) + _roofline_lines(roof)
+    lines += _band_line(band, by_id.get(best.id) if best else None) + _roofline_lines(roof) + _ncu_lines(profiles)
     lines += _captured_summary(rows, manifest.capture)
     counts: dict[str, int] = {}
     for r in rows:
@@ -116,6 +119,16 @@ def _roofline_lines(v: RooflineView | None) -> list[str]:
         if p is not None:
             out.append(f"- {name}: {p.time_us:.2f} µs, {p.gbs:.0f} GB/s, {p.gflops:.0f} GFLOP/s: "
                        f"{p.fraction_of_floor:.1%} of the floor")
+    return [*out, ""]
+
+
+def _ncu_lines(profiles: list[tuple[str, profile_ncu.Profile | None]]) -> list[str]:
+    got = [(name, p) for name, p in profiles if p is not None]
+    if not got:
+        return []
+    out = ["Nsight Compute (one profiled launch, clocks not locked):"]
+    out += [f"- {name}: {p.time_us:.2f} µs, DRAM {p.dram_gbs:.0f} GB/s, {p.gflops:.0f} GFLOP/s (FP32), occupancy {p.occupancy_pct:.0f}%, "
+            f"compute {p.sm_pct:.0f}% / memory {p.memory_pct:.0f}% of peak: {p.limiter}-limited" for name, p in got]
     return [*out, ""]
 
 
