@@ -250,8 +250,8 @@ def run_part(index: int, count: int, args: argparse.Namespace) -> int:
     work.mkdir(parents=True, exist_ok=True)
     copy = copy_bandwidth_gbs()
     vendor = {k.name: vendor_time(k.vendor, k.sizes) for k in kernels if k.vendor}
-    device = copy.get("device", "")
-    roof = measured_roof(device, copy.get("gbs"))
+    device = copy.get("device") or _smi_name()
+    roof = measured_roof(device, copy.get("gbs"))  # the datasheet bandwidth when the copy could not be measured
     prepared: dict[str, dict[str, Any]] = {}
     for k in kernels:
         info: dict[str, Any] = {}
@@ -302,6 +302,14 @@ def run_part(index: int, count: int, args: argparse.Namespace) -> int:
     write_result(out, f"gpu_zoo_part{index}", doc, "\n".join(table(doc)))
     print("\n".join(table(doc)))
     return 0
+
+
+def _smi_name() -> str:
+    try:
+        p = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+        return p.stdout.strip().splitlines()[0] if p.returncode == 0 and p.stdout.strip() else ""
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
 
 
 def _report(mep: Path, dest: Path) -> None:
