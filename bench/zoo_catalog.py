@@ -77,7 +77,7 @@ ZOO: tuple[ZooKernel, ...] = (
        fixes={"params.c": {"role": "inout"}}, why_fixed="c is written through the macro C2(i, j): the role analysis reads it as an input",
        cost=2),
     _k("trsm_cols", "blas3", "forward substitution, one thread per right-hand side (8192 threads)", {"N": 512, "NRHS": 8192},
-       lambda s: ((s["N"] ** 2 // 2 + 2 * s["N"] * s["NRHS"]) * F, s["N"] ** 2 * s["NRHS"]), vendor="trsm", cost=3),
+       lambda s: ((s["N"] ** 2 // 2 + 2 * s["N"] * s["NRHS"]) * F, s["N"] ** 2 * s["NRHS"]), vendor="trsm", capture=True, cost=3),
     _k("covar_cols", "blas3", "covariance-like: one thread per column j1 looping over j2 >= j1 (512 threads)",
        {"NROWS": 512, "MCOLS": 512},
        lambda s: ((s["NROWS"] * s["MCOLS"] + s["MCOLS"] ** 2) * F, s["MCOLS"] * (s["MCOLS"] + 1) * s["NROWS"]), vendor="covar",

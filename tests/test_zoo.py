@@ -44,6 +44,14 @@ def test_catalog_matches_the_zoo_folders_and_their_sizes() -> None:
         assert b > 0 and f >= 0
 
 
+def test_apps_whose_data_is_captured_are_self_contained() -> None:
+    # `s2s capture` copies only the app's folder: an app captured by the benchmark includes nothing from outside it
+    captured = [k for k in ZOO if k.capture]
+    assert {k.name for k in captured} >= {"spmv_csr", "trsm_cols"}
+    for k in captured:
+        assert '"../' not in (BENCH / "zoo" / k.name / f"{k.name}.cu").read_text(), k.name
+
+
 def test_every_algorithm_comes_in_two_styles_and_the_underfilled_shapes_are_there() -> None:
     by_family: dict[str, list[str]] = {}
     for k in ZOO:
