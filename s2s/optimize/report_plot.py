@@ -72,6 +72,11 @@ def _candidates(ax: Any, cands: list[Candidate], band: tuple[float, float] | Non
         ax.text(0.99, floor_y, "no timing ", transform=ax.get_yaxis_transform(), ha="right", va="bottom", fontsize=7, color="#555555")
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_ylim(floor_y / 1.2, top * 1.4)
+    from matplotlib.ticker import FuncFormatter
+
+    fmt = FuncFormatter(lambda v, _pos: f"{v:.3g}x")
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _pos: f"{v:.2g}" if f"{v:.2g}"[0] in "235" else ""))
     ax.set_xlabel("candidate (evaluation order)")
     ax.set_ylabel("speedup over the original (x, IQR bars)")
     ax.grid(alpha=0.3, which="both")
