@@ -33,9 +33,10 @@ int main()
     float* oy = zoo_download(dey, (size_t)(NXF + 1) * NYF);
     float* ox = zoo_download(dex, (size_t)NXF * (NYF + 1));
     int bad = 0, checked = 0;
-    for (size_t e = NYF + 1; e < (size_t)NXF * NYF; e += 7919, checked += 2) {
+    for (size_t e = NYF + 1; e < (size_t)NXF * NYF; e += 7919) {
         size_t i = e / NYF, j = e % NYF;
         if (j == 0) continue;
+        checked += 2;
         bad += !zoo_close(hey[e] - 0.5 * (hhz[e] - hhz[e - NYF]), oy[e]);
         size_t x = i * (NYF + 1) + j;
         bad += !zoo_close(hex[x] - 0.5 * (hhz[e] - hhz[e - 1]), ox[x]);
