@@ -5,6 +5,7 @@ import difflib
 import json
 import shutil
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,12 @@ class AutoResult:
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
+    from s2s.base.paths import symlink_loop
+
+    loop = symlink_loop(src)
+    if loop is not None:
+        raise UserError(f"a symlink loop in the tree ({loop}); s2s auto copies the tree and would follow it forever",
+                        file=str(src), hint="remove or replace that link")
     if dst.exists():
         shutil.rmtree(dst)
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".git", "build", "*.o", ".s2s-backup"))
@@ -43,6 +50,33 @@ def _tree_diff(orig: Path, new: Path) -> str:
             out.extend(difflib.unified_diff(a.decode("utf-8").splitlines(keepends=True), b.decode("utf-8").splitlines(keepends=True),
                                             fromfile=f"a/{rel.as_posix()}", tofile=f"b/{rel.as_posix()}"))
     return "".join(out)
+
+
+def _progress(log: Callable[[str], None], kernel: str) -> Callable[[dict[str, Any]], None]:
+    return lambda ev: log(f"  {kernel} round {ev['round']} {ev['origin']}: {ev['verdict']} {float(ev['speedup'] or 0):.2f}x")
+
+
+def _start_all(root: Path, chosen: list[str], work: Path, overrides: dict[str, str] | None, options: Options,
+               pool: ThreadPoolExecutor, log: Callable[[str], None]) -> dict[str, tuple[Any, Future[Any] | None]]:
+    """On a cluster (--cluster with several workers): extract every kernel first, then optimize them all at once,
+    one thread each coordinating its MEP's evaluations on the shared workers. Extraction errors are kept for later."""
+    from s2s.extract.mep_writer import make_mep
+
+    out: dict[str, tuple[Any, Future[Any] | None]] = {}
+    for spec in chosen:
+        name = spec.split(":")[-1]
+        mep_dir = work / f"mep-{name}"
+        try:
+            made = make_mep(str(root), spec, str(mep_dir), overrides=overrides)
+        except UserError as err:
+            out[spec] = (err, None)
+            continue
+        running = None
+        if not made[1].unfilled():
+            log(f"optimizing {made[2].kernel.qualified} on the cluster")
+            running = pool.submit(optimize, mep_dir, options, progress=_progress(log, name))
+        out[spec] = (made, running)
+    return out
 
 
 def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path: Path, options: Options,
@@ -69,11 +103,17 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
     _copy_tree(root, staged)
     result = AutoResult()
     log(f"ranking: {spots[0].source if spots else 'estimate'}; optimizing {', '.join(chosen)}")
+    slots = options.executor.slots if options.executor is not None else 1
+    pool = ThreadPoolExecutor(max_workers=slots) if slots > 1 else None
+    started = _start_all(root, chosen, work, overrides, options, pool, log) if pool is not None else {}
     for spec in chosen:
         name = spec.split(":")[-1]
         mep_dir = work / f"mep-{name}"
+        early, running = started.get(spec, (None, None))
         try:
-            _out, manifest, ex = make_mep(str(root), spec, str(mep_dir), overrides=overrides)
+            if isinstance(early, UserError):
+                raise early
+            _out, manifest, ex = early or make_mep(str(root), spec, str(mep_dir), overrides=overrides)
         except UserError as err:
             result.rows.append((name, spec, "-", "-", "-", f"extract failed: {err.message}"))
             continue
@@ -85,7 +125,7 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
             continue
         log(f"optimizing {ex.kernel.qualified} ({where})")
         try:
-            outcome = optimize(mep_dir, options, progress=lambda ev: log(
+            outcome = running.result() if running is not None else optimize(mep_dir, options, progress=lambda ev: log(
                 f"  round {ev['round']} {ev['origin']}: {ev['verdict']} {float(ev['speedup'] or 0):.2f}x"))  # type: ignore[arg-type]
         except UserError as err:
             result.rows.append((ex.kernel.qualified, where, str(mep_dir), "-", "-", f"optimize failed: {err.message}"))
@@ -120,10 +160,13 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
         result.any_win = True
         result.rows.append((ex.kernel.qualified, where, str(mep_dir), f"{outcome.best_id} {outcome.best_origin}",
                             f"{outcome.best_speedup:.2f}x", status))
+    if pool is not None:
+        pool.shutdown(cancel_futures=True)
     shutil.rmtree(staged / ".s2s-backup", ignore_errors=True)
     result.diff = _tree_diff(root, staged)
     atomic_write(diff_path, result.diff.encode())
     return result
+
 
 # -- capture first: `s2s auto TREE --build-cmd B --run-cmd R` ------------------------------------------------------
 @dataclass
@@ -142,10 +185,13 @@ class AppAutoResult:
                 "notes": self.notes, "reintegrated": self.any_win}
 
 
-def _spec_of(index: Any, name: str) -> str | None:
-    """FILE:NAME of the kernel a profile names ('ns::k' or 'k'), or None when the tree does not define it."""
+def _spec_of(index: Any, name: str, sites: list[str]) -> str | None:
+    """FILE:NAME of the kernel a profile names ('ns::k' or 'k'), or None when the tree does not define it; where
+    several files define it (a tree with two versions of one program), the one whose file launched it."""
     short = name.split("::")[-1]
     found = [k for k in index.kernels if k.qualified == name] or [k for k in index.kernels if k.name == short]
+    launched = {s.rsplit(":", 1)[0] for s in sites}
+    found = [k for k in found if k.file in launched] or found
     return f"{found[0].file}:{found[0].name}" if found else None
 
 
@@ -184,7 +230,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
         row: dict[str, Any] = {"kernel": k.kernel, "gpu_ms": round(k.total_ms, 6), "launches": k.launches,
                                "launch": k.steady_launch(), "mep": "", "winner": "", "speedup": None, "status": ""}
         result.kernels.append(row)
-        spec = _spec_of(index, k.kernel)
+        spec = _spec_of(index, k.kernel, k.sites)
         if spec is None:
             row["status"] = "not found in the tree's sources (a library kernel?)"
             continue

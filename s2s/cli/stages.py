@@ -68,6 +68,20 @@ def _optimize_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--replay", help="JSON lines of recorded answers for --proposer replay")
     p.add_argument("--jobs", type=at_least_one, help="parallel builds (default: CPU cores)")
     p.add_argument("--wait", action="store_true", help="wait for another s2s optimize on the same MEP instead of exiting")
+    c = p.add_argument_group("where evaluations run")
+    c.add_argument("--cluster", default="local", metavar="local|dask|slurm|tcp://HOST:PORT",
+                   help="local (default): this machine, one evaluation at a time; dask: a Dask worker per GPU of this "
+                        "machine; slurm: Dask workers in Slurm jobs; tcp://...: a running Dask scheduler")
+    c.add_argument("--workers", type=int, help="--cluster dask: worker processes (default: one per GPU, else 2)")
+    c.add_argument("--partition", help="--cluster slurm: partition (default: cluster.toml, else Slurm's default)")
+    c.add_argument("--account", help="--cluster slurm: account to charge")
+    c.add_argument("--walltime", help="--cluster slurm: each job's time limit, HH:MM:SS (default 01:00:00)")
+    c.add_argument("--gpus-per-job", type=int, help="--cluster slurm: GPUs per job, one worker each (default 1; 0: none)")
+    c.add_argument("--cluster-jobs", type=int, help="--cluster slurm: how many jobs (default 1)")
+    c.add_argument("--shared-fs", action="store_true", default=None,
+                   help="workers see this machine's files at the same paths (else the MEP's files travel with each task)")
+    c.add_argument("--cluster-config", metavar="TOML", help="cluster settings (default ~/.config/s2s/cluster.toml)")
+    c.add_argument("--max-retries", type=int, default=2, help="tries more for an evaluation whose worker died (default 2)")
 
 
 
@@ -78,8 +92,34 @@ def options_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
     return Options(proposer=args.proposer, rounds=args.rounds, max_evals=args.max_evals, time_budget_s=args.time_budget,
                    patterns=args.patterns, use_patterns=not args.no_patterns, llm_config=args.llm_config,
-                   replay_file=args.replay, jobs=args.jobs or os.cpu_count() or 1,
+                   replay_file=args.replay, jobs=args.jobs or os.cpu_count() or 1, cluster=cluster_from(args),
                    wait_lock=args.wait)
+
+
+def cluster_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from s2s.base.errors import UserError
+    from s2s.optimize.execution import ClusterOptions
+
+    spec = args.cluster
+    if spec not in ("local", "dask", "slurm") and not spec.startswith(("tcp://", "tls://")):
+        raise UserError(f"unknown --cluster '{spec}'", hint="local, dask, slurm or tcp://host:port")
+    if args.max_retries < 0:
+        raise UserError("--max-retries must be 0 or more")
+    return ClusterOptions(spec=spec, workers=args.workers, partition=args.partition, account=args.account,
+                          walltime=args.walltime, gpus_per_job=args.gpus_per_job, jobs=args.cluster_jobs,
+                          shared_fs=args.shared_fs, max_retries=args.max_retries, config=args.cluster_config)
+
+
+def open_cluster(opts, console: Console):  # type: ignore[no-untyped-def]
+    """The executor the options name, opened once (a cluster's dashboard link printed) and shared by every MEP."""
+    from dataclasses import replace
+
+    from s2s.optimize.execution import open_executor
+
+    executor = open_executor(opts.cluster)
+    if opts.cluster.spec != "local":
+        console.print(f"cluster: {executor.describe()}", highlight=False)
+    return executor, replace(opts, executor=executor)
 
 
 @command("optimize")
@@ -103,10 +143,13 @@ def _optimize(args: argparse.Namespace, console: Console) -> int:
                        description=f"round {ev['round']}  {ev['candidate']}  best {float(ev['best']):.2f}x")  # type: ignore[arg-type]
             show(ev)
 
-        with bar:
-            out = optimize(args.mep, options_from(args), progress=tick)
+        executor, opts = open_cluster(options_from(args), console)
+        with executor, bar:
+            out = optimize(args.mep, opts, progress=tick)
     else:
-        out = optimize(args.mep, options_from(args), progress=show)
+        executor, opts = open_cluster(options_from(args), console)
+        with executor:
+            out = optimize(args.mep, opts, progress=show)
     console.print(f"best: {out.best_id or 'none'} {out.best_speedup:.2f}x ({out.best_origin or 'the original'}); "
                   f"{out.evaluations} evaluations, best after {out.evals_to_best}; stopped: {out.stopped}", highlight=False)
     return 0 if out.best_id and out.best_speedup > 1.0 else 1
@@ -181,10 +224,12 @@ def _auto(args: argparse.Namespace, console: Console) -> int:
         raise UserError("--build-cmd and --run-cmd go together: both are needed to capture the application's data")
     if args.run_cmd and not args.profile:
         return _auto_app(args, console, overrides)
-    result = run_auto(args.tree, top=args.top, profile=args.profile, work=Path(args.work), diff_path=Path(args.diff),
-                      options=options_from(args), kernels=args.kernels.split(",") if args.kernels else None,
-                      overrides=overrides, log=lambda s: console.print(s, highlight=False),
-                      app=(args.build_cmd, args.run_cmd) if args.run_cmd else None, app_timeout=args.cmd_timeout)
+    executor, opts = open_cluster(options_from(args), console)
+    with executor:
+        result = run_auto(args.tree, top=args.top, profile=args.profile, work=Path(args.work), diff_path=Path(args.diff),
+                          options=opts, kernels=args.kernels.split(",") if args.kernels else None,
+                          overrides=overrides, log=lambda s: console.print(s, highlight=False),
+                          app=(args.build_cmd, args.run_cmd) if args.run_cmd else None, app_timeout=args.cmd_timeout)
     table = Table(title="s2s auto")
     for col in ("kernel", "where", "MEP", "winner", "verified speedup", "status"):
         table.add_column(col)

@@ -13,6 +13,7 @@ import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 from s2s.base.resources import read_grammar_query
+from s2s.lang.textsplit import blank_directives_in_lists
 
 OPENCL_KERNEL_WORDS = ("__kernel", "kernel")
 _OPENCL_BLANK = re.compile(
@@ -90,6 +91,7 @@ def spell_macros(data: bytes, kernel_macros: frozenset[str], blank_macros: froze
 def parse(data: bytes, dialect: str, kernel_macros: frozenset[str] = frozenset(),
           blank_macros: frozenset[str] = frozenset()) -> Tree:
     text = normalize_opencl(data) if dialect == "opencl" else normalize_cuda(data)
+    text = blank_directives_in_lists(text)  # `#ifdef` lines inside a parameter list: one branch, as the compiler reads it
     if (kernel_macros or blank_macros) and dialect != "opencl":
         text = spell_macros(text, kernel_macros, blank_macros)
     return parser().parse(text)

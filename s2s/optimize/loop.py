@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from s2s.base.devicelock import device_lock
 from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
 from s2s.base.meplock import exclusive
@@ -25,11 +25,13 @@ from s2s.mep.manifest import load
 from s2s.mep.variant import Variant
 
 from .candidate import Candidate
-from .resume import pending_candidates, with_pending
+from .execution import ClusterOptions, Executor, open_executor
 from .patterns import Library, features
 from .proposers import PROPOSERS, State
+from .resume import pending_candidates, with_pending
 
 Progress = Callable[[dict[str, Any]], None]
+_LIBRARY_LOCK = threading.Lock()  # several MEPs optimized at once (auto --cluster) share the library
 
 
 @dataclass
@@ -47,6 +49,8 @@ class Options:
     llm_config: str | None = None
     replay_file: str | None = None
     wait_lock: bool = False  # another optimize holds the MEP: wait for it (else exit 2)
+    cluster: ClusterOptions = field(default_factory=ClusterOptions)  # where evaluations run (--cluster)
+    executor: Executor | None = None  # an open one shared by several MEPs; None: opened (and closed) here
 
 
 @dataclass
@@ -111,6 +115,8 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     best_speedup = best.speedup if best and best.speedup else 1.0
     evals_to_best = 0
     t0 = time.monotonic()
+    executor = opts.executor or open_executor(opts.cluster)  # the CLI and auto pass one open executor for all MEPs
+    session = executor.session(mep_dir, jobs=opts.jobs)
     stopped = "rounds"
     round_no = 0
     idle_rounds = 0
@@ -140,28 +146,35 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
         for c in fresh:
             write_variant(mep_dir, manifest.kernel_file, c)
             history.add(c.id, round_no, c.origin, c.parent, c.source_sha, c.launch.as_dict() if c.launch else None)
-        builds = list(zip(fresh, ev.build_many(mep_dir, [c.id for c in fresh], jobs=opts.jobs)))
+        by_id = {c.id: c for c in fresh}
+        repaired = dict.fromkeys(by_id, 0)
+        session.submit([c.id for c in fresh])
         improved = False
-        for cand, built in builds:
+        while True:
             if opts.time_budget_s is not None and time.monotonic() - t0 > opts.time_budget_s:
                 stopped = "time-budget"
                 break
-            repairs = 0
-            while not built.ok and repairs < opts.max_repairs and built.input_error is None:
-                fixed = proposer.repair(cand, built.log, state)
-                if fixed is None:
-                    break
-                repairs += 1
-                history.finish(cand.id, "compile-failed", {"messages": list(built.messages)}, built.log, repairs - 1)
-                cand = fixed
-                write_variant(mep_dir, manifest.kernel_file, cand)
-                history.add(cand.id, round_no, cand.origin, cand.parent, cand.source_sha, cand.launch.as_dict() if cand.launch else None)
-                built = ev.build(mep_dir, cand.id)
-            with device_lock():
-                m = ev.run_built(built)
+            rec = session.next()
+            if rec is None:
+                break
+            cand = by_id[rec.variant]
+            repairs = repaired[cand.id]
+            if rec.input_error is not None:
+                raise ev._input_error(mep_dir, rec.input_error)
+            if not rec.build_ok and repairs < opts.max_repairs:
+                fixed = proposer.repair(cand, rec.build_log, state)
+                if fixed is not None:
+                    history.finish(cand.id, "compile-failed", {"messages": list(rec.messages)}, rec.build_log, repairs)
+                    write_variant(mep_dir, manifest.kernel_file, fixed)
+                    history.add(fixed.id, round_no, fixed.origin, fixed.parent, fixed.source_sha,
+                                fixed.launch.as_dict() if fixed.launch else None)
+                    by_id[fixed.id], repaired[fixed.id] = fixed, repairs + 1
+                    session.submit([fixed.id], first=True)
+                    continue
+            m = rec.measurement()
             evals += 1
-            result = m.to_json()
-            history.finish(cand.id, m.verdict, result, built.log, repairs)
+            result = rec.result
+            history.finish(cand.id, m.verdict, result, rec.build_log, repairs)
             if captured is not None and m.verdict == "ok":  # it was checked on the captured data first
                 history.mark_captured(cand.id, "ok", captured, {"from": manifest.capture.get("from", ""), "message": "",
                                                                 "during": "optimize"})
@@ -190,13 +203,17 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
         if round_no >= 2 and idle_rounds >= opts.patience:
             stopped = "no-improvement"
             break
+    session.close()
+    if executor is not opts.executor:
+        executor.close()
     best = history.best()
     if best is not None:
         history.set_meta("best", best.id)
         atomic_write(mep_dir / "variants" / "BEST", (best.id + "\n").encode())
         pipeline = _pipeline(best.origin)
         if pipeline and best.speedup:
-            library.record(feats, pipeline, best.speedup, state.device, manifest.kernel, manifest.backend)
+            with _LIBRARY_LOCK:  # read again: another MEP's run may have added to it since
+                Library(library.path).record(feats, pipeline, best.speedup, state.device, manifest.kernel, manifest.backend)
     rows = history.rows()
     history.close()
     return Outcome(best_id=best.id if best else None, best_speedup=best.speedup if best and best.speedup else 1.0,

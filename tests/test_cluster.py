@@ -1,0 +1,147 @@
+"""The execution layer (--cluster): a real Dask LocalCluster of 2 worker processes evaluating OpenCL MEPs on PoCL,
+against --cluster local; a worker killed by pid mid-run; the work unit's travelling files; cluster.toml; the CLI."""
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES, run_cli
+
+from s2s.base.errors import UserError
+from s2s.extract.mep_writer import make_mep
+from s2s.optimize.execution import ClusterOptions, open_executor
+from s2s.optimize.execution.base import WorkUnit, _materialize, bundle_of
+from s2s.optimize.execution.dask_cluster import DaskExecutor
+from s2s.optimize.execution.slurm import job_kwargs, settings
+from s2s.optimize.loop import Options, optimize
+
+OPTS = dict(rounds=1, max_evals=6, use_patterns=False)
+
+
+@pytest.fixture(scope="module")
+def matvec_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cl") / "mep-matvec"
+    make_mep(str(SAMPLES / "ocl_solver"), "matvec", str(out))
+    return out
+
+
+def _fresh(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("build", "variants", "history.sqlite*"))
+    return dst
+
+
+def _rows(mep: Path) -> dict[str, tuple[str, str]]:
+    db = sqlite3.connect(mep / "history.sqlite")
+    try:
+        return {r[0]: (r[1], r[2]) for r in db.execute("SELECT id, status, result FROM candidates")}
+    finally:
+        db.close()
+
+
+@pytest.fixture(scope="module")
+def local_run(matvec_source: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    mep = _fresh(matvec_source, tmp_path_factory.mktemp("local") / "mep")
+    return mep, optimize(mep, Options(**OPTS))  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_dask_two_workers_same_verdicts_and_winner_candidates_as_local(local_run, matvec_source: Path, tmp_path: Path) -> None:
+    import json
+
+    local_mep, local_out = local_run
+    mep = _fresh(matvec_source, tmp_path / "mep")
+    # the files travel with each unit (shared_fs=False): workers build and run in their own temporary copies
+    with open_executor(ClusterOptions(spec="dask", workers=2, shared_fs=False)) as ex:
+        assert isinstance(ex, DaskExecutor) and len(ex.worker_pids()) == 2
+        out = optimize(mep, Options(**OPTS, executor=ex))  # type: ignore[arg-type]
+    local, dask = _rows(local_mep), _rows(mep)
+    assert {k: v[0] for k, v in dask.items()} == {k: v[0] for k, v in local.items()}  # same candidates, same verdicts
+    assert "pending" not in {v[0] for v in dask.values()} and out.evaluations == local_out.evaluations == len(dask)  # type: ignore[attr-defined]
+    ok = {k for k, v in local.items() if v[0] == "ok"}
+    assert out.best_id in ok and local_out.best_id in ok  # type: ignore[attr-defined]
+    workers = [json.loads(v[1])["worker"] for v in dask.values()]
+    assert len({w["pid"] for w in workers}) == 2 and all(w["address"].startswith("tcp://") for w in workers)
+    assert not (mep / "build").exists() or not any((mep / "build").iterdir())  # nothing was built in the coordinator's MEP
+
+
+@pytest.mark.slow
+def test_worker_killed_mid_run_loses_and_duplicates_nothing(local_run, matvec_source: Path, tmp_path: Path) -> None:
+    local_mep, _ = local_run
+    mep = _fresh(matvec_source, tmp_path / "mep")
+    killed: list[int] = []
+    with open_executor(ClusterOptions(spec="dask", workers=2)) as ex:
+        assert isinstance(ex, DaskExecutor)
+        pids = ex.worker_pids()
+        lock = threading.Lock()
+
+        def kill_a_busy_worker(ev: dict[str, object]) -> None:
+            with lock:
+                if killed:
+                    return
+                busy = [addr for addr, keys in ex.client.processing().items() if keys]
+                if busy:
+                    killed.append(pids[busy[0]])
+                    os.kill(pids[busy[0]], signal.SIGKILL)
+
+        out = optimize(mep, Options(**OPTS, executor=ex), progress=kill_a_busy_worker)  # type: ignore[arg-type]
+    assert killed, "no worker was busy after the first evaluation"
+    local, dask = _rows(local_mep), _rows(mep)
+    assert {k: v[0] for k, v in dask.items()} == {k: v[0] for k, v in local.items()}  # none lost, none failed, none twice
+    assert out.evaluations == len(dask)
+    import json
+
+    done_by = [json.loads(v[1])["worker"]["pid"] for v in dask.values()]
+    assert killed[0] not in done_by[1:] or done_by.count(killed[0]) <= 1  # what it was running was finished elsewhere
+
+
+def test_units_carry_the_mep_files_but_not_builds_history_or_other_variants(tmp_path: Path) -> None:
+    mep = tmp_path / "mep"
+    for rel, text in {"mep.toml": "x", "kernel.cl": "k", "build/v1/a.o": "o", "history.sqlite": "h",
+                      "variants/v1/kernel.cl": "v", "capture/in.bin": "c"}.items():
+        (mep / rel).parent.mkdir(parents=True, exist_ok=True)
+        (mep / rel).write_text(text)
+    digest, files = bundle_of(mep)
+    assert sorted(files) == ["capture/in.bin", "kernel.cl", "mep.toml"] and len(digest) == 20
+    assert bundle_of(mep)[0] == digest
+    (mep / "kernel.cl").write_text("k2")
+    assert bundle_of(mep)[0] != digest
+    unit = WorkUnit(mep=str(mep), variant="v1", kernel_file="kernel.cl", digest=digest + "x",
+                    variant_files=(("variants/v1/kernel.cl", b"v"),))
+    root = _materialize(unit, files)
+    assert (root / "variants/v1/kernel.cl").read_bytes() == b"v" and (root / "capture/in.bin").read_text() == "c"
+    evil = WorkUnit(mep=str(mep), variant="v1", kernel_file="kernel.cl", digest=digest + "y",
+                    variant_files=(("../../escape.txt", b"!"),))
+    with pytest.raises(UserError):
+        _materialize(evil, files)
+
+
+def test_slurm_settings_from_cluster_toml_and_command_line(tmp_path: Path) -> None:
+    conf = tmp_path / "cluster.toml"
+    conf.write_text('[slurm]\npartition = "gpu"\naccount = "p1"\ngpus_per_job = 4\njobs = 3\nprologue = ["module load cuda"]\n')
+    s = settings(ClusterOptions(spec="slurm", config=str(conf), jobs=5))
+    assert (s["partition"], s["account"], s["gpus_per_job"], s["jobs"]) == ("gpu", "p1", 4, 5)  # the command line wins
+    kw = job_kwargs(s)
+    assert kw["processes"] == 4 and "--gres=gpu:4" in kw["job_extra_directives"] and kw["queue"] == "gpu"
+    assert kw["job_script_prologue"] == ["module load cuda"]
+    conf.write_text('[slurm]\njobs = "two"\n')
+    with pytest.raises(UserError) as err:
+        settings(ClusterOptions(spec="slurm", config=str(conf)))
+    assert err.value.file == str(conf) and "slurm.jobs" in err.value.message
+    conf.write_text('[slurm]\nqueue = "x"\n')
+    with pytest.raises(UserError, match="unknown key slurm.queue"):
+        settings(ClusterOptions(spec="slurm", config=str(conf)))
+    with pytest.raises(UserError, match="not found"):
+        settings(ClusterOptions(spec="slurm", config=str(tmp_path / "none.toml")))
+
+
+def test_cli_bad_cluster_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    res = run_cli("optimize", str(tmp_path), "--cluster", "mars")
+    assert res.returncode == 2 and "unknown --cluster 'mars'" in res.stderr and "Traceback" not in res.stderr
+    res = run_cli("optimize", str(tmp_path), "--cluster", "tcp://127.0.0.1:9")
+    assert res.returncode == 2 and "cannot reach the Dask scheduler" in res.stderr and "Traceback" not in res.stderr
