@@ -334,7 +334,7 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
     ints = [p.name for p in kernel.params if p.pointer and elem_type(p, tmap) in _INT_TYPES]
     indexes = index_arrays(kernel_text, ints, pointers)
     scope: Scope | None = None
-    args: list[str] = list(site.args) if site else []
+    args: list[str] = launch_args(site.args) if site else []
     cl_args: dict[int, tuple[str, str, str]] = {}
     if site is not None:
         source = files_by_rel[site.file]
@@ -430,6 +430,17 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
     return Inferred(specs, launch, sizes, structs, symbols, notes, targs)
 
 
+def launch_args(raw: tuple[str, ...] | list[str]) -> list[str]:
+    """A launch's arguments without the comments (and preprocessor lines) written between them: one comment per
+    argument is common in older codes, and a comment read as an argument binds every later parameter wrongly."""
+    out = []
+    for a in raw:
+        a = re.sub(r"^[ \t]*#[^\n]*", " ", re.sub(r"//[^\n]*|/\*.*?\*/", " ", a, flags=re.S), flags=re.M).strip()
+        if a:
+            out.append(" ".join(a.split()))
+    return out
+
+
 def _alias_base(t: str, aliases: dict[str, str]) -> str:
     for _ in range(8):
         if t not in aliases or aliases[t] == t:
@@ -492,12 +503,14 @@ def _launch(site: LaunchSite | None, values: Values, scope: Scope | None, notes:
     trail = Trail()
     grid = values.dims(site.grid, scope, trail)
     block = values.dims(site.block, scope, trail)
-    shmem = values.number(site.shared_mem, scope, trail) if site.shared_mem else 0
+    shmem = values.number(site.shared_mem, scope, trail) if site.shared_mem and site.shared_mem.strip() != "0" else 0
     if grid is None or block is None:
         notes.append(f"launch configuration at {site.file}:{site.line} could not be evaluated: grid '{site.grid}', block '{site.block}'")
+    if shmem is None:
+        notes.append(f"dynamic shared memory at {site.file}:{site.line} could not be evaluated: '{site.shared_mem}'")
     src = f"{site.file}:{site.line}" + (": " + "; ".join(trail.steps) if trail.steps else "")
     return LaunchSpec(grid=grid or (FILL_IN,) * 3, block=block or (FILL_IN,) * 3,  # type: ignore[arg-type]
-                      shared_mem=int(shmem or 0), grid_expr=site.grid, block_expr=site.block, source=src)
+                      shared_mem=FILL_IN if shmem is None else int(shmem), grid_expr=site.grid, block_expr=site.block, source=src)
 
 
 def tree_files(files: dict[Path, SourceFile]) -> dict[str, SourceFile]:

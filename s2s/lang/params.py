@@ -5,6 +5,8 @@ import re
 
 from s2s.base.records import Param
 
+from .textsplit import split_top_level
+
 TYPE_WORDS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "struct", "unsigned", "signed", "class", "enum"}
 OPENCL_SPACES = {"__global": "global", "global": "global", "__local": "local", "local": "local",
                   "__constant": "constant", "constant": "constant", "__private": "private", "private": "private"}
@@ -13,7 +15,11 @@ OPENCL_SPACES = {"__global": "global", "global": "global", "__local": "local", "
 
 
 def make_param(raw: str, declarator_text: str) -> Param:
-    raw = " ".join(raw.split())
+    # comments and preprocessor lines are no part of a declaration; text left of a comma at the top level belongs
+    # to an inactive #ifdef branch (`#ifdef DP` double* u, `#else` float* u `#endif`), read from the last delimiter
+    raw = re.sub(r"^[ \t]*#[^\n]*", " ", re.sub(r"//[^\n]*|/\*.*?\*/", " ", raw, flags=re.S), flags=re.M)
+    parts = split_top_level(raw, angle=True)
+    raw = " ".join((parts[-1] if parts else raw).split())
     words = re.findall(r"[A-Za-z_]\w*", raw)
     name = re.findall(r"[A-Za-z_]\w*", declarator_text)[-1] if re.findall(r"[A-Za-z_]\w*", declarator_text) else (words[-1] if words else "")
     pointer = "*" in raw or "[" in raw or "&" in declarator_text

@@ -1,6 +1,9 @@
 """Splitting C expressions at top-level separators: argument lists, template arguments, products."""
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 _OPEN, _CLOSE = "([{", ")]}"
 
 
@@ -22,3 +25,68 @@ def split_top_level(text: str, sep: str = ",", angle: bool = False) -> list[str]
     if cur.strip():
         parts.append(cur.strip())
     return parts
+
+
+_COND = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)", re.M)
+_DEFINED = re.compile(r"^\s*!?\s*defined\s*\(?\s*([A-Za-z_]\w*)\s*\)?\s*$")
+
+
+def _branch_taken(word: str, cond: str, defined: Callable[[str], bool | None]) -> bool | None:
+    cond = re.sub(r"//.*|/\*.*?\*/", "", cond).strip()
+    if word in {"ifdef", "ifndef"}:
+        known = defined(cond.split()[0]) if cond.split() else None
+        return None if known is None else (known if word == "ifdef" else not known)
+    if re.fullmatch(r"\d+", cond):
+        return cond != "0"
+    m = _DEFINED.match(cond)
+    if m:
+        known = defined(m.group(1))
+        return None if known is None else (known != cond.lstrip().startswith("!"))
+    return None
+
+
+def blank_directives_in_lists(data: bytes, defined: Callable[[str], bool | None] | None = None) -> bytes:
+    """Preprocessor conditionals inside a parenthesised list (a kernel's parameters, a launch's arguments) read as
+    the one branch that is active, byte offsets kept: the directive lines and the other branches become spaces.
+    `defined(NAME)` says whether a macro is defined (None: unknown); without it no macro is defined, as in a build
+    without -D flags. A condition that cannot be decided keeps its first branch."""
+    if b"#" not in data:
+        return data
+    is_defined = defined or (lambda _name: False)
+    out = bytearray(data)
+    stack: list[tuple[bool, bool]] = []  # per open group: (this branch active, some branch already taken)
+    for m in _COND.finditer(data):
+        if _paren_depth(data, m.start()) <= 0 and not stack:
+            continue
+        word, cond = m.group(1).decode(), m.group(2).decode("utf-8", "replace")
+        if word in {"if", "ifdef", "ifndef"}:
+            taken = _branch_taken(word, cond, is_defined)
+            active = True if taken is None else taken
+            stack.append((active, active))
+        elif word == "elif" and stack:
+            taken = _branch_taken("if", cond, is_defined)
+            active = not stack[-1][1] and (True if taken is None else taken)
+            stack[-1] = (active, stack[-1][1] or active)
+        elif word == "else" and stack:
+            stack[-1] = (not stack[-1][1], True)
+        elif word == "endif" and stack:
+            stack.pop()
+        end = data.find(b"\n", m.start())
+        end = len(data) if end < 0 else end
+        out[m.start():end] = _spaces(data[m.start():end])
+        if stack and not all(a for a, _ in stack):
+            nxt = _COND.search(data, end)
+            stop = nxt.start() if nxt else len(data)
+            out[end:stop] = _spaces(data[end:stop])
+    return bytes(out)
+
+
+def _spaces(chunk: bytes) -> bytes:
+    return bytes(c if c in b"\r\n" else 32 for c in chunk)
+
+
+def _paren_depth(data: bytes, offset: int) -> int:
+    """Open parentheses before `offset` on the statement it belongs to (back to the last `;`, `{` or `}`)."""
+    start = max(data.rfind(b";", 0, offset), data.rfind(b"{", 0, offset), data.rfind(b"}", 0, offset)) + 1
+    chunk = re.sub(rb"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|^[ \t]*#[^\n]*", b"", data[start:offset], flags=re.S | re.M)
+    return chunk.count(b"(") - chunk.count(b")")

@@ -45,7 +45,7 @@ class ParamSpec:
 class LaunchSpec:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
-    shared_mem: int = 0
+    shared_mem: int | str = 0  # bytes of dynamic shared memory (FILL_IN when unknown)
     grid_expr: str = ""
     block_expr: str = ""
     source: str = ""
@@ -113,6 +113,8 @@ class Manifest:
                 out.append(f"params.{p.name}.count: {p.hint or 'number of elements in the buffer'}")
         if FILL_IN in (self.launch.grid + self.launch.block):  # type: ignore[operator]
             out.append("launch.grid / launch.block: the launch configuration")
+        if self.launch.shared_mem == FILL_IN:
+            out.append("launch.shared_mem: bytes of dynamic shared memory at the launch")
         return out
 
 
@@ -243,7 +245,7 @@ _TOP = {"kernel": str, "backend": str, "kernel_file": str, "template_args": str,
         "origin": dict, "launch": dict, "check": dict, "timing": dict, "sizes": dict, "params": list, "symbols": list,
         "structs": list, "capture": dict, "notes": dict}
 _TABLES: dict[str, dict[str, Any]] = {
-    "launch": {"grid": list, "block": list, "shared_mem": int, "grid_expr": str, "block_expr": str, "source": str},
+    "launch": {"grid": list, "block": list, "shared_mem": (int, str), "grid_expr": str, "block_expr": str, "source": str},
     "check": {"rtol": _NUM, "atol": _NUM, "input_sets": int, "seed": int},
     "timing": {"repetitions": int, "warmup": int, "timeout_s": _NUM},
     "notes": {"lines": list},

@@ -249,7 +249,7 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
             f"({' or '.join(backend.kernel_suffixes)})", "kernel_file")
     if len(m.launch.grid) != 3 or len(m.launch.block) != 3:
         bad("launch", "grid and block need three dimensions each", "[launch]")
-    if m.launch.shared_mem < 0:
+    if not isinstance(m.launch.shared_mem, int) or m.launch.shared_mem < 0:
         bad("launch.shared_mem", f"{m.launch.shared_mem} is negative", "shared_mem")
     runtime_local = m.backend == "opencl" and tuple(m.launch.block) == (0, 0, 0)  # a NULL local size
     if any(not isinstance(d, int) or d <= 0 for d in tuple(m.launch.grid) + (() if runtime_local else tuple(m.launch.block))):
