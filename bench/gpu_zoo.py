@@ -167,7 +167,7 @@ def _retimed(res: dict[str, Any]) -> dict[str, Any] | None:
     return r if isinstance(r, dict) and r.get("speedup") else None
 
 
-def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int, budget: float) -> dict[str, Any]:
+def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int, budget: float, ncu_until: float) -> dict[str, Any]:
     from s2s.mep.history import History
     from s2s.optimize.loop import Options, optimize
 
@@ -187,7 +187,7 @@ def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int, bu
     row["original_us"] = first.ref_us if first else None
     if best is None:
         row.update(status="no-win", speedup=1.0, speedup_counted=1.0, best_us=row["original_us"], pipeline="",
-                   ncu=_ncu(Path(mep), None))
+                   ncu=_ncu(Path(mep), None, ncu_until))
         return row
     res = best.result or {}
     rt = _retimed(res)
@@ -198,23 +198,26 @@ def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int, bu
     if rt and (rt.get("variant") or {}).get("median_us"):
         row["best_us"] = rt["variant"]["median_us"]
         row["original_us"] = (rt.get("reference") or {}).get("median_us", row["original_us"])
-    row["ncu"] = _ncu(Path(mep), best.id)
+    row["ncu"] = _ncu(Path(mep), best.id, ncu_until)
     return row
 
 
-def _ncu(mep: Path, best: str | None) -> dict[str, Any] | None:
-    """One Nsight Compute run of the original and of the winner, recorded in the history (where ncu is installed)."""
+def _ncu(mep: Path, best: str | None, until: float) -> dict[str, Any] | None:
+    """One Nsight Compute run of the original and of the winner, recorded in the history (where ncu is installed and
+    the part's deadline leaves time for it)."""
     from s2s.mep import profile_ncu
     from s2s.mep.history import History
 
     if not profile_ncu.available():
         return None
+    if time.time() > until:
+        return {"skipped": "the part's deadline"}
     out: dict[str, Any] = {}
     hist = History(mep / "history.sqlite")
     try:
         for key, variant in (("original", None), (best or "", best)):
             if key:
-                res = profile_ncu.profile(mep, variant)
+                res = profile_ncu.profile(mep, variant, timeout_s=max(10.0, min(90.0, until + 45 - time.time())))
                 profile_ncu.record(hist, key, res)
                 out["original" if variant is None else "best"] = dataclasses.asdict(res) if isinstance(res, profile_ncu.Profile) else res
     finally:
@@ -272,17 +275,20 @@ def run_part(index: int, count: int, args: argparse.Namespace) -> int:
     runnable = [k for k in kernels if "error" not in prepared[k.name]]
     left = t_end - time.time() - 25  # reports and archive at the end
     waves = max(1, -(-len(runnable) // args.parallel))
-    budget = max(40.0, left / waves - 15)
+    budget = max(40.0, left / waves - 45)  # what is left of a kernel's share goes to its ncu runs and report
     results: dict[str, dict[str, Any]] = {}
     # spawned workers: the CUDA context CuPy opened here for the vendor timings is never forked
-    with ProcessPoolExecutor(max_workers=args.parallel, mp_context=multiprocessing.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(max_workers=args.parallel, mp_context=multiprocessing.get_context("spawn"))
+    try:
         futs = {k.name: pool.submit(optimize_one, k.name, prepared[k.name]["mep"], str(work), args.max_evals, args.rounds,
-                                    budget) for k in runnable}
+                                    budget, t_end - 70) for k in runnable}
         for name, f in futs.items():
             try:
-                results[name] = f.result(timeout=max(1.0, t_end - time.time()))
+                results[name] = f.result(timeout=max(1.0, t_end - 20 - time.time()))
             except Exception as exc:  # noqa: BLE001 - a kernel that failed or ran out of time counts 1.00x
                 results[name] = {"kernel": name, "status": f"error: {type(exc).__name__}: {exc}"[:400], "speedup_counted": 1.0}
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # past the deadline the results written so far are what counts
     rows = []
     for k in kernels:
         row = {"kernel": k.name, "family": k.family, "style": k.style, "sample": SAMPLE, **prepared[k.name]}
