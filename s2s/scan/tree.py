@@ -177,7 +177,9 @@ def find_kernel(index: Index, name: str) -> Kernel:
             want_file, name = head, tail
     exact = [k for k in index.kernels if k.qualified == name or (("::" not in name) and k.name == name)]
     if want_file:
-        exact = [k for k in exact if k.file == want_file or k.file.endswith("/" + want_file)]
+        exact = [k for k in exact if k.file == want_file or k.file.endswith("/" + want_file)]  # whole path components
+        if any(k.file == want_file for k in exact):  # `app.cu:k` names app.cu itself, not old/app.cu
+            exact = [k for k in exact if k.file == want_file]
     if want_line:
         exact = [k for k in exact if k.line == want_line]
     if len(exact) == 1:
