@@ -247,7 +247,6 @@ __global__ void odd_names(__half* h, float* y, int n) {
 """}
 
 
-@pytest.mark.xfail(strict=True, reason="class 6: in progress")
 def test_pragma_function_macros_included_c_files_and_half_intrinsics_are_found(tmp_path: Path) -> None:
     tree = _tree(tmp_path / "app", NAMES_APP)
     res = run_cli("extract", str(tree), "--kernel", "odd_names", "-o", str(tmp_path / "m"))

@@ -27,7 +27,8 @@ KEYWORDS = frozenset(
     "true false nullptr template typename using namespace public private protected new delete this operator "
     "constexpr static_assert alignas alignof decltype noexcept throw try catch friend virtual explicit mutable "
     # preprocessor operators inside `#if` lines of macro blocks: never names to look up
-    "defined __has_include __has_include_next __has_builtin __has_attribute __has_cpp_attribute __has_feature".split()
+    "defined __has_include __has_include_next __has_builtin __has_attribute __has_cpp_attribute __has_feature _Pragma "
+    "__pragma".split()
 )
 
 
