@@ -125,6 +125,27 @@ __global__ void spmv(const int* rowptr, const int* cols, const float* vals, cons
     assert [(r.target, r.over) for r in m.reductions] == [("s", "k")]
 
 
+def test_accesses_through_function_like_macros() -> None:
+    src = b"""
+#define AT(k, i) A[(k) * M + (i)]
+#define OUT(r, s) \\
+    C[(r) * n + (s)]
+__global__ void tn(const float* A, float* C, int M, int n, int K)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = blockIdx.y * blockDim.y + threadIdx.y;
+    for (int k = 0; k < K; k++)
+        OUT(i, j) += AT(k, i) * AT(k, j);
+}
+"""
+    m = kernel_model(src, "cuda")
+    assert m is not None
+    by = {a.text: a for a in m.accesses}
+    assert (by["AT(k, i)"].array, str(by["AT(k, i)"].flat), by["AT(k, i)"].pattern) == ("A", "M*k + i", "uniform")
+    assert by["AT(k, j)"].pattern == "coalesced" and by["OUT(i, j)"].write and by["OUT(i, j)"].read
+    assert [(r.target, r.into, r.over) for r in m.reductions] == [("OUT(i, j)", "global", "k")]
+
+
 def test_multi_dimensional_subscripts_and_local_thread_indices() -> None:
     src = b"""
 __global__ void k(float a[64][64], float* out, int n)

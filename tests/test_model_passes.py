@@ -64,12 +64,30 @@ __kernel void atb(__global const float* a, __global const float* b, __global flo
 }
 """
 
+# a rank-2k update indexed through function-like macros: two operands on each side, accumulated into global memory
+SYR2K_CL = """\
+#define AM(r, s) a[(r) * nk + (s)]
+#define BM(r, s) b[(r) * nk + (s)]
+#define CM(r, s) c[(r) * nj + (s)]
+__kernel void syr2k(__global const float* a, __global const float* b, __global float* c, float alpha, float beta,
+                    int ni, int nj, int nk)
+{
+    int j = get_global_id(0);
+    int i = get_global_id(1);
+    if (i < ni && j < nj) {
+        CM(i, j) *= beta;
+        for (int k = 0; k < nk; k++)
+            CM(i, j) += alpha * AM(j, k) * BM(i, k) + alpha * BM(j, k) * AM(i, k);
+    }
+}
+"""
+
 
 def _manifest(kernel: str, two_operands: bool):  # type: ignore[no-untyped-def]
-    rows_a = NI * NK if kernel != "syrk" else max(NI, NJ) * NK
+    rows_a = NI * NK if kernel not in {"syrk", "syr2k"} else max(NI, NJ) * NK
     params = [ParamSpec("a", "__global const float*", "in", "float", count=rows_a, space="global")]
     if two_operands:
-        params.append(ParamSpec("b", "__global const float*", "in", "float", count=NK * NJ, space="global"))
+        params.append(ParamSpec("b", "__global const float*", "in", "float", count=max(NK * NJ, rows_a), space="global"))
     params += [ParamSpec("c", "__global float*", "inout", "float", count=NI * NJ, space="global"),
                ParamSpec("alpha", "float", "scalar", "float", value=1.5), ParamSpec("beta", "float", "scalar", "float", value=-0.5),
                ParamSpec("ni", "int", "scalar", "int", value=NI), ParamSpec("nj", "int", "scalar", "int", value=NJ),
@@ -95,7 +113,7 @@ def _evaluate(mep: Path, state, cand: Candidate):  # type: ignore[no-untyped-def
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("src,kernel", [(GEMM_CL, "gemm"), (SYRK_CL, "syrk"), (ATB_CL, "atb")])
+@pytest.mark.parametrize("src,kernel", [(GEMM_CL, "gemm"), (SYRK_CL, "syrk"), (ATB_CL, "atb"), (SYR2K_CL, "syr2k")])
 @pytest.mark.parametrize("pipeline", ["contraction-tiling{tile=16 rows=2}", "contraction-tiling{tile=32 rows=8}"])
 def test_contraction_tiling_matches_the_original_on_pocl(tmp_path: Path, src: str, kernel: str, pipeline: str) -> None:
     pytest.importorskip("pyopencl")

@@ -113,9 +113,10 @@ class Poly:
 
 
 Env = Callable[[str], "Poly | None"]  # a local's polynomial (single-assignment locals), None: itself a name
+Calls = Callable[[Node, bytes], "Poly | None"]  # a call's polynomial (a function-like macro expanded), None: not one
 
 
-def poly_of(node: Node | None, data: bytes, env: Env | None = None) -> Poly | None:
+def poly_of(node: Node | None, data: bytes, env: Env | None = None, calls: Calls | None = None) -> Poly | None:
     """The polynomial of an integer expression, None when it is not one."""
     if node is None:
         return None
@@ -137,22 +138,23 @@ def poly_of(node: Node | None, data: bytes, env: Env | None = None) -> Poly | No
         return None
     if t in {"parenthesized_expression", "condition_clause"}:
         inner = [c for c in node.named_children if c.type != "comment"]
-        return poly_of(inner[0], data, env) if len(inner) == 1 else None
+        return poly_of(inner[0], data, env, calls) if len(inner) == 1 else None
     if t == "cast_expression":
-        return poly_of(node.child_by_field_name("value"), data, env)
+        return poly_of(node.child_by_field_name("value"), data, env, calls)
     if t == "unary_expression":
-        op, value = src(data, node.child_by_field_name("operator") or node), poly_of(node.child_by_field_name("argument"), data, env)
+        op, value = src(data, node.child_by_field_name("operator") or node), poly_of(node.child_by_field_name("argument"), data, env, calls)
         return None if value is None or op not in {"-", "+"} else (-value if op == "-" else value)
     if t == "binary_expression":
         op = src(data, node.child_by_field_name("operator") or node)
         if op not in {"+", "-", "*"}:
             return None
-        a, b = poly_of(node.child_by_field_name("left"), data, env), poly_of(node.child_by_field_name("right"), data, env)
+        a, b = poly_of(node.child_by_field_name("left"), data, env, calls), poly_of(node.child_by_field_name("right"), data, env, calls)
         if a is None or b is None:
             return None
         return a + b if op == "+" else a - b if op == "-" else a * b
     if t == "call_expression":
-        return _work_item(node, data)
+        item = _work_item(node, data)
+        return item if item is not None or calls is None else calls(node, data)
     return None
 
 

@@ -41,10 +41,11 @@ class Contraction:
     col_bound: str
     offsets: tuple[str, str]  # the mapping's constant offsets of row and col (" + 1"), "" for none
     inside: str  # the guard's condition for a thread that computes (C text)
-    a: Operand  # the row side
-    b: Operand  # the column side
+    a: tuple[Operand, ...]  # the row side: each distinct operand once (`B2(i, k)`, `A2(i, k)` in a rank-2k update)
+    b: tuple[Operand, ...]  # the column side
     target: str  # the accumulator: `sum` or `c[i * N + j]`
     target_decl: str  # "float " when the accumulator is a local declared before the loop, else ""
+    target_array: str  # the array behind a global accumulator (`c` for `CM(i, j)`), "" for a local
     statement: tuple[int, int]  # the accumulation statement
     target_spans: tuple[tuple[int, int], ...]
     mapping: tuple[tuple[int, int], ...]  # the thread-index declarations
@@ -128,8 +129,8 @@ class _Finder:
             if not a.affine or uses not in ({row, k}, {col, k}) or not self.m.pointer(a.array):
                 return f"{a.text} is not an operand A(row, k) or B(k, col)"
             sides["a" if row in uses else "b"].append(a)
-        if not sides["a"] or not sides["b"] or any(len({a.text.replace(" ", "") for a in s}) != 1 for s in sides.values()):
-            return "needs one row-side and one column-side operand"
+        if not sides["a"] or not sides["b"] or any(len({a.text.replace(" ", "") for a in s}) > 4 for s in sides.values()):
+            return "needs one to four row-side and column-side operands each"
         spans = [(a.start, a.end) for s in sides.values() for a in s] + [(a.start, a.end) for a in tgt]
         rest_text = "".join(c for i, c in enumerate(self.data[stmt.start_byte:stmt.end_byte].decode())
                             if not any(s <= stmt.start_byte + i < e for s, e in spans))
@@ -149,12 +150,10 @@ class _Finder:
             if tgt[0].depends_on(k) or idents(target) & (locals_ - {row, col} - declared):
                 return "the accumulator's index must use only the row, the column and sizes"
             tspans = tuple((a.start, a.end) for a in tgt)
-        a, b = sides["a"][0], sides["b"][0]
         return Contraction(
             row, col, k, bounds[0], bounds[1], upper[row].text(), upper[col].text(), offsets, inside,
-            Operand(a.text, a.array, _k_fast(a, k), tuple((x.start, x.end) for x in sides["a"])),
-            Operand(b.text, b.array, _k_fast(b, k), tuple((x.start, x.end) for x in sides["b"])),
-            target, target_decl, (stmt.start_byte, stmt.end_byte), tspans,
+            _group(sides["a"], k), _group(sides["b"], k),
+            target, target_decl, tgt[0].array if tgt else "", (stmt.start_byte, stmt.end_byte), tspans,
             tuple((d.start_byte, d.end_byte) for d in decls), (guard.start_byte, rest[-1].end_byte if ret else guard.end_byte),
             tuple((s.start_byte, s.end_byte, s.type == "declaration") for s in before), tuple((s.start_byte, s.end_byte) for s in after),
             _indent(self.data, decls[0].start_byte))
@@ -170,6 +169,14 @@ class _Finder:
                     out.add(self.t(d))
             stack.extend(n.named_children)
         return out
+
+
+def _group(side: list[ArrayAccess], k: str) -> tuple[Operand, ...]:
+    """The side's distinct operands (by text), each with every place it stands."""
+    keys: dict[str, list[ArrayAccess]] = {}
+    for a in side:
+        keys.setdefault(a.text.replace(" ", ""), []).append(a)
+    return tuple(Operand(g[0].text, g[0].array, _k_fast(g[0], k), tuple((x.start, x.end) for x in g)) for g in keys.values())
 
 
 def _single(loop: Node) -> Node | None:

@@ -16,6 +16,7 @@ from tree_sitter import Node
 from .affine import AXES, Poly, poly_of
 from .cexpr import SIZEOF
 from .kernel_facts import find_kernel
+from .macros import Expansion, expand, function_macros
 from .parsing import parse, src
 
 _THREAD = tuple(f"threadIdx.{a}" for a in AXES)
@@ -173,6 +174,8 @@ class _Builder:
         self.loops: list[LoopNest] = []
         self.accesses: list[ArrayAccess] = []
         self.reductions: list[Reduction] = []
+        self.macros = function_macros(data)
+        self.expanded: dict[str, Expansion | None] = {}
         self.guards: list[Guard] = []
         self.deepest: tuple[int, int, int] = (-1, 0, 0)  # (depth, flops, bytes) of the deepest loop body
 
@@ -207,8 +210,8 @@ class _Builder:
         """Names that differ between threads or iterations: thread/block indices and loop variables."""
         return {*_THREAD, *_BLOCK, *(lp.var for lp in self.loops)}
 
-    def poly(self, node: Node | None) -> Poly | None:
-        p = poly_of(node, self.data, self._lookup)
+    def poly(self, node: Node | None, data: bytes | None = None) -> Poly | None:
+        p = poly_of(node, self.data if data is None else data, self._lookup, self._call)
         if p is None:
             return None
         opaque = {n for n in p.names if n in self.counts and n not in self.env and not any(lp.var == n for lp in self.loops)}
@@ -232,6 +235,9 @@ class _Builder:
             self._guard(node)
         elif t == "subscript_expression" and not _is_inner_subscript(node):
             self._access(node, stack)
+        elif t == "call_expression" and (exp := expand(node, self.data, self.macros, self.expanded)) is not None:
+            if exp.node.type == "subscript_expression":  # `AT(k, i)` standing for `A[(k) * M + (i)]`
+                self._access(exp.node, stack, exp.data, node)
         elif t == "assignment_expression" and stack:
             self._reduction(node, stack)
         for c in node.named_children:
@@ -271,7 +277,13 @@ class _Builder:
         self.loops.append(LoopNest(var, lower, upper, _step(upd, var, self.data), len(stack) + 1, stack[-1] if stack else -1,
                                    node.start_byte, node.end_byte))
 
-    def _access(self, node: Node, stack: list[int]) -> None:
+    def _call(self, node: Node, data: bytes) -> Poly | None:
+        exp = expand(node, data, self.macros, self.expanded)
+        return self.poly(exp.node, exp.data) if exp is not None else None
+
+    def _access(self, node: Node, stack: list[int], data: bytes | None = None, at: Node | None = None) -> None:
+        """An access `node`; from a macro's expansion (in `data`) it stands at the call `at` in the kernel's text."""
+        data, at = (self.data, node) if data is None or at is None else (data, at)
         chain: list[Node | None] = []
         cur = node
         while cur.type == "subscript_expression":
@@ -283,9 +295,10 @@ class _Builder:
             cur = arg
         if cur.type != "identifier":
             return
-        array = src(self.data, cur)
-        index = tuple(self.poly(_unwrap(i)) for i in chain)
+        array = src(data, cur)
+        index = tuple(self.poly(_unwrap(i), data) for i in chain)
         threads = tuple(self._expand(p) for p in index)
+        node = at
         parent = node.parent
         assigned = parent is not None and parent.type == "assignment_expression" and parent.child_by_field_name("left") == node
         op = src(self.data, parent.child_by_field_name("operator") or parent) if assigned and parent is not None else ""
@@ -327,11 +340,14 @@ class _Builder:
         over = next((self.loops[i].var for i in reversed(stack) if self.loops[i].var not in names), "")
         if left.type == "identifier" and over:
             self.reductions.append(Reduction(lhs, "local", op, over, expr, node.start_byte, node.end_byte))
-        elif left.type == "subscript_expression" and over:
-            base = left
+        elif left.type in {"subscript_expression", "call_expression"} and over:
+            data, base = self.data, left
+            if left.type == "call_expression":  # CM(i, j) += ...: the array behind the macro
+                exp = expand(left, self.data, self.macros, self.expanded)
+                data, base = (exp.data, exp.node) if exp is not None else (self.data, left)
             while base.type == "subscript_expression":
                 base = base.child_by_field_name("argument") or base
-            if any(n == src(self.data, base) and p for n, _, p in self.params):
+            if base.type == "identifier" and any(n == src(data, base) and p for n, _, p in self.params):
                 self.reductions.append(Reduction(lhs, "global", op, over, expr, node.start_byte, node.end_byte))
 
     def _guard(self, node: Node) -> None:

@@ -100,18 +100,21 @@ class ContractionTiling:
         c = find_contraction(source, facts.dialect, facts.name)
         if isinstance(c, str):
             return Refused(c)
-        tys = [(facts.param(x).base_type if facts.param(x) else "") for x in (c.a.array, c.b.array)]  # type: ignore[union-attr]
-        acc_ty = c.target_decl.strip() or (facts.param(c.target.split("[")[0].strip()).base_type  # type: ignore[union-attr]
-                                           if facts.param(c.target.split("[")[0].strip()) else "")
+        tys = [(facts.param(o.array).base_type if facts.param(o.array) else "") for o in c.a + c.b]  # type: ignore[union-attr]
+        held = facts.param(c.target_array)
+        acc_ty = c.target_decl.strip() or (held.base_type if held is not None else "")
         if not all(tys) or not acc_ty:
             return Refused("the operands and the accumulator must have known element types")
         if sum(_SIZES.get(t, 8) for t in tys) * self.tile * (self.tile + 1) > 48 * 1024:
-            return Refused(f"two {self.tile}x{self.tile + 1} tiles of {'/'.join(tys)} exceed 48 KiB of shared memory")
-        names = {w: fresh(facts, source, w) for w in ("As", "Bs", "acc", "tx", "ty", "row0", "col0", "t", "e", "kk", "r")}
+            return Refused(f"{len(tys)} {self.tile}x{self.tile + 1} tiles of {'/'.join(tys)} exceed 48 KiB of shared memory")
+        names = {w: fresh(facts, source, w) for w in ("acc", "tx", "ty", "row0", "col0", "t", "e", "kk", "r")}
+        for side, ops in (("As", c.a), ("Bs", c.b)):
+            for i in range(len(ops)):
+                names[f"{side}{i}"] = fresh(facts, source, side if i == 0 else f"{side}{i + 1}")
         code = self._code(source, c, names, tys, acc_ty, facts.dialect == "opencl")
         edit = Edit(c.mapping[0][0], c.rest[1], ("\n" + c.indent).join(code))
         launch = LaunchChange((self.tile, self.tile // self.rows, 1), "tile-coarse", per_item=self.tile)
-        sides = f"{c.a.text} loaded along {c.k if c.a.k_fast else c.row}, {c.b.text} along {c.k if c.b.k_fast else c.col}"
+        sides = ", ".join([f"{o.text} along {c.k if o.k_fast else c.row}" for o in c.a] + [f"{o.text} along {c.k if o.k_fast else c.col}" for o in c.b])
         return Rewrite((edit,), launch, f"{self.tile}x{self.tile} tiles over {c.k}, {self.rows} rows per thread: {sides}")
 
     def _code(self, source: bytes, c: Contraction, n: dict[str, str], tys: list[str], acc_ty: str, cl: bool) -> list[str]:
@@ -127,25 +130,32 @@ class ContractionTiling:
         before = [txt(s, e) for s, e, _ in c.before]
         redeclared = [txt(s, e) for s, e, decl in c.before if decl and not (c.target_decl and c.target in txt(s, e).split("=")[0])]
         # the accumulation with the accumulator in a register and the operands from the tiles
-        swaps = sorted([(s, e, acc) for s, e in c.target_spans] + [(s, e, f"{n['As']}[{n['ty']} + {r} * {BY}][{n['kk']}]") for s, e in c.a.spans]
-                       + [(s, e, f"{n['Bs']}[{n['kk']}][{n['tx']}]") for s, e in c.b.spans])
+        swaps = sorted([(s, e, acc) for s, e in c.target_spans]
+                       + [(s, e, f"{n[f'As{i}']}[{n['ty']} + {r} * {BY}][{n['kk']}]") for i, o in enumerate(c.a) for s, e in o.spans]
+                       + [(s, e, f"{n[f'Bs{i}']}[{n['kk']}][{n['tx']}]") for i, o in enumerate(c.b) for s, e in o.spans])
         stmt, at = "", c.statement[0]
         for s, e, new in swaps:
             stmt, at = stmt + txt(at, s) + new, e
         stmt += txt(at, c.statement[1])
         inner = [f"        for (int {r} = 0; {r} < {R}; ++{r})", f"            {stmt}"]
-        a_i, a_k = (n["e"], n["tx"]) if c.a.k_fast else (n["tx"], n["e"])
-        b_k, b_j = (n["tx"], n["e"]) if c.b.k_fast else (n["e"], n["tx"])
+        loads, decls = [], []
+        for i, o in enumerate(c.a):  # each operand loaded along its unit-stride index: the loads coalesce in either layout
+            a_i, a_k = (n["e"], n["tx"]) if o.k_fast else (n["tx"], n["e"])
+            decls.append(f"{space} {tys[i]} {n[f'As{i}']}[{T}][{T + 1}];")
+            loads.append(f"        {{ int {c.row} = {n['row0']} + {a_i}{ro}; int {c.k} = {n['t']} + {a_k}; {n[f'As{i}']}[{a_i}][{a_k}] = "
+                         f"({c.row} < {c.row_bound} && {c.k} < {c.upper}) ? {o.text} : ({tys[i]})0; }}")
+        for i, o in enumerate(c.b):
+            b_k, b_j = (n["tx"], n["e"]) if o.k_fast else (n["e"], n["tx"])
+            decls.append(f"{space} {tys[len(c.a) + i]} {n[f'Bs{i}']}[{T}][{T + 1}];")
+            loads.append(f"        {{ int {c.col} = {n['col0']} + {b_j}{co}; int {c.k} = {n['t']} + {b_k}; {n[f'Bs{i}']}[{b_k}][{b_j}] = "
+                         f"({c.k} < {c.upper} && {c.col} < {c.col_bound}) ? {o.text} : ({tys[len(c.a) + i]})0; }}")
         return [
-            f"{space} {tys[0]} {n['As']}[{T}][{T + 1}];", f"{space} {tys[1]} {n['Bs']}[{T}][{T + 1}];", f"{acc_ty} {n['acc']}[{R}];",
+            *decls, f"{acc_ty} {n['acc']}[{R}];",
             f"const int {n['tx']} = {lx}, {n['ty']} = {ly};", f"const int {n['row0']} = {gy} * {T}, {n['col0']} = {gx} * {T};",
             *each, f"    {acc} = 0;", f"    if ({c.inside}) {{", *("        " + s for s in before), f"        {acc} = {c.target};", "    }", "}",
             f"for (int {n['t']} = {c.lower}; {n['t']} < {c.upper}; {n['t']} += {T}) {{",
             f"    for (int {n['e']} = {n['ty']}; {n['e']} < {T}; {n['e']} += {BY}) {{",
-            f"        {{ int {c.row} = {n['row0']} + {a_i}{ro}; int {c.k} = {n['t']} + {a_k}; {n['As']}[{a_i}][{a_k}] = "
-            f"({c.row} < {c.row_bound} && {c.k} < {c.upper}) ? {c.a.text} : ({tys[0]})0; }}",
-            f"        {{ int {c.col} = {n['col0']} + {b_j}{co}; int {c.k} = {n['t']} + {b_k}; {n['Bs']}[{b_k}][{b_j}] = "
-            f"({c.k} < {c.upper} && {c.col} < {c.col_bound}) ? {c.b.text} : ({tys[1]})0; }}",
+            *loads,
             "    }", f"    {sync}", f"    if ({n['t']} + {T} <= {c.upper}) {{", "        #pragma unroll",
             f"        for (int {n['kk']} = 0; {n['kk']} < {T}; ++{n['kk']})", *("    " + s for s in inner),
             "    } else {", f"        for (int {n['kk']} = 0; {n['kk']} < {c.upper} - {n['t']}; ++{n['kk']})", *("    " + s for s in inner),
