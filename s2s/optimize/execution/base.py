@@ -237,6 +237,8 @@ def _gpu_uuid(dev: str) -> str:
 def worker_info(address: str = "") -> dict[str, Any]:
     dev = os.environ.get("CUDA_VISIBLE_DEVICES", "")
     info: dict[str, Any] = {"host": socket.gethostname(), "pid": os.getpid(), "gpu": dev, "address": address}
+    if os.environ.get("SLURM_JOB_ID"):
+        info["slurm_job"] = os.environ["SLURM_JOB_ID"]
     uuid = _gpu_uuid(dev) if "," not in dev else ""
     if uuid:
         info["gpu_uuid"] = uuid
