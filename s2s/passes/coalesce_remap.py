@@ -1,17 +1,19 @@
 """coalesce-remap: swap the x and y thread mappings when threadIdx.x walks the slow (strided) index.
 
-Shape: a 2-D kernel where every two-variable subscript multiplies the x-mapped variable by a stride and
-uses the y-mapped one unscaled (`A[row * n + col]` with row from x). The x/y builtins in the mapping
-declarations are exchanged, and the launch swaps its x and y extents.
+From the kernel model: every affine access (through index macros too) is weighed by its loop depth, and counted as
+coalesced or uniform across a warp along threadIdx.x now, and along threadIdx.y (what x would walk after the swap).
+When the swap coalesces more, the x/y builtins in the mapping declarations are exchanged, and the launch swaps its
+x and y extents.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import ClassVar
 
+from s2s.lang.affine import Poly
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
+from s2s.lang.kernel_model import kernel_model
 
 from ._common import body_node, statements, text
 
@@ -45,16 +47,21 @@ class CoalesceRemap:
         vx, vy = facts.var_for("x"), facts.var_for("y")
         if facts.dims != 2 or not vx or not vy or facts.var_for("z"):
             return "needs a 2-D thread mapping"
-        pairs = [s.index for s in facts.subscripts if {vx, vy} <= idents(s.index)]
-        if not pairs:
-            return "no subscript uses both mapped variables"
-        if not all(_scaled(i, vx) and not _scaled(i, vy) for i in pairs):
-            return f"threadIdx.x ({vx}) does not walk the slow index in every subscript"
         if facts.shared:
             return "shared memory laid out for the current mapping"
         return True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        model = kernel_model(source, facts.dialect, facts.name)
+        now = swapped = 0
+        for a in model.accesses if model is not None else ():
+            if a.affine and None not in a.threads and a.depends_on("threadIdx.x") | a.depends_on("threadIdx.y"):
+                weight = 8 ** len(a.loops)  # an access in a loop nest runs that much more often
+                now += weight * _unit_or_none(a.threads, "threadIdx.x")
+                swapped += weight * _unit_or_none(a.threads, "threadIdx.y")
+        if swapped <= now:
+            return Refused(f"threadIdx.x ({facts.var_for('x')}) does not walk the slow index: swapping x and y coalesces "
+                           f"no more accesses ({swapped} against {now}, weighted by loop depth)")
         names = {facts.var_for("x"), facts.var_for("y")}
         edits: list[Edit] = []
         for s in statements(body_node(source, facts)):
@@ -72,6 +79,9 @@ class CoalesceRemap:
         return Rewrite(tuple(edits), LaunchChange(None, "swap-xy"), "threadIdx.x now walks the contiguous index")
 
 
-def _scaled(index: str, var: str) -> bool:
-    return bool(re.search(rf"\b{re.escape(var)}\s*\*|\*\s*{re.escape(var)}\b", index)) or bool(
-        re.search(rf"\bIDX\s*\(\s*{re.escape(var)}\s*,", index))
+def _unit_or_none(index: tuple[Poly | None, ...], lane: str) -> int:
+    """1 when neighbouring lanes along `lane` read neighbouring or the same elements, else 0."""
+    *outer, last = index
+    if any(p is not None and p.coeff(lane).terms for p in outer) or last is None:
+        return 0
+    return int(last.coeff(lane).constant() in {0, 1, -1})
