@@ -12,6 +12,10 @@ system-deps:
 	@if ! ls /etc/OpenCL/vendors/*pocl* >/dev/null 2>&1 || [ ! -e /usr/include/CL/cl.h ]; then \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
 	    pocl-opencl-icd ocl-icd-opencl-dev opencl-headers make g++ >/dev/null; fi
+	@# a real single-node Slurm for tests/test_slurm.py (--cluster slurm); the test starts and stops the daemons itself
+	@if ! command -v slurmctld >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    slurm-wlm munge >/dev/null; fi
 
 $(BIN)/s2s: pyproject.toml
 	$(PY) -m venv $(VENV)
