@@ -269,7 +269,7 @@ def check_types(raw: dict[str, Any], path: Path) -> None:
     """One UserError naming the first entry whose TOML type is wrong (a string where a number belongs, ...)."""
 
     def bad(entry: str, v: Any, want: Any, needle: str, after: str = "") -> None:
-        raise UserError(f"{entry} = {v!r}: expected {_NAMES.get(want, 'another type')}", file=str(path),
+        raise UserError(f"{entry}: {v!r} is not {_NAMES.get(want, 'of the right type')}", file=str(path),
                         line=line_of(path, needle, after))
 
     for key, want in _TOP.items():
