@@ -7,6 +7,7 @@ suffix), written here from scratch.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -267,3 +268,67 @@ def test_kernel_path_matches_whole_components(tmp_path: Path) -> None:
     hint = e.value.hint or ""
     suggestion = hint.split("--kernel ")[-1].split()[0]
     assert find_kernel(index, suggestion).name == "k"  # the suggestion itself is unambiguous
+
+
+# -- 5. compile flags from the build itself --------------------------------------------------------------------------
+BUILD_APP = {
+    "Makefile": """# NVFLAGS += -DCOMMENTED=1
+DEBUG = no
+include config/make.def
+NVFLAGS = -O2 -DNX=$(NX) -Iinc
+ifeq ($(DEBUG),yes)
+NVFLAGS += -DNX_DEBUG=7
+else
+NVFLAGS += -DRELEASE=1
+endif
+all: app
+app: src/app.cu
+\tnvcc $(NVFLAGS) -c src/app.cu -o app.o && nvcc app.o -o app
+debug:
+\tnvcc -DDEBUG_TARGET=1 -c src/app.cu
+""",
+    "config/make.def": "NX = 96\n",
+    "inc/scale.h": "#define SCALE 2.0f\n",
+    "src/app.cu": """#include <cuda_runtime.h>
+#include "scale.h"
+#ifndef NX
+#define NX 5
+#endif
+__global__ void fill(float* a, int n) { int i = threadIdx.x; if (i < n) a[i] = SCALE; }
+int main() { float* d; cudaMalloc((void**)&d, NX * sizeof(float)); fill<<<1, NX>>>(d, NX); return 0; }
+""",
+}
+
+
+def test_makefile_read_only_from_active_lines_of_the_default_goal(tmp_path: Path) -> None:
+    from s2s.scan.build_flags import makefile_command
+
+    tree = _tree(tmp_path / "app", BUILD_APP)
+    cmd, where = makefile_command(tree / "src" / "app.cu", tree)
+    assert cmd is not None and "heuristic" in where
+    assert cmd.defines == {"NX": "96", "RELEASE": "1"}  # the included fragment's NX; not commented, off-branch, debug:
+    assert cmd.include_dirs == [(tree / "inc").resolve()]  # a relative -I, relative to the Makefile
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make not installed")
+def test_flags_from_a_dry_run_of_the_build_command(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "app", BUILD_APP)
+    before = sorted(p.name for p in tree.rglob("*"))
+    res = run_cli("extract", str(tree), "--kernel", "fill", "-o", str(tmp_path / "m"), "--build-cmd", "make DEBUG=yes")
+    assert res.returncode == 0, res.stderr
+    doc = tomllib.loads((tmp_path / "m" / "mep.toml").read_text())
+    assert "dry run" in doc["origin"]["flags_from"] and "-DNX_DEBUG=7" in doc["origin"]["compile_command"]
+    assert doc["launch"]["block"] == [96, 1, 1]
+    assert sorted(p.name for p in tree.rglob("*")) == before  # the dry run happened in a copy: nothing written here
+
+
+def test_build_command_without_make_is_a_note(tmp_path: Path) -> None:
+    from s2s.scan.build_capture import commands_from_build, dry_run_command, parse_log
+
+    assert dry_run_command("cd build && make -j8 ep CLASS=S") == "cd build && make -n -B -w -j8 ep CLASS=S"
+    found, why = commands_from_build(_tree(tmp_path / "app", BUILD_APP), "./build.sh")
+    assert found == {} and "runs no make" in why
+    log = ("make: Entering directory '/x/sub'\nnvcc -DA=1 -I../inc -c k.cu -o k.o\nmake: Leaving directory '/x/sub'\n"
+           "g++ -O2 -c main.cpp && echo done\n")
+    cmds = parse_log(log, Path("/x"))
+    assert [(str(c.file), c.defines) for c in cmds] == [("/x/sub/k.cu", {"A": "1"}), ("/x/main.cpp", {})]

@@ -25,6 +25,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     e.add_argument("--kernel", required=True, help="NAME, ns::NAME or FILE:NAME; add @LINE for overloads in one file")
     e.add_argument("-o", "--output", default=None, help="MEP directory (default: mep-NAME)")
     e.add_argument("--compile-commands", help="compile_commands.json (default: found in the tree)")
+    e.add_argument("--build-cmd", help="the application's build command: without a compile_commands.json, the compiler "
+                   "invocations of its dry run (make -n, in a scratch copy) give each unit's flags")
     e.add_argument("--mode", choices=("auto", "clang", "names"), default="auto",
                    help="closure by libclang (needs compile flags), by names over the tree-sitter index, or auto")
     e.add_argument("--allow-missing", action="store_true", help="write the file even if a called function is not found")
@@ -66,7 +68,8 @@ def _extract(args: argparse.Namespace, console: Console) -> int:
 
     overrides = dict(parse_define(d) for d in args.define or [])
     out, manifest, ex = make_mep(args.tree, args.kernel, args.output, compile_commands=args.compile_commands,
-                                 mode=args.mode, allow_missing=args.allow_missing, overrides=overrides, force=args.force)
+                                 mode=args.mode, allow_missing=args.allow_missing, overrides=overrides, force=args.force,
+                                 build_cmd=args.build_cmd)
     console.print(f"wrote MEP {out} for {ex.kernel.qualified} ({ex.mode} closure, {len(ex.items)} items)", highlight=False)
     for note in manifest.notes:
         console.print(f"[yellow]note[/] {note}", highlight=False)

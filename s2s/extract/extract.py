@@ -72,7 +72,7 @@ def choose_unit(kernel_path: Path, graph: IncludeGraph, compdb: dict[Path, Compi
 
 
 def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None = None, mode: str = "auto",
-            allow_missing: bool = False, index: Index | None = None) -> Extraction:
+            allow_missing: bool = False, index: Index | None = None, build_cmd: str | None = None) -> Extraction:
     tree = check_tree(tree_arg)
     index = index or scan_tree(tree)
     kernel = find_kernel(index, kernel_name)
@@ -80,6 +80,13 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     files = load_tree(tree)
     compdb_path = find_compdb(tree, compile_commands)
     compdb = load_compdb(compdb_path) if compdb_path else {}
+    flags_from = _rel(compdb_path, base) if compdb_path else ""
+    dry_note = ""
+    if not compdb and build_cmd and tree.is_dir():
+        from s2s.scan.build_capture import commands_from_build
+
+        compdb, dry_note = commands_from_build(tree, build_cmd)
+        flags_from = dry_note if compdb else ""
     graph = IncludeGraph(files)
     kernel_path = (base / kernel.file).resolve() if tree.is_dir() else tree
     unit = choose_unit(kernel_path, graph, compdb)
@@ -93,7 +100,7 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     unit_files, external = graph.unit_order(unit, include_dirs)
     if kernel_path not in unit_files:
         unit_files.append(kernel_path)
-    notes: list[str] = [makefile_note] if makefile_note else []
+    notes: list[str] = [n for n in (dry_note if not flags_from else "", makefile_note) if n]
     if unit != kernel_path:
         notes.append(f"{kernel.file} is not compiled on its own: extracted in the context of {_rel(unit, base)}, which includes it")
     source = files[kernel_path]
@@ -139,7 +146,7 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     return Extraction(kernel=kernel, unit=_rel(unit, base), mode=used_mode, text=text, kernel_range=krange, items=items,
                       launches=sites, compile=command, defines=defines, notes=notes, instantiations=inst, files=files,
                       include_dirs=sorted(set(in_tree.values())),
-                      flags_from=(_rel(compdb_path, base) if compdb_path and command is not None else makefile_note))
+                      flags_from=(flags_from if command is not None and flags_from else makefile_note))
 
 
 def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base: Path, notes: list[str]) -> list[str]:

@@ -112,6 +112,7 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
         origin={"tree": str(tree), "file": ex.kernel.file, "line": ex.kernel.line, "start_byte": ex.kernel.start_byte,
                 "end_byte": ex.kernel.end_byte, "sha256": ex.kernel.sha256, "unit": ex.unit, "closure": ex.mode,
                 "compile_command": ex.compile.command_text if ex.compile else "",
+                "flags_from": ex.flags_from if ex.compile else "no compile flags found (none in the tree or its build)",
                 "launch": f"{site.file}:{site.line}" if site else ""},
         params=params, launch=inferred.launch, flags=flags, template_args=inferred.template_args,
         symbols=inferred.symbols, structs=inferred.structs, sizes=inferred.sizes,  # type: ignore[arg-type]
@@ -249,11 +250,11 @@ def _host_defines(site_file: str, tree: Path, ex: Extraction) -> dict[str, str]:
 
 def make_mep(tree_arg: str, kernel: str, output: str | None, compile_commands: str | None = None, mode: str = "auto",
              allow_missing: bool = False, overrides: dict[str, str] | None = None,
-             index: Index | None = None, force: bool = False) -> tuple[Path, Manifest, Extraction]:
+             index: Index | None = None, force: bool = False, build_cmd: str | None = None) -> tuple[Path, Manifest, Extraction]:
     from .output_dir import prepare_output
 
     tree = check_tree(tree_arg)
-    ex = extract(tree, kernel, compile_commands, mode, allow_missing, index=index)
+    ex = extract(tree, kernel, compile_commands, mode, allow_missing, index=index, build_cmd=build_cmd)
     out = Path(output or f"mep-{ex.kernel.name}")
     prepare_output(out, tree if tree.is_dir() else tree.parent, ex.kernel.qualified, force=force)
     manifest = write_mep(ex, out, tree if tree.is_dir() else tree.parent, overrides or {})
