@@ -92,7 +92,7 @@ def build_mep(mep: Path) -> dict[str, Any]:
     return {"ok": b.ok, "seconds": round(b.seconds, 1), "log": (b.log or "; ".join(b.messages))[-2000:]}
 
 
-def dry(kernels: list[ZooKernel], work: Path, out: Path, jobs: int) -> int:
+def dry(kernels: list[ZooKernel], work: Path, out: Path, jobs: int, apps: bool = True) -> int:
     """Everything that runs without a GPU: extraction (no FILL-IN), the apps and the MEP harnesses built with nvcc."""
     rows: dict[str, dict[str, Any]] = {}
     for k in kernels:
@@ -104,14 +104,14 @@ def dry(kernels: list[ZooKernel], work: Path, out: Path, jobs: int) -> int:
 
     def builds(k: ZooKernel) -> None:
         r = rows[k.name]
-        r["app_build"] = build_app(k, work / "apps")
+        r["app_build"] = build_app(k, work / "apps") if apps else None
         if "mep" in r and not r["unfilled"]:
             r["mep_build"] = build_mep(Path(r["mep"]))
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         list(pool.map(builds, kernels))
     bad = [r["kernel"] for r in rows.values()
-           if r.get("error") or r.get("unfilled") or not r["app_build"]["ok"] or not r.get("mep_build", {}).get("ok")]
+           if r.get("error") or r.get("unfilled") or (apps and not r["app_build"]["ok"]) or not r.get("mep_build", {}).get("ok")]
     lines = [f"# Kernel zoo, dry run ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit()})", "",
              f"{len(rows) - len(bad)} of {len(rows)} kernels extract with no FILL-IN and build (app and MEP harness) with "
              f"`{' '.join(NVCC)}`.", "", "| kernel | FILL-IN | mep.toml fixes | app build s | MEP build s |", "|---|---|---|---|---|"]
@@ -407,6 +407,7 @@ def main() -> int:
     ap.add_argument("--work", default="/tmp/s2s-zoo")
     ap.add_argument("--only", default="", help="comma-separated kernel names")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--no-apps", action="store_true", help="--dry: build the MEPs only, not the apps")
     ap.add_argument("--parallel", type=int, default=4, help="kernels optimized at once (--part)")
     ap.add_argument("--max-evals", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=4)
@@ -418,7 +419,7 @@ def main() -> int:
         return summarize(Path(args.summarize), Path(args.out or args.summarize))
     out = Path(args.out or ROOT / "bench" / "results" / "gpu-zoo")
     if args.dry:
-        return dry(kernels, Path(args.work), out, args.jobs)
+        return dry(kernels, Path(args.work), out, args.jobs, apps=not args.no_apps)
     if args.apps:
         return run_apps(kernels, Path(args.work), out, args.jobs)
     index, count = (int(x) for x in args.part.split("/"))
