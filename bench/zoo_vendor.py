@@ -19,8 +19,8 @@ def _rand(cp: Any, *shape: int) -> Any:
     return cp.random.default_rng(1).random(shape, dtype=cp.float32) * 2 - 1
 
 
-def _table(cp: Any) -> dict[str, Callable[[dict[str, int]], Op]]:
-    from cupy import cublas
+def _table(cp: Any, cublas: Any, sparse: Any, solve_triangular: Any) -> dict[str, Callable[[dict[str, int]], Op]]:
+    """Each vendor key -> a function of the kernel's sizes giving (library, call); the modules are passed in (CuPy's)."""
 
     def dot(s: dict[str, int]) -> Op:
         x, y = _rand(cp, s["N"]), _rand(cp, s["N"])
@@ -71,7 +71,6 @@ def _table(cp: Any) -> dict[str, Callable[[dict[str, int]], Op]]:
         return "2x cublas sgemm (CuPy has no syr2k)", run
 
     def trsm(s: dict[str, int]) -> Op:
-        from cupyx.scipy.linalg import solve_triangular
         lo = cp.tril(_rand(cp, s["N"], s["N"]) * 0.01) + cp.eye(s["N"], dtype=cp.float32) * 2
         b = _rand(cp, s["N"], s["NRHS"])
         return "cublas strsm (cupyx solve_triangular)", lambda: solve_triangular(lo, b, lower=True, overwrite_b=True)
@@ -121,7 +120,7 @@ def _table(cp: Any) -> dict[str, Callable[[dict[str, int]], Op]]:
 
     def spmv(rows: str, per_row: str) -> Callable[[dict[str, int]], Op]:
         def make(s: dict[str, int]) -> Op:
-            import cupyx.scipy.sparse as sp
+            sp = sparse
             n, k = s[rows], s[per_row]
             g = cp.random.default_rng(3)
             cols = (cp.repeat(cp.arange(n), k) + g.integers(-1024, 1024, n * k)) % n
@@ -167,8 +166,11 @@ def vendor_time(key: str, sizes: dict[str, int]) -> dict[str, Any]:
     """{library, median_us, spread_us} of the vendor call for `key`, or {error} when it cannot run here."""
     try:
         import cupy as cp
+        import cupyx.scipy.sparse as sparse
+        from cupy import cublas
+        from cupyx.scipy.linalg import solve_triangular
 
-        label, fn = _table(cp)[key](sizes)
+        label, fn = _table(cp, cublas, sparse, solve_triangular)[key](sizes)
         t = time_us(cp, fn)
         cp.get_default_memory_pool().free_all_blocks()
         return {"library": label, **t}
