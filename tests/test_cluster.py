@@ -97,7 +97,7 @@ def test_worker_killed_mid_run_loses_and_duplicates_nothing(local_run, matvec_so
     import json
 
     done_by = [json.loads(v[1])["worker"]["pid"] for v in dask.values()]
-    assert killed[0] not in done_by[1:] or done_by.count(killed[0]) <= 1  # what it was running was finished elsewhere
+    assert done_by.count(killed[0]) <= 1  # killed after the first record: what it was running was finished by another process
 
 
 def test_units_carry_the_mep_files_but_not_builds_history_or_other_variants(tmp_path: Path) -> None:
