@@ -113,6 +113,16 @@ def test_report_without_band_retiming_or_roofline(base_mep: Path, tmp_path: Path
 
 
 @pytest.mark.slow
+def test_report_bandwidth_view_from_the_manifest_when_no_work_was_recorded(base_mep: Path, tmp_path: Path) -> None:
+    res = {**_res(600.0, 5.0, 150.0, 2.0), "device": "NVIDIA H200"}
+    mep = _mep(base_mep, tmp_path / "bw", [("va", "ok", res)])
+    md = build_report(mep)[0].read_text()
+    nbytes = (4096 * 4096 + 4096 + 4096) * 4  # A and x read, y written (gemv_rows' mep.toml)
+    assert f"one launch moves at least {nbytes / 1e6:.1f} MB" in md and "Bandwidth view (NVIDIA H200" in md
+    assert f"- winner: 150.00 µs, {nbytes / 150e3:.0f} GB/s: {nbytes / 4800e3 / 150:.1%} of the floor" in md
+
+
+@pytest.mark.slow
 def test_report_inside_the_band_and_no_flops_kernel(base_mep: Path, tmp_path: Path) -> None:
     mep = _mep(base_mep, tmp_path / "t", [("va", "ok", _res(100.0, 3.0, 98.0, 3.0))],
                meta={"noise_band": "0.05"}, work=Work(bytes=2 * 8192 * 8192 * 4.0, flops=0.0))

@@ -86,6 +86,22 @@ def point(work: Work, time_us: float, roof: Roof) -> Point:
     return Point(time_us, work.bytes / (t * 1e3), work.flops / (t * 1e3), floor_us(work, roof) / t)
 
 
+def compulsory_bytes(manifest: Any) -> float | None:
+    """Bytes one launch must move at least, from mep.toml: every buffer read once, outputs written once (inout twice).
+    None when an element size is unknown (a struct, a template type)."""
+    from s2s.lang.cexpr import SIZEOF
+
+    total = 0.0
+    for p in manifest.params:
+        if p.role == "scalar" or not isinstance(p.count, int):
+            continue
+        size = SIZEOF.get(" ".join(str(p.elem).replace("const ", "").split()))
+        if size is None:
+            return None
+        total += p.count * size * (2 if p.role == "inout" else 1)
+    return total or None
+
+
 def record(history: Any, work: Work, roof: Roof, note: str = "") -> None:
     """Store the launch's work and the device's roof in a History (meta `roofline`), for the report."""
     history.set_meta(META_KEY, json.dumps({"work": asdict(work), "roof": asdict(roof), "note": note}))

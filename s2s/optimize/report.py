@@ -26,7 +26,7 @@ def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
     best = hist.best()
     llm = hist.llm_totals()
     band = noise_band(hist.meta("noise_band"))
-    roof = roofline_view(recorded(hist), best, rows)
+    roof = roofline_view(recorded(hist), best, rows, manifest)
     profiles = [(name, profile_ncu.recorded(hist, key)) for name, key in (("original", "original"), ("winner", best.id if best else ""))
                 if key]
     hist.close()
@@ -112,13 +112,17 @@ def _roofline_lines(v: RooflineView | None) -> list[str]:
         return []
     from s2s.mep.roofline import bound, floor_us
 
-    out = [f"Roofline ({v.roof.device}: {v.roof.bandwidth_gbs:.0f} GB/s, {v.roof.fp32_gflops / 1e3:.1f} TFLOP/s FP32; "
-           f"{v.roof.source}): one launch moves {v.work.bytes / 1e6:.1f} MB and does {v.work.flops / 1e9:.3f} GFLOP, "
-           f"{bound(v.work, v.roof)}-bound, floor {floor_us(v.work, v.roof):.2f} µs."]
+    if v.flops_known:
+        out = [f"Roofline ({v.roof.device}: {v.roof.bandwidth_gbs:.0f} GB/s, {v.roof.fp32_gflops / 1e3:.1f} TFLOP/s FP32; "
+               f"{v.roof.source}): one launch moves {v.work.bytes / 1e6:.1f} MB and does {v.work.flops / 1e9:.3f} GFLOP, "
+               f"{bound(v.work, v.roof)}-bound, floor {floor_us(v.work, v.roof):.2f} µs."]
+    else:
+        out = [f"Bandwidth view ({v.roof.device}, {v.roof.source}): one launch moves at least {v.work.bytes / 1e6:.1f} MB "
+               f"({v.note}), memory floor {floor_us(v.work, v.roof):.2f} µs; a compute floor needs the kernel's flops."]
     for name, p in (("original", v.original), ("winner", v.winner)):
         if p is not None:
-            out.append(f"- {name}: {p.time_us:.2f} µs, {p.gbs:.0f} GB/s, {p.gflops:.0f} GFLOP/s: "
-                       f"{p.fraction_of_floor:.1%} of the floor")
+            rate = f"{p.gbs:.0f} GB/s, {p.gflops:.0f} GFLOP/s" if v.flops_known else f"{p.gbs:.0f} GB/s"
+            out.append(f"- {name}: {p.time_us:.2f} µs, {rate}: {p.fraction_of_floor:.1%} of the floor")
     return [*out, ""]
 
 

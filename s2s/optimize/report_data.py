@@ -16,7 +16,7 @@ from typing import Any
 
 from s2s.mep.history import Row
 from s2s.mep.roofline import Point as RoofPoint
-from s2s.mep.roofline import Roof, Work, point
+from s2s.mep.roofline import Roof, Work, compulsory_bytes, datasheet_roof, point
 
 
 @dataclass(frozen=True)
@@ -97,12 +97,21 @@ class RooflineView:
     note: str
     original: RoofPoint | None
     winner: RoofPoint | None
+    flops_known: bool = True  # False: only the compulsory bytes of mep.toml are known (a bandwidth view)
 
 
-def roofline_view(recorded: tuple[Work, Roof, str] | None, best: Row | None, rows: list[Row]) -> RooflineView | None:
-    """The original's and the winner's achieved rates against the roof (the re-timed times where there are)."""
+def roofline_view(recorded: tuple[Work, Roof, str] | None, best: Row | None, rows: list[Row],
+                  manifest: Any = None) -> RooflineView | None:
+    """The original's and the winner's achieved rates against the roof (the re-timed times where there are). Without
+    recorded work, a bandwidth view from mep.toml's buffers on the measured device's datasheet roof, where both are known."""
+    flops_known = True
     if recorded is None:
-        return None
+        device = next(((r.result or {}).get("device") for r in rows if (r.result or {}).get("device")), "")
+        roof0 = datasheet_roof(str(device))
+        nbytes = compulsory_bytes(manifest) if manifest is not None else None
+        if roof0 is None or nbytes is None:
+            return None
+        recorded, flops_known = (Work(nbytes, 0.0), roof0, "compulsory bytes of mep.toml's buffers; flops not known"), False
     work, roof, note = recorded
     ref_us = best.ref_us if best else next((r.ref_us for r in rows if r.ref_us), None)
     var_us = best.var_us if best else None
@@ -111,4 +120,4 @@ def roofline_view(recorded: tuple[Work, Roof, str] | None, best: Row | None, row
         ref_us = (rt.get("reference") or {}).get("median_us") or ref_us
         var_us = (rt.get("variant") or {}).get("median_us") or var_us
     return RooflineView(work, roof, note, point(work, ref_us, roof) if ref_us else None,
-                        point(work, var_us, roof) if var_us else None)
+                        point(work, var_us, roof) if var_us else None, flops_known)

@@ -95,7 +95,8 @@ def _roofline(ax: Any, v: RooflineView) -> None:
         ax.barh(names, rates, color=["#7f7f7f", "#2a9d4a"][: len(rates)])
         ax.axvline(bw, color="#d62728", lw=1.2, label=f"roof {bw:.0f} GB/s")
         ax.set_xlabel("achieved GB/s (compulsory bytes / time)")
-        ax.set_title(f"no flops: bandwidth only; floor {fl:.1f} µs", fontsize=9)
+        ax.set_title(f"{'no flops' if v.flops_known else 'flops not known'}: bandwidth only; memory floor {fl:.1f} µs",
+                     fontsize=9)
         ax.legend(fontsize=7)
         return
     ridge = peak / bw
