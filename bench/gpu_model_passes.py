@@ -159,6 +159,7 @@ def variants(case: Case, mep: Path) -> list[tuple[str, str, dict[str, Any]]]:
     from s2s.lang.kernel_model import kernel_model, parallelism
     from s2s.mep.manifest import load
     from s2s.optimize.candidate import Candidate
+    from s2s.optimize.cost import predict
     from s2s.optimize.loop import write_variant
     from s2s.optimize.proposers.base import State
     from s2s.optimize.proposers.builtin import apply_pipeline
@@ -176,9 +177,15 @@ def variants(case: Case, mep: Path) -> list[tuple[str, str, dict[str, Any]]]:
         launch = cand.launch or state.base_launch
         model = kernel_model(cand.source, "cuda", case.name)
         par = parallelism(launch.grid, launch.block)  # type: ignore[arg-type]
+        pred = predict(cand.source, "cuda", case.name, launch.grid, launch.block, _scalars(case))  # type: ignore[arg-type]
         out.append((pipe, cand.id, {"grid": list(launch.grid), "block": list(launch.block), "fill": round(par.fill, 4),
-                                    "intensity": round(model.intensity, 3) if model else None}))
+                                    "intensity": round(model.intensity, 3) if model else None,
+                                    "predicted_us": round(pred.seconds * 1e6, 2) if pred else None, "predicted_bound": pred.bound if pred else None}))
     return out
+
+
+def _scalars(case: Case) -> dict[str, float]:
+    return {p.name: float(p.value) for p in case.params if p.role == "scalar"}  # type: ignore[arg-type]
 
 
 def main() -> int:
@@ -191,6 +198,7 @@ def main() -> int:
     args = ap.parse_args()
     from s2s.lang.kernel_model import kernel_model, parallelism
     from s2s.mep.evaluate import build_many, run_built
+    from s2s.optimize.cost import predict
 
     t0 = time.time()
     cases = [c for c in CASES if not args.only or c.name in args.only.split(",")]
@@ -199,7 +207,9 @@ def main() -> int:
         mep = make(c, args.work)
         model = kernel_model(c.source.encode(), "cuda", c.name)
         par = parallelism(c.grid, c.block)
-        plans[c.name] = (c, mep, variants(c, mep), {"fill": round(par.fill, 4), "intensity": round(model.intensity, 3) if model else None})
+        pred = predict(c.source.encode(), "cuda", c.name, c.grid, c.block, _scalars(c))
+        plans[c.name] = (c, mep, variants(c, mep), {"fill": round(par.fill, 4), "intensity": round(model.intensity, 3) if model else None,
+                                                     "predicted_us": round(pred.seconds * 1e6, 2) if pred else None})
     with ThreadPoolExecutor(max_workers=len(plans) or 1) as pool:
         jobs = max(2, (os.cpu_count() or 2) // max(len(plans), 1))
         builds = dict(zip(plans, pool.map(lambda p: build_many(p[1], [None, *[v for _, v, _ in p[2] if v]], jobs=jobs),
@@ -208,7 +218,10 @@ def main() -> int:
     for name, (c, _mep, vs, orig) in plans.items():
         by_id = {b.variant: b for b in builds[name]}
         for pipe, vid, info in vs:
-            row: dict[str, Any] = {"kernel": name, "pipeline": pipe, "original_fill": orig["fill"], "original_intensity": orig["intensity"], **info}
+            row: dict[str, Any] = {"kernel": name, "pipeline": pipe, "original_fill": orig["fill"], "original_intensity": orig["intensity"],
+                                   "original_predicted_us": orig["predicted_us"], **info}
+            if info.get("predicted_us") and orig["predicted_us"]:
+                row["predicted_speedup"] = round(orig["predicted_us"] / info["predicted_us"], 2)
             b = by_id.get(vid) if vid else None
             if b is not None:
                 row["built"] = b.ok
@@ -228,15 +241,31 @@ def main() -> int:
     device = next((r["device"] for r in rows if r.get("device")), "none (dry run)" if args.dry else "")
     doc = {"commit": commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "device": device, "rows": rows}
     md = [f"# Model-derived passes on {device}", "", f"commit {doc['commit']}, {doc['date']}; sizes: contractions {N}^3, matrix-vector {V}^2", "",
-          "| kernel | pipeline | fill before | verdict | speedup | GFLOP/s before -> after |", "|---|---|---|---|---|---|"]
+          "| kernel | pipeline | fill before | verdict | speedup | predicted | GFLOP/s before -> after |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         verdict = r.get("verdict") or ("refused: " + r["refused"] if r.get("refused") else ("built" if r.get("built") else "build failed"))
         sp = f"{r['speedup']:.2f}x" if r.get("speedup") else ""
         gf = f"{r.get('original_gflops', '')} -> {r.get('variant_gflops', '')}" if r.get("variant_gflops") else ""
-        md.append(f"| {r['kernel']} | `{r['pipeline']}` | {r['original_fill']} | {verdict} | {sp} | {gf} |")
+        pr = f"{r['predicted_speedup']:.2f}x" if r.get("predicted_speedup") else ""
+        md.append(f"| {r['kernel']} | `{r['pipeline']}` | {r['original_fill']} | {verdict} | {sp} | {pr} | {gf} |")
+    pairs = [(r["predicted_speedup"], r["speedup"]) for r in rows if r.get("predicted_speedup") and r.get("speedup") and r.get("verdict") == "ok"]
+    if len(pairs) >= 3:  # how well the cost model ranks: Spearman's rho over the verified variants
+        rp, rm = _ranks([p for p, _ in pairs]), _ranks([m for _, m in pairs])
+        n = len(pairs)
+        rho = 1 - 6 * sum((a - b) ** 2 for a, b in zip(rp, rm)) / (n * (n * n - 1))
+        doc["cost_model_spearman"] = round(rho, 3)
+        md += ["", f"Cost model: Spearman rank correlation of predicted and measured speedups over {n} verified variants: {rho:.2f}"]
     write_result(args.out, "gpu_model_passes" + ("_dry" if args.dry else ""), doc, "\n".join(md))
     print("\n".join(md))
     return 0 if all(r.get("built", True) for r in rows) else 1
+
+
+def _ranks(xs: list[float]) -> list[int]:
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    out = [0] * len(xs)
+    for r, i in enumerate(order):
+        out[i] = r
+    return out
 
 
 if __name__ == "__main__":

@@ -63,6 +63,7 @@ class ArrayAccess:
     start: int
     end: int
     element_bytes: int
+    nest: tuple[int, ...] = ()  # the same loops as indices into KernelModel.loops (names repeat across nests)
 
     @property
     def affine(self) -> bool:
@@ -169,7 +170,8 @@ class _Builder:
         self.env: dict[str, Poly | None] = {}  # single-assignment locals -> their polynomial (None: not affine)
         self.mapped: dict[str, ThreadMap] = {}  # thread-index locals: kept as names in `index`, expanded in `threads`
         self.expansion: dict[str, Poly] = {}
-        self.counts: dict[str, int] = {}
+        self.counts: dict[str, int] = {}  # declarations count 1, assignments 2
+        self.assigned: set[str] = set()  # locals assigned after their declaration: never substituted
         self.types: dict[str, str] = {n: t for n, t, _ in self.params}
         self.loops: list[LoopNest] = []
         self.accesses: list[ArrayAccess] = []
@@ -198,10 +200,17 @@ class _Builder:
                 if d is not None and d.type == "identifier":
                     self.counts[src(self.data, d)] = self.counts.get(src(self.data, d), 0) + 1
                     self.types[src(self.data, d)] = _decl_type(n, self.data)
+            elif n.type == "declaration":  # `float acc[4];`, `__shared__ float As[32][33];`: element types of local arrays
+                for d in n.children_by_field_name("declarator"):
+                    while d is not None and d.type == "array_declarator":
+                        d = d.child_by_field_name("declarator")
+                    if d is not None and d.type == "identifier":
+                        self.types.setdefault(src(self.data, d), src(self.data, n.child_by_field_name("type") or n))
             elif n.type in {"assignment_expression", "update_expression"}:
                 target = n.child_by_field_name("left" if n.type == "assignment_expression" else "argument")
                 if target is not None and target.type == "identifier":
                     self.counts[src(self.data, target)] = self.counts.get(src(self.data, target), 0) + 2
+                    self.assigned.add(src(self.data, target))
 
     def _lookup(self, name: str) -> Poly | None:
         return self.env.get(name)
@@ -214,7 +223,7 @@ class _Builder:
         p = poly_of(node, self.data if data is None else data, self._lookup, self._call)
         if p is None:
             return None
-        opaque = {n for n in p.names if n in self.counts and n not in self.env and not any(lp.var == n for lp in self.loops)}
+        opaque = {n for n in p.names if n in self.counts and self.env.get(n) is None and not any(lp.var == n for lp in self.loops)}
         return None if opaque else p
 
     # -- the walk ------------------------------------------------------------------------------------
@@ -222,9 +231,11 @@ class _Builder:
         t = node.type
         if t == "init_declarator":
             d = node.child_by_field_name("declarator")
-            if d is not None and d.type == "identifier" and self.counts.get(src(self.data, d)) == 1:
+            if d is not None and d.type == "identifier" and src(self.data, d) not in self.assigned:
+                # bound at each declaration (a name declared again in another scope takes its new value from there on)
                 var, value = src(self.data, d), self.poly(node.child_by_field_name("value"))
-                tm = _thread_map(var, value) if value is not None and not stack else None
+                once = self.counts.get(var) == 1
+                tm = _thread_map(var, value) if value is not None and not stack and once else None
                 if tm is not None and value is not None:
                     self.mapped[var], self.expansion[var] = tm, value
                 self.env[var] = Poly.name(var) if tm is not None else value
@@ -306,7 +317,7 @@ class _Builder:
         read = not assigned or op != "="
         size = SIZEOF.get(self.types.get(array, ""), 4)
         self.accesses.append(ArrayAccess(array, index, threads, src(self.data, node), read, write,
-                                         tuple(self.loops[i].var for i in stack), node.start_byte, node.end_byte, size))
+                                         tuple(self.loops[i].var for i in stack), node.start_byte, node.end_byte, size, tuple(stack)))
 
     def _expand(self, p: Poly | None) -> Poly | None:
         """The index over thread builtins: a loop that starts at a thread-dependent value (`for (k = i; ...)`,

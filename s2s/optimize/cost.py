@@ -1,0 +1,120 @@
+"""A cost model from the kernel model: roofline bounds scaled by how much of the device the launch fills.
+
+For a kernel text and its launch (grid in blocks, block in threads) with the MEP's scalar values, the model's accesses
+are counted per thread (each multiplied by the trip counts of its loops), then over the launch:
+  - compute: the floating-point operations of the deepest loop body at the device's FP32 rate;
+  - DRAM: global bytes, unit-stride accesses once, accesses uniform across a warp once per warp, strided ones a sector
+    (32 bytes) per element; an access that every thread along a block dimension shares is read once per block row;
+  - L1: the same bytes before that sharing, at the caches' rate (what a naive product really waits on).
+Each bound is divided by the fraction of the device the launch keeps busy (`parallelism`). Shared-memory accesses
+cost nothing here: tiling shows up as global loads that run once per tile. Absolute times are rough; the model is
+for ordering candidates, and `bench/gpu_model_passes.py` records its predictions beside the measurements.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from s2s.lang.affine import Poly
+from s2s.lang.kernel_model import ArrayAccess, Device, KernelModel, kernel_model, parallelism
+
+L1_BYTES_PER_S = 3.3e13  # 132 SMs x 128 B/clock x ~1.98 GHz (H200)
+SECTOR = 32
+H200 = Device()
+
+
+@dataclass(frozen=True)
+class Prediction:
+    seconds: float
+    bound: str  # compute | dram | l1
+    flops: float
+    dram_bytes: float
+    l1_bytes: float
+    fill: float
+
+
+def predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, int, int], block: tuple[int, int, int],
+            scalars: dict[str, float], device: Device = H200) -> Prediction | None:
+    """The predicted time of one launch, None when there is no kernel or a loop's trip count is unknown."""
+    model = kernel_model(source, dialect, kernel)
+    if model is None:
+        return None
+    if dialect == "opencl":  # OpenCL sizes are work-items
+        grid = (-(-grid[0] // max(block[0], 1)), -(-grid[1] // max(block[1], 1)), -(-grid[2] // max(block[2], 1)))
+    values = {**scalars, **{f"blockDim.{a}": float(b) for a, b in zip("xyz", block)},
+              **{f"gridDim.{a}": float(g) for a, g in zip("xyz", grid)}}
+    threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
+    for g in model.guards:  # a thread variable at the middle of the range its guard lets through
+        for var, ub in g.upper:
+            top = _value(ub, values)
+            if any(m.var == var for m in model.mapping) and top is not None:
+                values.setdefault(var, top / 2)
+    for m in model.mapping:  # thread-local indices (tx = threadIdx.x) and unguarded ones at their first value
+        values.setdefault(m.var, 0.0)
+    dram = l1 = 0.0
+    for a in model.accesses:
+        if not model.pointer(a.array):
+            continue  # shared memory and locals
+        runs = _runs(model, a.nest, values)
+        if runs is None:
+            return None
+        per_lane = {"coalesced": 1.0, "uniform": 1.0 / 32}.get(a.pattern, SECTOR / a.element_bytes)
+        shared = 1.0
+        for axis in a.shared_by(("x", "y")):
+            shared *= block["xy".index(axis)]
+        l1 += threads * runs * a.element_bytes * per_lane
+        dram += threads * runs * a.element_bytes * per_lane / shared
+    deepest = max(range(len(model.loops)), key=lambda i: model.loops[i].depth, default=-1)  # the first deepest, as model.flops
+    flop_runs = _runs(model, _nest(model, deepest), values)
+    flops = threads * model.flops * (flop_runs or 0.0)
+    fill = max(parallelism(grid, block, device).fill, 1.0 / device.sms)
+    bounds = {"compute": flops / device.flops, "dram": dram / device.bandwidth, "l1": l1 / L1_BYTES_PER_S}
+    which = max(bounds, key=lambda k: bounds[k])
+    return Prediction(bounds[which] / fill, which, flops, dram, l1, fill)
+
+
+def _nest(model: KernelModel, i: int) -> tuple[int, ...]:
+    """Loop i and the loops around it, outermost first (indices into model.loops)."""
+    out: list[int] = []
+    while i >= 0:
+        out.insert(0, i)
+        i = model.loops[i].parent
+    return tuple(out)
+
+
+def _runs(model: KernelModel, loops: tuple[int, ...], values: dict[str, float]) -> float | None:
+    """How often a statement inside `loops` runs per thread: the product of the trip counts, an inner count that
+    depends on an outer variable (a triangular nest) taken at the outer loop's middle."""
+    runs, bound = 1.0, dict(values)
+    for i in loops:
+        lp = model.loops[i]
+        if lp.upper is None or not lp.step:  # a shuffle tree (off /= 2), a data-dependent bound: counted once
+            continue
+        # a start that is not affine (lane = threadIdx.x % 32) is taken as 0: it shifts the range, not its length
+        lo = _value(lp.lower, bound) if lp.lower is not None else 0.0
+        hi = _value(lp.upper, bound)
+        if lo is None or hi is None:
+            return None
+        runs *= max(0.0, (hi - lo) / lp.step)
+        bound[lp.var] = (lo + hi) / 2
+    return runs
+
+
+def _value(p: Poly, values: dict[str, float]) -> float | None:
+    total = 0.0
+    for mono, c in p.terms:
+        term = float(c)
+        for name in mono:
+            if name not in values and not name.startswith(("threadIdx", "blockIdx")):
+                return None
+            term *= values.get(name, 0.0)  # thread and block indices at their first value
+        total += term
+    return total
+
+
+def rank(predictions: dict[str, Prediction | None]) -> list[str]:
+    """Candidate ids, the ones predicted fastest first; those without a prediction last, in the order given."""
+    known = sorted((p.seconds, i, k) for i, (k, p) in enumerate(predictions.items()) if p is not None)
+    return [k for _, _, k in known] + [k for k, p in predictions.items() if p is None]
+
+
+__all__ = ["Prediction", "predict", "rank", "ArrayAccess"]

@@ -1,0 +1,70 @@
+"""The cost model orders what the model-derived passes produce ahead of the naive kernels they replace."""
+from __future__ import annotations
+
+from s2s.lang.kernel_model import Device
+from s2s.optimize.cost import predict, rank
+from s2s.optimize.registry import Applied, build_pipeline, run_pass
+
+GEMM = b"""
+__global__ void gemm(int ni, int nj, int nk, float alpha, float beta, const float* a, const float* b, float* c)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i < ni && j < nj) {
+        c[i * nj + j] *= beta;
+        for (int k = 0; k < nk; k++)
+            c[i * nj + j] += alpha * a[i * nk + k] * b[k * nj + j];
+    }
+}
+"""
+GEMV = b"""
+__global__ void gemv(int m, int n, const float* a, const float* x, float* y)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < n) {
+        y[j] = 0.0f;
+        for (int i = 0; i < m; i++)
+            y[j] += a[i * n + j] * x[i];
+    }
+}
+"""
+N = 1024
+
+
+def _apply(pipeline: str, src: bytes, grid: tuple[int, int, int], block: tuple[int, int, int]):  # type: ignore[no-untyped-def]
+    for p in build_pipeline(pipeline):
+        out = run_pass(p, src, "cuda")
+        assert isinstance(out, Applied), out
+        src = out.text
+        if out.launch is not None:
+            grid, block = out.launch.resolve(grid, block)
+    return src, grid, block
+
+
+def test_tiling_is_predicted_faster_than_the_naive_product() -> None:
+    sizes = {"ni": N, "nj": N, "nk": N, "alpha": 1.5, "beta": 0.5}
+    naive = predict(GEMM, "cuda", None, (64, 64, 1), (16, 16, 1), sizes)
+    assert naive is not None and naive.fill == 1.0
+    assert abs(naive.flops - 3.0 * N ** 3) / (3.0 * N ** 3) < 1e-9  # alpha*a*b and the += per (i, j, k)
+    src, grid, block = _apply("contraction-tiling", GEMM, (64, 64, 1), (16, 16, 1))
+    tiled = predict(src, "cuda", None, grid, block, sizes)
+    assert tiled is not None and tiled.flops == naive.flops  # the same arithmetic ...
+    assert tiled.dram_bytes < naive.dram_bytes / 4 and tiled.seconds < naive.seconds  # ... from far fewer bytes
+
+
+def test_an_underfilled_launch_is_predicted_slow_and_its_split_fast() -> None:
+    sizes = {"m": 4096, "n": 4096}
+    naive = predict(GEMV, "cuda", None, (16, 1, 1), (256, 1, 1), sizes)
+    assert naive is not None and naive.fill < 0.02 and naive.bound == "dram"
+    src, grid, block = _apply("split-reduction{splits=16}", GEMV, (16, 1, 1), (256, 1, 1))
+    split = predict(src, "cuda", None, grid, block, sizes)
+    assert split is not None and split.fill > 10 * naive.fill and split.seconds < naive.seconds / 5
+    assert rank({"naive": naive, "split": split, "unknown": None}) == ["split", "naive", "unknown"]
+
+
+def test_a_smaller_device_is_slower() -> None:
+    sizes = {"m": 4096, "n": 4096}
+    big = predict(GEMV, "cuda", None, (16, 1, 1), (256, 1, 1), sizes)
+    small = predict(GEMV, "cuda", None, (16, 1, 1), (256, 1, 1), sizes, Device(name="half", bandwidth=2.4e12))
+    assert big is not None and small is not None and abs(small.seconds / big.seconds - 2.0) < 1e-6
+    assert predict(GEMV, "cuda", None, (16, 1, 1), (256, 1, 1), {"n": 4096}) is None  # m unknown: no trip count
