@@ -32,11 +32,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from provenance import commit, write_result  # noqa: E402
 
-# (name, tree relative to the corpus, where its sizes come from, at most this many kernels, build and run commands
-# for --capture: run in the tree's copy, {arch} is sm_90)
+# (name, tree relative to the corpus, where its sizes come from, at most this many kernels)
 APPS: list[dict[str, object]] = [
-    {"name": "NPB-GPU (CUDA, 8 benchmarks in one tree)", "tree": "NPB-GPU/CUDA", "sizes": "compile-time", "limit": 40,
-     "build": "make {bm} CLASS=S COMPUTE_CAPABILITY='-gencode arch=compute_90,code=sm_90'", "run": "./bin/{bm}.S"},
+    {"name": "NPB-GPU (CUDA, 8 benchmarks in one tree)", "tree": "NPB-GPU/CUDA", "sizes": "compile-time", "limit": 40},
     {"name": "Parboil sgemm", "tree": "Parboil/benchmarks/sgemm/src/cuda", "sizes": "run-time"},
     {"name": "Parboil stencil", "tree": "Parboil/benchmarks/stencil/src/cuda", "sizes": "run-time"},
     {"name": "Parboil mri-q", "tree": "Parboil/benchmarks/mri-q/src/cuda", "sizes": "run-time"},
@@ -199,40 +197,87 @@ def markdown(doc: dict[str, object]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def capture_part(corpus: Path, out: Path) -> dict[str, object]:
-    """GPU machine: capture each picked kernel of the applications that have build/run commands, compare with static."""
+# --capture (GPU machine): applications that build and run there in seconds; {corpus} is the packed corpus, {bm} the
+# NPB program. Trees, build and run commands as `s2s capture` takes them (the build and run happen in its copy).
+_NPB_BUILD = "make {bm} CLASS=S COMPUTE_CAPABILITY='-gencode arch=compute_90,code=sm_90'"
+_SAMPLE_BUILD = "nvcc -arch=sm_90 -std=c++17 -I{corpus}/cuda-samples/Common -o app *.cu"
+CAPTURE_APPS: list[dict[str, str]] = (
+    [{"program": f"NPB {bm.upper()}", "tree": "NPB-GPU/CUDA", "files": bm.upper() + "/", "build": _NPB_BUILD.replace("{bm}", bm),
+      "run": f"./bin/{bm}.S"} for bm in ("ep", "cg", "mg", "is", "ft")]
+    + [{"program": f"cuda-samples {s}", "tree": f"cuda-samples/Samples/0_Introduction/{s}", "files": "", "build": _SAMPLE_BUILD,
+        "run": "./app"} for s in ("vectorAdd", "matrixMul", "simpleAtomicIntrinsics", "asyncAPI", "clock", "simpleVoteIntrinsics")])
+PACK = ["NPB-GPU/CUDA", "cuda-samples/Common"] + [a["tree"] for a in CAPTURE_APPS if a["tree"].startswith("cuda-samples")]
+
+
+def pack(corpus: Path, dest: Path) -> None:
+    """Copy the trees --capture needs (sources only, no build outputs) to DEST, to carry to the GPU machine."""
+    skip = shutil.ignore_patterns(".git", "*.o", "bin", "build", "*.a", "*.so", "*.pdf", "*.doc*", "data")
+    for rel in PACK:
+        if (dest / rel).exists():
+            shutil.rmtree(dest / rel)
+        shutil.copytree(corpus / rel, dest / rel, ignore=skip, symlinks=True)
+    (dest / "NPB-GPU" / "CUDA" / "bin").mkdir(exist_ok=True)
+    print(f"packed {', '.join(PACK)} into {dest}")
+
+
+def capture_part(corpus: Path, per_program: int, deadline_s: float, only: list[str]) -> dict[str, object]:
+    """GPU machine: capture kernels of applications that build and run there, each compared with static inference."""
     results = []
     scratch = Path(tempfile.mkdtemp(prefix="s2s-fidcap-"))
-    for app in APPS:
-        if "build" not in app:
+    t0 = time.monotonic()
+    queue: list[list[tuple[dict[str, str], Path, dict]]] = []  # type: ignore[type-arg]
+    for app in CAPTURE_APPS:
+        if only and not any(o in app["program"] for o in only):
             continue
-        tree = corpus / str(app["tree"])
-        for bm in ("ep", "cg", "mg", "is", "ft"):
-            prog = tree / bm.upper()
-            kernels = [k for k in scan_kernels(tree) if k["file"].startswith(bm.upper() + "/")]
-            for k in kernels[:6]:
-                mep = scratch / f"{bm}-{k['name']}"
-                cmd = [sys.executable, "-m", "s2s.cli", "capture", str(tree), "--kernel", f"{k['file']}:{k['name']}",
-                       "--build-cmd", str(app["build"]).format(bm=bm), "--run-cmd", str(app["run"]).format(bm=bm),
-                       "--compare-static", "-o", str(mep), "--timeout", "240"]
-                rec: dict[str, object] = {"app": app["name"], "program": prog.name, "kernel": k["name"]}
-                try:
-                    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
-                    rec["rc"] = p.returncode
-                    rec["tail"] = (p.stdout + p.stderr)[-400:]
-                except subprocess.TimeoutExpired:
-                    rec["rc"] = "timeout"
-                report = mep / "capture" / "fidelity.json"
-                if report.exists():
-                    values = json.loads(report.read_text())
-                    items = values.get("values", values) if isinstance(values, dict) else values
-                    verdicts = [str(v.get("verdict", v.get("status", ""))) for v in (items if isinstance(items, list) else [])]
-                    rec.update(equal=verdicts.count("equal"), fill_in=verdicts.count("FILL-IN"), wrong=verdicts.count("wrong"),
-                               report=values)
-                results.append(rec)
-                print(json.dumps({k2: v for k2, v in rec.items() if k2 != "report"}), flush=True)
+        tree = corpus / app["tree"]
+        kernels = [k for k in scan_kernels(tree) if k["file"].startswith(app["files"]) and k["language"] == "cuda"]
+        queue.append([(app, tree, k) for k in kernels[:per_program]])
+    # round robin: every program's first kernel before any program's second, so a deadline cuts depth, not breadth
+    order = [job for i in range(per_program) for jobs in queue for job in jobs[i:i + 1]]
+    for app, tree, k in order:
+        rec: dict[str, object] = {"program": app["program"], "kernel": k["name"], "file": k["file"]}
+        left = deadline_s - (time.monotonic() - t0)
+        if left < 30:
+            rec["rc"] = "not run (deadline)"
+            results.append(rec)
+            continue
+        mep = scratch / f"{len(results)}-{k['name']}"
+        cmd = [sys.executable, "-m", "s2s", "capture", str(tree), "--kernel", f"{k['file']}:{k['name']}@{k['line']}",
+               "--build-cmd", app["build"].replace("{corpus}", str(corpus.resolve())), "--run-cmd", app["run"],
+               "--compare-static", "-o", str(mep), "--timeout", str(int(min(240, left - 10)))]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=min(300, left), cwd=ROOT)
+            rec["rc"] = p.returncode
+            rec["tail"] = (p.stdout + p.stderr)[-600:]
+        except subprocess.TimeoutExpired:
+            rec["rc"] = "timeout"
+        report = mep / "capture" / "fidelity.json"
+        if report.exists():
+            doc = json.loads(report.read_text())
+            rows = doc.get("values", []) if isinstance(doc, dict) else []
+            verdicts = [str(r.get("verdict", "")) for r in rows]
+            rec.update(equal=verdicts.count("equal"), fill_in=verdicts.count("FILL-IN"), wrong=verdicts.count("wrong"),
+                       unknown=verdicts.count("unknown"), values=rows)
+        results.append(rec)
+        print(json.dumps({k2: v for k2, v in rec.items() if k2 not in {"values", "tail"}}), flush=True)
     shutil.rmtree(scratch, ignore_errors=True)
     return {"captures": results}
+
+
+def capture_markdown(doc: dict[str, object]) -> str:
+    caps: list[dict[str, object]] = doc["captures"]  # type: ignore[assignment]
+    tot = {k: sum(int(c.get(k, 0) or 0) for c in caps) for k in ("equal", "fill_in", "wrong", "unknown")}
+    lines = [f"# Static values against captured ones ({doc['gpu']}, {doc['date']}, commit {doc['commit']})", "",
+             f"All values: **{tot['equal']} equal, {tot['fill_in']} FILL-IN, {tot['wrong']} wrong**, {tot['unknown']} not "
+             "recorded by the capture.", "", "| program | kernel | capture rc | equal | FILL-IN | wrong |", "|---|---|---|---|---|---|"]
+    for c in caps:
+        lines.append(f"| {c['program']} | {c['kernel']} | {c.get('rc')} | {c.get('equal', '')} | {c.get('fill_in', '')} | "
+                     f"{c.get('wrong', '')} |")
+    wrong = [(c, r) for c in caps for r in c.get("values", []) if r.get("verdict") == "wrong"]  # type: ignore[attr-defined]
+    if wrong:
+        lines += ["", "Wrong values:", ""] + [f"- {c['program']} {c['kernel']}: {r['value']} static {r['static']!r}, "
+                                              f"captured {r['captured']!r}" for c, r in wrong]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
@@ -245,18 +290,21 @@ def main() -> int:
     ap.add_argument("--no-build", action="store_true", help="do not build the harness of MEPs with no FILL-IN")
     ap.add_argument("--only", action="append", default=[], help="applications whose name holds this text")
     ap.add_argument("--capture", action="store_true", help="GPU machine: compare static values with captured ones")
+    ap.add_argument("--per-program", type=int, default=3, help="--capture: kernels per program")
+    ap.add_argument("--deadline", type=float, default=420.0, help="--capture: start no capture after this many seconds")
+    ap.add_argument("--pack", metavar="DIR", help="copy the trees --capture needs into DIR (e.g. .gpu/corpus) and stop")
     args = ap.parse_args()
     corpus, out = Path(args.corpus), Path(args.out)
+    if args.pack:
+        pack(corpus, Path(args.pack))
+        return 0
     head = {"date": datetime.date.today().isoformat(), "commit": commit(), "corpus": str(corpus)}
     if args.capture:
         gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
                              text=True).stdout.strip() if shutil.which("nvidia-smi") else ""
-        doc = {**head, "gpu": gpu, **capture_part(corpus, out)}
-        rows = [f"| {r['program']} | {r['kernel']} | {r.get('rc')} | {r.get('equal', '')} | {r.get('fill_in', '')} | "
-                f"{r.get('wrong', '')} |" for r in doc["captures"]]  # type: ignore[attr-defined]
-        md = (f"# Static values against captured ones ({gpu}, {head['date']}, commit {head['commit']})\n\n"
-              "| program | kernel | rc | equal | FILL-IN | wrong |\n|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
-        write_result(out, args.stem + "_capture", doc, md)
+        doc = {**head, "gpu": gpu, **capture_part(corpus, args.per_program, args.deadline, args.only)}
+        write_result(out, args.stem + "_capture", doc, capture_markdown(doc))
+        print(capture_markdown(doc))
         return 0
     doc = {**head, **static_part(corpus, args.limit, args.workers, not args.no_build, args.only)}
     write_result(out, args.stem, doc, markdown(doc))

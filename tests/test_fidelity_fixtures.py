@@ -190,6 +190,15 @@ def test_comments_and_ifdef_lines_stay_out_of_parameter_and_argument_lists(tmp_p
     assert doc["launch"]["block"] == [256, 1, 1]
 
 
+def test_parameter_list_branch_follows_the_units_flags(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "app", PARAMS_APP)
+    entry = {"directory": str(tree), "file": "solver.cu", "arguments": ["nvcc", "-DDOUBLE_PRECISION", "-c", "solver.cu"]}
+    (tree / "compile_commands.json").write_text(json.dumps([entry]))
+    _, m, _ = make_mep(str(tree), "relax", str(tmp_path / "m"), mode="names")
+    p = _params(m)
+    assert p["u"].elem == "double" and p["f"].elem == "float" and p["n"].value == 256
+
+
 # -- 4. conditional includes keep their guards ----------------------------------------------------------------------
 GUARDED_APP = {"app.cu": """#ifdef USE_MPI
 #include <mpi.h>

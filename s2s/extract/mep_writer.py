@@ -5,7 +5,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from s2s.base.records import Index, LaunchSite
+from s2s.base.records import Index, Kernel, LaunchSite
 from s2s.mep.manifest import DEFAULT_RTOL, LaunchSpec, Manifest, ParamSpec, save
 from s2s.scan.compdb import CompileCommand
 from s2s.scan.sources import SourceFile, check_tree
@@ -93,7 +93,8 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
                 symbol_texts.append((name, d.text))
     kernel_text = ex.text.encode()[ex.kernel_range[0]: ex.kernel_range[1]].decode()
     aliases = type_aliases(ex.items)
-    inferred = infer(ex.kernel, kernel_text, site, program, macros, overrides, struct_texts, symbol_texts, by_rel, aliases)
+    kernel = params_under_flags(ex.kernel, kernel_text, macros)
+    inferred = infer(kernel, kernel_text, site, program, macros, overrides, struct_texts, symbol_texts, by_rel, aliases)
     if ex.kernel.language in {"cuda", "hip"}:
         from .modernize import modernize
 
@@ -139,6 +140,25 @@ def _check_tree_flags(flags: list[str], tree: Path, overrides: dict[str, str]) -
         name = flag.split("=", 1)[0]
         source = "the command line (-D)" if name[2:] in overrides else str(find_compdb(tree, None) or tree)
         raise UserError(f"flag {name!r} refused: {why}", file=source, hint="s2s runs no command taken from data")
+
+
+def params_under_flags(kernel: Kernel, kernel_text: str, macros: dict[str, tuple[str, str]]) -> Kernel:
+    """A parameter list with `#ifdef DOUBLE_PRECISION double* u, #else float* u, #endif` typed by the branch the unit's
+    flags make active (scan reads it as a build without -D flags would)."""
+    head = kernel_text[: kernel_text.find("{")] if "{" in kernel_text else kernel_text
+    if not re.search(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else)\b", head, re.M):
+        return kernel
+    from s2s.lang.kernel_facts import kernel_facts
+    from s2s.lang.parsing import dialect_of
+    from s2s.lang.textsplit import blank_directives_in_lists
+
+    active = blank_directives_in_lists(kernel_text.encode(), lambda name: name in macros)
+    facts = kernel_facts(active, dialect_of(kernel.language), kernel.name)
+    if facts is None or len(facts.params) != len(kernel.params):
+        return kernel
+    params = tuple(replace(old, type=f.type, base_type=f.base_type, pointer=f.pointer, const=f.const,
+                           text=f"{f.type} {f.name}") for old, f in zip(kernel.params, facts.params))
+    return replace(kernel, params=params)
 
 
 def type_aliases(items: list) -> dict[str, str]:  # type: ignore[type-arg]
