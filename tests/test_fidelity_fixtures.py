@@ -74,11 +74,22 @@ def test_macros_follow_the_units_flags(tmp_path: Path) -> None:
     assert _params(m)["n"].value == 64 * 2, _params(m)["n"].source
 
 
+def test_launch_of_another_programs_kernel_of_the_same_name_is_not_used(tmp_path: Path) -> None:
+    kernel = "__global__ void testKernel(float* a) { a[threadIdx.x] = 1; }\n"
+    tree = _tree(tmp_path / "suite", {
+        "aaa/main.cu": kernel + "int main() { float* d; cudaMalloc((void**)&d, 7 * sizeof(float)); testKernel<<<1, 7>>>(d); }\n",
+        "bbb/main.cu": kernel + "int main() { float* d; cudaMalloc((void**)&d, 64 * sizeof(float)); testKernel<<<2, 32>>>(d); }\n",
+    })
+    _, m, _ = make_mep(str(tree), "bbb/main.cu:testKernel", str(tmp_path / "m"))
+    assert m.launch.grid == (2, 1, 1) and m.launch.block == (32, 1, 1) and _params(m)["a"].count == 64, m.launch.source
+
+
 # -- 2. host values follow control flow --------------------------------------------------------------------------
 FLOW_APP = {"flow.cu": """#include <cuda_runtime.h>
 #include <stdlib.h>
 #define LEN 1000
 int nblk = 0;
+int nblk2 = 0;
 dim3 g2(64, 64, 1);
 static void init_sizes(int* nx) { *nx = atoi(getenv("NX")); }
 __global__ void k_global(float* a, int n) { a[blockIdx.x] = n; }
@@ -87,6 +98,7 @@ __global__ void k_loop(float* a, int b) { a[threadIdx.x] = b; }
 __global__ void k_sentinel(float* a, int m) { a[0] = m; }
 __global__ void k_file_dim(float* a) { extern __shared__ float s[]; s[0] = 1; a[blockIdx.y] = s[0]; }
 __global__ void k_ptr_init(float* a, int nx) { a[0] = nx; }
+__global__ void k_global2(float* a) { a[blockIdx.x] = 1; }
 int main(int argc, char** argv) {
   int n = LEN * 32;
   float* d;
@@ -106,6 +118,8 @@ int main(int argc, char** argv) {
   int nx = 0;
   init_sizes(&nx);
   k_ptr_init<<<1, 1>>>(d, nx);
+  nblk2 = rand() % 7 + 1;
+  k_global2<<<nblk2, 32>>>(d);
   return 0;
 }
 """}
@@ -120,6 +134,12 @@ def test_assignment_in_the_launching_function_beats_the_global_initializer(flow_
     _, m, _ = make_mep(str(flow_tree), "k_global", str(tmp_path / "m"))
     assert m.launch.grid == (1000, 1, 1), m.launch.source  # nblk = n / 32 before the launch, not `int nblk = 0`
     assert _params(m)["n"].value == 32000 and _params(m)["a"].count == 32000
+
+
+def test_unknown_assignment_in_the_launching_function_is_fill_in_not_the_global_initializer(flow_tree: Path,
+                                                                                           tmp_path: Path) -> None:
+    _, m, _ = make_mep(str(flow_tree), "k_global2", str(tmp_path / "m"))
+    assert m.launch.grid[0] == FILL_IN, m.launch.source  # nblk2 = rand() ... before the launch: not `int nblk2 = 0`
 
 
 def test_dim3_fields_set_after_construction(flow_tree: Path, tmp_path: Path) -> None:

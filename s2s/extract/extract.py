@@ -139,7 +139,7 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
         notes.append(f"the MEP includes {', '.join(foreign[:6])}{' ...' if len(foreign) > 6 else ''} from outside the tree: it "
                      "builds only where those headers are found (their -I in compile_commands.json, or in mep.toml's "
                      "flags)")
-    sites = launches_of(index, kernel)
+    sites = _own_launches(launches_of(index, kernel), kernel, index, graph, base, notes)
     defines = command.defines if command else {}
     inst = _instantiations(sites, files, base, notes)
     text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst)
@@ -147,6 +147,26 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
                       launches=sites, compile=command, defines=defines, notes=notes, instantiations=inst, files=files,
                       include_dirs=sorted(set(in_tree.values())),
                       flags_from=(flags_from if command is not None and flags_from else makefile_note))
+
+
+def _own_launches(sites: list[LaunchSite], kernel: Kernel, index: Index, graph: IncludeGraph, base: Path,
+                  notes: list[str]) -> list[LaunchSite]:
+    """The launch sites that launch this kernel and not another program's kernel of the same name: a site in the
+    kernel's file or in a unit that includes it; where the tree defines no other kernel of that name, any site (a
+    kernel compiled apart and declared in a header)."""
+    twins = [k for k in index.kernels if k.name == kernel.name and (k.file, k.line) != (kernel.file, kernel.line)]
+    if not twins or not sites:
+        return sites
+    kernel_path = (base / kernel.file).resolve()
+    own = []
+    for s in sites:
+        path = (base / s.file).resolve()
+        if s.file == kernel.file or kernel_path in graph.unit_order(path, [])[0]:
+            own.append(s)
+    if len(own) < len(sites):
+        notes.append(f"{len(sites) - len(own)} launch site(s) of another kernel named {kernel.name} (in "
+                     f"{', '.join(sorted({s.file for s in sites if s not in own})[:3])}) left out")
+    return own
 
 
 def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base: Path, notes: list[str]) -> list[str]:
