@@ -530,6 +530,7 @@ struct KernelSpec {
 struct Spec {
     const char* backend; const char* kernel;
     const char* smaller = "";  // the size scalars halved ("n = 500"), "" when none: see g_smaller
+    size_t probe_tail = 0;  // bytes the bounds probe watches after each buffer (opencl_types.probe_tail)
     std::vector<BufSpec> bufs;
     std::vector<SymSpec> syms;
     KernelSpec ref, var;
@@ -921,13 +922,13 @@ struct Run {
     }
 
     // a count smaller than what the kernel reads: the reference on copies of the buffers, each followed by a
-    // large region (as large as the largest buffer) holding GUARD_BYTE, then GUARD_BYTE2. A reference whose
+    // large region (spec.probe_tail, at least the largest buffer) holding GUARD_BYTE, then GUARD_BYTE2. A reference whose
     // results change reads past a buffer; one buffer at a time then names it. Bad input.
     void probe_bounds(unsigned long long seed) {
         size_t largest = 0, total = 0;
         for (Buffer& b : bufs) largest = std::max(largest, b.bytes);
         if (!largest) return;
-        const size_t tail = std::max(GUARD, std::min(largest, PROBE_TAIL_MAX));
+        const size_t tail = std::max({GUARD, std::min(largest, PROBE_TAIL_MAX), std::min(spec.probe_tail, PROBE_TAIL_MAX)});
         for (Buffer& b : bufs) if (b.bytes) total += b.bytes + tail;
         size_t free_b = 0, total_b = 0;
         api(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");

@@ -129,3 +129,48 @@ def test_cuda_cheat_is_caught(cu_builds: dict, variant: str) -> None:
     assert m.verdict == "wrong-output", (variant, m.messages, m.outputs)
     out = {o.name: o for o in m.outputs}
     assert not out[buffer].ok and words in out[buffer].message, out[buffer]
+
+
+# ---- the catalogue (bench/cheat_catalogue.py): every entry caught on PoCL ----------------------------------
+def _catalogue():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "cheat_catalogue.py"
+    spec = importlib.util.spec_from_file_location("cheat_catalogue", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+CAT = _catalogue()
+
+
+def test_catalogue_has_every_case_of_the_issue_and_spells_both_dialects() -> None:
+    names = {c.name for c in CAT.CASES}
+    assert len([c for c in CAT.CASES if c.verdict != "ok"]) >= 20
+    assert {"sentinel_overwritten", "writes_nothing", "size_specialized", "skip_last", "keeps_stale_output", "constant",
+            "zeros", "nan", "caches_between_launches", "writes_input", "precision_downgrade", "out_of_bounds_write",
+            "count_too_small_read", "detects_warmup", "reference_writes_nothing"} <= names
+    for c in CAT.CASES:
+        if c.edit is not None:
+            assert c.edit(CAT.BASE) != CAT.BASE, c.name
+        for dialect in ("opencl", "cuda"):
+            text = CAT.spell(c.edit(CAT.BASE) if c.edit else CAT.BASE, dialect)
+            assert not any(w in text for w in ("KERNEL", "GLOBAL ", "GID", "DEVGLOBAL")), (c.name, dialect)
+
+
+@pytest.fixture(scope="module")
+def catalogue_meps(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    pytest.importorskip("pyopencl")
+    return CAT.write_meps(tmp_path_factory.mktemp("catalogue"), "opencl")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [c.name for c in CAT.CASES])
+def test_catalogue_entry_is_caught_on_pocl(catalogue_meps: dict, name: str) -> None:
+    case = next(c for c in CAT.CASES if c.name == name)
+    r = CAT.run_case(case, catalogue_meps[name])
+    assert r["verdict"] == case.verdict and r["caught"], r
+    if case.verdict == CAT.BAD_INPUT and case.buffer != "params":
+        assert f"params.{case.buffer}.count" in r["message"], r

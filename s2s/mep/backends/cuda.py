@@ -31,7 +31,7 @@ from .base import (
     scan_source,
     write_if_changed,
 )
-from .opencl_types import size_scalars
+from .opencl_types import probe_tail, size_scalars
 from .struct_args import hidden_buffers, hidden_captured, struct_arg_contexts
 
 HARNESS = "harness.cu"
@@ -151,6 +151,8 @@ def harness_context(m: Manifest) -> dict[str, Any]:
         "input_sets": int(m.input_sets), "seed": int(m.seed), "repetitions": int(m.repetitions), "warmup": int(m.warmup),
         "rtol": _cpp_number(float(m.rtol)), "atol": _cpp_number(float(m.atol)),
         "flags_text": "".join(" " + f for f in m.flags),
+        "probe_tail": probe_tail([{"role": p.role, "value": p.value, "elem": p.elem} for p in m.params], 0),  # the harness
+        # takes the largest buffer's size where that is more
         "smaller": _c_escape(", ".join(f"{m.params[i].name} = {v}" for i, v in sorted(smaller.items()))),
     }
 

@@ -22,16 +22,15 @@ from pathlib import Path
 from typing import Any
 
 try:  # as s2s.mep.backends.opencl_runner
-    from .opencl_types import Types, size_scalars
+    from .opencl_types import Types, probe_tail, size_scalars
 except ImportError:  # as harness_opencl.py in an MEP, beside its copy of opencl_types.py
-    from opencl_types import Types, size_scalars  # type: ignore[no-redef]
+    from opencl_types import Types, probe_tail, size_scalars  # type: ignore[no-redef]
 
 GUARD = 256
 GUARD_BYTE = 0xA5
 GUARD_BYTE2 = 0x5A  # the bounds probe: what lies past a buffer, changed
 POISON = 0xFF  # outputs before the first run of each kernel on an input set
 POISON2 = 0x00  # ... and before the second: an element is unwritten only when it kept both
-PROBE_TAIL_MAX = 256 << 20  # the bounds probe's region after each buffer, at most
 FILL_MODES = ("uniform", "index", "zeros", "random-struct")
 
 
@@ -784,13 +783,13 @@ class Run:
     # -- bounds ----
     def probe_bounds(self, seed: int) -> None:
         """A count smaller than what the kernel reads: run the reference on copies of the buffers followed by a
-        large region (as large as the largest buffer) holding GUARD_BYTE, then GUARD_BYTE2. A reference
+        large region (opencl_types.probe_tail) holding GUARD_BYTE, then GUARD_BYTE2. A reference
         whose results change reads past a buffer; one buffer at a time then names it. Bad input."""
         cl, np = self.cl, self.np
         real = [b for b in self.bufs if b.base is not None]
         if not real:
             return
-        tail = max(GUARD, min(max(b.nbytes for b in real), PROBE_TAIL_MAX))
+        tail = probe_tail(self.cfg.params, max(b.nbytes for b in real))
         if sum(b.nbytes + tail for b in real) > int(self.dev.global_mem_size) // 2 or tail + max(b.nbytes for b in real) > int(self.dev.max_mem_alloc_size):
             self.messages.append("bounds probe skipped: the buffers and their probe regions exceed the device's memory")
             return

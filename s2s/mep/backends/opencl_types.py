@@ -117,3 +117,16 @@ def _is_integer_type(name: str) -> bool:
     if base in _PRIM:
         return _PRIM[base][0] in "iu" and base != "bool"
     return re.fullmatch(r"(unsigned |signed )?(long long|long|short)?( ?int)?", base) is not None and base != ""
+
+
+PROBE_TAIL_MAX = 256 << 20
+
+
+def probe_tail(params: list[dict[str, Any]], largest_bytes: int) -> int:
+    """Bytes watched after each buffer by the bounds probe: enough to see a kernel read or write as far as the
+    largest buffer reaches, or as n*n 8-byte elements for an integer scalar n (a matrix sized by one scalar,
+    whose buffer mep.toml may give too few elements), at least 1 MiB, at most PROBE_TAIL_MAX."""
+    squares = [int(p["value"]) ** 2 * 8 for p in params
+               if p.get("role") == "scalar" and isinstance(p.get("value"), int) and not isinstance(p.get("value"), bool)
+               and _is_integer_type(str(p.get("elem", ""))) and int(p["value"]) >= MIN_SIZE]
+    return min(max([largest_bytes, 1 << 20, *squares]), PROBE_TAIL_MAX)
