@@ -29,6 +29,7 @@ from .execution import ClusterOptions, Executor, open_executor
 from .patterns import Library, features
 from .proposers import PROPOSERS, State
 from .resume import pending_candidates, with_pending
+from .winner import declare as declare_winner
 
 Progress = Callable[[dict[str, Any]], None]
 _LIBRARY_LOCK = threading.Lock()  # several MEPs optimized at once (auto --cluster) share the library
@@ -206,7 +207,9 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     session.close()
     if executor is not opts.executor:
         executor.close()
-    best = history.best()
+    best, _ = declare_winner(mep_dir, history, ev.evaluate)  # the top 3 re-timed, above the noise band (winner.py)
+    if best is None:
+        (mep_dir / "variants" / "BEST").unlink(missing_ok=True)
     if best is not None:
         history.set_meta("best", best.id)
         atomic_write(mep_dir / "variants" / "BEST", (best.id + "\n").encode())
