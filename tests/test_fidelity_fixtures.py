@@ -219,6 +219,18 @@ def test_parameter_list_branch_follows_the_units_flags(tmp_path: Path) -> None:
     assert p["u"].elem == "double" and p["f"].elem == "float" and p["n"].value == 256
 
 
+def test_mep_toml_is_valid_whatever_the_sources_line_endings_and_characters(tmp_path: Path) -> None:
+    src = ("#include <cuda_runtime.h>\n#define NX 64 // \x0c form feed, \"quotes\", back\\slash\n"
+           "__global__ void wide(float* u, int n) { u[threadIdx.x] = n; }\n"
+           "int main() {\n  float* d_u;\n  cudaMalloc((void**)&d_u, NX * sizeof(float));\n"
+           "  wide<<<dim3(NX / 32,\n             1), 32>>>(d_u,\n       NX);\n  return 0;\n}\n")
+    tree = _tree(tmp_path / "app", {"w.cu": src}, "\r\n")
+    out, m, _ = make_mep(str(tree), "wide", str(tmp_path / "m"))
+    doc = tomllib.loads((out / "mep.toml").read_text())
+    assert doc["launch"]["grid"] == [2, 1, 1] and doc["params"][1]["value"] == 64
+    assert doc["launch"]["grid_expr"].replace("\r", "") == m.launch.grid_expr.replace("\r", "")
+
+
 # -- 4. conditional includes keep their guards ----------------------------------------------------------------------
 GUARDED_APP = {"app.cu": """#ifdef USE_MPI
 #include <mpi.h>

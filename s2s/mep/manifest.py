@@ -132,6 +132,9 @@ def line_of(path: Path, needle: str, after: str = "") -> int | None:
 
 
 # -- TOML -------------------------------------------------------------------------------------
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
 def _toml_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -141,7 +144,9 @@ def _toml_value(v: Any) -> str:
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     if isinstance(v, dict):
         return "{ " + ", ".join(f"{_key(k)} = {_toml_value(x)}" for k, x in v.items()) + " }"
-    s = str(v).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    s = str(v).replace("\\", "\\\\").replace('"', '\\"')
+    # every control character escaped (a CR of a CRLF source, a form feed): a basic string allows none but tab
+    s = _CONTROL.sub(lambda m: {"\n": "\\n", "\r": "\\r"}.get(m.group(0), f"\\u{ord(m.group(0)):04x}"), s)
     return f'"{s}"'
 
 
