@@ -19,7 +19,7 @@ from s2s.optimize.execution.dask_cluster import DaskExecutor
 from s2s.optimize.execution.slurm import job_kwargs, settings
 from s2s.optimize.loop import Options, optimize
 
-OPTS = dict(rounds=1, max_evals=6, use_patterns=False)
+OPTS = dict(rounds=1, max_evals=4, use_patterns=False)
 
 
 @pytest.fixture(scope="module")
@@ -145,3 +145,29 @@ def test_cli_bad_cluster_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert res.returncode == 2 and "unknown --cluster 'mars'" in res.stderr and "Traceback" not in res.stderr
     res = run_cli("optimize", str(tmp_path), "--cluster", "tcp://127.0.0.1:9")
     assert res.returncode == 2 and "cannot reach the Dask scheduler" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.slow
+def test_hanging_candidate_is_killed_by_its_timeout_and_its_worker_replaced(matvec_source: Path, tmp_path: Path) -> None:
+    from s2s.optimize.candidate import Candidate
+    from s2s.optimize.loop import write_variant
+
+    mep = _fresh(matvec_source, tmp_path / "mep")
+    toml = mep / "mep.toml"
+    toml.write_text(toml.read_text().replace("timeout_s = 120.0", "timeout_s = 20.0"))
+    src = (mep / "kernel.cl").read_text()
+    hang = Candidate(src.replace("    int i = get_global_id(0);\n", "    int i = get_global_id(0);\n    for (;;) { y[0] += 1.0f; }\n", 1).encode(),
+                     "test:hang")
+    assert hang.source != src.encode()
+    write_variant(mep, "kernel.cl", hang)
+    with open_executor(ClusterOptions(spec="dask", workers=1, shared_fs=False)) as ex:  # built and run on the worker
+        assert isinstance(ex, DaskExecutor)
+        before = set(ex.worker_pids().values())
+        session = ex.session(mep, jobs=1)
+        session.submit([hang.id])
+        rec = session.next()
+        assert rec is not None and rec.verdict == "timed-out" and "killed after 20 s" in " ".join(rec.result["messages"])
+        assert rec.worker["pid"] in before
+        assert session.next() is None
+        after = set(ex.worker_pids().values())  # replace_worker waited for the restart
+    assert after and not after & before
