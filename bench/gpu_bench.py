@@ -55,6 +55,7 @@ def one(mep_src: str, work: str, max_evals: int, rounds: int, patterns: str | No
     hist = History(mep / "history.sqlite")
     best = hist.get(out.best_id) if out.best_id else None  # the declared winner: re-timed, above the noise band
     rows = hist.rows()
+    row.update(noise_band=json.loads(hist.meta("noise_band") or "null"), winner=json.loads(hist.meta("winner") or "null"))
     hist.close()
     row.update(evaluations=out.evaluations, evals_to_best=out.evals_to_best, stopped=out.stopped, seconds=round(time.time() - t0, 1),
                verdicts={s: sum(1 for r in rows if r.status == s) for s in {r.status for r in rows}},
