@@ -271,7 +271,9 @@ def test_guarded_kernel_file_compiles_alone(tmp_path: Path) -> None:
 NAMES_APP = {
     "common.c": "#define CLAMP_HI 4.0f\n",
     "k.cu": """#include <cuda_fp16.h>
+#include <cooperative_groups.h>
 #include "common.c"
+namespace cg = cooperative_groups;
 #if defined(FAST)
 #define SQR(x) __fmul_rn((x), (x))
 #else
@@ -285,6 +287,11 @@ __global__ void odd_names(__half* h, float* y, int n) {
   for (int k = 0; k < 4; ++k) y[i] += SQR(y[i]);
   _Pragma("unroll")
   for (int k = 0; k < 2; ++k) h[i] = __hadd(h[i], __float2half(fminf(y[i], CLAMP_HI)));
+  cg::thread_block block = cg::this_thread_block();
+  const int unroll_by = 2;
+  #pragma unroll(unroll_by)
+  for (unsigned k = 0; k < umin(2u, (unsigned)n); ++k) y[i] += (uint32_t)k;
+  block.sync();
 }
 """}
 
@@ -295,6 +302,17 @@ def test_pragma_function_macros_included_c_files_and_half_intrinsics_are_found(t
     assert res.returncode == 0, res.stderr
     text = (tmp_path / "m" / "kernel.cu").read_text()
     assert "#define CLAMP_HI" in text and "#define SQR(x) ((x) * (x))" in text
+    assert "namespace cg = cooperative_groups;" in text and "#include <cstdint>" in text
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_kernel_with_odd_names_compiles_alone(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "app", NAMES_APP)
+    out, m, _ = make_mep(str(tree), "odd_names", str(tmp_path / "m"))
+    p = subprocess.run(["nvcc", "-arch=sm_90", "-c", str(out / m.kernel_file), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
 
 
 # -- 7. --kernel PATH:NAME by whole path components -------------------------------------------------------------------

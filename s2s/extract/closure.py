@@ -40,8 +40,12 @@ class Closure:
     notes: list[str] = field(default_factory=list)
 
 
+_PRAGMA = re.compile(r"#[ \t]*pragma[ \t]+\w+")
+
+
 def strip_comments(code: str) -> str:
-    return _STRING.sub('""', _COMMENT.sub(" ", code))
+    """Code without comments, string contents and pragma names (`#pragma unroll(n)` calls no function `unroll`)."""
+    return _PRAGMA.sub(lambda m: " " * len(m.group(0)), _STRING.sub('""', _COMMENT.sub(" ", code)))
 
 
 _MEMBER = re.compile(r"(?:(?<!\.)\.|->)\s*[A-Za-z_]\w*")

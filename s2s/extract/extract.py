@@ -142,11 +142,29 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     sites = _own_launches(launches_of(index, kernel), kernel, index, graph, base, notes)
     defines = command.defines if command else {}
     inst = _instantiations(sites, files, base, notes)
+    external = external + _namespace_aliases(unit_files, files, kernel_text, items)
     text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst)
     return Extraction(kernel=kernel, unit=_rel(unit, base), mode=used_mode, text=text, kernel_range=krange, items=items,
                       launches=sites, compile=command, defines=defines, notes=notes, instantiations=inst, files=files,
                       include_dirs=sorted(set(in_tree.values())),
                       flags_from=(flags_from if command is not None and flags_from else makefile_note))
+
+
+_NS_ALIAS = re.compile(rb"^[ \t]*namespace[ \t]+([A-Za-z_]\w*)[ \t]*=[ \t]*([\w:]+)[ \t]*;", re.M)
+
+
+def _namespace_aliases(unit_files: list[Path], files: dict[Path, SourceFile], kernel_text: str, items: list[Decl]) -> list[str]:
+    """`namespace cg = cooperative_groups;` of the unit, for the aliases the kernel and its items qualify names with."""
+    used = "\n".join([kernel_text, *(d.text for d in items)])
+    out: list[str] = []
+    for p in unit_files:
+        source = files.get(p)
+        for m in _NS_ALIAS.finditer(source.data if source is not None else b""):
+            alias = m.group(1).decode()
+            line = m.group(0).decode("utf-8", "replace").strip()
+            if re.search(rf"(?<![\w:]){re.escape(alias)}\s*::", used) and line not in out:
+                out.append(line)
+    return out
 
 
 def _own_launches(sites: list[LaunchSite], kernel: Kernel, index: Index, graph: IncludeGraph, base: Path,
@@ -286,6 +304,10 @@ def render(kernel: Kernel, kernel_text: str, items: list[Decl], external: list[s
     ]
     if kernel.language != "opencl":
         out += [_unless_missing(e) for e in external]
+        used = "\n".join([kernel_text, *(d.text for d in items)])
+        if re.search(r"\bu?int(?:8|16|32|64)_t\b", used) and not any(
+                h in e for e in external for h in ("<cstdint>", "<stdint.h>", "<cinttypes>", "<inttypes.h>")):
+            out.append("#include <cstdint>  // s2s: the fixed-width integer types the code uses")
     flag_defs = [(k, v) for k, v in defines.items() if any(k in d.text for d in items) or k in kernel_text]
     if flag_defs:
         out.append("// s2s: values of -D flags from the compile command")
