@@ -200,3 +200,30 @@ def test_pending_rows_of_a_killed_run_are_requeued_once(env: tuple[Path, Path]) 
         assert rows[c.id].status == "ok", rows[c.id]
     assert sum(r.status == "pending" for r in out.rows) == 0
     assert len(out.rows) == len(rows)
+
+
+@pytest.mark.slow
+def test_sigterm_to_s2s_run_kills_the_harness_it_started(env: tuple[Path, Path], tmp_path: Path) -> None:
+    _tree, mep = env
+    src = (mep / "kernel.cl").read_text()
+    at = src.index("{", src.index("__kernel"))
+    vdir = mep / "variants" / "vhang"
+    vdir.mkdir(parents=True)
+    (vdir / "kernel.cl").write_text(src[:at + 1] + " { volatile int spin = 1; while (spin) { } } " + src[at + 1:])
+    proc = subprocess.Popen([sys.executable, "-m", "s2s", "run", str(mep), "--variant", "vhang", "--no-time"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.monotonic()
+    while len(_processes_on(mep)) < 2:  # s2s and its harness
+        assert time.monotonic() - t0 < 120 and proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "SIGTERM" in err, err
+    time.sleep(0.5)
+    assert _processes_on(mep) == []
+
+
+def _processes_on(mep: Path) -> list[str]:
+    res = subprocess.run(["pgrep", "-f", str(mep)], capture_output=True, text=True)
+    return [p for p in res.stdout.split() if int(p) != os.getpid()]

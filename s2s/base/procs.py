@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 KEEP = 1 << 20  # bytes kept from the start and from the end of a command's output
+_live: set[int] = set()  # process groups running now (from any thread): a signal kills them all
 
 
 class Interrupted(BaseException):
@@ -35,6 +36,7 @@ def signals_raise() -> Iterator[None]:
         return
 
     def handler(signo: int, _frame: object) -> None:
+        kill_all()  # builds running in worker threads end now, so the threads return and the exception gets through
         raise Interrupted(signo)
 
     old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -86,6 +88,22 @@ class Finished:
     total_bytes: int = 0
 
 
+@contextmanager
+def tracked(pid: int) -> Iterator[None]:
+    """Group `pid` is killed with the others when a signal arrives (`kill_all`), and whatever way the block ends."""
+    _live.add(pid)
+    try:
+        yield
+    finally:
+        _live.discard(pid)
+        kill_group(pid)
+
+
+def kill_all() -> None:
+    for pid in list(_live):
+        kill_group(pid)
+
+
 def kill_group(pid: int) -> None:
     """SIGKILL to every process of group `pid` (a no-op when none is left)."""
     try:
@@ -117,18 +135,19 @@ def run_group(cmd: list[str] | str, *, cwd: Path | str, timeout_s: float | None,
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     timed_out = False
-    try:
+    with tracked(proc.pid):
         try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-    finally:
-        if proc.poll() is None:
-            kill_group(proc.pid)
-        proc.wait()
-        kill_group(proc.pid)  # leftovers too: nothing the command started outlives it
-        reader.join(timeout=5)
-        stream.close()
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+        finally:
+            if proc.poll() is None:
+                kill_group(proc.pid)
+            proc.wait()
+            kill_group(proc.pid)  # leftovers too: nothing the command started outlives it
+            reader.join(timeout=5)
+            stream.close()
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as fh:

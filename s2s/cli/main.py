@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from s2s.base.procs import Interrupted
+    from s2s.base.procs import Interrupted, signals_raise
 
     args = build_parser().parse_args(argv)
     console = Console()
@@ -37,7 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from s2s.reintegrate.splice import check_not_interrupted
 
             check_not_interrupted(Path(args.mep))
-        return COMMANDS[args.command](args, console)
+        with signals_raise():  # SIGTERM like Ctrl-C: child process groups are killed, in-place changes rolled back
+            return COMMANDS[args.command](args, console)
     except UserError as err:
         print(err.one_line(), file=sys.stderr)
         return 2

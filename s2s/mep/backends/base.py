@@ -139,8 +139,11 @@ def run_harness_process(argv: list[str], *, env: dict[str, str], cwd: Path, time
     except OSError as exc:
         return failed(RUNTIME_FAILED, backend=backend, kernel=kernel, variant=variant, build_seconds=build_seconds,
                       messages=[f"cannot start {argv[0]}: {exc}"])
+    from s2s.base.procs import tracked
+
     try:
-        out, err = proc.communicate(timeout=timeout_s)
+        with tracked(proc.pid):  # killed with its children on a signal or any error too
+            out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         out, err = proc.communicate()
