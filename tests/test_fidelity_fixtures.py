@@ -169,6 +169,30 @@ def test_scalar_set_through_a_pointer_is_fill_in_never_wrong(flow_tree: Path, tm
     assert _params(m)["nx"].value == FILL_IN, _params(m)["nx"].source  # not the 0 it was declared with
 
 
+SETUP_APP = {"setup.cu": """#include <cuda_runtime.h>
+#define P 12
+static float* g_buf;
+static void setup() { size_t s = sizeof(float) * 5; s *= P; cudaMalloc((void**)&g_buf, s); }
+__global__ void k_setup(float* a) { a[threadIdx.x] = 0; }
+__global__ void k_acc(float* a, int n) { a[0] = n; }
+int main() {
+  setup();
+  k_setup<<<1, 60>>>(g_buf);
+  int n = 1;
+  for (int i = 0; i < 3; ++i) { n += 2; k_acc<<<1, 1>>>(g_buf, n); }
+  return 0;
+}
+"""}
+
+
+def test_global_buffer_allocated_in_a_setup_function_and_updates_outside_loops(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "app", SETUP_APP)
+    _, m, _ = make_mep(str(tree), "k_setup", str(tmp_path / "a"))
+    assert _params(m)["a"].count == 60, _params(m)["a"].source  # sizeof(float) * 5, then s *= P
+    _, m, _ = make_mep(str(tree), "k_acc", str(tmp_path / "b"))
+    assert _params(m)["n"].value == FILL_IN, _params(m)["n"].source  # n += 2 in the loop around the launch
+
+
 # -- 3. comments and preprocessor lines inside parameter and argument lists; CRLF ------------------------------------
 PARAMS_APP = {"solver.cu": """#include <cuda_runtime.h>
 #define NX 256 // cells

@@ -127,6 +127,9 @@ class Scope:
         if dominating is None:
             return None, ""
         node, kind, value = dominating
+        folded = _fold_update(node, name, self.fn)
+        if folded is not None:  # `size *= N` outside any loop: the previous value (as it stood there), times N
+            return Found(folded, self._loc(node), self, node.start_byte), ""
         if kind != "def" or value is None:
             return None, f"{name} at {self._loc(node)}: '{text(node)[:40]}' does not give it a value known before the run"
         decl = node.child_by_field_name("declarator") if node.type == "init_declarator" else None
@@ -310,6 +313,21 @@ def _from_command_line(node: Node, fn: Node) -> bool:
                for a in _ancestors(node, fn))
 
 
+def _fold_update(node: Node, name: str, fn: Node) -> str | None:
+    """`x op= e` / `x++` as an expression of x's previous value, when no loop repeats it; else None."""
+    if any(a.type in _LOOPS for a in _ancestors(node, fn)):
+        return None
+    if node.type == "assignment_expression":
+        op = text(node.child_by_field_name("operator"))
+        right = node.child_by_field_name("right")
+        if op in {"+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "|=", "&=", "^="} and right is not None:
+            return f"({name}) {op[:-1]} ({text(right)})"
+    if node.type == "update_expression":
+        op = "+" if "++" in text(node) else "-"
+        return f"({name}) {op} 1"
+    return None
+
+
 def _declared(decl: Node) -> str:
     names = re.findall(r"[A-Za-z_]\w*", text(decl).split("=")[0].split("[")[0].split("(")[0])
     return names[-1] if names else ""
@@ -371,6 +389,32 @@ class Program:
                 out.append(n)
             stack.extend(n.named_children)
         return sorted(out, key=lambda n: n.start_byte)
+
+    def only_allocation(self, var: str, source_file: SourceFile) -> Found | None:
+        """The one device allocation of a global pointer in the launching file (`cudaMalloc(&u_device, size_u)` in a
+        setup function), when there is exactly one and nothing else there assigns the pointer; else None. (Other
+        files may be other programs of the same suite with a global of the same name.)"""
+        hits: list[tuple[SourceFile, Node]] = []
+        assign = re.compile(rb"(?<![\w.>])" + re.escape(var.encode()) + rb"\s*=(?!=)")
+        for source in (source_file,):
+            if var.encode() not in source.data or language_of(source.rel) == "opencl":
+                continue
+            if assign.search(source.data):
+                return None
+            for fn in _ALLOC:
+                if fn.encode() not in source.data:
+                    continue
+                for call in self.all_calls(source, fn):
+                    args = call.child_by_field_name("arguments")
+                    items = args.named_children if args is not None else []
+                    if len(items) >= 2 and _mentions_address_of(items[0], var):
+                        hits.append((source, call))
+        if len(hits) != 1:
+            return None
+        source, call = hits[0]
+        size = call.child_by_field_name("arguments").named_children[1]  # type: ignore[union-attr]
+        scope = self.scope_at(source, call.start_byte)
+        return Found(text(size), f"{source.rel}:{call.start_point[0] + 1}", scope, call.start_byte)
 
     def written_in_functions(self, name: str) -> str:
         """file:line of a write of the global `name` inside some function of the program ('' when none): an

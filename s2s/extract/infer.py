@@ -476,6 +476,10 @@ def _find_alloc(scope: Scope, var: str):  # type: ignore[no-untyped-def]
             return file_found, file_found.scope
         idx = cur.parameter_index(name)
         if idx < 0:
+            if cur.fn is not None and cur.definition(name) is None and cur.reaching(name) == (None, ""):
+                only = cur.program.only_allocation(name, cur.source)  # a global pointer allocated once, in a setup function
+                if only is not None:
+                    return only, only.scope
             return None
         callers = cur.callers()
         if not callers:
