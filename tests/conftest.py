@@ -28,6 +28,7 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not i
 def _private_pattern_library(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never write the user's pattern library."""
     monkeypatch.setenv("S2S_PATTERNS", str(tmp_path_factory.getbasetemp() / "patterns.json"))
+    monkeypatch.setenv("S2S_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "s2s-cache"))  # nor the scan cache
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     s.add_argument("--profile", help="nsys, ncu or rocprofv3 CSV")
     s.add_argument("--compile-commands", help="compile_commands.json (default: found in the tree)")
     s.add_argument("--json", action="store_true")
+    s.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the scan cache ($S2S_CACHE_DIR, else $XDG_CACHE_HOME/s2s or ~/.cache/s2s)")
+    s.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
     e = sub.add_parser("extract", help="write a kernel and its dependency closure as an MEP")
     e.add_argument("tree")
     e.add_argument("--kernel", required=True, help="NAME, ns::NAME or FILE:NAME; add @LINE for overloads in one file")
@@ -42,18 +45,29 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 
 @command("scan")
 def _scan(args: argparse.Namespace, console: Console) -> int:
+    import dataclasses
+    import time
+
+    from s2s.scan.cache import default_cache_dir
     from s2s.scan.ranking import profile_ranking, static_estimate
     from s2s.scan.tree import scan_tree
 
     from .scan_report import print_scan, scan_json
 
+    start = time.perf_counter()
+    if args.jobs < 0:
+        raise UserError(f"--jobs must be 0 (one per core) or more, got {args.jobs}")
     progress = progress_bar(console, "scanning") if not args.json and sys.stderr.isatty() else None
     with progress or nullcontext():
-        index = scan_tree(args.tree, progress=advance(progress) if progress else None)
+        index = scan_tree(args.tree, progress=advance(progress) if progress else None,
+                          cache_dir=None if args.no_cache else default_cache_dir(), jobs=args.jobs or None)
+    if "warning" in index.extra:
+        print(f"warning: {index.extra['warning']}", file=sys.stderr)  # one line, never wrapped
     if args.profile:
         spots, unmatched = profile_ranking(index, args.profile)
     else:
         spots, unmatched = static_estimate(index), []
+    index = dataclasses.replace(index, seconds=time.perf_counter() - start)  # the whole command's time
     if args.json:
         print(scan_json(index, spots, unmatched))
     else:

@@ -35,7 +35,8 @@ def scan_json(index: Index, spots: list[Hotspot], unmatched: list[str]) -> str:
         "problems": [dataclasses.asdict(p) for p in index.problems],
         "limits": list(index.limits),
         "unmatched_profile_names": unmatched,
-        "stats": {"files": index.files_scanned, "lines": index.lines_scanned, "seconds": round(index.seconds, 3)},
+        "stats": {"files": index.files_scanned, "lines": index.lines_scanned, "seconds": round(index.seconds, 3),
+                  **{k: int(v) for k, v in index.extra.items() if k in _COUNTS and k != "files"}},
     }
     return json.dumps(doc, indent=2)
 
@@ -67,4 +68,11 @@ def print_scan(index: Index, spots: list[Hotspot], unmatched: list[str], console
         console.print(f"[yellow]limit[/] {limit}", highlight=False)
     for name in unmatched:
         console.print(f"[yellow]profile[/] no source kernel matches '{name}'", highlight=False)
-    console.print(f"{index.files_scanned} files, {index.lines_scanned} lines in {index.seconds:.2f} s", highlight=False)
+    counts = ", ".join(f"{index.extra[k]} {what}" for k, what in _COUNTS.items() if k in index.extra and k != "files")
+    console.print(f"{index.files_scanned} files{f' ({counts})' if counts else ''}, {index.lines_scanned} lines "
+                  f"in {index.seconds:.2f} s", highlight=False)
+
+
+# the scan's counts (Index.extra), as the last line names them
+_COUNTS = {"files": "files", "parsed": "parsed", "skipped": "skipped by the pre-filter", "cached": "from the cache",
+           "unreadable": "unreadable", "jobs": "processes"}

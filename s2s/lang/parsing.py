@@ -109,19 +109,24 @@ def src(data: bytes, node: Node) -> str:
 
 
 def first_error(node: Node) -> Node | None:
-    """The first ERROR or MISSING node under a tree with errors."""
-    if node.is_error or node.is_missing:
-        return node
-    for child in node.children:
-        if child.has_error or child.is_missing or child.is_error:
-            found = first_error(child)
-            if found is not None:
-                return found
+    """The first ERROR or MISSING node under a tree with errors (in document order; no recursion, so 100k nested
+    blocks are fine)."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if cur.is_error or cur.is_missing:
+            return cur
+        stack.extend(reversed([c for c in cur.children if c.has_error or c.is_missing or c.is_error]))
     return None
 
 
 def count_errors(node: Node) -> int:
+    """ERROR and MISSING nodes under `node` (without recursion)."""
     if not node.has_error:
         return 0
-    own = 1 if (node.is_error or node.is_missing) else 0
-    return own + sum(count_errors(c) for c in node.children if c.has_error or c.is_missing or c.is_error)
+    n, stack = 0, [node]
+    while stack:
+        cur = stack.pop()
+        n += 1 if (cur.is_error or cur.is_missing) else 0
+        stack.extend(c for c in cur.children if c.has_error or c.is_missing or c.is_error)
+    return n

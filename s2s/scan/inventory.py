@@ -1,7 +1,9 @@
 """Per-file inventory: the kernels and launch sites one parsed file holds."""
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import re
 
 from tree_sitter import Node, QueryCursor
@@ -16,17 +18,39 @@ from .sources import SourceFile, language_of
 
 LOOP_TYPES = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
 SCOPE_TYPES = {"namespace_definition"}
+# Launch forms the "launches" query finds; a file without any of these bytes skips that query.
+_LAUNCH_BYTES = (b"<<<", b"hipLaunchKernel", b"hipExtLaunchKernel", b"clEnqueueNDRangeKernel", b"cudaLaunch", b"hipLaunch")
+
+
+class LineTable:
+    """Line numbers of byte offsets in O(log n) each: the newline offsets are found once per file."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._starts: list[int] | None = None
+
+    def line(self, offset: int) -> int:
+        if self._starts is None:
+            self._starts = [m.end() for m in re.finditer(b"\n", self.data)]
+        return bisect.bisect_right(self._starts, offset) + 1
+
+
 class FileFacts:
     """What one file holds, with the tree kept only while the file is processed."""
 
     def __init__(self, source: SourceFile, kernel_macros: frozenset[str] = frozenset(),
-                 launch_macros: dict[str, LaunchMacro] | None = None, blank_macros: frozenset[str] = frozenset()) -> None:
-        self.launch_macros = launch_macros or {}
+                 launch_macros: dict[str, LaunchMacro] | None = None, blank_macros: frozenset[str] = frozenset(),
+                 language: str = "") -> None:
         self.source = source
         self.data = source.data
-        self.dialect = language_of(source.rel, source.data)
+        # only the macros this file spells are worth a query (every macro name is a word of the file or absent)
+        self.launch_macros = {n: m for n, m in (launch_macros or {}).items() if n.encode() in self.data}
+        kernel_macros = frozenset(n for n in kernel_macros if n.encode() in self.data)
+        blank_macros = frozenset(n for n in blank_macros if n.encode() in self.data)
+        self.dialect = language or language_of(source.rel, source.data)
         self.tree = parse(self.data, self.dialect, kernel_macros, blank_macros)
         self.kernel_macros = kernel_macros
+        self.lines = LineTable(self.data)
 
     # -- problems ---------------------------------------------------------------------------
     def problems(self) -> list[ParseProblem]:
@@ -53,7 +77,8 @@ class FileFacts:
                     found.append(self._kernel(fn, "opencl", "", start=at))
             return found
         lang = "hip" if self.dialect == "hip" else "cuda"
-        for fn in captures("kernels", root).get("kernel", []):
+        spelled = b"__global__" in self.data or any(len(m) >= len("__global__") for m in self.kernel_macros)
+        for fn in captures("kernels", root).get("kernel", []) if spelled else []:
             found.append(self._kernel(fn, lang, self._hiding_macro(fn) if self.kernel_macros else ""))
         if self.kernel_macros:
             seen = {k.start_byte for k in found}
@@ -118,7 +143,7 @@ class FileFacts:
             name=short,
             qualified=qualified,
             file=self.source.rel,
-            line=self.data.count(b"\n", 0, start_byte) + 1,
+            line=self.lines.line(start_byte),
             language=lang,
             params=params,
             template_params=template_params,
@@ -158,7 +183,7 @@ class FileFacts:
     # -- launches ---------------------------------------------------------------------------
     def launches(self) -> list[LaunchSite]:
         root = self.tree.root_node
-        caps = captures("launches", root)
+        caps = captures("launches", root) if any(b in self.data for b in _LAUNCH_BYTES) else {}
         sites = [self._chevron(n) for n in caps.get("chevron", [])]
         cl_objects: dict[str, str] | None = None
         for call in caps.get("api_call", []):
@@ -311,23 +336,34 @@ def _context(node: Node) -> tuple[str, int]:
 
 
 def loop_depth(node: Node) -> int:
+    """The deepest nest of loops under `node` (not counting itself): every loop the "loops" query finds, its loop
+    ancestors up to `node` counted by walking parents. No recursion: 100k nested blocks are fine."""
     best = 0
-    for child in node.named_children:
-        inner = loop_depth(child)
-        best = max(best, inner + 1 if child.type in LOOP_TYPES else inner)
+    for loop in captures("loops", node).get("loop", []):
+        depth, cur = 1, loop.parent
+        while cur is not None and cur != node:
+            if cur.type in LOOP_TYPES:
+                depth += 1
+            cur = cur.parent
+        best = max(best, depth)
     return best
 
 
 _GLOBAL = re.compile(rb"\b__global__\b")
 
 
-def unrecognized_kernels(source: SourceFile, kernels: list[Kernel]) -> list[ParseProblem]:
+def unrecognized_kernels(source: SourceFile, kernels: list[Kernel], lines: LineTable | None = None) -> list[ParseProblem]:
     """`__global__` definitions the parse did not turn into kernels: reported, never dropped silently."""
     out = []
     data = source.data
+    lines = lines or LineTable(data)
+    spans = sorted((k.start_byte, k.end_byte) for k in kernels)
+    starts = [a for a, _ in spans]
+    ends = list(itertools.accumulate((b for _, b in spans), max))  # the furthest end among kernels starting before
     for m in _GLOBAL.finditer(data):
         at = m.start()
-        if any(k.start_byte <= at < k.end_byte for k in kernels):
+        i = bisect.bisect_right(starts, at) - 1
+        if i >= 0 and ends[i] > at:
             continue
         line_start = data.rfind(b"\n", 0, at) + 1
         line = data[line_start:data.find(b"\n", at) if data.find(b"\n", at) >= 0 else len(data)]
@@ -339,7 +375,7 @@ def unrecognized_kernels(source: SourceFile, kernels: list[Kernel]) -> list[Pars
         head = data[at:brace if brace >= 0 else at + 200].decode("utf-8", "replace")
         names = re.findall(r"([A-Za-z_]\w*)\s*(?:<[^<>]*>)?\s*\(", head)
         name = next((n for n in names if not n.startswith("__")), "?")
-        lineno = data.count(b"\n", 0, at) + 1
+        lineno = lines.line(at)
         out.append(ParseProblem(source.rel, lineno, at - line_start + 1,
                                 f"kernel '{name}' was not recognized (syntax the CUDA grammar does not parse); not listed"))
     return out

@@ -1,167 +1,206 @@
-"""Stage 1: find every kernel and launch site in an application tree."""
+"""Stage 1: find every kernel and launch site in an application tree.
+
+Four steps, each linear in the tree: read and hash every file and read its preamble (`#define`s, `#include`s,
+markers), in worker processes; decide per translation unit which macros make kernels and which language each file is
+(`macro_scope`); parse, in worker processes, only the files the byte-level pre-filter cannot rule out; merge in path
+order. With a cache directory, every per-file answer is kept by content hash, and an unchanged file is never read
+twice nor parsed again.
+"""
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor
 from pathlib import Path
 
 from s2s.base.errors import UserError
 from s2s.base.records import Index, Kernel, LaunchSite, ParseProblem
 
-from .inventory import FileFacts, unrecognized_kernels
-from .launch_macros import find_launch_macros
-from .sources import SourceFile, check_tree, iter_source_paths, language_of, read_source
-
-# Files without any of these bytes hold no kernel and no launch: they are counted, not parsed.
-_MARKERS = re.compile(rb"__global__|__kernel\b|\bkernel\b|<<<|hipLaunchKernel|clEnqueueNDRangeKernel|cudaLaunch\w*Kernel")
-_EMBEDDED_CL = re.compile(rb'"[^"\n]*__kernel\s+void\s+(\w+)')
-_WORD = re.compile(rb"[A-Za-z_]\w*")
-_FUNCTION_MACRO_KERNEL = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([^)]*\)[^\n]*\b__global__\b", re.M)
+from .cache import ScanCache, TreeAnswer
+from .launch_macros import LaunchMacro
+from .macro_scope import Scope, compute_scope
+from .parallel import FileResult, Prepared, ScanJob, default_jobs, prepare, run_all, scan_file, worker_pool
+from .preamble import Preamble
+from .sources import check_tree, walk_sources
 
 Progress = Callable[[int, int], None]
 
 
-def scan_tree(root: str | Path, progress: Progress | None = None) -> Index:
+def scan_tree(root: str | Path, progress: Progress | None = None, *, cache_dir: Path | None = None,
+              jobs: int | None = None) -> Index:
+    """Every kernel and launch site under `root`. `cache_dir`: keep and reuse per-file results there (None: no cache);
+    `jobs`: worker processes (default: the usable cores). `Index.extra` holds the counts: files, parsed, skipped by
+    the pre-filter, cached, unreadable, and the jobs used."""
     start = time.perf_counter()
     tree = check_tree(root)
-    paths = list(iter_source_paths(tree))
-    problems: list[ParseProblem] = []
-    sources: list[SourceFile] = []
-    lines = 0
-    for path in paths:
-        source, why = read_source(path, tree)
-        if source is None:
-            rel = path.name if tree.is_file() else path.relative_to(tree).as_posix()
-            problems.append(ParseProblem(rel, _line_from(why), 1, why))
-            continue
-        lines += source.data.count(b"\n")
-        sources.append(source)
-    defs = _macro_defs(sources)
-    kernel_macros, limits = _kernel_macros(sources, defs)
-    blank = _block_macros(defs)
-    launch_macros = find_launch_macros(sources)
-    marker = _markers(kernel_macros | frozenset(launch_macros))
-    kernels: list[Kernel] = []
-    launches: list[LaunchSite] = []
-    for i, source in enumerate(sources):
-        if progress is not None:
-            progress(i + 1, len(sources))
-        if language_of(source.rel) != "opencl" and not marker.search(source.data):
-            continue
-        facts = FileFacts(source, kernel_macros, launch_macros, blank)
-        problems.extend(facts.problems())
-        found = facts.kernels()
-        kernels.extend(found)
-        if facts.dialect != "opencl" and b"__global__" in source.data:
-            problems.extend(unrecognized_kernels(source, found))
-        if facts.dialect != "opencl" and b"__kernel" in source.data:
-            for m in _EMBEDDED_CL.finditer(source.data):
-                line = source.data.count(b"\n", 0, m.start()) + 1
-                limits.append(f"{source.rel}:{line}: OpenCL kernel {m.group(1).decode()} is embedded in a C string; "
-                              "kernels in strings are not scanned (move it to a .cl file to extract it)")
-        launches.extend(facts.launches())
-    if not paths:
+    files = walk_sources(tree)
+    if not files:
         raise UserError("no C, C++, CUDA, HIP or OpenCL source files found", file=str(root),
                         hint=f"looked for {', '.join(sorted({'.cu', '.cuh', '.cl', '.cpp', '.c', '.h', '.hip'}))}")
+    cache = ScanCache(cache_dir, tree) if cache_dir is not None else None
+    if cache is not None:
+        cache.load()
+    workers = jobs or default_jobs()
+    counter = _Counter(progress)
+    with worker_pool(workers) as pool:
+        prepared = _prepare_all(pool, workers, files, cache, counter)
+        readable = [rel for _, rel in files if prepared[rel].sha]
+        digest = hashlib.sha256("\n".join(f"{r}\0{prepared[r].sha}" for r in readable).encode()).hexdigest()
+        stats = {"parsed": 0, "skipped": 0, "cached": 0}
+        if cache is not None and cache.old.answer.digest == digest \
+                and all(k == "" or k in cache.old.results for k in cache.old.answer.keys.values()):
+            keys, limits = cache.old.answer.keys, cache.old.answer.limits  # the same tree as last time
+            results = {r: cache.old.results[keys[r]] if keys.get(r) else _EMPTY for r in readable}
+            stats["cached"] = sum(1 for r in readable if keys.get(r))
+            stats["skipped"] = len(readable) - stats["cached"]
+            counter(len(readable))
+        else:
+            preambles = _preambles(prepared, readable, cache)
+            scope = compute_scope(readable, preambles)
+            counter.total += len(readable)
+            results, keys = _scan_all(pool, workers, files, prepared, preambles, scope, cache, counter, stats)
+            limits = tuple(scope.limits)
+            if cache is not None:
+                cache.new.preambles = {prepared[r].sha: preambles[r] for r in readable}
+    if cache is not None:
+        for rel in readable:
+            p = prepared[rel]
+            cache.record(rel, p.size, p.mtime_ns, p.sha, p.lines)
+        cache.new.results = {k: results[r] for r, k in keys.items() if k}
+        cache.new.answer = TreeAnswer(digest, dict(keys), limits)
+        cache.save()
+    kernels: list[Kernel] = []
+    launches: list[LaunchSite] = []
+    problems: list[ParseProblem] = []
+    for _, rel in files:
+        p = prepared[rel]
+        if not p.sha:
+            problems.append(ParseProblem(rel, _line_from(p.why), 1, p.why))
+            continue
+        r = results[rel]
+        kernels.extend(r.kernels)
+        launches.extend(r.launches)
+        problems.extend(r.problems)
+    extra = {"files": str(len(files)), "parsed": str(stats["parsed"]), "skipped": str(stats["skipped"]),
+             "cached": str(stats["cached"]), "unreadable": str(len(files) - len(readable)), "jobs": str(workers)}
+    if cache is not None and cache.warnings:
+        extra["warning"] = "; ".join(cache.warnings)
     return Index(
         root=str(tree), kernels=tuple(kernels), launches=tuple(launches), problems=tuple(problems),
-        limits=tuple(limits), files_scanned=len(sources), lines_scanned=lines, seconds=time.perf_counter() - start,
+        limits=limits, files_scanned=len(readable), lines_scanned=sum(prepared[r].lines for r in readable),
+        seconds=time.perf_counter() - start, extra=extra,
     )
+
+
+_EMPTY = FileResult()
+
+
+class _Counter:
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress, self.done, self.total = progress, 0, 0
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        if self.progress is not None:
+            self.progress(self.done, max(self.total, self.done))
+
+
+def _prepare_all(pool: Executor | None, workers: int, files: list[tuple[str, str]], cache: ScanCache | None,
+                 counter: _Counter) -> dict[str, Prepared]:
+    """Every file's size, mtime, hash and lines; from the cache where its size and mtime are unchanged, else read,
+    hashed and its preamble read (in the workers)."""
+    prepared: dict[str, Prepared] = {}
+    todo: list[tuple[object, ...]] = []
+    weights: list[int] = []
+    for path, rel in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            todo.append((rel, path))
+            weights.append(0)
+            continue
+        known = cache.known(rel, st.st_size, st.st_mtime_ns) if cache is not None else None
+        if known is not None:
+            prepared[rel] = Prepared(rel, st.st_size, st.st_mtime_ns, known[0], known[1], None, "", path)
+            continue
+        todo.append((rel, path))
+        weights.append(st.st_size)
+    counter.total = len(todo)
+    for p in run_all(pool, prepare, todo, weights, counter, workers):
+        prepared[p.rel] = p
+    return prepared
+
+
+def _preambles(prepared: dict[str, Prepared], readable: list[str], cache: ScanCache | None) -> dict[str, Preamble]:
+    """Each readable file's preamble: read just now, else from the cache, else (a damaged cache) read again."""
+    out: dict[str, Preamble] = {}
+    old = cache.preambles() if cache is not None and any(prepared[r].preamble is None for r in readable) else {}
+    for rel in readable:
+        p = prepared[rel]
+        pre = p.preamble or old.get(p.sha)
+        if pre is None:
+            again = prepare(rel, p.path)
+            prepared[rel] = again
+            pre = again.preamble
+        if pre is not None:
+            out[rel] = pre
+    return out
+
+
+def _scan_all(pool: Executor | None, workers: int, files: list[tuple[str, str]], prepared: dict[str, Prepared],
+              preambles: dict[str, Preamble], scope: Scope, cache: ScanCache | None, counter: _Counter,
+              stats: dict[str, int]) -> tuple[dict[str, FileResult], dict[str, str]]:
+    """Each file's result: ruled out by the pre-filter, from the cache by its key, or parsed (in the workers)."""
+    results: dict[str, FileResult] = {}
+    keys: dict[str, str] = {}
+    jobs: list[tuple[object, ...]] = []
+    weights: list[int] = []
+    digests: dict[object, str] = {}
+    blank = _digest(digests, scope.blank_macros, sorted(scope.blank_macros))
+    for path, rel in files:
+        pre = preambles.get(rel)
+        if pre is None:
+            continue
+        p = prepared[rel]
+        lang = scope.language[rel]
+        kmacros = scope.kernel_macros[rel]
+        lmacros = scope.launch_macros[rel]
+        if not (pre.opencl_word if lang == "opencl" else pre.markers or kmacros or lmacros):
+            results[rel], keys[rel] = _EMPTY, ""  # the pre-filter: no kernel, launch or kernel macro can be here
+            stats["skipped"] += 1
+            counter(1)
+            continue
+        lm = tuple(lmacros[n] for n in sorted(lmacros))
+        key = hashlib.sha256("\0".join((
+            p.sha, rel, lang, _digest(digests, kmacros, sorted(kmacros)), _digest(digests, lm, lm), blank,
+        )).encode()).hexdigest()[:32]
+        keys[rel] = key
+        hit = cache.old.results.get(key) if cache is not None else None
+        if hit is not None:
+            results[rel] = hit
+            stats["cached"] += 1
+            counter(1)
+            continue
+        jobs.append((ScanJob(rel, path, p.size, p.mtime_ns, lang, kmacros, lm, scope.blank_macros),))
+        weights.append(p.size)
+    for (job,), r in zip(jobs, run_all(pool, scan_file, jobs, weights, counter, workers)):
+        results[job.rel] = r  # type: ignore[attr-defined]
+        stats["parsed" if r.parsed else "skipped"] += 1
+    return results, keys
+
+
+def _digest(memo: dict[object, str], key: frozenset[str] | tuple[LaunchMacro, ...], value: object) -> str:
+    if key not in memo:
+        memo[key] = hashlib.sha256(repr(value).encode()).hexdigest()[:16]
+    return memo[key]
 
 
 def _line_from(why: str) -> int:
     m = re.search(r"at line (\d+)", why)
     return int(m.group(1)) if m else 1
-
-
-def _markers(kernel_macros: frozenset[str]) -> re.Pattern[bytes]:
-    if not kernel_macros:
-        return _MARKERS
-    extra = b"|".join(re.escape(m.encode()) for m in sorted(kernel_macros))
-    return re.compile(_MARKERS.pattern + b"|\\b(?:" + extra + b")\\b")
-
-
-def _macro_defs(sources: list[SourceFile]) -> dict[str, list[bytes | None]]:
-    """Every `#define` of the tree, read once: name -> bodies (continued lines joined, comments out; None for a
-    function-like definition), one per definition (#if branches may give several)."""
-    defs: dict[str, list[bytes | None]] = {}
-    for source in sources:
-        if b"define" not in source.data:
-            continue
-        for m in _DEFINE_ANY.finditer(source.data):
-            body = None if m.group(2) else _C_COMMENT.sub(b" ", m.group(3).replace(b"\\\n", b" ")).strip()
-            defs.setdefault(m.group(1).decode(), []).append(body)
-    return defs
-
-
-def _kernel_macros(sources: list[SourceFile], defs: dict[str, list[bytes | None]]) -> tuple[frozenset[str], list[str]]:
-    """Object-like macros that expand to `__global__`, directly or through other macros
-    (`#define CUB_KERNEL CCCL_KERNEL`, `#define CCCL_KERNEL __global__ ...`): found. Function-like ones: limits."""
-    words = {n: {w.decode() for b in bodies if b is not None for w in _WORD.findall(b)} for n, bodies in defs.items()}
-    names = {n for n, ws in words.items() if "__global__" in ws}
-    limits: list[str] = []
-    for source in sources:
-        if b"__global__" not in source.data or b"define" not in source.data:
-            continue
-        for m in _FUNCTION_MACRO_KERNEL.finditer(source.data):
-            line = source.data.count(b"\n", 0, m.start()) + 1
-            limits.append(
-                f"{source.rel}:{line}: kernels defined through the function-like macro {m.group(1).decode()}(...) "
-                "are not listed: tree-sitter does not expand macros; give compile flags (--compile-commands) so libclang can"
-            )
-    grew = bool(names)
-    while grew:  # a macro whose body names a kernel macro is one too
-        more = {a for a, ws in words.items() if a not in names and ws & names}
-        names |= more
-        grew = bool(more)
-    return frozenset(names), limits
-
-
-_DEFINE_ANY = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)\n]*\))?((?:[^\n\\]|\\.|\\\n)*)$", re.M)
-_C_COMMENT = re.compile(rb"/\*.*?\*/|//[^\n]*", re.S)
-_OPENER = re.compile(rb"(?:(?:inline\s+)?namespace\b[^{};]*\{\s*|extern\s*\"C\"\s*\{\s*)+")
-_CLOSER = re.compile(rb"(?:\}\s*;?\s*)+")
-
-
-def _block_macros(defs: dict[str, list[bytes | None]]) -> frozenset[str]:
-    """Object-like macros that open (`#define LIB_NAMESPACE_BEGIN namespace lib {`, over continued lines, through other
-    such macros or empty ones) or close (`... }`) a namespace or `extern "C"` block: the parser reads them as blanks,
-    when the tree has both kinds. Every definition of such a macro (under #if branches) must open (close) or be empty."""
-    kind: dict[str, str] = {}  # "empty" | "open" | "close" | "other"
-
-    def classify(body: bytes) -> str:
-        seen = set()
-        for word in set(_WORD.findall(body)):
-            k = kind.get(word.decode())
-            if k in {"empty", "open", "close"}:
-                seen.add(k)
-                body = re.sub(rb"\b" + re.escape(word) + rb"\b", b" ", body)
-        rest = body.strip()
-        if rest and _OPENER.fullmatch(rest):
-            seen.add("open")
-        elif rest and _CLOSER.fullmatch(rest):
-            seen.add("close")
-        elif rest:
-            return "other"
-        seen.discard("empty")
-        return seen.pop() if len(seen) == 1 else ("empty" if not seen else "other")
-
-    for _ in range(6):  # a fixpoint: macros made of macros
-        changed = False
-        for name, bodies in defs.items():
-            if any(b is None for b in bodies):
-                new = "other"
-            else:
-                forms = {classify(b) for b in bodies if b is not None} - {"empty"}
-                new = forms.pop() if len(forms) == 1 else ("empty" if not forms else "other")
-            if kind.get(name) != new:
-                kind[name], changed = new, True
-        if not changed:
-            break
-    opens = {n for n, k in kind.items() if k == "open"}
-    closes = {n for n, k in kind.items() if k == "close"}
-    return frozenset(opens | closes) if opens and closes else frozenset()
 
 
 def find_kernel(index: Index, name: str) -> Kernel:
