@@ -46,16 +46,19 @@ def _candidates(ax: Any, cands: list[Candidate], band: tuple[float, float] | Non
     seen: set[str] = set()
     for c in cands:
         colour = COLOURS.get(c.status, "#17becf")
-        label = c.status if c.status not in seen else None
-        seen.add(c.status)
+        label = c.status if c.status not in seen and not c.failed_on_capture else None  # the legend's marker: a dot
+        if label:
+            seen.add(c.status)
         if c.speedup is None:
             ax.scatter([c.index], [floor_y], marker="x", color=colour, s=28, label=label, zorder=3)
             continue
         if c.low is not None and c.high is not None:
             ax.vlines(c.index, c.low, c.high, color=colour, lw=1.2, alpha=0.7)
-        marker = "X" if c.failed_on_capture else "o"
-        ax.scatter([c.index], [c.speedup], color=colour, s=22, marker=marker, label=label, zorder=3,
-                   alpha=0.45 if c.retimed is not None else 1.0)
+        if c.failed_on_capture:
+            ax.scatter([c.index], [c.speedup], color="black", s=36, marker="X", zorder=3)
+        else:
+            ax.scatter([c.index], [c.speedup], color=colour, s=22, marker="o", label=label, zorder=3,
+                       alpha=0.45 if c.retimed is not None else 1.0)
         if c.retimed is not None:
             if c.retimed_low is not None and c.retimed_high is not None:
                 ax.vlines(c.index + 0.25, c.retimed_low, c.retimed_high, color="#1f4e9c", lw=1.6)
