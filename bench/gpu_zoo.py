@@ -305,7 +305,7 @@ def run_part(index: int, count: int, args: argparse.Namespace) -> int:
     doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit(), "device": device, "part": f"{index}/{count}",
            "max_evals": args.max_evals, "copy": copy, "roof": dataclasses.asdict(roof) if roof else None, "kernels": rows,
            "geomean_part": round(geomean([r.get("speedup_counted") for r in rows]), 3)}
-    write_result(out, f"gpu_zoo_part{index}", doc, "\n".join(table(doc)))
+    write_result(out, f"gpu_zoo_part{index}of{count}", doc, "\n".join(table(doc)))
     print("\n".join(table(doc)))
     return 0
 

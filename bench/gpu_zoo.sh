@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The kernel zoo on the GPU, one device call per part (each well under 600 s):
 #   bash bench/gpu_zoo.sh OUT_DIR COMMIT apps     build and run the 40 zoo apps (their own CPU checks), ~2 min
-#   bash bench/gpu_zoo.sh OUT_DIR COMMIT 1..4     optimize part I of 4 (10 kernels each, deadline 480 s)
+#   bash bench/gpu_zoo.sh OUT_DIR COMMIT I[/K]    optimize part I of K (default K = 4: 10 kernels each, deadline 480 s;
+#                                                 K = 6 or 8 gives each kernel more of its 30 evaluations)
 # then, anywhere: python3 bench/gpu_zoo.py --summarize DIR_WITH_THE_PARTS_JSON (writes gpu_zoo_summary.{json,md})
 set -u
 OUT=${1:?output directory}
 export S2S_COMMIT=${2:-unknown}
-PART=${3:?apps or a part number 1..4}
+PART=${3:?apps or a part I or I/K}
+case "$PART" in apps|*/*) ;; *) PART="$PART/4" ;; esac
+TAG=${PART//\//of}
 export CUDA_MODULE_LOADING=EAGER CUPY_TF32=0
 mkdir -p "$OUT"
 if [ -d .whl ]; then
@@ -17,12 +20,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu
 t0=$SECONDS
 case "$PART" in
   apps) timeout 400 python3 bench/gpu_zoo.py --apps --out "$OUT" --work /tmp/s2s-zoo --jobs 16 > "$OUT/apps.log" 2>&1 ;;
-  [1-4]) timeout 560 python3 bench/gpu_zoo.py --part "$PART/4" --out "$OUT" --work /tmp/s2s-zoo --deadline 480 --parallel 4 \
-           > "$OUT/part$PART.log" 2>&1 ;;
+  [1-9]*/[1-9]*) timeout 560 python3 bench/gpu_zoo.py --part "$PART" --out "$OUT" --work /tmp/s2s-zoo --deadline 480 \
+           --parallel 4 > "$OUT/part$TAG.log" 2>&1 ;;
   *) echo "unknown part $PART"; exit 2 ;;
 esac
 echo "part $PART rc=$? $((SECONDS - t0))s"
 tail -60 "$OUT"/gpu_zoo_*.md 2>/dev/null
 # the device returns at most 8 files: everything travels in one archive (the tables stay readable beside it)
-(cd "$OUT" && tar czf "/tmp/zoo-$PART.tgz" . && find . -mindepth 1 -maxdepth 1 ! -name 'gpu_zoo_*.md' -exec rm -rf {} + \
-  && mv "/tmp/zoo-$PART.tgz" .)
+(cd "$OUT" && tar czf "/tmp/zoo-$TAG.tgz" . && find . -mindepth 1 -maxdepth 1 ! -name 'gpu_zoo_*.md' -exec rm -rf {} + \
+  && mv "/tmp/zoo-$TAG.tgz" .)
