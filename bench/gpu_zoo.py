@@ -177,12 +177,14 @@ def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int, bu
                    use_patterns=False, jobs=4, time_budget_s=budget)
     out = optimize(Path(mep), opts)
     hist = History(Path(mep) / "history.sqlite")
-    best, rows, noise = hist.best(), hist.rows(), hist.meta("noise_band")
+    # the declared winner (re-timed in a fresh alternation, above the noise band), as s2s.optimize.winner leaves it
+    best = hist.get(out.best_id) if out.best_id else None
+    rows, noise, decision = hist.rows(), hist.meta("noise_band"), hist.meta("winner")
     hist.close()
     row.update(evaluations=out.evaluations, evals_to_best=out.evals_to_best, stopped=out.stopped, seconds=round(time.time() - t0, 1),
                verdicts={s: sum(1 for r in rows if r.status == s) for s in sorted({r.status for r in rows})},
                device=next(((r.result or {}).get("device", "") for r in rows if r.result and r.result.get("device")), ""),
-               noise_band=json.loads(noise) if noise else None)
+               noise_band=json.loads(noise) if noise else None, winner=json.loads(decision) if decision else None)
     first = next((r for r in rows if r.ref_us), None)
     row["original_us"] = first.ref_us if first else None
     if best is None:
@@ -193,7 +195,7 @@ def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int, bu
     rt = _retimed(res)
     row.update(status="ok", original_us=best.ref_us, best_us=best.var_us, speedup=best.speedup, pipeline=best.origin, variant=best.id,
                ref_spread_us=(res.get("reference") or {}).get("spread_us"), var_spread_us=(res.get("variant") or {}).get("spread_us"),
-               speedup_retimed=rt.get("speedup") if rt else None)
+               speedup_retimed=rt.get("speedup") if rt else None, speedup_first=(res.get("first") or {}).get("speedup"))
     row["speedup_counted"] = float(rt["speedup"]) if rt else float(best.speedup or 1.0)
     if rt and (rt.get("variant") or {}).get("median_us"):
         row["best_us"] = rt["variant"]["median_us"]

@@ -90,7 +90,8 @@ def test_report_shows_spread_retiming_band_and_roofline(base_mep: Path, tmp_path
     md_path, html_path, png = build_report(mep)
     md = md_path.read_text()
     assert "- original: 560.00 µs, DRAM 120 GB/s, 60 GFLOP/s (FP32), occupancy 6%" in md and "latency-limited" in md
-    assert "**Winner:** `vc`" in md and "Re-timed in a fresh alternation with the original: **5.20x**" in md
+    assert "**Winner:** `vc` from `pass:vc`: **5.20x**, re-timed in a fresh alternation with the original" in md
+    assert "first measured 5.60x" in md
     assert "Noise band (the original timed against itself): 0.970x-1.030x. The winner is above it." in md
     assert "memory-bound" in md and f"floor {floor_us(work, H200):.2f} µs" in md  # type: ignore[arg-type]
     # the winner's re-timed variant time (107.5 µs) is the one placed on the roofline
@@ -101,6 +102,27 @@ def test_report_shows_spread_retiming_band_and_roofline(base_mep: Path, tmp_path
     assert png is not None and png.read_bytes()[:4] == b"\x89PNG"
     html = html_path.read_text()
     assert '<img src="report.png"' in html and "wrong-output" in html and "#d62728" in html  # coloured by verdict
+
+
+@pytest.mark.slow
+def test_report_follows_the_declared_winner(base_mep: Path, tmp_path: Path) -> None:
+    # as s2s.optimize.winner leaves a history: the speedup column re-timed, the first measurement under `first`
+    first = _res(500.0, 5.0, 50.0, 1.0)
+    again = _res(500.0, 5.0, 125.0, 2.0)
+    va = {**again, "first": first, "retimed": {"speedup": 4.0, "reference": again["reference"], "variant": again["variant"]}}
+    mep = _mep(base_mep, tmp_path / "w", [("va", "ok", va), ("vb", "ok", _res(500.0, 5.0, 110.0, 2.0))],
+               meta={"winner": json.dumps({"id": "va", "speedup": 4.0, "why": "re-timed 4.000x, above the noise band"})})
+    h = History(mep / "history.sqlite")
+    h.db.execute("UPDATE candidates SET speedup=4.0 WHERE id='va'")
+    h.db.commit()
+    cs = {c.id: c for c in candidates(h.rows())}
+    h.close()
+    assert (cs["va"].speedup, cs["va"].retimed, cs["va"].shown) == (10.0, 4.0, 4.0)  # the first measurement and the re-timing
+    md = build_report(mep)[0].read_text()
+    assert "**Winner:** `va` from `pass:va`: **4.00x**, re-timed" in md and "first measured 10.00x" in md  # not vb's 4.55x
+    mep2 = _mep(base_mep, tmp_path / "none", [("vb", "ok", _res(100.0, 5.0, 99.0, 2.0))],
+                meta={"winner": json.dumps({"id": None, "speedup": 1.0, "why": "no win: 1.010x is inside the noise band"})})
+    assert "No winner declared: no win: 1.010x is inside the noise band." in build_report(mep2)[0].read_text()
 
 
 @pytest.mark.slow

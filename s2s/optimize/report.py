@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
+from typing import Any
 
 from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
@@ -23,7 +25,7 @@ def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
         raise UserError("no optimization history in this MEP", file=str(mep_dir), hint="run `s2s optimize` first")
     hist = History(db)
     rows = hist.rows()
-    best = hist.best()
+    best, decision = _declared(hist)
     llm = hist.llm_totals()
     band = noise_band(hist.meta("noise_band"))
     roof = roofline_view(recorded(hist), best, rows, manifest)
@@ -40,10 +42,16 @@ def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
         also = (", and on the application's captured data" if best.captured == "ok" else
                 "; not yet checked on the application's captured data" if manifest.capture else "")
         win = by_id.get(best.id)
-        again = (f" Re-timed in a fresh alternation with the original: **{win.retimed:.2f}x** (the figure reported)."
-                 if win and win.retimed is not None else " Not re-timed (a single measurement).")
-        lines += [f"**Winner:** `{best.id}` from `{best.origin}`: **{best.speedup:.2f}x** "
-                  f"({best.ref_us:.2f} µs → {best.var_us:.2f} µs), verified on every output{also}.{again}", ""]
+        if win is not None and win.retimed is not None:
+            first = f"; first measured {win.speedup:.2f}x" if win.speedup else ""
+            lines += [f"**Winner:** `{best.id}` from `{best.origin}`: **{win.retimed:.2f}x**, re-timed in a fresh alternation "
+                      f"with the original ({_f(best.ref_us)} µs → {_f(best.var_us)} µs{first}), verified on every output{also}.", ""]
+        else:
+            lines += [f"**Winner:** `{best.id}` from `{best.origin}`: **{best.speedup or 1.0:.2f}x** "
+                      f"({_f(best.ref_us)} µs → {_f(best.var_us)} µs), verified on every output{also}. "
+                      "Not re-timed (a single measurement).", ""]
+    elif decision is not None and decision.get("why"):
+        lines += [f"No winner declared: {decision['why']}.", ""]
     else:
         lines += ["No verified variant was faster than the original.", ""]
     lines += _band_line(band, by_id.get(best.id) if best else None) + _roofline_lines(roof) + _ncu_lines(profiles)
@@ -83,6 +91,21 @@ def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
     html_path = mep_dir / "report.html"
     atomic_write(html_path, html_doc.encode())
     return md_path, html_path, png if has_plot else None
+
+
+def _declared(hist: History) -> tuple[Row | None, dict[str, Any] | None]:
+    """The winner the loop declared (meta `winner`: re-timed, above the noise band), unless it has since failed on the
+    application's captured data; for a history without a declaration, the fastest verified variant."""
+    try:
+        decision = json.loads(hist.meta("winner") or "null")
+    except ValueError:
+        decision = None
+    if not isinstance(decision, dict):
+        return hist.best(), None
+    row = hist.get(str(decision["id"])) if decision.get("id") else None
+    if row is not None and row.failed_on_capture:
+        return hist.best(), decision
+    return row, decision
 
 
 HEADER = ("| round | candidate | origin | verdict | speedup | ref µs | variant µs | repairs | captured data | speedup IQR "

@@ -4,7 +4,9 @@ or one without a noise band, re-timing or roofline numbers, gives what is there 
 
 Read from the history (written by the optimize loop, `s2s verify` and benchmarks):
   candidate result `reference` / `variant` {median_us, spread_us (IQR)}   -> the speedup's spread
-  candidate result `retimed` {speedup, reference, variant}                 -> the re-timed speedup (the one reported)
+  candidate result `retimed` {speedup, reference, variant}, `first` {...}  -> the re-timed speedup (the one reported) and
+                                                                            the first measurement (s2s.optimize.winner)
+  meta `winner` {id, speedup, why}                                          -> the declared winner, or why none was
   meta `noise_band`: {"low": 0.97, "high": 1.03} (the original timed against itself), or a number r meaning 1 +- r
   meta `roofline` (s2s.mep.roofline.record)                                 -> the work of a launch and the device roof
 """
@@ -64,12 +66,16 @@ def retimed(result: dict[str, Any] | None) -> dict[str, Any] | None:
 def candidates(rows: list[Row]) -> list[Candidate]:
     out = []
     for i, r in enumerate(r for r in rows if r.status != "pending"):
-        iv = interval(r.result) if r.status == "ok" else None
         rt = retimed(r.result)
+        first = (r.result or {}).get("first") if rt else None  # a re-timed row keeps its first measurement here
+        has_first = isinstance(first, dict) and bool(first.get("speedup"))
+        measured = first if has_first else r.result
+        speedup = (float(first["speedup"]) if has_first and first else r.speedup) if r.status == "ok" else None
+        iv = interval(measured) if r.status == "ok" else None
         rv = interval(rt) if rt else None
-        out.append(Candidate(i + 1, r.id, r.status, r.speedup if r.status == "ok" else None, iv[0] if iv else None,
-                             iv[1] if iv else None, float(rt["speedup"]) if rt else None, rv[0] if rv else None,
-                             rv[1] if rv else None, r.failed_on_capture))
+        out.append(Candidate(i + 1, r.id, r.status, speedup, iv[0] if iv else None, iv[1] if iv else None,
+                             float(rt["speedup"]) if rt else None, rv[0] if rv else None, rv[1] if rv else None,
+                             r.failed_on_capture))
     return out
 
 
