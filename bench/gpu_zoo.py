@@ -245,6 +245,7 @@ def _floor_fields(k: ZooKernel, row: dict[str, Any], roof: Any) -> None:
 def run_part(index: int, count: int, args: argparse.Namespace) -> int:
     from zoo_vendor import copy_bandwidth_gbs, vendor_time
 
+    from s2s.base.devicelock import device_lock
     from s2s.mep.roofline import Work, measured_roof, record_in_mep
 
     t_end = time.time() + args.deadline
@@ -253,8 +254,9 @@ def run_part(index: int, count: int, args: argparse.Namespace) -> int:
         kernels = [k for k in kernels if k.name in args.only.split(",")]
     work, out = Path(args.work), Path(args.out)
     work.mkdir(parents=True, exist_ok=True)
-    copy = copy_bandwidth_gbs()
-    vendor = {k.name: vendor_time(k.vendor, k.sizes) for k in kernels if k.vendor}
+    with device_lock():  # a second part on the same GPU (bench/gpu_zoo_x2.sh) never times beside these
+        copy = copy_bandwidth_gbs()
+        vendor = {k.name: vendor_time(k.vendor, k.sizes) for k in kernels if k.vendor}
     device = copy.get("device") or _smi_name()
     roof = measured_roof(device, copy.get("gbs"))  # the datasheet bandwidth when the copy could not be measured
     prepared: dict[str, dict[str, Any]] = {}
@@ -266,7 +268,8 @@ def run_part(index: int, count: int, args: argparse.Namespace) -> int:
             if unfilled:
                 info["error"] = f"FILL-IN: {unfilled}"
             if k.capture:
-                info["capture"] = capture(k, mep, work)
+                with device_lock():
+                    info["capture"] = capture(k, mep, work)
                 if info["capture"]["rc"] != 0:
                     info["error"] = "capture failed"
             if roof is not None:
