@@ -68,3 +68,24 @@ def test_a_smaller_device_is_slower() -> None:
     small = predict(GEMV, "cuda", None, (16, 1, 1), (256, 1, 1), sizes, Device(name="half", bandwidth=2.4e12))
     assert big is not None and small is not None and abs(small.seconds / big.seconds - 2.0) < 1e-6
     assert predict(GEMV, "cuda", None, (16, 1, 1), (256, 1, 1), {"n": 4096}) is None  # m unknown: no trip count
+
+
+def test_the_builtin_search_tries_the_predicted_winner_first() -> None:
+    from mep_util import ParamSpec, manifest
+
+    from s2s.lang.kernel_facts import kernel_facts
+    from s2s.optimize.candidate import Candidate
+    from s2s.optimize.cost import order
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    m = manifest("gemv", "cuda", "kernel.cu", [
+        ParamSpec("m", "int", "scalar", "int", value=4096), ParamSpec("n", "int", "scalar", "int", value=4096),
+        ParamSpec("a", "const float *", "in", "float", count=4096 * 4096), ParamSpec("x", "const float *", "in", "float", count=4096),
+        ParamSpec("y", "float *", "out", "float", count=4096)], (16, 1, 1), (256, 1, 1))
+    state = State(manifest=m, original=GEMV, kernel="gemv", dialect="cuda", facts=kernel_facts(GEMV, "cuda", "gemv"))
+    cands = [apply_pipeline(p, state) for p in ("restrict-const", "split-reduction{splits=16}", "launch-config{block=128}")]
+    assert all(isinstance(c, Candidate) for c in cands), cands
+    ranked = order(cands, state)  # type: ignore[arg-type]
+    assert [c.origin for c in ranked][0] == "pass:split-reduction{splits=16}" and len(ranked) == 3
+    assert order(cands, State(manifest=m, original=GEMV, kernel="gemv", dialect="opencl", facts=None)) == cands  # type: ignore[arg-type]

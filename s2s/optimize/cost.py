@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from s2s.lang.affine import Poly
 from s2s.lang.kernel_model import ArrayAccess, Device, KernelModel, kernel_model, parallelism
+from s2s.optimize.candidate import Candidate
+from s2s.optimize.proposers.base import State
 
 L1_BYTES_PER_S = 3.3e13  # 132 SMs x 128 B/clock x ~1.98 GHz (H200)
 SECTOR = 32
@@ -117,4 +119,22 @@ def rank(predictions: dict[str, Prediction | None]) -> list[str]:
     return [k for _, _, k in known] + [k for k, p in predictions.items() if p is None]
 
 
-__all__ = ["Prediction", "predict", "rank", "ArrayAccess"]
+__all__ = ["Prediction", "predict", "rank", "order", "ArrayAccess"]
+
+
+def order(candidates: list[Candidate], state: State) -> list[Candidate]:
+    """The candidates fastest-predicted first (stable; those without a prediction keep their place after the rest).
+    Only for GPU dialects: the model's numbers are a GPU's, not a CPU's running OpenCL. Unchanged when the original
+    itself has no prediction (a trip count the MEP's scalars do not give)."""
+    if state.dialect == "opencl" or len(candidates) < 2:
+        return candidates
+    scalars = {p.name: float(p.value) for p in state.manifest.params
+               if p.role == "scalar" and isinstance(p.value, (int, float)) and not isinstance(p.value, bool)}
+    base = state.base_launch
+    if predict(state.original, state.dialect, state.kernel, base.grid, base.block, scalars) is None:
+        return candidates
+    timed = {}
+    for i, c in enumerate(candidates):
+        launch = c.launch or base
+        timed[str(i)] = predict(c.source, state.dialect, state.kernel, launch.grid, launch.block, scalars)
+    return [candidates[int(k)] for k in rank(timed)]

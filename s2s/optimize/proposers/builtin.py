@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from s2s.lang.cuda_compat import builtin_repair
 from s2s.optimize.candidate import Candidate, LaunchOverride
+from s2s.optimize.cost import order
 from s2s.optimize.registry import Applied, make_pass, parse_pipeline, run_pass, search_space
 
 from .base import State
@@ -78,11 +79,8 @@ class BuiltinProposer:
                 if c is not None:
                     cands.append(Candidate(c.source, c.origin, None, c.launch, note=f"pattern from {pat.kernel} ({pat.speedup:.2f}x)",
                                            launch_rules=c.launch_rules))
-            for step in search_space():
-                c = self._make(step, state)
-                if c is not None:
-                    cands.append(c)
-            return cands
+            steps = [c for c in (self._make(step, state) for step in search_space()) if c is not None]
+            return cands + order(steps, state)  # the cost model's likely winners first (s2s.optimize.cost)
         bases = sorted(state.ok_candidates, key=lambda t: -t[0])[:3]
         for _speedup, _cand, pipeline in bases:
             used = _steps(pipeline)
