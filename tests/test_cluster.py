@@ -171,3 +171,21 @@ def test_hanging_candidate_is_killed_by_its_timeout_and_its_worker_replaced(matv
         assert session.next() is None
         after = set(ex.worker_pids().values())  # replace_worker waited for the restart
     assert after and not after & before
+
+
+@pytest.mark.slow
+def test_workers_sharing_a_device_list_each_pin_their_own_gpu(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import os, sys, time; from s2s.optimize.execution.base import pin_gpu; pin_gpu(); "
+            "print(os.environ['CUDA_VISIBLE_DEVICES'], os.environ['S2S_DEVICE_LOCK'], flush=True); sys.stdin.read()")
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="3,5", TMPDIR=str(tmp_path), SLURM_JOB_ID="77")
+    first = subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        a = first.stdout.readline().split()  # type: ignore[union-attr]
+        b = subprocess.run([sys.executable, "-c", code], env=env, input="", capture_output=True, text=True, timeout=120).stdout.split()
+    finally:
+        first.communicate("", timeout=120)
+    assert a[0] == "3" and b[0] == "5"  # the first holds GPU 3 while it lives, so the second takes 5
+    assert a[1] == str(tmp_path / "s2s-device-77-3.lock") and b[1] == str(tmp_path / "s2s-device-77-5.lock")

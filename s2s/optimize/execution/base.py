@@ -204,20 +204,22 @@ def pin_gpu() -> None:
     if _PINNED:
         return
     devices = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    # device numbers are per Slurm job where cgroups renumber them: the job id keeps two jobs' locks apart
+    scope = os.environ.get("SLURM_JOB_ID", "node")
     if len(devices) <= 1:
         if devices and not os.environ.get("S2S_DEVICE_LOCK"):
-            os.environ["S2S_DEVICE_LOCK"] = str(Path(tempfile.gettempdir()) / f"s2s-device-{devices[0]}.lock")
+            os.environ["S2S_DEVICE_LOCK"] = str(Path(tempfile.gettempdir()) / f"s2s-device-{scope}-{devices[0]}.lock")
         _PINNED.append(None)
         return
     for dev in devices:
-        fh = open(Path(tempfile.gettempdir()) / f"s2s-gpu-slot-{dev}.lock", "a+")  # noqa: SIM115 (held for life)
+        fh = open(Path(tempfile.gettempdir()) / f"s2s-gpu-slot-{scope}-{dev}.lock", "a+")  # noqa: SIM115 (held for life)
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             fh.close()
             continue
         os.environ["CUDA_VISIBLE_DEVICES"] = dev
-        os.environ["S2S_DEVICE_LOCK"] = str(Path(tempfile.gettempdir()) / f"s2s-device-{dev}.lock")
+        os.environ["S2S_DEVICE_LOCK"] = str(Path(tempfile.gettempdir()) / f"s2s-device-{scope}-{dev}.lock")
         _PINNED.append(fh)
         return
     _PINNED.append(None)  # more workers than devices: they share the list and the device lock
