@@ -161,6 +161,8 @@ def generated(src: Path | None, work: Path, quick: bool, one_file_kernels: int) 
 def markdown(doc: dict[str, object]) -> str:
     out = [f"# scan speed ({doc['date']}, commit {doc['commit']}, {doc['machine']}, {doc['cpus']} cores, "
            f"load average {doc['load_average']} at start)", ""]
+    if doc["src"] != str(ROOT):
+        out += [f"Code measured: the s2s package under `{doc['src']}` (not this checkout).", ""]
     real = doc.get("real")
     if real:
         r0 = real[0]["cold"]  # type: ignore[index]

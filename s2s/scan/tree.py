@@ -60,11 +60,11 @@ def scan_tree(root: str | Path, progress: Progress | None = None, *, cache_dir: 
         else:
             preambles = _preambles(prepared, readable, cache)
             scope = compute_scope(readable, preambles)
-            counter.total += len(readable)
             results, keys = _scan_all(pool, workers, files, prepared, preambles, scope, cache, counter, stats)
             limits = tuple(scope.limits)
             if cache is not None:
                 cache.new.preambles = {prepared[r].sha: preambles[r] for r in readable}
+    counter(counter.total - counter.done)  # unreadable files have no answer to wait for
     if cache is not None:
         for rel in readable:
             p = prepared[rel]
@@ -128,7 +128,7 @@ def _prepare_all(pool: Executor | None, workers: int, files: list[tuple[str, str
             continue
         todo.append((rel, path))
         weights.append(st.st_size)
-    counter.total = len(todo)
+    counter.total = len(todo) + len(files)  # reading what changed, then every file's answer
     for p in run_all(pool, prepare, todo, weights, counter, workers):
         prepared[p.rel] = p
     return prepared
