@@ -350,7 +350,7 @@ def table(doc: dict[str, Any]) -> list[str]:
         v = r.get("vendor") or {}
         lines.append(
             f"| {r['kernel']} | {r.get('family', '')} | {_x(r.get('original_us'))} | {_x(r.get('best_us'))} | "
-            f"{_x(r.get('speedup'))}x ({_x(r.get('speedup_retimed'))}) | {r.get('evaluations', '-')} ({r.get('evals_to_best', '-')}) | "
+            f"{_x(r.get('speedup'), '{:.2f}x')} ({_x(r.get('speedup_retimed'), '{:.2f}x')}) | {r.get('evaluations', '-')} ({r.get('evals_to_best', '-')}) | "
             f"{_x(r.get('floor_us'))} | {_x(r.get('floor_fraction_original'), '{:.0%}')} / {_x(r.get('floor_fraction_best'), '{:.0%}')} | "
             f"{_x(v.get('median_us'))} | {_x(r.get('vendor_over_best'))} | {_ncu_cell(r.get('ncu'))} | `{r.get('pipeline', '')}` | "
             f"{r.get('status', '')} |")
