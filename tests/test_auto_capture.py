@@ -209,3 +209,27 @@ def test_compare_static_verdicts(tmp_path: Path) -> None:
     lines = summary_lines(rep)
     assert lines[0].startswith("static inference against the capture: 2 equal, 1 FILL-IN, 1 wrong")
     assert any("wrong   launch.block: static [128, 1, 1], captured [64, 1, 1]" in ln for ln in lines)
+
+
+# -- instrumenting real code patterns -----------------------------------------------------------------------------
+NAMESAKE = Path(__file__).resolve().parent / "fixtures" / "capture_namesake"
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_kernel_with_a_host_namesake_instruments_and_compiles(tmp_path: Path) -> None:
+    from s2s.capture.instrument import instrument
+    from s2s.extract.mep_writer import make_mep
+    from s2s.scan.tree import scan_tree
+
+    _o, m, ex = make_mep(str(NAMESAKE), "app.cu:scale", str(tmp_path / "mep"))
+    ins = instrument(NAMESAKE, tmp_path / "cap", m, list(ex.launches))
+    text = (ins.root / "app.cu").read_text()
+    assert "s2s_capture::before(static_cast<void (*)(float*, int, float)>(&scale), " in text
+    assert text.index("s2s_capture_rt.h") < text.index("#include <cstdio>")  # before params.h: its T is no template's T
+    root, sites, _notes, _b = instrument_all(NAMESAKE, tmp_path / "prof", list(scan_tree(NAMESAKE).launches))
+    assert sites == ["app.cu:18"]
+    for tree in (ins.root, root):
+        proc = subprocess.run(["nvcc", "-std=c++17", "-arch=sm_90", "-c", "app.cu", "-o", "app.o"], cwd=tree,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]

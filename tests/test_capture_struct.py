@@ -171,3 +171,34 @@ def test_capture_cli_without_gpu_is_one_line(tmp_path: Path) -> None:
                    "-o", str(tmp_path / "m"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "the build command 'false' failed" in proc.stderr
+
+
+# -- the OpenCL counterpart, for real on PoCL: a struct of scalars by value beside the buffers ---------------------
+OCL_APP = SAMPLES / "particles_struct_ocl"
+
+
+@pytest.mark.slow
+def test_opencl_struct_by_value_captured_and_replayed_on_pocl(tmp_path: Path) -> None:
+    pytest.importorskip("pyopencl")
+    if shutil.which("make") is None or shutil.which("gcc") is None:
+        pytest.skip("make and gcc are needed")
+    from conftest import run_cli
+
+    app = tmp_path / "app"
+    shutil.copytree(OCL_APP, app, ignore=shutil.ignore_patterns("particles_ocl"))
+    out = tmp_path / "mep"
+    proc = run_cli("capture", str(app), "--kernel", "advance", "--build-cmd", "make", "--run-cmd", "./particles_ocl 20000 6",
+                   "--launch", "4", "-o", str(out), "--compare-static")
+    assert proc.returncode == 0, proc.stderr
+    m = load(out)
+    p = next(q for q in m.params if q.name == "p")
+    assert p.value["n"] == 20000 and p.value["cells"] == 1024 and p.value["damping"] == pytest.approx(0.999)
+    assert {q.name: q.count for q in m.params if q.role != "scalar"} == {"x": 20000, "v": 20000, "mass": 20000, "gx": 1024}
+    fid = json.loads((out / "capture" / "fidelity.json").read_text())
+    verdicts = {r["value"]: r["verdict"] for r in fid["values"]}
+    # static inference reads the run without arguments (n = 50000); this run passed 20000: wrong, and said so
+    assert verdicts["params.p.n"] == "wrong" and verdicts["params.p.cells"] == "equal" and verdicts["params.gx.count"] == "equal"
+    run = run_cli("run", str(out), "--no-time", "--json")
+    assert run.returncode == 0, run.stderr
+    res = json.loads(run.stdout)
+    assert res["verdict"] == "ok" and any("reproduces the application's outputs" in msg for msg in res["messages"])

@@ -19,7 +19,7 @@ from s2s.lang.cexpr import SIZEOF
 from s2s.mep.manifest import LaunchSpec, Manifest, StructSpec, SymbolSpec
 
 from .npy import descr_of, write_npy
-from .structs import check_depth, layout_table, pointer_field, with_declared
+from .structs import depth_error, layout_table, pointer_field, with_declared
 
 _FMT = {"float": "f", "double": "d", "char": "b", "signed char": "b", "unsigned char": "B", "uchar": "B", "short": "h",
         "unsigned short": "H", "ushort": "H", "int": "i", "unsigned int": "I", "unsigned": "I", "uint": "I", "long": "q",
@@ -438,7 +438,9 @@ def struct_pointers(rec: Record, i: int, name: str, elem: str, m: Manifest, put:
         fname, fel, esz = pointer_field(m, name, elem, offset)
         before = (rec.dir / f"arg{i}.f{offset}.before.bin").read_bytes()
         after = (rec.dir / f"arg{i}.f{offset}.after.bin").read_bytes()
-        check_depth(name, fname, before, ranges)
+        hits = _pointer_words(before, ranges)
+        if hits:
+            raise depth_error(name, fname, hits)
         count = nbytes // esz
         descr = descr_of(_clean(fel), esz)
         b_rel = f"capture/launch{rec.ordinal}/{name}.{fname}.before.npy"

@@ -1,7 +1,7 @@
 """Instrumenting a copy of the application at the launch sites of one kernel.
 
 Source to source, on a copy (never the original): each file that holds a launch site gets an
-`#include` of the generated capture header (after its last top-level `#include`), a call before the
+`#include` of the generated capture header (CUDA: before its first top-level `#include`; OpenCL: after its last), a call before the
 launch statement (it records the arguments, the buffers and the launch configuration) and a call
 after it (it records the buffers again). OpenCL: every host file that calls clSetKernelArg gets the
 header too, whose macro records the arguments set on each kernel object. CUDA: the kernel's own file
@@ -54,8 +54,12 @@ def _call_at(tree, start: int, end: int):  # type: ignore[no-untyped-def]
     return node
 
 
-def _include_offset(data: bytes, before: int) -> int:
-    """After the last #include at preprocessor depth 0 before `before`, else the file's start."""
+def _include_offset(data: bytes, before: int, after_last: bool = False) -> int:
+    """Before the first #include at preprocessor depth 0 (before `before`), else the file's start: the runtime
+    header's own system includes then come before the application's macros (NPB's `#define M ...` in a header
+    would otherwise break <string>), and after the feature macros a file sets before its first include.
+    `after_last`: after the last such #include instead (OpenCL: its clSetKernelArg macro must not reach the
+    declarations and C++ wrappers the application includes)."""
     depth, best, pos = 0, 0, 0
     for line in data[:before].splitlines(keepends=True):
         s = line.strip()
@@ -64,6 +68,8 @@ def _include_offset(data: bytes, before: int) -> int:
         elif re.match(rb"#\s*endif", s):
             depth = max(0, depth - 1)
         elif depth == 0 and re.match(rb"#\s*include\b", s):
+            if not after_last:
+                return pos
             best = pos + len(line)
         pos += len(line)
     return best
@@ -73,7 +79,24 @@ def _c_string(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str) -> bytes:
+def _host_namesake(data: bytes, name: str) -> bool:
+    """Whether the file also declares a host function named like the kernel (NPB: `static void k();` wraps the launch
+    of `__global__ void k(...)`): `&k` is then an overload set, and the capture call names the kernel's type."""
+    short = re.escape(name.split("::")[-1]).encode()
+    lines = data.splitlines()
+    for i, line in enumerate(lines):
+        if not re.search(rb"\b" + short + rb"\s*\(", line) or b"__global__" in line:
+            continue
+        if i and b"__global__" in lines[i - 1]:
+            continue
+        if re.match(rb"\s*(?:(?:static|inline|extern|void|int|bool|char|float|double|long|unsigned|auto)\b\s*\**\s*)+"
+                    + short + rb"\s*\(", line):
+            return True
+    return False
+
+
+def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str,
+                param_types: list[str] | None = None) -> bytes:
     tree = parse(data, dialect)
     edits: list[tuple[int, int, bytes]] = []
     for site in sites:
@@ -96,10 +119,13 @@ def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str
         else:
             fn = call.child_by_field_name("function")
             kernel = src(data, fn) if fn is not None else site.kernel
+            ref = f"&{kernel}"
+            if param_types is not None and "<" not in kernel and _host_namesake(data, kernel):
+                ref = f"static_cast<void (*)({', '.join(param_types)})>(&{kernel})"
             shmem = site.shared_mem.strip() or "0"
             stream = site.stream.strip() or "0"
             args = "".join(f", {a}" for a in site.args)
-            before = (f"s2s_capture::before(&{kernel}, {where}, dim3({site.grid}), dim3({site.block}), (size_t)({shmem}), "
+            before = (f"s2s_capture::before({ref}, {where}, dim3({site.grid}), dim3({site.block}), (size_t)({shmem}), "
                       f"(cudaStream_t)({stream}){args});")
             after = f"s2s_capture::after({where});"
         parent = stmt.parent.type if stmt.parent is not None else "translation_unit"
@@ -121,8 +147,8 @@ def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str
     return data
 
 
-def _with_include(data: bytes, header: Path, first_site: int) -> bytes:
-    at = _include_offset(data, first_site)
+def _with_include(data: bytes, header: Path, first_site: int, after_last: bool = False) -> bytes:
+    at = _include_offset(data, first_site, after_last)
     line = f'#include "{header}"  /* s2s capture */\n'.encode()
     if at and not data[:at].endswith(b"\n"):
         line = b"\n" + line
@@ -187,8 +213,9 @@ def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]
         path = root / rel
         data = path.read_bytes()
         dialect = language_of(rel, data)
-        edited = _edit_sites(data, "cpp" if dialect == "opencl" else dialect, file_sites, backend)
-        changed[rel] = _with_include(edited, header, min(s.start_byte for s in file_sites))
+        types = None if m.template_args else [p.type for p in m.params]
+        edited = _edit_sites(data, "cpp" if dialect == "opencl" else dialect, file_sites, backend, types)
+        changed[rel] = _with_include(edited, header, min(s.start_byte for s in file_sites), backend == "opencl")
         out.sites += [f"{s.file}:{s.line}" for s in sorted(file_sites, key=lambda s: s.start_byte)]
     if backend == "opencl":
         for path in sorted(root.rglob("*")):
@@ -198,7 +225,7 @@ def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]
             data = path.read_bytes()
             if re.search(rb"\bclSetKernelArg\s*\(", data) and not re.search(rb"#\s*define\s+\w+", data[:0]):
                 m_call = re.search(rb"\bclSetKernelArg\s*\(", data)
-                changed[rel] = _with_include(data, header, m_call.start() if m_call else len(data))
+                changed[rel] = _with_include(data, header, m_call.start() if m_call else len(data), True)
     elif m.symbols:
         rel = str(m.origin.get("file", ""))
         path = root / rel

@@ -129,7 +129,7 @@ def instrument_all(tree: Path, work: Path, launches: list[LaunchSite]) -> tuple[
             continue
         edited, done = _wrap(data, "cpp" if dialect == "opencl" else dialect, file_sites, backend, notes)
         if done:
-            path.write_bytes(_with_include(edited, header, min(s.start_byte for s in file_sites)))
+            path.write_bytes(_with_include(edited, header, min(s.start_byte for s in file_sites), backend == "opencl"))
             sites += done
     return root, sites, notes, backend
 

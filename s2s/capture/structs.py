@@ -167,15 +167,11 @@ def pointer_field(m: Manifest, param: str, elem: str, offset: int) -> tuple[str,
     return f"at{offset}", "unsigned char", 1
 
 
-def check_depth(param: str, field: str, before: bytes, ranges: list[tuple[int, int]]) -> None:
-    """Refuse memory reached through a struct's pointer that holds device pointers itself (past depth 1)."""
-    from .collect import _pointer_words
-
-    hits = _pointer_words(before, ranges)
-    if hits:
-        raise UserError(f"capture: params.{param}.{field} points to device memory that itself holds {hits} device "
-                        "pointer(s) (an array of structs of pointers?); s2s capture follows pointers one level deep, "
-                        "from a struct passed by value", hint="capture a kernel whose structs hold pointers to plain data")
+def depth_error(param: str, field: str, hits: int) -> UserError:
+    """Memory reached through a struct's pointer that holds device pointers itself: past depth 1, refused."""
+    return UserError(f"capture: params.{param}.{field} points to device memory that itself holds {hits} device "
+                     "pointer(s) (an array of structs of pointers?); s2s capture follows pointers one level deep, "
+                     "from a struct passed by value", hint="capture a kernel whose structs hold pointers to plain data")
 
 
 def layout_table(m: Manifest, param: str, elem: str, size: int) -> dict[str, Any]:
