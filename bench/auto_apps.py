@@ -181,7 +181,8 @@ def markdown(doc: dict[str, object]) -> str:
         app = r.get("app") if isinstance(r.get("app"), dict) else {}
         wall = f"{app.get('median_before_s')} -> {app.get('median_after_s')}" if app and "median_before_s" in app else "-"
         same = ("yes" if app.get("output_unchanged") else "NO") if app and "output_unchanged" in app else "-"
-        lines.append(f"| {r['app']} | {prof or r.get('error', '-')} | {ks or '-'} | {wall} | {same} |")
+        cells = [str(r["app"]), prof or str(r.get("error", r.get("skipped", "-")))[:300], ks or "-", wall, same]
+        lines.append("| " + " | ".join(c.replace("|", "/").replace("\n", " ") for c in cells) + " |")
     for r in doc["results"]:  # type: ignore[attr-defined]
         if "capture_rc" in r:
             lines += ["", f"Struct sample (capture + replay): capture rc {r['capture_rc']}, verdict {r.get('verdict')}, "
