@@ -287,3 +287,19 @@ def test_records_survive_the_cache_unchanged(tmp_path: Path) -> None:
     cold = scan_tree(app, cache_dir=cache, jobs=1)
     warm = scan_tree(app, cache_dir=cache, jobs=1)
     assert [dataclasses.asdict(k) for k in warm.kernels] == [dataclasses.asdict(k) for k in cold.kernels]
+
+
+@pytest.mark.slow
+def test_concurrent_scans_share_the_cache_safely(tmp_path: Path) -> None:
+    app, cache = tmp_path / "app", tmp_path / "cache"
+    small_app(app, n=20)
+    age(app)
+    env = {**os.environ, "S2S_CACHE_DIR": str(cache)}
+    cmd = [sys.executable, "-m", "s2s", "scan", str(app), "--json"]
+    runs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    outs = [r.communicate(timeout=120) for r in runs]
+    assert all(r.returncode == 0 for r in runs), [e for _, e in outs]
+    assert all(len(json.loads(o)["kernels"]) == 20 and not e.strip() for o, e in outs)
+    assert not list((cache / "scan").glob(".*tmp"))  # no temporary file left behind
+    again = scan_tree(app, cache_dir=cache, jobs=1)
+    assert (again.extra["parsed"], again.extra["cached"]) == ("0", "20") and "warning" not in again.extra

@@ -68,7 +68,8 @@ def scan_tree(root: str | Path, progress: Progress | None = None, *, cache_dir: 
     if cache is not None:
         for rel in readable:
             p = prepared[rel]
-            cache.record(rel, p.size, p.mtime_ns, p.sha, p.lines)
+            if p.sha:  # (a file that became unreadable since it was hashed is read again next time)
+                cache.record(rel, p.size, p.mtime_ns, p.sha, p.lines)
         cache.new.results = {k: results[r] for r, k in keys.items() if k}
         cache.new.answer = TreeAnswer(digest, dict(keys), limits)
         cache.save()
@@ -80,7 +81,7 @@ def scan_tree(root: str | Path, progress: Progress | None = None, *, cache_dir: 
         if not p.sha:
             problems.append(ParseProblem(rel, _line_from(p.why), 1, p.why))
             continue
-        r = results[rel]
+        r = results.get(rel, _EMPTY)
         kernels.extend(r.kernels)
         launches.extend(r.launches)
         problems.extend(r.problems)
