@@ -255,6 +255,17 @@ def test_mep_toml_is_valid_whatever_the_sources_line_endings_and_characters(tmp_
     assert doc["launch"]["grid_expr"].replace("\r", "") == m.launch.grid_expr.replace("\r", "")
 
 
+def test_only_conditionals_inside_lists_are_reduced_to_one_branch() -> None:
+    from s2s.lang.textsplit import blank_directives_in_lists
+
+    top = b"#define CHECK(x) foo((x), \\\n  bar(\n#ifdef FOO\nint a;\n#else\nint b;\n#endif\n"
+    assert blank_directives_in_lists(top) == top  # a continued #define's parentheses open no list
+    inside = b"void k(\n#ifdef DP\n double* u,\n#else\n float* u,\n#endif\n int n);\n"
+    out = blank_directives_in_lists(inside)
+    assert len(out) == len(inside) and b"float* u" in out and b"double" not in out and b"#" not in out
+    assert b"double* u" in blank_directives_in_lists(inside, lambda name: name == "DP")
+
+
 # -- 4. conditional includes keep their guards ----------------------------------------------------------------------
 GUARDED_APP = {"app.cu": """#ifdef USE_MPI
 #include <mpi.h>

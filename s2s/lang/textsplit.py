@@ -88,5 +88,7 @@ def _spaces(chunk: bytes) -> bytes:
 def _paren_depth(data: bytes, offset: int) -> int:
     """Open parentheses before `offset` on the statement it belongs to (back to the last `;`, `{` or `}`)."""
     start = max(data.rfind(b";", 0, offset), data.rfind(b"{", 0, offset), data.rfind(b"}", 0, offset)) + 1
-    chunk = re.sub(rb"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|^[ \t]*#[^\n]*", b"", data[start:offset], flags=re.S | re.M)
+    # comments, strings and whole preprocessor lines (a #define continued over lines included) hold no list
+    chunk = re.sub(rb"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|^[ \t]*#(?:[^\n]*\\\r?\n)*[^\n]*", b"",
+                   data[start:offset], flags=re.S | re.M)
     return chunk.count(b"(") - chunk.count(b")")
