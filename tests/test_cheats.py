@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -139,6 +140,7 @@ def _catalogue():  # type: ignore[no-untyped-def]
     spec = importlib.util.spec_from_file_location("cheat_catalogue", path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look their module up there
     spec.loader.exec_module(mod)
     return mod
 
