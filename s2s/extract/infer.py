@@ -12,7 +12,7 @@ from pathlib import Path
 from s2s.base.records import Kernel, LaunchSite, Param
 from s2s.lang.access import index_arrays, param_access, roles
 from s2s.lang.cexpr import SIZEOF, try_evaluate
-from s2s.lang.parsing import dialect_of
+from s2s.lang.dialect import dialect_of
 from s2s.lang.textsplit import split_top_level
 from s2s.mep.manifest import FILL_IN, LaunchSpec, ParamSpec, StructSpec, SymbolSpec
 from s2s.scan.sources import SourceFile

@@ -148,8 +148,8 @@ def params_under_flags(kernel: Kernel, kernel_text: str, macros: dict[str, tuple
     head = kernel_text[: kernel_text.find("{")] if "{" in kernel_text else kernel_text
     if not re.search(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else)\b", head, re.M):
         return kernel
+    from s2s.lang.dialect import dialect_of
     from s2s.lang.kernel_facts import kernel_facts
-    from s2s.lang.parsing import dialect_of
     from s2s.lang.textsplit import blank_directives_in_lists
 
     active = blank_directives_in_lists(kernel_text.encode(), lambda name: name in macros)

@@ -24,11 +24,6 @@ _OPENCL_RESTRICT = re.compile(rb"\brestrict\b")
 
 
 @lru_cache(maxsize=1)
-def dialect_of(language: str) -> str:
-    """The parser dialect for a backend or source language: "opencl" for OpenCL C, "cuda" for CUDA and HIP."""
-    return "opencl" if language == "opencl" else "cuda"
-
-
 def language() -> Language:
     return Language(tree_sitter_cuda.language())
 

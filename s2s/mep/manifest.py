@@ -13,7 +13,7 @@ from typing import Any
 import tomllib
 
 from s2s.base.errors import UserError
-from s2s.lang.parsing import dialect_of
+from s2s.lang.dialect import dialect_of
 
 FILL_IN = "FILL-IN"
 ROLES = ("in", "out", "inout", "scalar")
