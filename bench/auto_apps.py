@@ -124,8 +124,10 @@ def run_app(name: str, spec: dict[str, str], out: Path, work: Path, timeout: flo
     res: dict[str, object] = {"app": name, "rc": rc, "seconds": round(time.time() - t0, 1), "build": spec["build"],
                               "run": spec["run"]}
     report = w / "auto-report.json"
-    if report.is_file():
-        res.update(json.loads(report.read_text()))
+    if report.is_file():  # its "app" (the before/after comparison) kept as "app_run": "app" is the application's name
+        got = json.loads(report.read_text())
+        got["app_run"] = got.pop("app", {})
+        res.update(got)
     else:
         tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:] if log.is_file() else []
         res["error"] = " | ".join(tail)
@@ -178,8 +180,9 @@ def markdown(doc: dict[str, object]) -> str:
             continue
         prof = ", ".join(f"{k['kernel']} {k['total_ms']:.2f} ms x{k['launches']}" for k in r.get("profile", [])[:3])
         ks = "; ".join(f"{k['kernel']} @{k['launch']}: {k['speedup'] or '-'}x {k['status'][:60]}" for k in r.get("kernels", []))
-        app = r.get("app") if isinstance(r.get("app"), dict) else {}
-        wall = f"{app.get('median_before_s')} -> {app.get('median_after_s')}" if app and "median_before_s" in app else "-"
+        app = r.get("app_run") if isinstance(r.get("app_run"), dict) else {}
+        wall = (f"{app.get('median_before_s')} -> {app.get('median_after_s')}" if app and "median_before_s" in app
+                else str(app.get("why") or app.get("error") or "-"))
         same = ("yes" if app.get("output_unchanged") else "NO") if app and "output_unchanged" in app else "-"
         cells = [str(r["app"]), prof or str(r.get("error", r.get("skipped", "-")))[:300], ks or "-", wall, same]
         lines.append("| " + " | ".join(c.replace("|", "/").replace("\n", " ") for c in cells) + " |")

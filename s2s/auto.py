@@ -277,5 +277,10 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
             result.app = cmp.as_dict()
         except UserError as err:
             result.app = {"error": err.one_line(), "output_unchanged": False}
+    else:
+        result.app = {"remeasured": False,
+                      "why": f"not re-measured: nothing was reintegrated (no winner at or above {min_speedup:.2f}x on the "
+                             "captured data, or none verified), so the application is unchanged and its wall time would "
+                             "be the same before and after"}
     (work / "auto-report.json").write_text(json.dumps(result.as_dict(), indent=1, default=str) + "\n", encoding="utf-8")
     return result

@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,27 @@ def _run(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log: Path, wh
                         f"copy: {_tail(proc.output)}", file=str(log), hint=f"its output is in {log}")
 
 
+_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inc", ".inl", ".def")
+
+
+def generated_headers(root: Path, built: Path, own: Path | None = None, limit: int = 200) -> list[str]:
+    """Headers (relative paths) that the build command wrote into the copy `built` and the tree `root` lacks,
+    s2s's own capture runtime header `own` left out."""
+    out: list[str] = []
+    for d, dirs, files in os.walk(built):
+        dirs[:] = [x for x in dirs if x not in {".git", "dump"}]
+        for f in files:
+            path = Path(d) / f
+            if not f.endswith(_HEADER_SUFFIXES) or (own is not None and path == own) or path.is_symlink():
+                continue
+            rel = path.relative_to(built).as_posix()
+            if not (root / rel).exists():
+                out.append(rel)
+                if len(out) >= limit:
+                    return sorted(out)
+    return sorted(out)
+
+
 def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, launch: int | None = None, first: int | None = None,
             max_bytes: int = DEFAULT_MAX_BYTES, output: str | None = None, timeout: float = 1800.0,
             compile_commands: str | None = None, mode: str = "auto", overrides: dict[str, str] | None = None,
@@ -107,6 +128,20 @@ def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, laun
         ins = instrument(root, work, manifest, list(ex.launches))
         env = dict(os.environ)
         _run(build_cmd, ins.root, env, timeout, log, "build")
+        made_notes: list[str] = []
+        generated = generated_headers(root, ins.root, ins.header) if held is None else []
+        if generated:  # headers the build wrote (NPB's npbparams.hpp): extract again with them, so their macros reach the MEP
+            plain = Path(tmp) / "built-sources"
+            shutil.copytree(root, plain, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+            for rel in generated:
+                (plain / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ins.root / rel, plain / rel)
+            shutil.rmtree(staged, ignore_errors=True)
+            staged, manifest, _ex = make_mep(str(plain), kernel, str(staged), compile_commands=compile_commands,
+                                             mode=mode, overrides=overrides or {})
+            manifest = replace(manifest, origin={**manifest.origin, "tree": str(root)})
+            made_notes.append(f"extracted after the build command, with the header(s) it generated: {', '.join(generated[:6])}"
+                              + (" ..." if len(generated) > 6 else ""))
         dump = work / "dump"
         env.update({"S2S_CAPTURE_DIR": str(dump), "S2S_CAPTURE_MAX_BYTES": str(int(max_bytes))})
         env.pop("S2S_CAPTURE_LAUNCH", None)
@@ -137,5 +172,5 @@ def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, laun
 
         report = compare(manifest, got.manifest, root)
         write(out, report)
-    return Captured(mep=out, manifest=got.manifest, sites=ins.sites, files=ins.files, notes=ins.notes + got.notes,
+    return Captured(mep=out, manifest=got.manifest, sites=ins.sites, files=ins.files, notes=made_notes + ins.notes + got.notes,
                     launches_seen=got.index.get("launches_seen"), fidelity=report)

@@ -390,8 +390,14 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
             if role == "in" and p.name in changed_in:
                 role = "inout"
                 notes.append(f"params.{p.name}: role in -> inout (the real run's launch changed it)")
+            extra: dict[str, Any] = {}
+            if p.fill == "index":  # the generated input sets draw indices from [0, high): the captured values bound it
+                top = _index_max([e["params"][p.name] for e in sets if e["replayed"]], p.elem, cap)
+                if top is not None and top + 1 > p.high:
+                    extra = {"low": 0.0, "high": float(top + 1)}
+                    notes.append(f"params.{p.name}: index fill bound high = {top + 1} (the largest captured index + 1)")
             new_params.append(replace(p, count=int(info["count"]), count_expr=f"{info['bytes']} bytes (captured)",
-                                      role=role, source=origin, hint=""))
+                                      role=role, source=origin, hint="", **extra))
     new_symbols = []
     for s in symbols:
         info = e0["symbols"].get(s.name)
@@ -418,6 +424,32 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
     new = replace(m, params=new_params, symbols=new_symbols, launch=launch, capture=capture_table,
                   notes=list(m.notes) + [n for n in notes if n not in m.notes])
     return Collected(manifest=new, index=index, notes=notes)
+
+
+def _index_max(infos: list[dict[str, Any]], elem: str, cap: Path) -> int | None:
+    """The largest value in the captured `before` data of an index buffer (all replayed launches), None when
+    its element type is not an integer or no value is >= 0."""
+    from .npy import read_npy
+
+    fmt = _FMT.get(_clean(elem))
+    if fmt is None or fmt in "fd?":
+        return None
+    top: int | None = None
+    for info in infos:
+        if info.get("kind") != "buffer":
+            continue
+        raw, _descr, count = read_npy(cap / str(info["before"]).removeprefix("capture/"))
+        if not count:
+            continue
+        try:
+            import numpy as np
+
+            v = int(np.frombuffer(raw, dtype="<" + fmt, count=count).max())
+        except ImportError:
+            v = max(x for (x,) in struct.iter_unpack("<" + fmt, raw[: count * struct.calcsize(fmt)]))
+        if v >= 0 and (top is None or v > top):
+            top = v
+    return top
 
 
 def _clean_ptr(t: str) -> str:

@@ -271,6 +271,8 @@ def _auto_app(args: argparse.Namespace, console: Console, overrides: dict[str, s
     app = result.app
     if "error" in app:
         console.print(f"application: {app['error']}", highlight=False, markup=False)
+    elif app.get("remeasured") is False:
+        console.print(f"application wall time: {app['why']}", highlight=False, markup=False)
     elif app:
         console.print(f"application wall time: {app['median_before_s']:.3f} s before, {app['median_after_s']:.3f} s after "
                       f"(median of {len(app['wall_before_s'])} alternated runs each)", highlight=False)
