@@ -426,3 +426,58 @@ def test_build_command_without_make_is_a_note(tmp_path: Path) -> None:
            "g++ -O2 -c main.cpp && echo done\n")
     cmds = parse_log(log, Path("/x"))
     assert [(str(c.file), c.defines) for c in cmds] == [("/x/sub/k.cu", {"A": "1"}), ("/x/main.cpp", {})]
+
+
+# -- dim3 sizes passed by reference into the launching function; one launch site per template argument ---------------
+TILES_APP = {"tiles/tiles.cu": """#include <cuda_runtime.h>
+template <int T> __global__ void tiled(float* out, const float* p, const float* q, int wp, int wq) {
+  int i = blockIdx.y * T + threadIdx.y, j = blockIdx.x * T + threadIdx.x;
+  out[i * wq + j] = p[i * wp] * q[j];
+}
+int run(int argc, char** argv, int tile, const dim3 &dp, const dim3 &dq) {
+  unsigned int np = dp.x * dp.y;
+  unsigned int bytes_p = sizeof(float) * np;
+  unsigned int bytes_q = sizeof(float) * dq.x * dq.y;
+  dim3 dout(dq.x, dp.y, 1);
+  unsigned int bytes_out = dout.x * dout.y * sizeof(float);
+  float *p, *q, *out;
+  cudaMalloc((void**)&p, bytes_p);
+  cudaMalloc((void**)&q, bytes_q);
+  cudaMalloc((void**)&out, bytes_out);
+  dim3 threads(tile, tile);
+  dim3 grid(dq.x / threads.x, dp.y / threads.y);
+  if (tile == 8) {
+    tiled<8><<<grid, threads>>>(out, p, q, dp.x, dq.x);
+  } else {
+    tiled<16><<<grid, threads>>>(out, p, q, dp.x, dq.x);
+  }
+  return 0;
+}
+int main(int argc, char** argv) {
+  int tile = 16;
+  dim3 dp(3 * tile, 5 * tile, 1);
+  dim3 dq(7 * tile, 3 * tile, 1);
+  if (argc > 2) { dp.x = atoi(argv[1]); }
+  return run(argc, argv, tile, dp, dq);
+}
+"""}
+
+
+def test_dim3_parameters_and_launch_chosen_by_a_known_branch(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "app", TILES_APP)
+    _, m, _ = make_mep(str(tree), "tiled", str(tmp_path / "m"))
+    p = _params(m)
+    assert p["p"].count == 48 * 80, p["p"].source  # dp.x * dp.y, dp passed by reference: never dp.x alone
+    assert p["q"].count == 112 * 48, p["q"].source
+    assert p["out"].count == 112 * 80, p["out"].source
+    assert m.template_args == "16"  # tile == 8 is false: the else branch's launch
+    assert m.launch.block == (16, 16, 1) and m.launch.grid == (7, 5, 1), m.launch.source
+
+
+def test_launch_chosen_by_an_unknown_branch_is_fill_in(tmp_path: Path) -> None:
+    app = {"tiles/tiles.cu": TILES_APP["tiles/tiles.cu"].replace("int tile = 16;", "int tile = atoi(argv[1]);")}
+    tree = _tree(tmp_path / "app", app)
+    _, m, _ = make_mep(str(tree), "tiled", str(tmp_path / "m"))
+    assert m.template_args == FILL_IN
+    assert FILL_IN in m.launch.block and all(s.count == FILL_IN for s in m.params if s.role != "scalar")
+    assert any("template_args" in u for u in m.unfilled())

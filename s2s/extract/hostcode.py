@@ -134,6 +134,8 @@ class Scope:
             return None, f"{name} at {self._loc(node)}: '{text(node)[:40]}' does not give it a value known before the run"
         decl = node.child_by_field_name("declarator") if node.type == "init_declarator" else None
         expr = _value_text(value, decl) if decl is not None else text(value)
+        if node.type == "function_declarator" and node.parent is not None:  # `dim3 threads(b, b);`: a constructor call
+            expr = text(node.parent.child_by_field_name("type")) + expr
         return Found(expr, self._loc(node), self, node.start_byte, ", ".join(from_argv)), ""
 
     def parameter_index(self, name: str) -> int:

@@ -13,6 +13,7 @@ from s2s.base.records import Kernel, LaunchSite, Param
 from s2s.lang.access import index_arrays, param_access, roles
 from s2s.lang.cexpr import SIZEOF, try_evaluate
 from s2s.lang.dialect import dialect_of
+from s2s.lang.parsing import text
 from s2s.lang.textsplit import split_top_level
 from s2s.mep.manifest import FILL_IN, LaunchSpec, ParamSpec, StructSpec, SymbolSpec
 from s2s.scan.sources import SourceFile
@@ -310,7 +311,11 @@ class Inferred:
 
 def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Program, macros: dict[str, tuple[str, str]],
           overrides: dict[str, str], struct_texts: dict[str, str], symbol_texts: list[tuple[str, str]],
-          files_by_rel: dict[str, SourceFile], aliases: dict[str, str] | None = None) -> Inferred:
+          files_by_rel: dict[str, SourceFile], aliases: dict[str, str] | None = None,
+          unknown: set[str] | None = None) -> Inferred:
+    """`unknown`: parts of the launch site that other sites of the kernel give differently, when which site runs is
+    not known ({"template_args", "launch", "args"}, from choose_site): those are FILL-IN."""
+    unknown = unknown or set()
     values = Values(program, macros, overrides)
     values.aliases = dict(aliases or {})
     notes: list[str] = []
@@ -318,6 +323,8 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
     if site is not None and targs:
         targs = resolve_template_args(targs, program.scope_at(files_by_rel[site.file], site.start_byte), notes)
     tmap = template_map(kernel, targs)
+    if "template_args" in unknown:
+        targs, tmap = FILL_IN, {}
     for name, (value_text, _where) in macros.items():  # type-valued macros such as -DREAL=float
         if re.fullmatch(r"(?:unsigned )?[a-z_][a-z0-9_ ]*", value_text) and value_text.split()[-1] in SIZEOF:
             tmap.setdefault(name, value_text)
@@ -334,7 +341,7 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
     ints = [p.name for p in kernel.params if p.pointer and elem_type(p, tmap) in _INT_TYPES]
     indexes = index_arrays(kernel_text, ints, pointers)
     scope: Scope | None = None
-    args: list[str] = launch_args(site.args) if site else []
+    args: list[str] = launch_args(site.args) if site and "args" not in unknown else []
     cl_args: dict[int, tuple[str, str, str]] = {}
     if site is not None:
         source = files_by_rel[site.file]
@@ -420,6 +427,10 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
             if m:
                 sizes[m.group(1)] = {"value": m.group(2), "from": m.group(3)}
     launch = _launch(site, values, scope, notes)
+    if "launch" in unknown:
+        launch = LaunchSpec(grid=(FILL_IN,) * 3, block=(FILL_IN,) * 3, shared_mem=FILL_IN,  # type: ignore[arg-type]
+                            grid_expr=launch.grid_expr, block_expr=launch.block_expr,
+                            source=f"{launch.source}: launch sites differ, which one runs is not known")
     symbols = []
     for name, decl_text in symbol_texts:
         m = re.search(r"([A-Za-z_][\w:]*)\s+" + re.escape(name) + r"\s*(?:\[([^\]]*)\])?", decl_text)
@@ -519,3 +530,75 @@ def _launch(site: LaunchSite | None, values: Values, scope: Scope | None, notes:
 
 def tree_files(files: dict[Path, SourceFile]) -> dict[str, SourceFile]:
     return {s.rel: s for s in files.values()}
+
+
+def _site_taken(site: LaunchSite, values: Values, files_by_rel: dict[str, SourceFile]) -> bool | None:
+    """Whether a launch site runs in a run without arguments, from the `if` conditions around it in its function:
+    True (every one known and holding), False (one known not to hold), None (one not known, or a switch case)."""
+    source = files_by_rel.get(site.file)
+    if source is None:
+        return None
+    program = values.program
+    root = program.tree_of(source).root_node
+    node = root.descendant_for_byte_range(site.start_byte, max(site.start_byte, site.end_byte - 1))
+    if node is None:
+        return None
+    fn = node
+    while fn is not None and fn.type != "function_definition":
+        fn = fn.parent
+    if fn is None:
+        return None
+    taken: bool | None = True
+    child, cur = node, node.parent
+    while cur is not None and cur != fn:
+        if cur.type in {"case_statement", "conditional_expression"}:
+            return None
+        if cur.type == "if_statement":
+            cond = cur.child_by_field_name("condition")
+            alt = cur.child_by_field_name("alternative")
+            in_else = alt is not None and alt.start_byte <= child.start_byte < alt.end_byte
+            in_cond = cond is not None and cond.start_byte <= child.start_byte < cond.end_byte
+            if cond is None or in_cond:
+                return None
+            v = values.number(text(cond), Scope(source, fn, cur.start_byte, program), Trail())
+            if v is None:
+                taken = None
+            elif bool(v) == in_else:
+                return False
+        child, cur = cur, cur.parent
+    return taken
+
+
+def choose_site(sites: list[LaunchSite], values: Values, files_by_rel: dict[str, SourceFile],
+                notes: list[str]) -> tuple[LaunchSite | None, set[str]]:
+    """The launch site an MEP reads its values from, and which of its parts are not known ({"template_args",
+    "launch", "args"}): sites whose `if` conditions are known not to hold are left out; of the rest, the first whose
+    conditions are known to hold (else the first), with the parts where the rest differ unknown."""
+    if not sites:
+        return None, set()
+
+    def key(s: LaunchSite) -> tuple[str, tuple[str, str, str], tuple[str, ...]]:
+        return s.template_args, (s.grid, s.block, s.shared_mem), tuple(launch_args(s.args))
+
+    if len({key(s) for s in sites}) == 1:
+        return sites[0], set()
+    taken = [_site_taken(s, values, files_by_rel) for s in sites]
+    candidates = [s for s, t in zip(sites, taken) if t is not False] or sites  # those that may run
+    runs = [s for s, t in zip(sites, taken) if t is True and s in candidates]
+    chosen = runs[0] if runs else candidates[0]
+    if chosen is not sites[0]:
+        notes.append(f"launch at {chosen.file}:{chosen.line} chosen: the conditions around "
+                     f"{', '.join(f'{s.file}:{s.line}' for s in sites if s not in candidates)[:200]} do not hold in a "
+                     "run without arguments")
+    differ = set()
+    if len({key(s)[0] for s in candidates}) > 1:
+        differ.add("template_args")
+    if len({key(s)[1] for s in candidates}) > 1:
+        differ.add("launch")
+    if len({key(s)[2] for s in candidates}) > 1:
+        differ.add("args")
+    if differ:
+        notes.append(f"launch sites {', '.join(f'{s.file}:{s.line}' for s in candidates[:4])} differ in "
+                     f"{', '.join(sorted(differ))} and which one runs is not known before the run: those values are "
+                     "FILL-IN")
+    return chosen, differ

@@ -12,7 +12,7 @@ from s2s.scan.sources import SourceFile, check_tree
 
 from .extract import Extraction, extract, load_tree, write_extraction
 from .hostcode import Program
-from .infer import Trail, Values, collect_macros, infer, tree_files
+from .infer import Trail, Values, choose_site, collect_macros, infer, tree_files
 
 NL = b"\n"
 _STRUCT = re.compile(r"^\s*(?:typedef\s+)?(?:struct|class)\s+([A-Za-z_]\w*)?\s*\{", re.S)
@@ -68,6 +68,9 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
     macros, macro_notes = _unit_macros(ex, tree, files, site, defines, flag_where)
     ex.notes.extend(macro_notes)
     values = Values(program, macros, overrides)
+    unknown: set[str] = set()
+    if len(ex.launches) > 1:  # the site whose `if` conditions hold; when that is not known, what differs is FILL-IN
+        site, unknown = choose_site(ex.launches, values, by_rel, ex.notes)
     flags: list[str] = []
     if ex.kernel.language == "opencl":
         opts, where = opencl_build_options(ex.kernel.file, by_rel, program, values)
@@ -94,7 +97,8 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
     kernel_text = ex.text.encode()[ex.kernel_range[0]: ex.kernel_range[1]].decode()
     aliases = type_aliases(ex.items)
     kernel = params_under_flags(ex.kernel, kernel_text, macros)
-    inferred = infer(kernel, kernel_text, site, program, macros, overrides, struct_texts, symbol_texts, by_rel, aliases)
+    inferred = infer(kernel, kernel_text, site, program, macros, overrides, struct_texts, symbol_texts, by_rel, aliases,
+                     unknown)
     if ex.kernel.language in {"cuda", "hip"}:
         from .modernize import modernize
 

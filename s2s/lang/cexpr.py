@@ -193,7 +193,7 @@ class _Parser:
         funcs: dict[str, Callable[..., float | int]] = {
             "ceil": lambda x: float(math.ceil(x)), "ceilf": lambda x: float(math.ceil(x)), "floor": lambda x: float(math.floor(x)),
             "min": min, "max": max, "std::min": min, "std::max": max, "fmin": min, "fmax": max,
-            "dim3": lambda *a: a[0], "sqrt": math.sqrt, "abs": abs, "int": lambda x: int(x), "size_t": lambda x: int(x),
+            "dim3": _dim3_as_number, "sqrt": math.sqrt, "abs": abs, "int": lambda x: int(x), "size_t": lambda x: int(x),
             "unsigned": lambda x: int(x), "float": float, "double": float, "long": lambda x: int(x),
         }
         if name not in funcs:
@@ -212,6 +212,13 @@ class _Parser:
         if isinstance(value, str):
             return evaluate(value, self.resolve, self.sizeof, self.depth + 1, self.call)
         return value
+
+
+def _dim3_as_number(*a: float | int) -> float | int:
+    """A dim3 read as one number is its x, exact only when its y and z are 1 (dim3(n), dim3(n, 1, 1))."""
+    if not a or any(v != 1 for v in a[1:]):
+        raise EvalError("a dim3 of several dimensions read as one number")
+    return a[0]
 
 
 def _number(tok: str) -> float | int:

@@ -111,6 +111,8 @@ class Manifest:
                 out.append(f"params.{p.name}.value: {p.hint or 'the scalar value passed at the launch'}")
             if p.role != "scalar" and p.count == FILL_IN:
                 out.append(f"params.{p.name}.count: {p.hint or 'number of elements in the buffer'}")
+        if self.template_args == FILL_IN:
+            out.append("template_args: the template arguments of the launch that runs")
         if FILL_IN in (self.launch.grid + self.launch.block):  # type: ignore[operator]
             out.append("launch.grid / launch.block: the launch configuration")
         if self.launch.shared_mem == FILL_IN:
