@@ -287,7 +287,8 @@ def _writes_in(fn: Node, name: str) -> list[tuple[Node, str, Node | None]]:
 _READS_THROUGH: dict[str, tuple[int, ...] | None] = {
     "clSetKernelArg": None, "cudaMemcpyToSymbol": None, "hipMemcpyToSymbol": None, "cudaMemcpyToSymbolAsync": None,
     "hipMemcpyToSymbolAsync": None, "printf": None, "fprintf": None, "fwrite": None, "cudaMemcpy": (1,),
-    "hipMemcpy": (1,), "cudaMemcpyAsync": (1,), "hipMemcpyAsync": (1,), "memcpy": (1,), "clEnqueueWriteBuffer": (5,)}
+    "hipMemcpy": (1,), "cudaMemcpyAsync": (1,), "hipMemcpyAsync": (1,), "memcpy": (1,), "clEnqueueWriteBuffer": (5,),
+    "clEnqueueNDRangeKernel": (3, 4, 5)}  # the work offset and sizes are read
 
 
 def _read_only_use(addr: Node) -> bool:

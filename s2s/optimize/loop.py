@@ -76,6 +76,23 @@ def write_variant(mep_dir: Path, kernel_file: str, cand: Candidate) -> None:
             launch_rules=cand.launch_rules if launch else ()).write(vdir)
 
 
+def _scratch_evaluate(evaluate: Callable[..., Any]) -> Callable[..., Any]:
+    """`evaluate` run in a copy of the MEP (its kernel, variants and captured data; no history, no build folder), so a
+    coordinator that hands evaluations to a cluster never builds in the MEP itself. Re-timing still runs on the
+    coordinator's device: on a login node without one, no winner is declared (the candidates stay in the history)."""
+    import shutil
+    import tempfile
+
+    def run(mep_dir: Path, variant: str | None) -> Any:
+        with tempfile.TemporaryDirectory(prefix="s2s-retime-") as tmp:
+            copy = Path(tmp) / "mep"
+            shutil.copytree(mep_dir, copy, symlinks=True,
+                            ignore=shutil.ignore_patterns("build", "history.sqlite*", ".s2s.lock", ".s2s-backup"))
+            return evaluate(copy, variant)
+
+    return run
+
+
 def _pipeline(origin: str) -> str:
     head = origin.split("+repair")[0]
     return head[len("pass:"):] if head.startswith("pass:") else ""
@@ -205,9 +222,11 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
             stopped = "no-improvement"
             break
     session.close()
+    remote = executor.name != "local"
     if executor is not opts.executor:
         executor.close()
-    best, _ = declare_winner(mep_dir, history, ev.evaluate)  # the top 3 re-timed, above the noise band (winner.py)
+    # the top 3 re-timed, above the noise band (winner.py); with a cluster, in a scratch copy (the MEP stays unbuilt)
+    best, _ = declare_winner(mep_dir, history, _scratch_evaluate(ev.evaluate) if remote else ev.evaluate)
     if best is None:
         (mep_dir / "variants" / "BEST").unlink(missing_ok=True)
     if best is not None:

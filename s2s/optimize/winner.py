@@ -66,6 +66,8 @@ def retime(mep_dir: Path, history: History, row: Row, evaluate: Evaluate) -> Row
     first = dict((row.result or {}).get("first") or {"speedup": row.speedup, "reference": (row.result or {}).get("reference"),
                                                      "variant": (row.result or {}).get("variant")})
     result = m.to_json()
+    if "worker" in (row.result or {}):  # where the first evaluation ran (the execution layer's record) stays known
+        result["worker"] = (row.result or {})["worker"]
     result["first"] = first
     result["retimed"] = {"speedup": m.speedup, "reference": result.get("reference"), "variant": result.get("variant"),
                          "seed": m.seed, "verdict": m.verdict}
