@@ -85,7 +85,13 @@ def job_kwargs(s: dict[str, Any]) -> dict[str, Any]:
     for key in ("interface", "local_directory"):
         if s.get(key):
             kw[key] = s[key]
+    kw["log_directory"] = str(_log_directory())  # the jobs' slurm-N.out files: never in the user's working directory
     return kw
+
+
+def _log_directory() -> Path:
+    cache = os.environ.get("S2S_CACHE_DIR") or str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "s2s")
+    return Path(cache) / "slurm-logs"
 
 
 def open_slurm(opts: ClusterOptions) -> DaskExecutor:
