@@ -69,3 +69,22 @@ def fake_win(mep: Path, kernel_file: str = "kernel.cl", marker: str = "/* s2s-te
 
 
 PY = sys.executable
+
+
+def matmul_mep(base: Path) -> tuple[Path, Path]:
+    """A copy of the OpenCL sample in BASE/app and the MEP of its `matmul` in BASE/mep (made once per test module)."""
+    from s2s.extract.mep_writer import make_mep
+
+    tree = copy_sample(base / "app")
+    make_mep(str(tree), "matmul", str(base / "mep"))
+    return tree, base / "mep"
+
+
+def private_copy(golden: tuple[Path, Path], dest: Path) -> tuple[Path, Path]:
+    """A private application tree and an MEP of its `matmul` whose origin is that tree, under DEST."""
+    tree, mep = golden
+    shutil.copytree(tree, dest / "app", symlinks=True)
+    shutil.copytree(mep, dest / "mep", symlinks=True)
+    toml = dest / "mep" / "mep.toml"
+    toml.write_text(toml.read_text().replace(f'tree = "{tree}"', f'tree = "{dest / "app"}"'))
+    return dest / "app", dest / "mep"

@@ -5,37 +5,26 @@ the application tree exactly as it was (files, modes and symlinks hashed before 
 """
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import needs_nvcc, run_cli
-from safety_util import cli_inproc, copy_sample, fake_win, fingerprint, one_line_exit_2
+from safety_util import cli_inproc, copy_sample, fake_win, fingerprint, matmul_mep, one_line_exit_2, private_copy
 
 from s2s.base.errors import UserError
 
 
 @pytest.fixture(scope="module")
 def golden(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    from s2s.extract.mep_writer import make_mep
-
-    base = tmp_path_factory.mktemp("safety")
-    tree = copy_sample(base / "app")
-    make_mep(str(tree), "matmul", str(base / "mep"))
-    return tree, base / "mep"
+    return matmul_mep(tmp_path_factory.mktemp("safety"))
 
 
 @pytest.fixture
 def env(golden: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
     """A private application tree and an MEP of its `matmul` whose origin is that tree."""
-    tree, mep = golden
-    shutil.copytree(tree, tmp_path / "app", symlinks=True)
-    shutil.copytree(mep, tmp_path / "mep", symlinks=True)
-    toml = tmp_path / "mep" / "mep.toml"
-    toml.write_text(toml.read_text().replace(f'tree = "{tree}"', f'tree = "{tmp_path / "app"}"'))
-    return tmp_path / "app", tmp_path / "mep"
+    return private_copy(golden, tmp_path)
 
 
 def _edit(mep: Path, old: str, new: str) -> None:

@@ -3,7 +3,6 @@ re-queued on resume, bounded application output. The tree is hashed before and a
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from safety_util import cli_inproc, copy_sample, fake_win, fingerprint, one_line_exit_2
+from safety_util import cli_inproc, fake_win, fingerprint, matmul_mep, one_line_exit_2, private_copy
 
 from s2s.base.errors import UserError
 from s2s.base.meplock import mep_lock
@@ -22,22 +21,12 @@ from s2s.base.procs import BoundedOutput, run_group
 
 @pytest.fixture(scope="module")
 def golden(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    from s2s.extract.mep_writer import make_mep
-
-    base = tmp_path_factory.mktemp("faults")
-    tree = copy_sample(base / "app")
-    make_mep(str(tree), "matmul", str(base / "mep"))
-    return tree, base / "mep"
+    return matmul_mep(tmp_path_factory.mktemp("faults"))
 
 
 @pytest.fixture
 def env(golden: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
-    tree, mep = golden
-    shutil.copytree(tree, tmp_path / "app", symlinks=True)
-    shutil.copytree(mep, tmp_path / "mep", symlinks=True)
-    toml = tmp_path / "mep" / "mep.toml"
-    toml.write_text(toml.read_text().replace(f'tree = "{tree}"', f'tree = "{tmp_path / "app"}"'))
-    return tmp_path / "app", tmp_path / "mep"
+    return private_copy(golden, tmp_path)
 
 
 # -- process groups and bounded output ------------------------------------------------------------------------
