@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from .affine import Poly
-from .kernel_facts import THREAD_BUILTIN, find_kernel, idents
-from .kernel_model import ArrayAccess, KernelModel, kernel_model
-from .parsing import parse, src
+from .kernel_facts import THREAD_BUILTIN, idents
+from .kernel_model import ArrayAccess, KernelModel, model_and_body
+from .parsing import src
 
 _JUMP = re.compile(r"\b(return|break|continue|goto|__syncthreads|barrier)\b")
 
@@ -56,12 +56,10 @@ class Contraction:
 
 
 def find_contraction(source: bytes, dialect: str, name: str | None = None) -> Contraction | str:
-    model = kernel_model(source, dialect, name)
-    found = find_kernel(parse(source, dialect).root_node, source, dialect, name)
-    if model is None or found is None:
+    got = model_and_body(source, dialect, name)
+    if got is None:
         return "no kernel found"
-    body = found[0].child_by_field_name("body")
-    assert body is not None
+    model, body = got
     return _Finder(source, model, body).find()
 
 

@@ -549,3 +549,13 @@ def parallelism(grid: tuple[int, int, int], block: tuple[int, int, int], device:
     per_sm = min(device.blocks_per_sm, device.threads_per_sm // max(per_block, 1)) * per_block
     resident = device.sms * max(per_sm, 1)
     return Parallelism(blocks * per_block, blocks, resident, min(1.0, blocks * per_block / resident))
+
+
+def model_and_body(source: bytes, dialect: str, name: str | None = None) -> tuple[KernelModel, Node] | None:
+    """The kernel's model and the tree-sitter node of its body, for the finders that read both (contraction, reduction)."""
+    model = kernel_model(source, dialect, name)
+    found = find_kernel(parse(source, dialect).root_node, source, dialect, name)
+    if model is None or found is None:
+        return None
+    body = found[0].child_by_field_name("body")
+    return (model, body) if body is not None else None

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .kernel_facts import THREAD_BUILTIN, find_kernel, idents
-from .kernel_model import kernel_model
-from .parsing import parse, src
+from .kernel_facts import THREAD_BUILTIN, idents
+from .kernel_model import model_and_body
+from .parsing import src
 
 _JUMP = re.compile(r"\b(return|break|continue|goto|__syncthreads|barrier|atomic\w*|atom_\w+)\b")
 
@@ -41,12 +41,10 @@ class ReductionLoop:
 
 
 def find_reduction_loop(source: bytes, dialect: str, name: str | None = None) -> ReductionLoop | str:
-    model = kernel_model(source, dialect, name)
-    found = find_kernel(parse(source, dialect).root_node, source, dialect, name)
-    if model is None or found is None:
+    got = model_and_body(source, dialect, name)
+    if got is None:
         return "no kernel found"
-    body = found[0].child_by_field_name("body")
-    assert body is not None
+    model, body = got
     t = lambda n: src(source, n) if n is not None else ""  # noqa: E731
     maps = [m for m in model.mapping if m.kind == "global"]
     if len(maps) != 1 or maps[0].axis != "x" or not maps[0].offset.is_zero or len(model.mapping) != 1:
