@@ -44,9 +44,11 @@ ADDED_COLUMNS = (
     ("captured", "TEXT"),          # verdict on the application's captured data (s2s verify), NULL: not checked
     ("captured_key", "TEXT"),      # which capture: [capture] digest of mep.toml at the check
     ("captured_result", "TEXT"),   # JSON: {from, message, measurement}
+    ("predicted_us", "REAL"),      # the cost model's time for one launch when the candidate was proposed; NULL: none
+    ("prediction", "TEXT"),        # JSON of that prediction: {bound, flops, dram_bytes, l1_bytes, fill, device}
 )
 COLUMNS = ("id, round, origin, parent, source_sha, launch, status, speedup, ref_us, var_us, repairs, result, "
-           "captured, captured_key, captured_result")
+           "captured, captured_key, captured_result, predicted_us, prediction")
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,8 @@ class Row:
     captured: str | None = None  # verdict on the application's captured data; None: not checked
     captured_key: str | None = None
     captured_result: dict[str, Any] | None = None
+    predicted_us: float | None = None  # the cost model's prediction (s2s.optimize.cost), beside the measured var_us
+    prediction: dict[str, Any] | None = None
 
     @property
     def failed_on_capture(self) -> bool:
@@ -134,6 +138,12 @@ class History:
             self.db.execute("UPDATE candidates SET captured=?, captured_key=?, captured_result=? WHERE id=?",
                             (verdict, key, json.dumps(result), cid))
 
+    def set_prediction(self, cid: str, seconds: float, detail: dict[str, Any]) -> None:
+        """Record the cost model's predicted time of candidate `cid` (one transaction), kept beside its measurement."""
+        with self.db:
+            self.db.execute("UPDATE candidates SET predicted_us=?, prediction=? WHERE id=?",
+                            (seconds * 1e6, json.dumps(detail), cid))
+
     def log_llm(self, candidate: str | None, purpose: str, model: str, prompt_tokens: int, completion_tokens: int,
                 cost: float, seconds: float) -> None:
         with self.db:
@@ -144,7 +154,8 @@ class History:
     def rows(self) -> list[Row]:
         cur = self.db.execute(f"SELECT {COLUMNS} FROM candidates ORDER BY created")
         return [Row(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None, r[6], r[7], r[8], r[9], r[10] or 0,
-                    json.loads(r[11]) if r[11] else None, r[12], r[13], json.loads(r[14]) if r[14] else None)
+                    json.loads(r[11]) if r[11] else None, r[12], r[13], json.loads(r[14]) if r[14] else None,
+                    r[15], json.loads(r[16]) if r[16] else None)
                 for r in cur.fetchall()]
 
     def get(self, cid: str) -> Row | None:

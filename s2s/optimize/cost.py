@@ -8,11 +8,15 @@ are counted per thread (each multiplied by the trip counts of its loops), then o
   - L1: the same bytes before that sharing, at the caches' rate (what a naive product really waits on).
 Each bound is divided by the fraction of the device the launch keeps busy (`parallelism`). Shared-memory accesses
 cost nothing here: tiling shows up as global loads that run once per tile. Absolute times are rough; the model is
-for ordering candidates, and `bench/gpu_model_passes.py` records its predictions beside the measurements.
+for ordering candidates; `record` keeps every candidate's prediction in the history beside its measurement, and the
+report (s2s.optimize.report_data.model_accuracy) says how well the model ranked them.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
 from s2s.lang.affine import Poly
 from s2s.lang.kernel_model import ArrayAccess, Device, KernelModel, kernel_model, parallelism
@@ -37,6 +41,13 @@ class Prediction:
 def predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, int, int], block: tuple[int, int, int],
             scalars: dict[str, float], device: Device = H200) -> Prediction | None:
     """The predicted time of one launch, None when there is no kernel or a loop's trip count is unknown."""
+    return _predict(source, dialect, kernel, tuple(grid), tuple(block), tuple(sorted(scalars.items())), device)  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=256)  # the loop records what the builtin proposer has just ranked: the same texts, parsed once
+def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, int, int], block: tuple[int, int, int],
+             scalar_items: tuple[tuple[str, float], ...], device: Device) -> Prediction | None:
+    scalars = dict(scalar_items)
     model = kernel_model(source, dialect, kernel)
     if model is None:
         return None
@@ -119,7 +130,19 @@ def rank(predictions: dict[str, Prediction | None]) -> list[str]:
     return [k for _, _, k in known] + [k for k, p in predictions.items() if p is None]
 
 
-__all__ = ["Prediction", "predict", "rank", "order", "ArrayAccess"]
+__all__ = ["Prediction", "predict", "predict_candidate", "rank", "order", "record", "original_prediction", "ArrayAccess"]
+
+
+def _scalars(state: State) -> dict[str, float]:
+    return {p.name: float(p.value) for p in state.manifest.params
+            if p.role == "scalar" and isinstance(p.value, (int, float)) and not isinstance(p.value, bool)}
+
+
+def predict_candidate(c: Candidate | None, state: State) -> Prediction | None:
+    """The model's time for one launch of candidate `c` (None: the original) with the MEP's scalars."""
+    launch = (c.launch if c is not None else None) or state.base_launch
+    return predict(c.source if c is not None else state.original, state.dialect, state.kernel, launch.grid, launch.block,
+                   _scalars(state))
 
 
 def order(candidates: list[Candidate], state: State) -> list[Candidate]:
@@ -128,13 +151,48 @@ def order(candidates: list[Candidate], state: State) -> list[Candidate]:
     itself has no prediction (a trip count the MEP's scalars do not give)."""
     if state.dialect == "opencl" or len(candidates) < 2:
         return candidates
-    scalars = {p.name: float(p.value) for p in state.manifest.params
-               if p.role == "scalar" and isinstance(p.value, (int, float)) and not isinstance(p.value, bool)}
-    base = state.base_launch
-    if predict(state.original, state.dialect, state.kernel, base.grid, base.block, scalars) is None:
+    if predict_candidate(None, state) is None:
         return candidates
-    timed = {}
-    for i, c in enumerate(candidates):
-        launch = c.launch or base
-        timed[str(i)] = predict(c.source, state.dialect, state.kernel, launch.grid, launch.block, scalars)
+    timed = {str(i): predict_candidate(c, state) for i, c in enumerate(candidates)}
     return [candidates[int(k)] for k in rank(timed)]
+
+
+ORIGINAL_KEY = "cost_model"  # history meta: the model's prediction for the original, {predicted_us, ...}
+
+
+def detail(p: Prediction, device: Device = H200) -> dict[str, object]:
+    """A prediction as stored beside a candidate (history column `prediction`)."""
+    return {"bound": p.bound, "flops": p.flops, "dram_bytes": p.dram_bytes, "l1_bytes": p.l1_bytes, "fill": p.fill,
+            "device": device.name}
+
+
+def record(history: Any, state: State, candidates: list[Candidate]) -> None:
+    """Record the model's predicted time of each candidate as it is proposed (history columns `predicted_us`,
+    `prediction`), and once per MEP the original's (meta `cost_model`), so the report can judge how well the model
+    ranks against the measurements. Every dialect is recorded, OpenCL too: the prediction is always for the model's
+    device (an H200), and the report says which device measured. A kernel the model cannot read records nothing."""
+    if history.meta(ORIGINAL_KEY) is None:
+        base = _safe(None, state)
+        history.set_meta(ORIGINAL_KEY, json.dumps({"predicted_us": base.seconds * 1e6 if base else None,
+                                                   **(detail(base) if base else {"device": H200.name})}))
+    for c in candidates:
+        p = _safe(c, state)
+        if p is not None:
+            history.set_prediction(c.id, p.seconds, detail(p))
+
+
+def _safe(c: Candidate | None, state: State) -> Prediction | None:
+    try:
+        return predict_candidate(c, state)
+    except Exception:  # noqa: BLE001 - a model failure never stops the loop; the candidate goes unpredicted
+        return None
+
+
+def original_prediction(history: Any) -> float | None:
+    """The original's predicted µs recorded in a History (meta `cost_model`), None when absent."""
+    try:
+        v = json.loads(history.meta(ORIGINAL_KEY) or "null")
+    except ValueError:
+        return None
+    us = v.get("predicted_us") if isinstance(v, dict) else None
+    return float(us) if isinstance(us, (int, float)) and us > 0 else None
