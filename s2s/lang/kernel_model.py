@@ -135,6 +135,7 @@ class KernelModel:
     guards: tuple[Guard, ...]
     flops: int  # floating-point operations per iteration of the deepest loop (the whole body without loops)
     bytes: int  # bytes its global accesses move, without reuse
+    values: tuple[tuple[str, Poly], ...] = ()  # affine single-assignment locals (`xx = x + dx`) over mapped variables
 
     @property
     def intensity(self) -> float:
@@ -189,8 +190,9 @@ class _Builder:
         mapping = tuple(self.mapped.values())
         flops, nbytes = self.deepest[1:] if self.deepest[0] >= 0 else self._cost(body)
         name = _function_name(self.fn, self.data)
+        values = tuple((n, p) for n, p in self.env.items() if p is not None and n not in self.mapped)
         return KernelModel(name, self.dialect, self.params, mapping, tuple(self.loops), tuple(self.accesses),
-                           tuple(self.reductions), tuple(self.guards), flops, nbytes)
+                           tuple(self.reductions), tuple(self.guards), flops, nbytes, values)
 
     # -- names ---------------------------------------------------------------------------------------
     def _count(self, node: Node) -> None:
@@ -304,6 +306,8 @@ class _Builder:
             if arg is None:
                 return
             cur = arg
+        while cur.type == "parenthesized_expression" and len(cur.named_children) == 1:  # `(a)[i]` from a macro's `a[i]`
+            cur = cur.named_children[0]
         if cur.type != "identifier":
             return
         array = src(data, cur)
