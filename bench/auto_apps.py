@@ -29,6 +29,10 @@ PARBOIL = ('make -C benchmarks/{bm} default -f $PWD/common/mk/Makefile SRCDIR=sr
            'CUDACC="nvcc -forward-unknown-to-host-compiler" '
            'PLATFORM_CUDACFLAGS="-arch=sm_90 -DcudaThreadSynchronize=cudaDeviceSynchronize"')
 CLOSE = f"python3 {REPO}/bench/numbers_close.py"
+PARBOIL_BASE = ('make -C benchmarks/{bm} default -f $PWD/common/mk/Makefile SRCDIR=src/cuda_base BUILDDIR=build/cuda_base '
+                'BIN=build/cuda_base/{bm} PARBOIL_ROOT=$PWD PLATFORM=default BUILD=cuda_base APP_CUDACFLAGS= '
+                'CUDACC="nvcc -forward-unknown-to-host-compiler" '
+                'PLATFORM_CUDACFLAGS="-arch=sm_90 -DcudaThreadSynchronize=cudaDeviceSynchronize"')
 
 
 def apps() -> dict[str, dict[str, str]]:
@@ -49,6 +53,16 @@ def apps() -> dict[str, dict[str, str]]:
         "parboil-stencil": {"tree": "parboil-stencil", "build": PARBOIL.format(bm="stencil"),
                             "run": "benchmarks/stencil/build/cuda_default/stencil -i input/in.bin -o out.bin 128 128 32 100",
                             "check": f'{CLOSE} "$S2S_BEFORE_DIR/out.bin" out.bin --f32 --skip 4 --rtol 1e-4'},
+        # Parboil's cuda_base versions: the authors' straightforward ports
+        "parboil-sgemm-base": {"tree": "parboil-sgemm-base", "build": PARBOIL_BASE.format(bm="sgemm"),
+                               "run": "benchmarks/sgemm/build/cuda_base/sgemm -i input/A.txt,input/BT.txt,input/BT.txt -o C.txt",
+                               "check": f'{CLOSE} "$S2S_BEFORE_DIR/C.txt" C.txt --rtol 1e-3'},
+        "parboil-stencil-base": {"tree": "parboil-stencil-base", "build": PARBOIL_BASE.format(bm="stencil"),
+                                 "run": "benchmarks/stencil/build/cuda_base/stencil -i input/in.bin -o out.bin 256 256 64 100",
+                                 "check": f'{CLOSE} "$S2S_BEFORE_DIR/out.bin" out.bin --f32 --skip 4 --rtol 1e-4'},
+        "parboil-cp-base": {"tree": "parboil-cp-base", "build": PARBOIL_BASE.format(bm="cp"),
+                            "run": "benchmarks/cp/build/cuda_base/cp -o energy.txt",
+                            "check": f'{CLOSE} "$S2S_BEFORE_DIR/energy.txt" energy.txt --rtol 1e-4'},
     }
 
 

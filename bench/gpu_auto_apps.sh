@@ -20,6 +20,7 @@ if [ -d .whl ]; then
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
 if [ ! -d .gpu/apps ]; then echo ".gpu/apps is missing: run bash bench/prepare_gpu_apps.sh first" >&2; exit 2; fi
+python3 bench/gen_app_inputs.py .gpu/apps || exit 1
 timeout $((DEADLINE + 30)) python3 bench/auto_apps.py --out "$OUT" --apps "$APPS" --deadline "$DEADLINE" \
   --per-app 170 --top 1 --max-evals 8 --rounds 2 --runs 3
 echo "auto_apps rc=$?"

@@ -30,23 +30,15 @@ for bm in sgemm stencil; do
   tracked "$CORPUS/Parboil" common "benchmarks/$bm/src/cuda" | tar -xf - -C "$d"
   cp "$CORPUS/Parboil/common/Makefile.conf.example-nvidia" "$d/common/Makefile.conf"
 done
+# Parboil's cuda_base versions (the benchmark authors' straightforward ports: a naive GEMM, a naive 7-point stencil, the
+# reference Coulomb-potential kernel): the kind of kernel s2s is for. cp generates its own atoms; the others read generated inputs.
+for bm in sgemm stencil cp; do
+  d="$DEST/parboil-$bm-base"
+  mkdir -p "$d"
+  tracked "$CORPUS/Parboil" common "benchmarks/$bm/src/cuda_base" | tar -xf - -C "$d"
+  cp "$CORPUS/Parboil/common/Makefile.conf.example-nvidia" "$d/common/Makefile.conf"
+done
 du -sh "$DEST"
 find "$DEST" -type f | wc -l
-# inputs of the Parboil benchmarks (their datasets are not public in the corpus): generated, deterministic
-python3 - "$DEST" <<'PY'
-import random, struct, sys
-from pathlib import Path
-dest = Path(sys.argv[1])
-rng = random.Random(7)
-n = 1024  # sgemm: A (n x n) and B^T (n x n), text, column-major, "rows cols" first
-inp = dest / "parboil-sgemm" / "input"
-inp.mkdir(parents=True, exist_ok=True)
-for name in ("A.txt", "BT.txt"):
-    vals = " ".join(f"{rng.uniform(-1, 1):.5f}" for _ in range(n * n))
-    (inp / name).write_text(f"{n} {n}\n{vals}\n")
-nx, ny, nz = 128, 128, 32  # stencil: raw float32, x fastest
-inp = dest / "parboil-stencil" / "input"
-inp.mkdir(parents=True, exist_ok=True)
-(inp / "in.bin").write_bytes(struct.pack(f"<{nx * ny * nz}f", *(rng.uniform(0, 1) for _ in range(nx * ny * nz))))
-PY
+# the Parboil inputs are generated where the apps run (bench/gpu_auto_apps.sh): python3 bench/gen_app_inputs.py .gpu/apps
 du -sh "$DEST"
