@@ -5,9 +5,10 @@ proposals go through the same gate, and the caller decides what to do with a ref
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from .cexpr import try_evaluate
 from .parsing import count_errors, first_error, parse
 
 
@@ -82,15 +83,23 @@ class LaunchChange:
       coarsen-x|y|z   grid along that axis = ceil(ceil(g / per_item) / block): each thread computes per_item points
       square-xy       grid = (ceil(g.x / block.x), ceil(g.x / block.y), 1): a second axis as long as the first (a loop
                       over the same range as the threads becomes the y axis)
+      extent:X|Y|Z    grid = ceil((X, Y, Z) / block), X, Y, Z C expressions over the kernel's scalar parameters evaluated
+                      with the launch's `values` (a 1-D index split into 2-D or 3-D: the old grid does not give the sizes)
     """
 
     block: tuple[int, int, int] | None
     grid_from: str
     per_item: int = 1
 
-    def resolve(self, grid: tuple[int, int, int], block: tuple[int, int, int]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    def resolve(self, grid: tuple[int, int, int], block: tuple[int, int, int],
+                values: Mapping[str, object] | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         g = tuple(a * b for a, b in zip(grid, block))
         new = self.block or block
+        if self.grid_from.startswith("extent:"):
+            sizes = extents(self.grid_from, values or {})
+            if sizes is None:
+                raise ValueError(f"launch rule '{self.grid_from}' needs the values of its sizes")
+            return _ceil3(sizes, new), new
         if self.grid_from == "same":
             return grid, new
         if self.grid_from in {"same-coverage", "tile"}:
@@ -115,6 +124,18 @@ class LaunchChange:
 
 LAUNCH_RULES = ("same", "same-coverage", "tile", "rows-per-warp", "swap-xy", "threads-for-elements", "tile-coarse",
                 "coarsen-x", "coarsen-y", "coarsen-z", "square-xy")
+
+
+def extents(rule: str, values: Mapping[str, object]) -> tuple[int, int, int] | None:
+    """The global thread counts an `extent:X|Y|Z` rule asks for at these scalar values; None when one is not a positive integer."""
+    def number(name: str) -> int | None:
+        v = values.get(name)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    out = [try_evaluate(e, number) for e in (rule.split(":", 1)[1].split("|") + ["1", "1"])[:3]]
+    if not all(isinstance(v, int) and v > 0 for v in out):
+        return None
+    return (int(out[0]), int(out[1]), int(out[2]))  # type: ignore[arg-type]
 
 
 def _ceil(a: int, b: int) -> int:

@@ -21,6 +21,7 @@ from s2s.lang.kernel_facts import KernelFacts, kernel_facts
 BUILTIN: dict[str, str] = {
     "coalesce-remap": "CoalesceRemap",
     "contraction-tiling": "ContractionTiling",
+    "delinearize-2d": "Delinearize2d",
     "fast-math": "FastMath",
     "inner-loop-threads": "InnerLoopThreads",
     "launch-config": "LaunchConfig",

@@ -30,7 +30,10 @@ def apply_pipeline(pipeline: str, state: State) -> Candidate | str:
         source = out.text
         if out.launch is not None:
             rules.append(out.launch.grid_from)
-            grid, block = out.launch.resolve(*_in_blocks(launch, state.dialect))
+            try:
+                grid, block = out.launch.resolve(*_in_blocks(launch, state.dialect), values=_scalars(state))
+            except ValueError as exc:
+                return f"{name}: {exc}"
             if state.dialect == "opencl":  # OpenCL sizes are work-items: global = groups x local
                 grid = (grid[0] * block[0], grid[1] * block[1], grid[2] * block[2])
             launch = LaunchOverride(grid=grid, block=block, shared_mem=launch.shared_mem)
@@ -39,6 +42,11 @@ def apply_pipeline(pipeline: str, state: State) -> Candidate | str:
     changed = launch != state.base_launch
     return Candidate(source=source, origin=f"pass:{pipeline}", launch=launch if changed else None,
                      launch_rules=tuple(rules) if changed else ())
+
+
+def _scalars(state: State) -> dict[str, object]:
+    """The MEP's scalar arguments by name: what `extent:` launch rules are evaluated with."""
+    return {p.name: p.value for p in state.manifest.params if p.role == "scalar"}
 
 
 def _in_blocks(launch: LaunchOverride, dialect: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:

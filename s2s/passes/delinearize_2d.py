@@ -1,0 +1,212 @@
+"""delinearize-2d: a flat 1-D thread index split by `/` and `%` becomes a 2-D (or, with a batch, 3-D) launch.
+
+`t = blockIdx.x*blockDim.x + threadIdx.x; i = t / N; j = t % N` (or `i = t % M; j = t / M`, or `b = t / (M*N);
+r = (t / N) % M; c = t % N`) is a mixed-radix numbering of the outputs: when every divisor is the product of the
+moduli below it, and the sizes are kernel parameters or compile-time values, the digits are read from the launch
+instead: the unit-stride digit from x (the writes stay coalesced), the next from y, a batch from z. The guard keeps
+its own terms (`t < M*N` becomes `i < M`) and gains a bound for every digit it did not bound. The kernel's
+2-D shape is then what contraction-tiling and register-accumulation tile. The new grid is computed from the sizes
+(`extent:` launch rule). Refused: t used otherwise, thread indices elsewhere, barriers, shared memory, atomics.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from tree_sitter import Node
+
+from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
+from s2s.lang.index_split import Digit, digit_of, divide, idents_in, int_macros, radix_chain, t_bound, terms, value_text
+from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
+from s2s.lang.kernel_model import kernel_model
+
+from ._common import body_node, indent_of, statements, text, walk
+
+EXAMPLE_DIALECT = "cuda"
+EXAMPLE_BEFORE = """\
+__global__ void gemm(const float* a, const float* b, float* c, int m, int n, int p)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = t / n;
+    int j = t % n;
+    if (i >= m) return;
+    float s = 0.0f;
+    for (int k = 0; k < p; k++)
+        s += a[i * p + k] * b[k * n + j];
+    c[i * n + j] = s;
+}
+"""
+EXAMPLE_AFTER = """\
+__global__ void gemm(const float* a, const float* b, float* c, int m, int n, int p)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= m || j >= n) return;
+    float s = 0.0f;
+    for (int k = 0; k < p; k++)
+        s += a[i * p + k] * b[k * n + j];
+    c[i * n + j] = s;
+}
+"""
+_ORDER = re.compile(r"\b(__syncthreads|__syncwarp|barrier|work_group_\w+|sub_group_\w+|__shfl\w*|__ballot\w*|__any\w*|__all\w*"
+                    r"|__activemask|atomic\w*|atom_\w+|cooperative_groups|this_thread_block)\b")
+
+
+
+@dataclass(frozen=True)
+class Delinearize2d:
+    name: ClassVar[str] = "delinearize-2d"
+    priority: ClassVar[int] = 11  # before the tilings: it opens the 2-D shape they tile
+    space: ClassVar[tuple[str, ...]] = ("delinearize-2d", "delinearize-2d{block=8x8x8}",
+                                        "delinearize-2d,contraction-tiling{tile=32 rows=4}",
+                                        "delinearize-2d,contraction-tiling{tile=64 rows=8}",
+                                        "delinearize-2d,register-accumulation")
+    block: tuple[int, ...] = (32, 8)
+
+    def applies(self, facts: KernelFacts) -> bool | str:
+        threads = 1
+        for b in self.block:
+            threads *= b
+        if not 2 <= len(self.block) <= 3 or threads % 32 or threads > 1024:
+            return "block must be two or three sizes with a multiple of 32 threads, at most 1024"
+        if facts.dims != 1 or not facts.var_for("x"):
+            return "needs a 1-D thread mapping along x"
+        if facts.shared or facts.atomics:
+            return "kernel uses shared memory or atomics: they may depend on the 1-D order of the threads"
+        return True
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        model = kernel_model(source, facts.dialect, facts.name)
+        maps = [m for m in model.mapping if m.kind == "global"] if model is not None else []
+        if model is None or len(model.mapping) != 1 or len(maps) != 1 or maps[0].axis != "x" or not maps[0].offset.is_zero:
+            return Refused("needs one global thread index along x with no offset")
+        t, body = maps[0].var, body_node(source, facts)
+        stmts = statements(body)
+        if not stmts or stmts[0].type != "declaration" or len(stmts[0].children_by_field_name("declarator")) != 1 \
+                or not THREAD_BUILTIN.search(text(source, stmts[0])):
+            return Refused(f"the kernel must begin with the declaration of {t} alone")
+        found = _ORDER.search(text(source, body))
+        if found:
+            return Refused(f"{found.group(1)} may depend on the 1-D order of the threads")
+        if any(THREAD_BUILTIN.search(text(source, s)) for s in stmts[1:]):
+            return Refused(f"thread indices used outside {t}'s declaration: the kernel may depend on the 1-D order")
+        macros = int_macros(source)
+        params = {n for n, _, p in model.params if not p}
+        digits, guards = self._header(source, stmts, t, params | set(macros))
+        if isinstance(digits, str):
+            return Refused(digits)
+        chain = radix_chain(digits)
+        if isinstance(chain, str):
+            return Refused(chain)
+        if len(chain) == 2 and len(self.block) == 3 and self.block[2] != 1:
+            return Refused("a 3-D block for an index split in two")
+        names = {d.var for d in chain}
+        conds = [_cond(g) for g in guards]
+        for n in walk(body):
+            at = n.start_byte
+            if n.type == "identifier" and text(source, n) == t and not stmts[0].start_byte <= at < stmts[0].end_byte \
+                    and not any(d.decl.start_byte <= at < d.decl.end_byte for d in chain) \
+                    and not any(c.start_byte <= at < c.end_byte for c in conds):
+                return Refused(f"{t} is used beyond the index split and the guard")
+            if n.type in {"assignment_expression", "update_expression"}:
+                target = n.child_by_field_name("left" if n.type == "assignment_expression" else "argument")
+                if target is not None and text(source, target) in names | {t}:
+                    return Refused(f"{text(source, target)} is assigned after its declaration")
+        if not guards:
+            return Refused(f"needs a guard bounding {chain[-1].var} (or {t}): the launch's size is the only bound")
+        return self._rewrite(source, facts, model, t, chain, guards, stmts[0], macros)
+
+    def _header(self, source: bytes, stmts: list[Node], t: str, sizes: set[str]) -> tuple[list[Digit] | str, list[Node]]:
+        """The digit declarations and the guards (return or block form) before the work, in order."""
+        digits: list[Digit] = []
+        guards: list[Node] = []
+        seq, i = stmts, 1
+        while i < len(seq):
+            s = seq[i]
+            d = digit_of(source, s, t)
+            if d is not None:
+                if not d.div.names <= sizes or (d.mod is not None and not d.mod.names <= sizes):
+                    return f"{d.var}'s divisor or modulus must be kernel parameters or compile-time values", guards
+                digits.append(d)
+            elif s.type == "if_statement" and s.child_by_field_name("alternative") is None and seq is stmts:
+                guards.append(s)
+                cons = s.child_by_field_name("consequence")
+                if not _returns(cons):
+                    if i != len(seq) - 1 or cons is None or cons.type != "compound_statement":
+                        return "a guarded block must be the kernel's last statement", guards
+                    seq, i = statements(cons), 0
+                    continue
+            else:
+                break
+            i += 1
+        return digits, guards
+
+    def _rewrite(self, source: bytes, facts: KernelFacts, model, t: str, chain: list[Digit], guards: list[Node],  # type: ignore[no-untyped-def]
+                 first: Node, macros: dict[str, int]) -> Rewrite | Refused:
+        top, names = chain[-1], {d.var for d in chain} | {t}
+        known = {(v, b) for g in guards for x in model.guards if x.start == g.start_byte for v, b in x.upper}
+        swaps: list[Edit] = []  # guard terms on t, as terms on the top digit
+        for g in guards:
+            ret = _returns(g.child_by_field_name("consequence"))
+            for term in terms(_cond(g), source, "||" if ret else "&&"):
+                if t not in idents_in(source, term):
+                    continue
+                q = t_bound(source, term, t, ret)
+                q = divide(q, top.div) if q is not None and not q.names & names else None
+                if q is None:
+                    return Refused(f"the guard term '{text(source, term)}' is not {t} < (a multiple of {top.div.text()})")
+                swaps.append(Edit(term.start_byte, term.end_byte, f"{top.var} {'>=' if ret else '<'} {q.text()}"))
+                known.add((top.var, q))
+        bound = next((b for v, b in sorted(known, key=str) if v == top.var and not b.names & names), None)
+        if bound is None or (top.mod is not None and (top.var, top.mod) not in known):
+            return Refused(f"needs a guard bounding {top.var} (or {t}) from above by a size")
+        extent = [d.mod for d in chain[:-1]] + [top.mod or bound]
+        ret = _returns(guards[0].child_by_field_name("consequence"))
+        extra = [f"{d.var} {'>=' if ret else '<'} {e.text()}" for d, e in zip(chain, extent) if e is not None and (d.var, e) not in known]
+        cond = _cond(guards[0])
+        inner = [c for c in cond.named_children if c.type != "comment"]
+        expr = inner[0] if cond.type == "condition_clause" and len(inner) == 1 else cond
+        mine = sorted((e for e in swaps if expr.start_byte <= e.start < expr.end_byte), key=lambda e: -e.start)
+        edits = [e for e in swaps if e not in mine]
+        old = text(source, expr)
+        for e in mine:
+            old = old[: e.start - expr.start_byte] + e.text + old[e.end - expr.start_byte:]
+        if extra:
+            op = " || " if ret else " && "
+            wrap = expr.type == "conditional_expression" or (ret is False and expr.type == "binary_expression"
+                                                            and text(source, expr.child_by_field_name("operator")) == "||")
+            old = (f"({old})" if wrap else old) + op + op.join(extra)
+        edits.append(Edit(expr.start_byte, expr.end_byte, old))
+        pad = indent_of(source, first.start_byte)
+        lines = []
+        for axis, d in zip("xyz", chain):
+            ty = source[d.decl.start_byte:d.decl.child_by_field_name("declarator").start_byte].decode().strip()  # type: ignore[union-attr]
+            gid = f"get_global_id({'xyz'.index(axis)})" if facts.dialect == "opencl" else \
+                f"blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}"
+            lines.append(f"{ty} {d.var} = {gid};")
+        edits.append(Edit(first.start_byte, first.end_byte, ("\n" + pad).join(lines)))
+        edits += [_delete_line(source, d.decl) for d in chain]
+        block = (tuple(self.block) + (1,))[:3]
+        launch = LaunchChange((block[0], block[1], block[2]), "extent:" + "|".join(value_text(e, macros) for e in extent))
+        axes = ", ".join(f"{d.var} from {a} (< {e.text()})" for a, d, e in zip("xyz", chain, extent))
+        return Rewrite(tuple(edits), launch, f"{t} split into {axes}")
+
+
+def _cond(guard: Node) -> Node:
+    c = guard.child_by_field_name("condition")
+    assert c is not None
+    return c
+
+
+def _returns(cons: Node | None) -> bool:
+    return cons is not None and (cons.type == "return_statement" or (cons.type == "compound_statement" and
+                                                                     [c.type for c in statements(cons)] == ["return_statement"]))
+
+
+def _delete_line(source: bytes, node: Node) -> Edit:
+    start = source.rfind(b"\n", 0, node.start_byte) + 1
+    end = source.find(b"\n", node.end_byte)
+    if source[start:node.start_byte].strip() or (end >= 0 and source[node.end_byte:end].strip()):
+        return Edit(node.start_byte, node.end_byte, "")
+    return Edit(start, end + 1 if end >= 0 else len(source), "")
