@@ -14,7 +14,7 @@ from s2s.base.records import Index, Kernel, LaunchSite
 from s2s.scan.compdb import CompileCommand, find_compdb, load_compdb
 from s2s.scan.includes import IncludeGraph
 from s2s.scan.ranking import launches_of
-from s2s.scan.sources import SourceFile, check_tree, iter_source_paths, read_source
+from s2s.scan.sources import SourceFile, check_tree, foreign_includes, included_closure, iter_source_paths, read_source
 from s2s.scan.tree import find_kernel, scan_tree
 
 from .closure import DeclIndex, name_closure
@@ -43,11 +43,27 @@ class Extraction:
 
 
 def load_tree(tree: Path) -> dict[Path, SourceFile]:
+    """Every readable source file of the tree, and every file of another extension that one of them includes (as
+    `s2s scan` reads them: `kernel_files/k.cuknl`)."""
     files: dict[Path, SourceFile] = {}
     for path in iter_source_paths(tree):
         source, _why = read_source(path, tree)
         if source is not None:
             files[path.resolve()] = source
+    if tree.is_dir():
+        todo = list(files.values())
+        known = {s.rel for s in todo}
+        for _round in range(8):
+            found = included_closure(tree, known, {s.rel: foreign_includes(s.data) for s in todo})
+            todo = []
+            for rel in sorted(found):
+                known.add(rel)
+                source, _why = read_source(tree / rel, tree)
+                if source is not None:
+                    files[(tree / rel).resolve()] = source
+                    todo.append(source)
+            if not todo:
+                break
     return files
 
 

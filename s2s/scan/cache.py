@@ -89,6 +89,7 @@ class Pack:
     results: dict[str, Any] = field(default_factory=dict)  # result key -> FileResult
     answer: TreeAnswer = field(default_factory=TreeAnswer)
     preambles: dict[str, Any] = field(default_factory=dict)  # sha256 -> Preamble
+    foreign: dict[str, Any] = field(default_factory=dict)  # sha256 -> includes of files the walk does not list
 
 
 class ScanCache:
@@ -117,7 +118,9 @@ class ScanCache:
         except (KeyError, TypeError, ValueError) as exc:
             self._damaged(self.index_path, exc)
             return
-        self.old = Pack(stats, results, TreeAnswer(digest, keys, tuple(limits)))
+        foreign = doc.get("foreign", {})
+        self.old = Pack(stats, results, TreeAnswer(digest, keys, tuple(limits)),
+                        foreign=foreign if isinstance(foreign, dict) else {})
 
     def preambles(self) -> dict[str, Any]:
         """The cached preambles (read on first use: an unchanged tree never needs them)."""
@@ -170,9 +173,11 @@ class ScanCache:
     def save(self) -> None:
         """Write what changed: the index when any entry did, the preambles when a new one was read."""
         new, old = self.new, self.old
-        if new.stats != old.stats or new.results.keys() != old.results.keys() or new.answer != old.answer:
+        if new.stats != old.stats or new.results.keys() != old.results.keys() or new.answer != old.answer \
+                or new.foreign != old.foreign:
             answer = (new.answer.digest, new.answer.keys, list(new.answer.limits))
-            self._write(self.index_path, {"stats": new.stats, "results": new.results, "answer": answer})
+            self._write(self.index_path, {"stats": new.stats, "results": new.results, "answer": answer,
+                                          "foreign": new.foreign})
         if new.preambles and new.preambles.keys() != self.preambles().keys():
             self._write(self.preambles_path, {"preambles": new.preambles})
 

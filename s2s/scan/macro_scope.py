@@ -134,7 +134,9 @@ def _fixpoint(rels: list[str], base: dict[str, int], pull: dict[str, list[str]],
     return value
 
 
-def compute_scope(rels: list[str], preambles: dict[str, Preamble]) -> Scope:
+def compute_scope(rels: list[str], preambles: dict[str, Preamble], included: dict[str, str] | None = None) -> Scope:
+    """`included`: {file the walk did not list (`k.cuknl`): the file that includes it}; such a file is compiled as its
+    includer is (its own text saying HIP or CUDA aside)."""
     kmacros = kernel_macro_names(preambles.values())
     labels: dict[str, int] = {_HIP_BIT: 1, _CUDA_BIT: 2}
     own: dict[str, int] = {}
@@ -163,6 +165,10 @@ def compute_scope(rels: list[str], preambles: dict[str, Preamble]) -> Scope:
         scope.kernel_macros[rel] = frozenset(n for n in seen if not n.startswith("launch:"))
         scope.launch_macros[rel] = {n[7:]: launch_defs[n[7:]] for n in seen if n.startswith("launch:")}
         scope.language[rel] = _language(rel, preambles[rel], bool(bits & 1), bool(bits & 2))
+    for rel, host in (included or {}).items():  # in the order found: an includer's language is known first
+        text = preambles.get(rel)
+        if rel in scope.language and text is not None and not text.hip and not text.cuda:
+            scope.language[rel] = scope.language.get(host, scope.language[rel])
     for rel in rels:
         for d in preambles[rel].defines:
             if d.function_kernel:

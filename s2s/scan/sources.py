@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import posixpath
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +76,75 @@ def walk_sources(root: Path) -> list[tuple[str, str]]:
         for name in sorted(files):
             out.append((os.path.join(top, name), rel + name))
         stack.extend((os.path.join(top, d), rel + d + "/") for d in sorted(dirs, reverse=True))
+    return out
+
+
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+
+
+def is_foreign_include(written: str, angle: bool) -> bool:
+    """An `#include` of a file the walk does not list by its extension (`"kernel_files/k.cuknl"`): it may still hold
+    kernels, and is scanned as part of the unit that includes it. `<vector>` and other suffix-less angle includes are
+    system headers."""
+    ext = posixpath.splitext(written)[1].lower()
+    return ext not in SOURCE_EXTS and (bool(ext) or not angle)
+
+
+def foreign_includes(data: bytes) -> tuple[tuple[str, bool], ...]:
+    """(as written, angle-bracketed) of each include of `data` that `is_foreign_include`."""
+    if b"include" not in data:
+        return ()
+    out = []
+    for m in _INCLUDE.finditer(data):
+        written, angle = m.group(2).decode("utf-8", "replace").strip(), m.group(1) == b"<"
+        if is_foreign_include(written, angle):
+            out.append((written, angle))
+    return tuple(out)
+
+
+def resolve_foreign(root: Path, includer: str, written: str, angle: bool) -> str | None:
+    """The tree-relative path of the file a foreign include names, or None: relative to the includer's directory (for
+    `"..."`), then to each directory above it up to the tree's root (the usual `-I.`/`-I..` of a build). A file outside
+    the tree (after symlinks), in a directory the walk skips, or not a regular file is never taken."""
+    if os.path.isabs(written) or not written:
+        return None
+    top = str(root)
+    real_top = os.path.realpath(top)
+    here = posixpath.dirname(includer)
+    dirs = [here] if not angle else []
+    while here:
+        here = posixpath.dirname(here)
+        dirs.append(here)
+    if "" not in dirs:
+        dirs.append("")
+    for d in dirs:
+        rel = posixpath.normpath(posixpath.join(d, written))
+        if rel.startswith("../") or rel == ".." or rel == ".":
+            continue
+        path = os.path.join(top, rel)
+        if not os.path.isfile(path):
+            continue
+        real = os.path.realpath(path)
+        if os.path.commonpath([real, real_top]) != real_top:
+            continue  # a link out of the tree
+        if any(part in SKIP_DIRS for part in rel.split("/")[:-1]):
+            continue
+        return rel
+    return None
+
+
+def included_closure(root: Path, known: Iterable[str], includes_of: dict[str, tuple[tuple[str, bool], ...]]) \
+        -> dict[str, str]:
+    """{file: the file that includes it} for every file outside `known` that a file of `includes_of` (rel -> its
+    foreign includes) names directly. One round: the caller reads the files found and asks again with their includes."""
+    seen = set(known)
+    out: dict[str, str] = {}
+    for rel, incs in includes_of.items():
+        for written, angle in incs:
+            found = resolve_foreign(root, rel, written, angle)
+            if found is not None and found not in seen:
+                seen.add(found)
+                out[found] = rel
     return out
 
 

@@ -24,7 +24,7 @@ from .launch_macros import LaunchMacro
 from .macro_scope import Scope, compute_scope
 from .parallel import FileResult, Prepared, ScanJob, default_jobs, prepare, run_all, scan_file, worker_pool
 from .preamble import Preamble
-from .sources import check_tree, walk_sources
+from .sources import check_tree, included_closure, is_foreign_include, walk_sources
 
 Progress = Callable[[int, int], None]
 
@@ -47,6 +47,7 @@ def scan_tree(root: str | Path, progress: Progress | None = None, *, cache_dir: 
     counter = _Counter(progress)
     with worker_pool(workers) as pool:
         prepared = _prepare_all(pool, workers, files, cache, counter)
+        included = _add_included(pool, workers, tree, files, prepared, cache, counter)
         readable = [rel for _, rel in files if prepared[rel].sha]
         digest = hashlib.sha256("\n".join(f"{r}\0{prepared[r].sha}" for r in readable).encode()).hexdigest()
         stats = {"parsed": 0, "skipped": 0, "cached": 0}
@@ -59,7 +60,7 @@ def scan_tree(root: str | Path, progress: Progress | None = None, *, cache_dir: 
             counter(len(readable))
         else:
             preambles = _preambles(prepared, readable, cache)
-            scope = compute_scope(readable, preambles)
+            scope = compute_scope(readable, preambles, included)
             results, keys = _scan_all(pool, workers, files, prepared, preambles, scope, cache, counter, stats)
             limits = tuple(scope.limits)
             if cache is not None:
@@ -129,10 +130,44 @@ def _prepare_all(pool: Executor | None, workers: int, files: list[tuple[str, str
             continue
         todo.append((rel, path))
         weights.append(st.st_size)
-    counter.total = len(todo) + len(files)  # reading what changed, then every file's answer
+    counter.total += len(todo) + len(files)  # reading what changed, then every file's answer
     for p in run_all(pool, prepare, todo, weights, counter, workers):
         prepared[p.rel] = p
     return prepared
+
+
+def _add_included(pool: Executor | None, workers: int, tree: Path, files: list[tuple[str, str]],
+                  prepared: dict[str, Prepared], cache: ScanCache | None, counter: _Counter) -> dict[str, str]:
+    """Files of any extension that a scanned file `#include`s (CloverLeaf's `kernel_files/*.cuknl`): added to `files`
+    and `prepared`, the files they include in turn too; {added file: the file that includes it}. Each file's foreign
+    includes come from its preamble, else from the cache (an unchanged tree is not read again)."""
+    if not tree.is_dir():
+        return {}
+    included: dict[str, str] = {}
+    todo = [rel for _, rel in files]
+    for _round in range(8):
+        includes_of: dict[str, tuple[tuple[str, bool], ...]] = {}
+        for rel in todo:
+            p = prepared.get(rel)
+            if p is None or not p.sha:
+                continue
+            if p.preamble is not None:
+                incs = tuple((w, a) for w, a in p.preamble.includes if is_foreign_include(w, a))
+            else:
+                incs = cache.old.foreign.get(p.sha, ()) if cache is not None else ()
+            if cache is not None and incs:
+                cache.new.foreign[p.sha] = incs
+            if incs:
+                includes_of[rel] = incs
+        found = included_closure(tree, prepared.keys(), includes_of)
+        if not found:
+            break
+        more = [(os.path.join(tree, rel), rel) for rel in sorted(found)]
+        files.extend(more)
+        prepared.update(_prepare_all(pool, workers, more, cache, counter))
+        included.update(found)
+        todo = sorted(found)
+    return included
 
 
 def _preambles(prepared: dict[str, Prepared], readable: list[str], cache: ScanCache | None) -> dict[str, Preamble]:
