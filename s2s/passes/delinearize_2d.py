@@ -133,10 +133,14 @@ class Delinearize2d:
                 guards.append(s)
                 cons = s.child_by_field_name("consequence")
                 if not _returns(cons):
-                    if i != len(seq) - 1 or cons is None or cons.type != "compound_statement":
+                    if i != len(seq) - 1 or cons is None:
                         return "a guarded block must be the kernel's last statement", guards
+                    if cons.type != "compound_statement":
+                        break
                     seq, i = statements(cons), 0
                     continue
+            elif s.type == "declaration" and t in idents_in(source, s):
+                return f"'{text(source, s)}' is not t / D, t % E or (t / D) % E with sizes D and E", guards
             else:
                 break
             i += 1

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tree_sitter import Node
 
+from s2s.lang.edits import extents
 from s2s.lang.parsing import parse, src
 from s2s.mep.manifest import Manifest
 from s2s.scan.ranking import launches_of
@@ -21,12 +22,17 @@ from s2s.scan.tree import scan_tree
 
 def _ratios(m: Manifest, grid: tuple[int, ...], block: tuple[int, ...], rules: list[str] | None = None) -> tuple[list[Fraction], bool]:
     """Per-dimension ratio of new to old global threads, and whether x and y were exchanged: from the passes'
-    launch rules where the variant records them, else guessed from the numbers (variants of older versions)."""
+    launch rules where the variant records them, else guessed from the numbers (variants of older versions).
+    After an `extent:` rule the old threads are its sizes at the MEP's scalars, and only the later rules count."""
     if m.backend == "opencl":  # OpenCL sizes are work-items already
         old, new = [int(g) for g in m.launch.grid], [int(g) for g in grid]
     else:
         old = [m.launch.grid[d] * max(m.launch.block[d], 1) for d in range(3)]
         new = [grid[d] * max(block[d], 1) for d in range(3)]
+    ext = _extent_rule(rules)
+    if ext is not None and rules is not None:
+        sizes = extents(ext, {q.name: q.value for q in m.params if q.role == "scalar"})
+        old, rules = (list(sizes) if sizes is not None else old), rules[rules.index(ext) + 1:]
     if rules is not None:
         swapped = rules.count("swap-xy") % 2 == 1
     else:
@@ -46,6 +52,19 @@ def _ratios(m: Manifest, grid: tuple[int, ...], block: tuple[int, ...], rules: l
     return ratios, swapped
 
 
+def _extent_rule(rules: list[str] | None) -> str | None:
+    return next((r for r in reversed(rules or []) if r.startswith("extent:")), None)
+
+
+def _site_extents(rule: str, params: list[str], args: tuple[str, ...]) -> list[str] | None:
+    """An `extent:` rule's sizes as expressions of the launch site's own arguments (None when they do not line up)."""
+    if len(params) != len(args) or not params:
+        return None
+    table = dict(zip(params, args))
+    sizes = (rule.split(":", 1)[1].split("|") + ["1", "1"])[:3]
+    return [re.sub(r"\b[A-Za-z_]\w*\b", lambda w: f"({table[w.group(0)]})" if w.group(0) in table else w.group(0), e) for e in sizes]
+
+
 def _components(expr: str, fn_text: str) -> list[str]:
     expr = expr.strip()
     m = re.fullmatch(r"dim3\s*\((.*)\)", expr, re.S)
@@ -57,13 +76,16 @@ def _components(expr: str, fn_text: str) -> list[str]:
     return [f"({expr})", "1", "1"]
 
 
-def _cuda_config(grid_c: list[str], block_c: list[str], ratios: list[Fraction], swapped: bool, block: tuple[int, ...]) -> tuple[str, str]:
+def _cuda_config(grid_c: list[str], block_c: list[str], ratios: list[Fraction], swapped: bool, block: tuple[int, ...],
+                 sizes: list[str] | None = None) -> tuple[str, str]:
+    """The new <<<grid, block>>>: the old threads per dimension (or `sizes`, an extent rule's) scaled by the ratios."""
     if swapped:
         grid_c = [grid_c[1], grid_c[0], grid_c[2]]
         block_c = [block_c[1], block_c[0], block_c[2]]
+        sizes = [sizes[1], sizes[0], sizes[2]] if sizes is not None else None
     dims = []
     for d in range(3):
-        threads = f"({grid_c[d]}) * ({block_c[d]})"
+        threads = f"({grid_c[d]}) * ({block_c[d]})" if sizes is None else sizes[d]
         r = ratios[d]
         if r != 1:
             threads = f"{threads} * {r.numerator}" if r.denominator == 1 else f"({threads} * {r.numerator} + {r.denominator - 1}) / {r.denominator}"
@@ -80,6 +102,7 @@ def apply_launch_change(plan, m: Manifest, root: Path, grid: tuple[int, ...], bl
         return
     sites = launches_of(index, kernel)
     ratios, swapped = _ratios(m, grid, block, rules)
+    ext = _extent_rule(rules)
     if not sites:
         plan.manual.append(f"{m.kernel}: no launch site found in the tree (launched through a macro?); use block {block}, "
                            f"grid = threads x {[str(r) for r in ratios]} / block")
@@ -114,6 +137,12 @@ def apply_launch_change(plan, m: Manifest, root: Path, grid: tuple[int, ...], bl
                 g = next((c for c in items if src(cur, c).strip() == site.grid.strip()), None)
                 b = next((c for c in items if src(cur, c).strip() == site.block.strip() and c is not g), None)
                 nodes = [g, b] if g is not None and b is not None else []
+        sizes = _site_extents(ext, [q.name for q in kernel.params], site.args) if ext is not None else None
+        if ext is not None and (sizes is None or site.kind == "clEnqueueNDRangeKernel"):
+            plan.manual.append(f"{site.file}:{site.line}: launch of {m.kernel}: the index is now 2-D; launch a grid covering "
+                               f"{ext[7:].replace('|', ' x ')} threads (the kernel's sizes) in blocks of {block}, scaled by "
+                               f"{[str(r) for r in ratios]}, by hand")
+            continue
         if site.kind == "clEnqueueNDRangeKernel":
             edited_cl = _opencl_site(cur, call, site, ratios, block, m)
             if edited_cl is None:
@@ -128,7 +157,7 @@ def apply_launch_change(plan, m: Manifest, root: Path, grid: tuple[int, ...], bl
                                f"scale the global size by {[str(r) for r in ratios]} by hand")
             continue
         g_text, b_text = src(cur, nodes[0]), src(cur, nodes[1])
-        new_g, new_b = _cuda_config(_components(g_text, fn_text), _components(b_text, fn_text), ratios, swapped, block)
+        new_g, new_b = _cuda_config(_components(g_text, fn_text), _components(b_text, fn_text), ratios, swapped, block, sizes)
         edited = cur[:nodes[0].start_byte] + new_g.encode() + cur[nodes[0].end_byte:nodes[1].start_byte] + new_b.encode() + cur[nodes[1].end_byte:]
         plan.files[path] = (old, edited)
         plan.notes.append(f"{site.file}:{site.line}: launch of {m.kernel} now <<<{new_g}, {new_b}>>> (was <<<{g_text}, {b_text}>>>)")
