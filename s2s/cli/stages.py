@@ -23,6 +23,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     v.add_argument("--jobs", type=at_least_one, help="parallel builds (default: CPU cores)")
     r = sub.add_parser("report", help="markdown and HTML report of an optimization, with a plot")
     r.add_argument("mep")
+    r.add_argument("--json", action="store_true", help="print the report's facts as one JSON object (writes no files)")
     g = sub.add_parser("reintegrate", help="splice the winning variant back into the application")
     g.add_argument("mep")
     g.add_argument("--variant", default="best")
@@ -179,8 +180,13 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
 
 @command("report")
 def _report(args: argparse.Namespace, console: Console) -> int:
-    from s2s.optimize.report import build_report
+    from s2s.optimize.report import build_report, report_json
 
+    if args.json:
+        import json
+
+        print(json.dumps(report_json(args.mep), indent=1))
+        return 0
     md, html, png = build_report(args.mep)
     console.print(f"wrote {md}, {html}" + (f", {png}" if png else ""), highlight=False)
     return 0

@@ -119,3 +119,15 @@ def recorded(history: Any, key: str) -> Profile | None:
         return Profile(**d) if isinstance(d, dict) and "error" not in d else None
     except (ValueError, TypeError):
         return None
+
+
+def feedback(mep_dir: Path, history: Any, variant: str | None, timeout_s: float = 120.0) -> Profile | None:
+    """The original's (variant None) or a variant's profile, measured once: what the history already holds, else one
+    ncu run where ncu is on the machine, recorded in the history (an error too, so a failing profile is not retried)."""
+    key = variant or "original"
+    have = recorded(history, key)
+    if have is not None or history.meta(f"ncu:{key}") is not None or not available():
+        return have
+    result = profile(Path(mep_dir), variant, timeout_s)
+    record(history, key, result)
+    return result if isinstance(result, Profile) else None

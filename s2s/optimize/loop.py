@@ -20,10 +20,12 @@ from s2s.base.fsutil import atomic_write
 from s2s.base.meplock import exclusive
 from s2s.capture.verify import capture_key
 from s2s.lang.kernel_facts import kernel_facts
+from s2s.mep import profile_ncu
 from s2s.mep.history import History
 from s2s.mep.manifest import load
 from s2s.mep.variant import Variant
 
+from . import cost
 from .candidate import Candidate
 from .execution import ClusterOptions, Executor, open_executor
 from .patterns import Library, features
@@ -52,6 +54,7 @@ class Options:
     wait_lock: bool = False  # another optimize holds the MEP: wait for it (else exit 2)
     cluster: ClusterOptions = field(default_factory=ClusterOptions)  # where evaluations run (--cluster)
     executor: Executor | None = None  # an open one shared by several MEPs; None: opened (and closed) here
+    profile: bool = True  # where ncu is on this machine: profile the original and the winner once (s2s.mep.profile_ncu)
 
 
 @dataclass
@@ -135,6 +138,8 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     t0 = time.monotonic()
     executor = opts.executor or open_executor(opts.cluster)  # the CLI and auto pass one open executor for all MEPs
     session = executor.session(mep_dir, jobs=opts.jobs)
+    if opts.profile and executor.name == "local":  # the LLM prompt shows it; a cluster's coordinator may have no GPU
+        state.feedback["original"] = profile_ncu.feedback(mep_dir, history, None)
     stopped = "rounds"
     round_no = 0
     idle_rounds = 0
@@ -164,6 +169,7 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
         for c in fresh:
             write_variant(mep_dir, manifest.kernel_file, c)
             history.add(c.id, round_no, c.origin, c.parent, c.source_sha, c.launch.as_dict() if c.launch else None)
+        cost.record(history, state, fresh)  # the model's prediction beside each measurement, for the report
         by_id = {c.id: c for c in fresh}
         repaired = dict.fromkeys(by_id, 0)
         session.submit([c.id for c in fresh])
@@ -186,6 +192,7 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
                     write_variant(mep_dir, manifest.kernel_file, fixed)
                     history.add(fixed.id, round_no, fixed.origin, fixed.parent, fixed.source_sha,
                                 fixed.launch.as_dict() if fixed.launch else None)
+                    cost.record(history, state, [fixed])
                     by_id[fixed.id], repaired[fixed.id] = fixed, repairs + 1
                     session.submit([fixed.id], first=True)
                     continue
@@ -232,6 +239,8 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     if best is not None:
         history.set_meta("best", best.id)
         atomic_write(mep_dir / "variants" / "BEST", (best.id + "\n").encode())
+        if opts.profile and not remote:
+            profile_ncu.feedback(mep_dir, history, best.id)
         pipeline = _pipeline(best.origin)
         if pipeline and best.speedup:
             with _LIBRARY_LOCK:  # read again: another MEP's run may have added to it since

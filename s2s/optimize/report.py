@@ -1,8 +1,10 @@
-"""`s2s report MEP`: what was tried, what won and by how much, as markdown and HTML, with a PNG plot."""
+"""`s2s report MEP`: what was tried, what won and by how much, as markdown and HTML, with a PNG plot; `--json` gives
+the same facts as one JSON object (read by bench/cost_model_accuracy.py over many MEPs)."""
 from __future__ import annotations
 
 import html
 import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,32 +12,92 @@ from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
 from s2s.mep import profile_ncu
 from s2s.mep.history import History, Row
-from s2s.mep.manifest import load
+from s2s.mep.manifest import Manifest, load
 from s2s.mep.roofline import recorded
 
-from .report_data import Candidate, RooflineView, candidates, noise_band, roofline_view
+from .cost import ORIGINAL_KEY, original_prediction
+from .report_data import Candidate, ModelAccuracy, RooflineView, candidates, model_accuracy, noise_band, roofline_view
 from .report_plot import COLOURS, plot
 
 
-def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
+@dataclass(frozen=True)
+class Gathered:
+    """Everything a report shows, read from an MEP's history once."""
+    mep_dir: Path
+    manifest: Manifest
+    rows: list[Row]
+    best: Row | None
+    decision: dict[str, Any] | None
+    llm: dict[str, float]
+    band: tuple[float, float] | None
+    roof: RooflineView | None
+    profiles: list[tuple[str, profile_ncu.Profile | None]]
+    cands: list[Candidate]
+    accuracy: ModelAccuracy | None
+
+
+def gather(mep: str | Path) -> Gathered:
     mep_dir = Path(mep)
     manifest = load(mep_dir)
     db = mep_dir / "history.sqlite"
     if not db.is_file():
         raise UserError("no optimization history in this MEP", file=str(mep_dir), hint="run `s2s optimize` first")
     hist = History(db)
-    rows = hist.rows()
-    best, decision = _declared(hist)
-    llm = hist.llm_totals()
-    band = noise_band(hist.meta("noise_band"))
-    roof = roofline_view(recorded(hist), best, rows, manifest)
-    profiles = [(name, profile_ncu.recorded(hist, key)) for name, key in (("original", "original"), ("winner", best.id if best else ""))
-                if key]
-    hist.close()
-    cands = candidates(rows)
+    try:
+        rows = hist.rows()
+        best, decision = _declared(hist)
+        llm = hist.llm_totals()
+        band = noise_band(hist.meta("noise_band"))
+        roof = roofline_view(recorded(hist), best, rows, manifest)
+        profiles = [(name, profile_ncu.recorded(hist, key)) for name, key in
+                    (("original", "original"), ("winner", best.id if best else "")) if key]
+        accuracy = model_accuracy(rows, original_prediction(hist), _model_device(hist.meta(ORIGINAL_KEY)), band)
+    finally:
+        hist.close()
+    return Gathered(mep_dir, manifest, rows, best, decision, llm, band, roof, profiles, candidates(rows), accuracy)
+
+
+def _model_device(raw: str | None) -> str:
+    try:
+        v = json.loads(raw or "{}")
+    except ValueError:
+        return ""
+    return str(v.get("device", "")) if isinstance(v, dict) else ""
+
+
+def report_json(mep: str | Path) -> dict[str, Any]:
+    """The report's facts as one JSON-able object: the winner, the noise band, every candidate (measured, re-timed,
+    predicted), the cost model's accuracy, the roofline and the Nsight Compute profiles."""
+    g = gather(mep)
+    by_id = {c.id: c for c in g.cands}
+    win = by_id.get(g.best.id) if g.best else None
+    return {
+        "mep": str(g.mep_dir), "kernel": g.manifest.kernel, "backend": g.manifest.backend,
+        "winner": ({"id": g.best.id, "origin": g.best.origin, "speedup": win.shown if win else g.best.speedup,
+                    "retimed": win.retimed is not None if win else False} if g.best else None),
+        "decision": g.decision, "noise_band": list(g.band) if g.band else None,
+        "candidates": [{"id": r.id, "round": r.round, "origin": r.origin, "status": r.status, "speedup": r.speedup,
+                        "ref_us": r.ref_us, "var_us": r.var_us, "predicted_us": r.predicted_us, "prediction": r.prediction,
+                        "retimed": by_id[r.id].retimed if r.id in by_id else None,
+                        "spread": [by_id[r.id].low, by_id[r.id].high] if r.id in by_id and by_id[r.id].low else None,
+                        "captured": r.captured} for r in g.rows],
+        "cost_model": g.accuracy.as_json() if g.accuracy else None,
+        "roofline": ({"roof": asdict(g.roof.roof), "work": asdict(g.roof.work), "note": g.roof.note,
+                      "flops_known": g.roof.flops_known,
+                      "original": asdict(g.roof.original) if g.roof.original else None,
+                      "winner": asdict(g.roof.winner) if g.roof.winner else None} if g.roof else None),
+        "ncu": {name: asdict(p) for name, p in g.profiles if p is not None},
+        "llm": g.llm,
+    }
+
+
+def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
+    g = gather(mep)
+    mep_dir, manifest, rows, best, decision, llm, band, roof, profiles, cands = (
+        g.mep_dir, g.manifest, g.rows, g.best, g.decision, g.llm, g.band, g.roof, g.profiles, g.cands)
     by_id = {c.id: c for c in cands}
     png = mep_dir / "report.png"
-    has_plot = plot(png, cands, band, best.id if best else None, roof, f"{manifest.kernel}: every candidate")
+    has_plot = plot(png, cands, band, best.id if best else None, roof, f"{manifest.kernel}: every candidate", g.accuracy)
     lines = [f"# s2s report: {manifest.kernel}", "",
              f"Origin: `{manifest.origin.get('file')}:{manifest.origin.get('line')}` ({manifest.backend}).", ""]
     if best is not None:
@@ -55,6 +117,7 @@ def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
     else:
         lines += ["No verified variant was faster than the original.", ""]
     lines += _band_line(band, by_id.get(best.id) if best else None) + _roofline_lines(roof) + _ncu_lines(profiles)
+    lines += model_lines(g.accuracy)
     lines += _captured_summary(rows, manifest.capture)
     counts: dict[str, int] = {}
     for r in rows:
@@ -65,11 +128,11 @@ def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
                   f"cost {llm['cost']:.4f}", ""]
     if has_plot:
         lines += ["![every candidate, and the roofline](report.png)", ""]
-    lines += [HEADER, "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [HEADER, "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         sp = f"{r.speedup:.2f}x" if r.speedup else ""
         lines.append(f"| {r.round} | {r.id} | `{r.origin}` | {r.status} | {sp} | {_f(r.ref_us)} | {_f(r.var_us)} | {r.repairs} "
-                     f"| {_captured(r)} | {_spread(by_id.get(r.id))} | {_retimed(by_id.get(r.id))} |")
+                     f"| {_captured(r)} | {_spread(by_id.get(r.id))} | {_retimed(by_id.get(r.id))} | {_f(r.predicted_us)} |")
     md = "\n".join(lines) + "\n"
     md_path = mep_dir / "report.md"
     atomic_write(md_path, md.encode())
@@ -77,12 +140,12 @@ def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
     body = "".join(f"<p>{html.escape(line)}</p>\n" if line and not line.startswith(("|", "![")) else "" for line in head)
     table = "<table border=1 cellpadding=4><tr>" + "".join(f"<th>{h}</th>" for h in
                                                            ("round", "candidate", "origin", "verdict", "speedup", "ref µs", "variant µs", "repairs",
-                                                            "captured data", "speedup IQR", "re-timed")) + "</tr>"
+                                                            "captured data", "speedup IQR", "re-timed", "predicted µs")) + "</tr>"
     for r in rows:
         colour = COLOURS.get(r.status, "#17becf")
         table += f'<tr style="border-left: 6px solid {colour}">' + "".join(f"<td>{html.escape(str(x))}</td>" for x in
                                   (r.round, r.id, r.origin, r.status, f"{r.speedup:.2f}x" if r.speedup else "", _f(r.ref_us), _f(r.var_us), r.repairs,
-                                   _captured(r), _spread(by_id.get(r.id)), _retimed(by_id.get(r.id)))) + "</tr>"
+                                   _captured(r), _spread(by_id.get(r.id)), _retimed(by_id.get(r.id)), _f(r.predicted_us))) + "</tr>"
     img = ('<p><img src="report.png" alt="every candidate\'s speedup with its spread, coloured by verdict; the roofline" '
            'style="max-width:100%"></p>') if has_plot else ""
     style = "<style>body{font-family:sans-serif;max-width:72em;margin:1em auto}td,th{padding:3px 8px}</style>"
@@ -109,7 +172,7 @@ def _declared(hist: History) -> tuple[Row | None, dict[str, Any] | None]:
 
 
 HEADER = ("| round | candidate | origin | verdict | speedup | ref µs | variant µs | repairs | captured data | speedup IQR "
-          "| re-timed |")
+          "| re-timed | predicted µs |")
 
 
 def _spread(c: Candidate | None) -> str:
@@ -157,6 +220,40 @@ def _ncu_lines(profiles: list[tuple[str, profile_ncu.Profile | None]]) -> list[s
     out += [f"- {name}: {p.time_us:.2f} µs, DRAM {p.dram_gbs:.0f} GB/s, {p.gflops:.0f} GFLOP/s (FP32), occupancy {p.occupancy_pct:.0f}%, "
             f"compute {p.sm_pct:.0f}% / memory {p.memory_pct:.0f}% of peak: {p.limiter}-limited" for name, p in got]
     return [*out, ""]
+
+
+def model_lines(acc: ModelAccuracy | None) -> list[str]:
+    """What the report says about the cost model: its rank correlation with the measurements, its best against the
+    measured best, and the predictions that were most wrong."""
+    if acc is None:
+        return ["Cost model: no predictions recorded in this history.", ""]
+    where = f" (the model's numbers are for {acc.model_device or 'an H200'}; measured on {acc.measured_device or 'an unnamed device'})"
+    out = [f"Cost model{where}: {acc.predicted} of {acc.candidates} candidates predicted, {len(acc.judged)} of them verified and timed."]
+    if not acc.judged:
+        return [*out, ""]
+    rho = f"{acc.spearman:+.2f}" if acc.spearman is not None else "not defined (fewer than 3, or no spread)"
+    out.append(f"- Spearman rank correlation of predicted and measured speedup: {rho}")
+    by_id = {j.id: j for j in acc.judged}
+    pb, mb = by_id.get(acc.predicted_best or ""), by_id.get(acc.measured_best or "")
+    if pb is not None and mb is not None:
+        verdict = "the same candidate" if pb.id == mb.id else f"measured #{acc.predicted_best_rank} of {len(acc.judged)}"
+        out.append(f"- predicted best `{pb.id}` ({_pred(pb)}) measured {pb.measured_speedup:.2f}x; measured best `{mb.id}` "
+                   f"{mb.measured_speedup:.2f}x ({_pred(mb)}): {verdict}")
+    if acc.side_agreement is not None:
+        right, of = acc.side_agreement
+        out.append(f"- faster or slower than the original (outside the noise band): {right} of {of} called right")
+    for j in acc.worst:
+        if j.wrong_by < 1.5:
+            break
+        how = "optimistic" if j.optimistic else "pessimistic"
+        out.append(f"- most wrong: `{j.id}` (`{j.origin}`): {_pred(j)}, measured {j.measured_speedup:.2f}x, off by "
+                   f"{j.wrong_by:.1f}x ({how})")
+    return [*out, ""]
+
+
+def _pred(j: Any) -> str:
+    sp = f", {j.predicted_speedup:.2f}x" if j.predicted_speedup is not None else ""
+    return f"predicted {j.predicted_us:.2f} µs{sp}"
 
 
 def _captured(r: Row) -> str:

@@ -1,5 +1,6 @@
 """report.png: every candidate's speedup with its spread, coloured by verdict, the noise band and the winner; beside
-it, where the history holds the kernel's work, the original and the winner on the device's roofline."""
+it, where the history holds the kernel's work, the original and the winner on the device's roofline; and, where the
+candidates carry the cost model's predictions, predicted against measured."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,14 +8,14 @@ from typing import Any
 
 from s2s.mep.roofline import floor_us
 
-from .report_data import Candidate, RooflineView
+from .report_data import Candidate, ModelAccuracy, RooflineView
 
 COLOURS = {"ok": "#2a9d4a", "wrong-output": "#d62728", "compile-failed": "#7f7f7f", "runtime-failed": "#ff7f0e",
            "timed-out": "#9467bd", "duplicate": "#bcbd22"}
 
 
 def plot(path: Path, cands: list[Candidate], band: tuple[float, float] | None, best_id: str | None,
-         roof: RooflineView | None, title: str) -> bool:
+         roof: RooflineView | None, title: str, accuracy: ModelAccuracy | None = None) -> bool:
     try:
         import matplotlib
 
@@ -22,11 +23,14 @@ def plot(path: Path, cands: list[Candidate], band: tuple[float, float] | None, b
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    panels = 2 if roof is not None else 1
+    judged = accuracy is not None and len(accuracy.judged) >= 2
+    panels = 1 + (roof is not None) + judged
     fig, axes = plt.subplots(1, panels, figsize=(6.4 * panels, 4.2), dpi=110, squeeze=False)
     _candidates(axes[0][0], cands, band, best_id)
     if roof is not None:
         _roofline(axes[0][1], roof)
+    if judged and accuracy is not None:
+        _model(axes[0][panels - 1], accuracy, best_id)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path)
@@ -83,7 +87,7 @@ def _candidates(ax: Any, cands: list[Candidate], band: tuple[float, float] | Non
     ax.set_xlabel("candidate (evaluation order)")
     ax.set_ylabel("speedup over the original (x, IQR bars)")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="best")  # never over the winner
 
 
 def _roofline(ax: Any, v: RooflineView) -> None:
@@ -124,3 +128,40 @@ def _roofline(ax: Any, v: RooflineView) -> None:
     ax.set_title(f"roofline floor {fl:.1f} µs ({v.roof.device})", fontsize=9)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, loc="lower right")
+
+
+def _model(ax: Any, acc: ModelAccuracy, best_id: str | None) -> None:
+    """Predicted against measured speedup (or time, without the original's prediction), one dot per verified candidate."""
+    by_speedup = all(j.predicted_speedup is not None for j in acc.judged)
+    xs = [j.predicted_speedup if by_speedup else j.predicted_us for j in acc.judged]
+    ys = [j.measured_speedup if by_speedup else (j.measured_us or 0.0) for j in acc.judged]
+    worst = {j.id for j in acc.worst if j.wrong_by >= 1.5}
+    colours = ["#1f4e9c" if j.id == best_id else "#d62728" if j.id in worst else "#2a9d4a" for j in acc.judged]
+    ax.scatter(xs, ys, c=colours, s=24, zorder=3)
+    for j, x, y in zip(acc.judged, xs, ys):
+        if j.id in worst or j.id == best_id:
+            ax.annotate(j.id, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    pos = [v for v in (*xs, *ys) if v and v > 0]
+    lo, hi = (min(pos) / 1.5, max(pos) * 1.5) if pos else (0.5, 2.0)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter
+
+    unit = "x" if by_speedup else " µs"
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.3g}{unit}"))
+        axis.set_minor_formatter(FuncFormatter(lambda v, _pos: f"{v:.2g}" if f"{v:.2g}"[0] in "25" else ""))
+    if by_speedup:
+        ax.plot([lo, hi], [lo, hi], color="black", lw=0.8, label="prediction = measurement")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_xlabel("predicted speedup (cost model)")
+        ax.set_ylabel("measured speedup")
+    else:
+        ax.set_xlabel("predicted µs (cost model)")
+        ax.set_ylabel("measured µs")
+    rho = f"{acc.spearman:+.2f}" if acc.spearman is not None else "n/a"
+    ax.set_title(f"cost model: Spearman {rho} over {len(acc.judged)} verified; red: most wrong", fontsize=9)
+    ax.grid(alpha=0.3, which="both")
+    if by_speedup:
+        ax.legend(fontsize=7, loc="best")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.mep.history import Row
@@ -27,6 +27,7 @@ class State:
     budget: int = 30  # evaluations left
     device: str = ""
     ok_candidates: list[tuple[float, Candidate, str]] = field(default_factory=list)  # (speedup, candidate, pipeline)
+    feedback: dict[str, Any] = field(default_factory=dict)  # Nsight Compute profiles by name (s2s.mep.profile_ncu)
 
     @property
     def base_launch(self) -> LaunchOverride:
