@@ -88,44 +88,60 @@ class SmemAllpairs:
         body = source[facts.body_start : facts.body_end].decode("utf-8", "replace")
         if re.search(r"__syncthreads|__shared__|HIP_DYNAMIC_SHARED|\bgoto\b", body):
             return Refused("the kernel already uses shared memory or barriers")
-        i, stmts = facts.var_for("x"), statements(body_node(source, facts))
-        uniform = {p.name for p in facts.params if not p.pointer}
+        i, top = facts.var_for("x"), statements(body_node(source, facts))
+        uniform = _uniform(facts)
+        wrap = _wrapper(source, top, i)  # `if (i < n) { ... }` as the last statement: the loop may sit inside it
+        stmts = statements(wrap.child_by_field_name("consequence")) if wrap is not None else top  # type: ignore[arg-type]
         found = next(((k, lp, arrs) for k, s in enumerate(stmts) for lp in facts.loops if lp.start == s.start_byte
                       for arrs in [_tiled_arrays(source, facts, lp, uniform)] if isinstance(arrs, list)), None)
         if found is None:
             reasons = [r for lp in facts.loops if lp.depth == 1 for r in [_tiled_arrays(source, facts, lp, uniform)] if isinstance(r, str)]
-            return Refused(reasons[0] if reasons else "needs a top-level loop `for (int j = 0; j < n; ++j)`")
+            return Refused(reasons[0] if reasons else "needs a loop `for (int j = 0; j < n; ++j)` in the kernel body or in a "
+                           "last guard `if (i < n) { ... }` without else")
         at, loop, arrays = found
-        guards = [k for k, s in enumerate(stmts) if s.type == "if_statement" and "return" in text(source, s.child_by_field_name("consequence"))]
+        guards = [] if wrap is not None else \
+            [k for k, s in enumerate(stmts) if s.type == "if_statement" and "return" in text(source, s.child_by_field_name("consequence"))]
         returns = len(re.findall(r"\breturn\b", source[facts.body_start : loop.end].decode("utf-8", "replace")))
         if len(guards) > 1 or returns != len(guards) or (guards and guards[0] > at):
             return Refused("at most one early return, the guard `if (i >= n) return;` before the loop")
         g = guards[0] if guards else -1
-        region = source[stmts[g].end_byte if guards else facts.body_start : loop.body_end].decode("utf-8", "replace")
-        why = _side_effect_free(facts, region, stmts[g].end_byte if guards else facts.body_start, loop.body_end)
+        inner = wrap.child_by_field_name("consequence") if wrap is not None else None
+        from_ = stmts[g].end_byte if guards else inner.start_byte + 1 if inner is not None else facts.body_start
+        region = source[from_ : loop.body_end].decode("utf-8", "replace")
+        why = _side_effect_free(facts, region, from_, loop.body_end)
         if why:
             return Refused(why)
-        pre = {v for s in stmts[: max(g, 0)] for v in idents(text(source, s))} & set(facts.thread_vars)
-        if guards and (THREAD_BUILTIN.search(region) or idents(region) & (pre - {i})):
+        head = top[: top.index(wrap)] if wrap is not None else stmts[: max(g, 0)]
+        pre = {v for s in head for v in idents(text(source, s))} & set(facts.thread_vars)
+        if (guards or wrap is not None) and (THREAD_BUILTIN.search(region) or idents(region) & (pre - {i})):
             return Refused(f"after the guard, the thread index may be used only through {i}")
         edits: list[Edit] = []
         live = fresh(facts, source, "live")
-        if guards:
-            bound = _guard_bound(source, stmts[g], i)
-            decl = next((s for s in stmts[:g] if s.type == "declaration" and i in idents(text(source, s.child_by_field_name("declarator")))), None)
+        if guards or wrap is not None:
+            guard = wrap if wrap is not None else stmts[g]
+            bound = _wrapper_bound(source, guard, i) if wrap is not None else _guard_bound(source, guard, i)
+            decl = next((s for s in head if s.type == "declaration" and i in idents(text(source, s.child_by_field_name("declarator")))), None)
             if bound is None or not idents(bound) <= uniform or decl is None or re.search(r"\bconst\b", text(source, decl)):
-                return Refused(f"the guard must be `if ({i} >= n) return;` with n a parameter and {i} a non-const local")
+                return Refused(f"the guard must be `if ({i} >= n) return;` or `if ({i} < n) {{ ... }}` with n the same for every "
+                               f"thread and {i} a non-const local")
             if len(re.findall(rf"(?<![.\w])(?<!->){i}\s*(?:[-+*/%&|^]?=(?!=)|\+\+|--)|(?:\+\+|--)\s*{i}\b", body)) != 1:
                 return Refused(f"{i} is assigned after its declaration")
-            pad = indent_of(source, stmts[g].start_byte)
-            edits.append(Edit(stmts[g].start_byte, stmts[g].end_byte, f"const bool {live} = !{text(source, stmts[g].child_by_field_name('condition')).strip()};\n"
-                              f"{pad}if (!(0 < ({bound}))) return;\n{pad}if (!{live}) {i} = ({bound}) - 1;"))
+            pad = indent_of(source, guard.start_byte)
+            cond = text(source, guard.child_by_field_name("condition")).strip()
+            header = (f"const bool {live} = {cond if wrap is not None else '!' + cond};\n"
+                      f"{pad}if (!(0 < ({bound}))) return;\n{pad}if (!{live}) {i} = ({bound}) - 1;")
+            if wrap is not None:  # the block stays a block, entered by every thread
+                assert inner is not None
+                edits.append(Edit(guard.start_byte, inner.start_byte + 1, header + f"\n{pad}{{"))
+            else:
+                edits.append(Edit(guard.start_byte, guard.end_byte, header))
             if at + 1 < len(stmts):
+                ipad = indent_of(source, loop.start)
                 post = source[loop.end : stmts[-1].end_byte].decode("utf-8", "replace")
-                edits.append(Edit(loop.end, stmts[-1].end_byte, f"\n{pad}if ({live}) {{" + _shift(post) + f"\n{pad}}}"))
+                edits.append(Edit(loop.end, stmts[-1].end_byte, f"\n{ipad}if ({live}) {{" + _shift(post) + f"\n{ipad}}}"))
         edits.append(Edit(loop.start, loop.end, self._tiled(source, facts, loop, arrays)))
         # without a guard, more threads (same-coverage rounds up) would read past the end: keep the launch
-        launch = None if facts.launch_bounds or not guards else LaunchChange((self.tile, 1, 1), "same-coverage")
+        launch = None if facts.launch_bounds or not (guards or wrap is not None) else LaunchChange((self.tile, 1, 1), "same-coverage")
         return Rewrite(tuple(edits), launch, f"{self.tile}-element shared tiles of {', '.join(arrays)}")
 
     def _tiled(self, source: bytes, facts: KernelFacts, loop: Loop, arrays: list[str]) -> str:
@@ -152,7 +168,8 @@ class SmemAllpairs:
 
 
 def _tiled_arrays(source: bytes, facts: KernelFacts, lp: Loop, uniform: set[str]) -> list[str] | str:
-    """The read-only arrays the loop body reads only at [j], or why the loop does not fit."""
+    """The read-only arrays the loop body reads at [j] (their other reads, such as [i], stay global), or why the loop
+    does not fit."""
     m = _INIT.match(lp.init.strip())
     j = lp.var
     if lp.kind != "for_statement" or m is None or not re.fullmatch(rf"{j}\s*<\s*.+", lp.cond.strip()) \
@@ -167,10 +184,10 @@ def _tiled_arrays(source: bytes, facts: KernelFacts, lp: Loop, uniform: set[str]
     out = []
     for p in facts.params:
         uses = [s for s in inside if s.array == p.name]
-        if p.pointer and not p.written and uses and all(s.index.strip() == j for s in uses) \
+        if p.pointer and not p.written and any(s.index.strip() == j for s in uses) \
                 and len(_uses(p.name, body)) == len(uses):
             out.append(p.name)
-    return out or f"no read-only array is read only at [{j}] in the loop"
+    return out or f"no read-only array is read at [{j}] in the loop"
 
 
 def _side_effect_free(facts: KernelFacts, region: str, start: int, end: int) -> str:
@@ -190,6 +207,33 @@ def _guard_bound(source: bytes, guard: Node, i: str) -> str | None:
     cons = text(source, guard.child_by_field_name("consequence")).strip("{} \n\t;")
     m = re.fullmatch(rf"{i}\s*>=\s*(.+)", cond) or re.fullmatch(rf"(.+?)\s*<=\s*{i}", cond)
     return m.group(1).strip() if m and cons == "return" and guard.child_by_field_name("alternative") is None else None
+
+
+def _uniform(facts: KernelFacts) -> set[str]:
+    """Names whose value is the same for every thread: scalar parameters, and macros or constants (names the kernel
+    neither declares nor takes as a pointer)."""
+    local = set(facts.locals) | set(facts.thread_vars) | {p.name for p in facts.params if p.pointer}
+    body_names = {v for lp in facts.loops for v in idents(lp.bound)}
+    return {p.name for p in facts.params if not p.pointer} | {v for v in body_names if v not in local
+                                                              and v not in {"threadIdx", "blockIdx", "blockDim", "gridDim"}}
+
+
+def _wrapper(source: bytes, top: list[Node], i: str) -> Node | None:
+    """The kernel's last statement when it is `if (i < n) { ... }` (no else) and holds a loop."""
+    last = top[-1] if top else None
+    if last is None or last.type != "if_statement" or last.child_by_field_name("alternative") is not None:
+        return None
+    cons = last.child_by_field_name("consequence")
+    if cons is None or cons.type != "compound_statement" or _wrapper_bound(source, last, i) is None:
+        return None
+    return last if any(c.type == "for_statement" for c in statements(cons)) else None
+
+
+def _wrapper_bound(source: bytes, guard: Node, i: str) -> str | None:
+    cond = text(source, guard.child_by_field_name("condition")).strip()
+    cond = cond[1:-1].strip() if cond.startswith("(") and cond.endswith(")") else cond
+    m = re.fullmatch(rf"{i}\s*<\s*([^<>=&|?]+)", cond) or re.fullmatch(rf"([^<>=&|?]+?)\s*>\s*{i}", cond)
+    return m.group(1).strip() if m else None
 
 
 def _shift(chunk: str) -> str:

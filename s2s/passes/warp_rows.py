@@ -13,7 +13,7 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
-from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
+from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 
 from ._common import body_node, fresh, indent_of, statements, text
 
@@ -73,12 +73,17 @@ class WarpRows:
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         body, loop, var, lanes = body_node(source, facts), facts.loops[0], facts.var_for("x"), self.lanes
-        stmts = statements(body)
+        top = statements(body)
+        stmts, guard = _loop_block(source, top, loop.start, var)
         at = next((i for i, s in enumerate(stmts) if s.start_byte == loop.start), -1)
-        mapping = next((s for s in stmts[:max(at, 0)] if _declares(source, s, var)), None)
+        before = [s for s in top if s.end_byte <= (guard.start_byte if guard is not None else loop.start)]
+        mapping = next((s for s in before if _declares(source, s, var)), None)
         if at < 0 or mapping is None:
-            return Refused("the loop and the thread-index declaration must be statements of the kernel body")
-        for s in stmts:
+            return Refused("the loop must be a statement of the kernel body (or of one guard `if (row < n) { ... }`) "
+                           "after the thread-index declaration")
+        for s in [*top, *stmts] if guard is not None else top:
+            if s is guard:
+                continue
             if s is not mapping and (THREAD_BUILTIN.search(text(source, s)) or "__syncthreads" in text(source, s)):
                 return Refused("thread indices are used outside the row mapping")
         if any(s.write and s.start < loop.start for s in facts.subscripts):
@@ -86,7 +91,7 @@ class WarpRows:
         accs = _accumulators(source, stmts[at], loop.var)
         if isinstance(accs, str):
             return Refused(accs)
-        if not all(any(_declares(source, s, a) for s in stmts[:at]) for a in accs):
+        if not all(any(_declares(source, s, a) for s in [*before, *stmts[:at]]) for a in accs):
             return Refused("the accumulators must be declared in the kernel body before the loop")
         step = _STEP.match(loop.step)
         if not step or next(g for g in step.groups()[1:] if g) != loop.var or not loop.bound or "<" not in loop.cond:
@@ -102,7 +107,8 @@ class WarpRows:
         off = fresh(facts, source, "off")
         pad = indent_of(source, mapping.start_byte)
         mask_value = "0xffffffffu" if lanes == 32 else f"0x{(1 << lanes) - 1:x}u << (threadIdx.x % 32u / {lanes} * {lanes})"
-        reduce = "".join(f"\n{pad}for (int {off} = {lanes} / 2; {off} > 0; {off} /= 2)\n{pad}    "
+        lpad = indent_of(source, loop.start)
+        reduce = "".join(f"\n{lpad}for (int {off} = {lanes} / 2; {off} > 0; {off} /= 2)\n{lpad}    "
                          f"{a} += __shfl_down_sync({mask}, {a}, {off}, {lanes});" for a in accs)
         edits = (
             Edit(decl.start_byte, decl.end_byte, f"({text(source, decl)}) / {lanes}"),
@@ -110,10 +116,25 @@ class WarpRows:
                                                      f"\n{pad}const unsigned {mask} = {mask_value};"),
             Edit(value.end_byte, value.end_byte, f" + {lane}"),
             Edit(step_node.start_byte, step_node.end_byte, f"{loop.var} += {lanes}"),
-            Edit(loop.end, loop.end, f"{reduce}\n{pad}if ({lane} != 0) return;"),
+            Edit(loop.end, loop.end, f"{reduce}\n{lpad}if ({lane} != 0) return;"),
         )
         launch = LaunchChange((self.block, 1, 1), "rows-per-warp", per_item=lanes)
         return Rewrite(edits, launch, f"{lanes} lanes per row of {var}, shuffle reduction of {', '.join(accs)}")
+
+
+def _loop_block(source: bytes, top: list[Node], loop_start: int, var: str) -> tuple[list[Node], Node | None]:
+    """The statements holding the loop: the kernel body's, or those of a guard `if (<row test>) { ... }` (no else) around
+    it, whose test every lane of a row evaluates alike (only the row variable and no other thread index)."""
+    if any(s.start_byte == loop_start for s in top):
+        return top, None
+    for s in top:
+        cons = s.child_by_field_name("consequence") if s.type == "if_statement" else None
+        if cons is None or cons.type != "compound_statement" or s.child_by_field_name("alternative") is not None:
+            continue
+        cond = text(source, s.child_by_field_name("condition"))
+        if var in idents(cond) and not THREAD_BUILTIN.search(cond) and any(c.start_byte == loop_start for c in statements(cons)):
+            return statements(cons), s
+    return [], None
 
 
 def _declares(source: bytes, stmt: Node, name: str) -> bool:

@@ -1,0 +1,16 @@
+// RUN: warp-rows
+// ----- INPUT
+__global__ void rowdot(const float* A, float* y, int n)
+{
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < n) {
+        float s = 0.0f;
+        for (int k = 0; k < n; k++)
+            s += A[row * n + k];
+        y[row] = s;
+    } else {
+        y[0] = 0.0f;
+    }
+}
+// ----- EXPECTED
+// REFUSED: guard `if (row < n) { ... }`
