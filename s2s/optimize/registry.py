@@ -35,6 +35,7 @@ BUILTIN: dict[str, str] = {
     "smem-tiling": "SmemTiling",
     "smem-transpose": "SmemTranspose",
     "split-reduction": "SplitReduction",
+    "stencil-tiling": "StencilTiling",
     "struct-wide-io": "StructWideIo",
     "thread-coarsen": "ThreadCoarsen",
     "vector-loads": "VectorLoads",
