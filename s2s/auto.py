@@ -57,7 +57,8 @@ def _progress(log: Callable[[str], None], kernel: str) -> Callable[[dict[str, An
 
 
 def _start_all(root: Path, chosen: list[str], work: Path, overrides: dict[str, str] | None, options: Options,
-               pool: ThreadPoolExecutor, log: Callable[[str], None]) -> dict[str, tuple[Any, Future[Any] | None]]:
+               pool: ThreadPoolExecutor, log: Callable[[str], None],
+               build_cmd: str | None = None) -> dict[str, tuple[Any, Future[Any] | None]]:
     """On a cluster (--cluster with several workers): extract every kernel first, then optimize them all at once,
     one thread each coordinating its MEP's evaluations on the shared workers. Extraction errors are kept for later."""
     from s2s.extract.mep_writer import make_mep
@@ -67,7 +68,7 @@ def _start_all(root: Path, chosen: list[str], work: Path, overrides: dict[str, s
         name = spec.split(":")[-1]
         mep_dir = work / f"mep-{name}"
         try:
-            made = make_mep(str(root), spec, str(mep_dir), overrides=overrides)
+            made = make_mep(str(root), spec, str(mep_dir), overrides=overrides, build_cmd=build_cmd)
         except UserError as err:
             out[spec] = (err, None)
             continue
@@ -105,7 +106,8 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
     log(f"ranking: {spots[0].source if spots else 'estimate'}; optimizing {', '.join(chosen)}")
     slots = options.executor.slots if options.executor is not None else 1
     pool = ThreadPoolExecutor(max_workers=slots) if slots > 1 else None
-    started = _start_all(root, chosen, work, overrides, options, pool, log) if pool is not None else {}
+    build_cmd = app[0] if app is not None else None  # the build's own flags reach extraction (a dry run of it)
+    started = _start_all(root, chosen, work, overrides, options, pool, log, build_cmd) if pool is not None else {}
     for spec in chosen:
         name = spec.split(":")[-1]
         mep_dir = work / f"mep-{name}"
@@ -113,7 +115,7 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
         try:
             if isinstance(early, UserError):
                 raise early
-            _out, manifest, ex = early or make_mep(str(root), spec, str(mep_dir), overrides=overrides)
+            _out, manifest, ex = early or make_mep(str(root), spec, str(mep_dir), overrides=overrides, build_cmd=build_cmd)
         except UserError as err:
             result.rows.append((name, spec, "-", "-", "-", f"extract failed: {err.message}"))
             continue

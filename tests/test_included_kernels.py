@@ -113,7 +113,6 @@ def test_include_resolved_from_the_directories_above_the_includer(tmp_path: Path
     assert _found(tree, jobs=1) == {"k": ("kernels/k.gpu", "cuda")}
 
 
-@pytest.mark.slow
 def test_kernel_of_an_included_file_extracts_with_the_units_flags(tmp_path: Path) -> None:
     tree = _tree(tmp_path / "app", APP)
     out, manifest, ex = make_mep(str(tree), "scale_kernel", str(tmp_path / "mep"))

@@ -116,7 +116,7 @@ def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, laun
         # the MEP is written next to the data first and copied to its place only when the capture worked;
         # with --into, only its launch sites and its check against the existing MEP are used
         staged, manifest, ex = make_mep(str(root), kernel, str(Path(tmp) / "mep"), compile_commands=compile_commands,
-                                        mode=mode, overrides=overrides or {})
+                                        mode=mode, overrides=overrides or {}, build_cmd=build_cmd)
         if target is not None and held is not None:
             check_same_kernel(target, held, manifest)
         fd, log_name = tempfile.mkstemp(prefix="s2s-capture-", suffix=".log")
@@ -138,7 +138,7 @@ def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, laun
                 shutil.copy2(ins.root / rel, plain / rel)
             shutil.rmtree(staged, ignore_errors=True)
             staged, manifest, _ex = make_mep(str(plain), kernel, str(staged), compile_commands=compile_commands,
-                                             mode=mode, overrides=overrides or {})
+                                             mode=mode, overrides=overrides or {}, build_cmd=build_cmd)
             manifest = replace(manifest, origin={**manifest.origin, "tree": str(root)})
             made_notes.append(f"extracted after the build command, with the header(s) it generated: {', '.join(generated[:6])}"
                               + (" ..." if len(generated) > 6 else ""))

@@ -15,6 +15,7 @@ from s2s import __version__
 from s2s.base.errors import UserError
 
 from . import capture, commands, stages
+from .outputs import check_outputs
 from .registry import COMMANDS
 
 
@@ -33,6 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console()
     try:
+        check_outputs(args)  # a wrong -o/--work/--diff is refused before any work
         if getattr(args, "mep", None) and not getattr(args, "restore", False):
             from s2s.reintegrate.splice import check_not_interrupted
 
