@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from s2s.base.devicelock import device_lock
+from s2s.base.errors import UserError
 
 TIME = "gpu__time_duration.sum"
 DRAM_BYTES = "dram__bytes.sum"
@@ -93,7 +94,10 @@ def profile(mep_dir: Path, variant: str | None = None, timeout_s: float = 300.0)
 
     if not available():
         return {"error": "ncu is not on this machine"}
-    b = build(Path(mep_dir), variant)
+    try:
+        b = build(Path(mep_dir), variant)
+    except UserError as exc:  # a variant that is not there, an MEP that cannot build: no profile, and why
+        return {"error": exc.one_line()}
     if not b.ok:
         return {"error": f"build failed: {'; '.join(b.messages)[:300]}"}
     backend = get_backend(b.backend)

@@ -40,13 +40,15 @@ class Prediction:
 
 def predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, int, int], block: tuple[int, int, int],
             scalars: dict[str, float], device: Device = H200) -> Prediction | None:
-    """The predicted time of one launch, None when there is no kernel or a loop's trip count is unknown."""
+    """The predicted time of one launch, None when there is no kernel, a loop's trip count or the block size is unknown."""
     return _predict(source, dialect, kernel, tuple(grid), tuple(block), tuple(sorted(scalars.items())), device)  # type: ignore[arg-type]
 
 
 @lru_cache(maxsize=256)  # the loop records what the builtin proposer has just ranked: the same texts, parsed once
 def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, int, int], block: tuple[int, int, int],
              scalar_items: tuple[tuple[str, float], ...], device: Device) -> Prediction | None:
+    if min(block) <= 0:  # an OpenCL launch with a NULL local size: the runtime picks it, the model cannot
+        return None
     scalars = dict(scalar_items)
     model = kernel_model(source, dialect, kernel)
     if model is None:
