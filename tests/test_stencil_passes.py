@@ -1,0 +1,195 @@
+"""The stencil passes: footprints from the kernel model, real runs on PoCL against the original, nvcc builds of CUDA output.
+
+Sizes divide by none of the blocks, the mapping may start past 0, and the guards are early exits, if blocks and a
+zero-padding test inside the window loops: each tile must hold every point read and load no point the original
+does not read.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, needs_nvcc
+from mep_util import ParamSpec, make_mep, manifest
+
+from s2s.lang.affine import Poly
+from s2s.lang.kernel_facts import kernel_facts
+from s2s.lang.kernel_model import kernel_model
+from s2s.lang.stencil import analyse, divide, rectangles
+from s2s.optimize.candidate import Candidate
+from s2s.optimize.registry import Applied, make_pass, run_pass
+
+GOLDEN = ROOT / "tests" / "golden" / "passes"
+NX, NY = 45, 37
+
+JACOBI_CL = """\
+__kernel void jacobi(__global const float* in, __global float* out, const int nx, const int ny)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x > 0 && x < nx - 1 && y > 0 && y < ny - 1)
+        out[y * nx + x] = 0.2f * (in[y * nx + x] + in[y * nx + x - 1] + in[y * nx + x + 1] + in[(y - 1) * nx + x] +
+                                  in[(y + 1) * nx + x]);
+}
+"""
+CONV_CL = (GOLDEN / "stencil_tiling_conv_window.cl").read_text().split("// ----- INPUT\n")[1].split("// -----")[0]
+# an offset mapping (interior points from 1), a 3x5 window, and two fields of different pitch, one updated in place
+FIELDS_CL = """\
+__kernel void fields(__global const float* ex, __global const float* ey, __global float* hz, const int nx, const int ny)
+{
+    int j = get_global_id(0) + 1;
+    int i = get_global_id(1) + 1;
+    if (i >= nx - 1 || j >= ny - 2)
+        return;
+    float s = 0.0f;
+    for (int a = -1; a <= 1; a++)
+        for (int b = -2; b <= 2; b++)
+            s += ex[(i + a) * (ny + 1) + j + b];
+    hz[i * ny + j] = hz[i * ny + j] - 0.1f * s + 0.7f * (ey[(i + 1) * ny + j] - ey[i * ny + j]);
+}
+"""
+
+
+def _params(kernel: str) -> list[ParamSpec]:
+    g = "__global const float*"
+    if kernel == "jacobi":
+        return [ParamSpec("in", g, "in", "float", count=NX * NY, space="global"),
+                ParamSpec("out", "__global float*", "out", "float", count=NX * NY, space="global"),
+                ParamSpec("nx", "const int", "scalar", "int", value=NX), ParamSpec("ny", "const int", "scalar", "int", value=NY)]
+    if kernel == "conv3":
+        return [ParamSpec("img", g, "in", "float", count=NX * NY, space="global"),
+                ParamSpec("filt", "__constant float*", "in", "float", count=9, space="constant"),
+                ParamSpec("out", "__global float*", "out", "float", count=NX * NY, space="global"),
+                ParamSpec("w", "const int", "scalar", "int", value=NX), ParamSpec("h", "const int", "scalar", "int", value=NY)]
+    return [ParamSpec("ex", g, "in", "float", count=NX * (NY + 1), space="global"),
+            ParamSpec("ey", g, "in", "float", count=(NX + 1) * NY, space="global"),
+            ParamSpec("hz", "__global float*", "inout", "float", count=NX * NY, space="global"),
+            ParamSpec("nx", "const int", "scalar", "int", value=NX), ParamSpec("ny", "const int", "scalar", "int", value=NY)]
+
+
+def _state(src: str, kernel: str, mep: Path):  # type: ignore[no-untyped-def]
+    from s2s.mep.manifest import load
+    from s2s.optimize.proposers.base import State
+
+    grid = (48, 40, 1)  # work-items: the original's 16 x 8 groups cover the 45 x 37 domain with spare threads
+    make_mep(mep, src, manifest(kernel, "opencl", "kernel.cl", _params(kernel), grid, (16, 8, 1), repetitions=3, warmup=1,
+                                timeout_s=60.0))
+    return State(manifest=load(mep), original=src.encode(), kernel=kernel, dialect="opencl",
+                 facts=kernel_facts(src.encode(), "opencl", kernel))
+
+
+def _evaluate(mep: Path, state, cand: Candidate):  # type: ignore[no-untyped-def]
+    from s2s.mep.evaluate import evaluate
+    from s2s.optimize.loop import write_variant
+
+    write_variant(mep, state.manifest.kernel_file, cand)
+    return evaluate(mep, cand.id)
+
+
+# -- the analysis ---------------------------------------------------------------------------------------------------
+def test_divide_splits_an_index_by_its_pitch() -> None:
+    nx, ny = Poly.name("NX"), Poly.name("NY")
+    assert divide(nx * Poly.const(-1) + Poly.const(3), nx) == (Poly.const(-1), Poly.const(3))
+    assert divide(nx * ny * Poly.const(2) - nx, nx * ny) == (Poly.const(2), -nx)
+    assert divide((ny + Poly.const(1)) * Poly.name("dy") + Poly.const(1), ny + Poly.const(1)) == (Poly.name("dy"), Poly.const(1))
+    assert divide(Poly.const(-4097), Poly.const(4096)) == (Poly.const(-1), Poly.const(-1))
+
+
+def test_rectangles_cover_the_footprint_exactly() -> None:
+    cross = frozenset({(0, 0), (0, 1), (0, -1), (1, 0), (-1, 0)})
+    assert rectangles(cross) == [((-1, 1), (0, 0)), ((0, 0), (-1, 1))]
+    box = frozenset((a, b) for a in range(-2, 3) for b in range(-1, 2))
+    assert rectangles(box) == [((-2, 1 + 1), (-1, 1))]
+    ell = frozenset({(0, 0), (0, 1), (1, 0)})
+    rects = rectangles(ell)
+    assert {(y, x) for (y0, y1), (x0, x1) in rects for y in range(y0, y1 + 1) for x in range(x0, x1 + 1)} == ell
+
+
+def test_footprint_and_guards_of_a_window_stencil() -> None:
+    src = FIELDS_CL.encode()
+    facts = kernel_facts(src, "opencl", "fields")
+    model = kernel_model(src, "opencl", "fields")
+    assert facts is not None and model is not None
+    st = analyse(src, "opencl", model, (facts.body_start, facts.body_end))
+    assert not isinstance(st, str)
+    assert st.vars == {"x": "j", "y": "i"} and st.offsets == {"x": Poly.const(1), "y": Poly.const(1)}
+    ex, ey = st.arrays
+    assert ex.name == "ex" and ex.pitch == Poly.name("ny") + Poly.const(1) and len(ex.points()) == 15
+    assert (ex.extent("y"), ex.extent("x")) == ((-1, 1), (-2, 2))
+    assert ey.name == "ey" and sorted(ey.points()) == [(0, 0, 0), (0, 1, 0)]
+    assert st.skipped == ("hz is also written by the kernel (in place)",)
+    bounds = {(b.axis, b.upper, b.value.text()) for b in ex.reads[0].bounds}
+    assert bounds == {("y", True, "nx - 1"), ("x", True, "ny - 2")}
+
+
+# -- PoCL: the tiled kernels against the originals ------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("src,kernel,pipeline", [
+    (JACOBI_CL, "jacobi", "stencil-tiling{block=16x8}"), (JACOBI_CL, "jacobi", "stencil-tiling{block=32x4}"),
+    (CONV_CL, "conv3", "stencil-tiling{block=16x16}"), (FIELDS_CL, "fields", "stencil-tiling{block=16x4}")])
+def test_stencil_tiling_matches_the_original_on_pocl(tmp_path: Path, src: str, kernel: str, pipeline: str) -> None:
+    pytest.importorskip("pyopencl")
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    state = _state(src, kernel, tmp_path / "mep")
+    cand = apply_pipeline(pipeline, state)
+    assert isinstance(cand, Candidate), cand
+    assert b"barrier(CLK_LOCAL_MEM_FENCE)" in cand.source and b"_tile[" in cand.source
+    launch = cand.launch or state.manifest.launch  # 16x8 is the original's own block: no launch change
+    block = tuple(int(v) for v in pipeline.split("block=")[1].rstrip("}").split("x"))
+    assert launch.block[:2] == block and launch.grid[0] % block[0] == 0 and launch.grid[0] >= NX and launch.grid[1] >= NY
+    m = _evaluate(tmp_path / "mep", state, cand)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+    assert m.outputs and all(o.ok for o in m.outputs)
+
+
+@pytest.mark.slow
+def test_a_missing_halo_row_is_caught_on_pocl(tmp_path: Path) -> None:
+    """Not vacuous: the same tile without its last halo row gives wrong outputs."""
+    pytest.importorskip("pyopencl")
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    state = _state(JACOBI_CL, "jacobi", tmp_path / "mep")
+    cand = apply_pipeline("stencil-tiling{block=16x8}", state)
+    assert isinstance(cand, Candidate), cand
+    broken = cand.source.replace(b"ly < 10;", b"ly < 9;")
+    assert broken != cand.source
+    assert _evaluate(tmp_path / "mep", state, replace(cand, source=broken)).verdict != "ok"
+
+
+# -- CUDA output compiles -------------------------------------------------------------------------------------------
+def _cuda(src: str) -> str:
+    out = src.replace("__kernel", "__global__").replace("__global const", "const").replace("__global ", "")
+    out = out.replace("__constant float*", "const float*")
+    for axis, d in (("x", "0"), ("y", "1")):
+        out = out.replace(f"get_global_id({d})", f"blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}")
+    return out
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_cuda_outputs_compile(tmp_path: Path) -> None:
+    from s2s.optimize.registry import example
+
+    files = [tmp_path / "example.cu"]
+    files[0].write_text(example("stencil-tiling")[1])
+    for path in sorted(GOLDEN.glob("stencil_*.cu")):
+        expected = path.read_text().split("// ----- EXPECTED\n")[1]
+        if "REFUSED" not in expected:
+            files.append(tmp_path / path.name)
+            files[-1].write_text(expected)
+    for src, kernel in ((JACOBI_CL, "jacobi"), (CONV_CL, "conv3"), (FIELDS_CL, "fields")):
+        for double in (False, True):
+            text = _cuda(src).replace("float", "double") if double else _cuda(src)
+            out = run_pass(make_pass("stencil-tiling"), text.encode(), "cuda", kernel)
+            assert isinstance(out, Applied), (kernel, out)
+            files.append(tmp_path / f"{kernel}{int(double)}.cu")
+            files[-1].write_bytes(out.text)
+    nvcc = shutil.which("nvcc")
+    assert nvcc is not None
+    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", *map(str, files), "--output-directory", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
