@@ -139,3 +139,25 @@ def test_kernel_file_of_an_included_kernel_compiles_alone(tmp_path: Path) -> Non
     p = subprocess.run([nvcc, "-c", str(tmp_path / "m" / "kernel.cu"), "-o", os.devnull, *doc["flags"]],
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
+
+
+def test_hip_kernels_by_content_extract_as_hip_in_a_cu_file_and_in_an_included_file(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "app", {
+        "port/main.cu": """#include <hip/hip_runtime.h>
+#include "hk.kinc"
+#define N 64
+__global__ void hip_in_cu(float* a, int n) { int i = threadIdx.x; if (i < n) a[i] = 2.0f; }
+int main() {
+    float* d;
+    hipMalloc((void**)&d, N * sizeof(float));
+    hipLaunchKernelGGL(hip_in_cu, dim3(1), dim3(N), 0, 0, d, N);
+    hipLaunchKernelGGL(hk, dim3(1), dim3(N), 0, 0, d);
+    return 0;
+}
+""",
+        "port/hk.kinc": "__global__ void hk(float* x) { x[threadIdx.x] = 1.0f; }\n",
+    })
+    for name in ("hip_in_cu", "hk"):
+        out, m, _ = make_mep(str(tree), name, str(tmp_path / name), mode="names")
+        assert (m.backend, m.kernel_file) == ("hip", "kernel.hip.cpp") and (out / "kernel.hip.cpp").is_file()
+        assert m.launch.block == (64, 1, 1) and {p.name: p for p in m.params}[m.params[0].name].count == 64

@@ -145,3 +145,21 @@ def test_scan_json_into_head_exits_quietly(tmp_path: Path) -> None:
     p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert p.stderr == "", p.stderr
     assert p.stdout.strip() in {"0", "141"}, p.stdout
+
+
+# -- mep.toml is valid TOML whatever the characters of the tree's paths and text -----------------------------------------
+@pytest.mark.parametrize("odd", ["\x0c", "\x1b\x7f", "é\u2028\u0085", '"\'\'\'"""', "\\", "\t\U0001F600\ufeff"])
+def test_mep_toml_is_valid_with_odd_characters_in_paths_and_text(tmp_path: Path, odd: str) -> None:
+    from s2s.extract.mep_writer import make_mep
+
+    safe = odd.replace("\\", "_")
+    rel = f"d{safe}ir/k{safe}.cu"
+    src = (f"#include <cuda_runtime.h>\n#define NX 64 // c{odd}c\n#define NAME \"n{odd.replace(chr(92), '')}\"\n"
+           "__global__ void wide(float* u, int n) { u[threadIdx.x] = n; }\n"
+           f"int main() {{ /* {odd} */ float* d_u; cudaMalloc((void**)&d_u, NX * sizeof(float));\n"
+           f"  wide<<<NX / 32 /* {odd} */, 32>>>(d_u, NX); return 0; }}\r\n")
+    tree = _tree(tmp_path / "app", {rel: src})
+    out, m, _ = make_mep(str(tree), "wide", str(tmp_path / "m"), mode="names")
+    doc = tomllib.loads((out / "mep.toml").read_text(encoding="utf-8"))
+    assert doc["origin"]["file"] == rel and doc["launch"]["grid"] == [2, 1, 1]
+    assert {p["name"]: p.get("value") for p in doc["params"]}["n"] == 64
