@@ -372,3 +372,46 @@ def test_cuda_launch_too_large_names_the_entry(tmp_path: Path) -> None:
     r = run_cli("run", str(mep))
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert "launch.grid" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+FILL_CHECK = r'''
+#include "s2s_harness_common.cuh"
+struct P3 { float x; int n; double w[2]; };
+struct VisitP3 { template <class S, class F> void operator()(S& v, F& f) const { s2s::visit_prim(v.x, f); s2s::visit_prim(v.n, f);
+                                                                              s2s::visit_prim(v.w, f); } };
+// the parallel fill against one sequential stream, element by element (bit for bit)
+template <class T, class V> int same(size_t n, int mode) {
+    std::vector<unsigned char> got(n * sizeof(T)), want(n * sizeof(T));
+    s2s::fill_bytes<T, V>(got.data(), n, 42, 3, mode, -2.0, 5.0);
+    s2s::Rng rng(42, 3);
+    s2s::Filler f{&rng, -2.0, 5.0, mode};
+    for (size_t i = 0; i < n; ++i) { T e{}; V{}(e, f); memcpy(want.data() + i * sizeof(T), (const void*)&e, sizeof(T)); }
+    return got == want ? 0 : 1;
+}
+int main() {
+    const size_t n = (size_t(3) << 20) + 12345;  // several chunks, and a last one of another length
+    int bad = same<float, s2s::VisitPrim>(n, s2s::FILL_UNIFORM) + same<int, s2s::VisitPrim>(n, s2s::FILL_INDEX)
+            + same<float4, s2s::VisitPrim>(n, s2s::FILL_UNIFORM) + same<P3, VisitP3>(n / 4, s2s::FILL_UNIFORM)
+            + same<double, s2s::VisitPrim>(1000, s2s::FILL_UNIFORM);
+    printf("%s %u\n", bad ? "DIFFERENT" : "SAME", std::thread::hardware_concurrency());
+    return bad;
+}
+'''
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_parallel_fill_gives_the_sequential_streams_values(tmp_path: Path) -> None:
+    """Input sets are filled on every host core; each element must get exactly the value the single stream gives it, so
+    that a seed names the same inputs whatever the machine (and results recorded before stay comparable)."""
+    import subprocess
+
+    from s2s.base.resources import templates_dir
+    from s2s.mep.backends.cuda import CudaBackend
+
+    (tmp_path / "f.cu").write_text(FILL_CHECK)
+    cc = subprocess.run([*CudaBackend().compiler(), f"-I{templates_dir()}", "f.cu", "-o", "f"], cwd=tmp_path,
+                        capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr
+    out = subprocess.run([str(tmp_path / "f")], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith("SAME"), out.stdout + out.stderr
