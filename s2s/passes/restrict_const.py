@@ -11,6 +11,8 @@ from typing import ClassVar
 
 from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
+from s2s.lang.kernel_model import kernel_model
+from s2s.lang.macros import function_macros
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -47,16 +49,17 @@ class RestrictConst:
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         word = "restrict" if facts.dialect == "opencl" else "__restrict__"
+        written = _written(source, facts)
         edits: list[Edit] = []
         for p in facts.params:
             if not p.pointer or p.star_end < 0:
                 continue
-            if not p.written and not p.const and "*" in p.type and p.type.count("*") == 1:
+            if p.name not in written and not p.const and "*" in p.type and p.type.count("*") == 1:
                 edits.append(Edit(p.start, p.start, "const "))
-            if not p.restrict and (not p.written or self.assume_distinct):
+            if not p.restrict and (p.name not in written or self.assume_distinct):
                 edits.append(Edit(p.star_end, p.star_end, f" {word}"))
         if self.ldg:
-            readonly = {p.name for p in facts.params if p.pointer and not p.written and p.base_type in _LDG_TYPES}
+            readonly = {p.name for p in facts.params if p.pointer and p.name not in written and p.base_type in _LDG_TYPES}
             for s in facts.subscripts:
                 if s.array in readonly and not s.write:
                     edits.append(Edit(s.start, s.start, "__ldg(&"))
@@ -64,3 +67,13 @@ class RestrictConst:
         if not edits:
             return Refused("pointer parameters are already const/restrict where allowed")
         return Rewrite(tuple(edits), None, f"const/{word} on pointer parameters" + (", __ldg reads" if self.ldg else ""))
+
+
+def _written(source: bytes, facts: KernelFacts) -> set[str]:
+    """Pointer parameters the kernel writes: the facts' own reading, plus the kernel model's, which also sees writes
+    through function-like macros (`#define Y(i) y[(i) * incy]`, `Y(i) = ...`)."""
+    out = {p.name for p in facts.params if p.written}
+    model = kernel_model(source, facts.dialect, facts.name)
+    if model is None:  # without the model, a pointer that reaches a macro call could be written there: keep it as is
+        return out | {p.name for p in facts.params if p.pointer and function_macros(source)}
+    return out | {a.array for a in model.accesses if a.write}
