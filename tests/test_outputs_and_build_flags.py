@@ -163,3 +163,23 @@ def test_mep_toml_is_valid_with_odd_characters_in_paths_and_text(tmp_path: Path,
     doc = tomllib.loads((out / "mep.toml").read_text(encoding="utf-8"))
     assert doc["origin"]["file"] == rel and doc["launch"]["grid"] == [2, 1, 1]
     assert {p["name"]: p.get("value") for p in doc["params"]}["n"] == 64
+
+
+def test_a_build_command_that_calls_the_compiler_itself_gives_the_flags(tmp_path: Path) -> None:
+    from s2s.extract.mep_writer import make_mep
+    from s2s.scan.build_capture import commands_in_text
+
+    tree = _tree(tmp_path / "app", {
+        "inc/scale.h": "#define SCALE 2.0f\n",
+        "src/app.cu": '#include "scale.h"\n' + APP["app.cu"].replace("NX_DEBUG;", "NX_DEBUG * SCALE;"),
+        "src/other.cu": "int other() { return 1; }\n",
+    })
+    build = "cd src && nvcc -O2 -DNX=48 -DNX_DEBUG=5 -I../inc -o app *.cu"
+    found = commands_in_text(build, tree)
+    assert sorted(p.name for p in found) == ["app.cu", "other.cu"]  # the glob, in the directory `cd` entered
+    assert found[(tree / "src" / "app.cu").resolve()].include_dirs == [(tree / "inc").resolve()]
+    assert commands_in_text("./build.sh --fast", tree) == {} and commands_in_text("echo 'unterminated", tree) == {}
+    out, m, _ = make_mep(str(tree), "fill", str(tmp_path / "m"), build_cmd=build)
+    doc = tomllib.loads((out / "mep.toml").read_text())
+    assert "compiler invocation(s) of the build command" in doc["origin"]["flags_from"]
+    assert m.launch.block == (48, 1, 1) and "-DNX_DEBUG=5" in doc["flags"]

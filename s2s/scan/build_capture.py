@@ -77,11 +77,43 @@ def _commands(words: list[str]) -> list[list[str]]:
     return out
 
 
+def commands_in_text(build_cmd: str, tree: Path) -> dict[Path, CompileCommand]:
+    """{unit: command} of a build command that calls the compiler itself (`nvcc -O3 -Iinc -o app *.cu`): each
+    compiler word's sources, globs expanded in the tree as the shell would, `cd DIR` followed. Nothing is run."""
+    try:
+        words = shlex.split(build_cmd)
+    except ValueError:
+        return {}
+    out: dict[Path, CompileCommand] = {}
+    cwd = tree
+    for cmd in _commands(words):
+        if cmd and cmd[0] == "cd" and len(cmd) > 1:
+            cwd = (cwd / cmd[1]).resolve()
+            continue
+        start = next((i for i, w in enumerate(cmd[:3]) if COMPILERS.fullmatch(w)), -1)
+        if start < 0:
+            continue
+        args = cmd[start:]
+        units: list[Path] = []
+        for prev, a in zip(["", *args[1:]], args[1:]):
+            if a.startswith("-") or prev == "-o" or not a.endswith(SOURCES):
+                continue
+            units += sorted(cwd.glob(a)) if any(c in a for c in "*?[") else [cwd / a]
+        for unit in units:
+            unit = unit.resolve()
+            if unit.is_file() and unit.is_relative_to(tree.resolve()):
+                out.setdefault(unit, CompileCommand(file=unit, directory=cwd, args=tuple(args)))
+    return out
+
+
 def commands_from_build(tree: Path, build_cmd: str, timeout_s: float = 120.0) -> tuple[dict[Path, CompileCommand], str]:
     """{unit: command} from a dry run of `build_cmd` in a scratch copy of `tree`, paths mapped back to the tree, and a
     sentence saying where the flags came from (or why there are none)."""
     dry = dry_run_command(build_cmd)
     if dry is None:
+        direct = commands_in_text(build_cmd, tree)
+        if direct:
+            return direct, f"the compiler invocation(s) of the build command '{build_cmd}'"
         return {}, f"the build command '{build_cmd}' runs no make: its compiler invocations are not known without a build"
     with tempfile.TemporaryDirectory(prefix="s2s-dry-") as tmp:
         copy = Path(tmp) / tree.name
