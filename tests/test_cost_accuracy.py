@@ -160,6 +160,7 @@ def test_report_html_json_and_the_bench_aggregator(tmp_path: Path) -> None:
     assert "| predicted µs |" in md and "| 50.00 |" in md
     html = html_path.read_text()
     assert "Spearman rank correlation" in html and "<th>predicted µs</th>" in html
+    assert '<svg class="roofline"' in html and 'class="point winner"' in html  # the roofline in the HTML itself
     assert png is not None and _png_size(png)[0] > 3 * 6.4 * 110 * 0.9  # three panels: candidates, roofline, model
 
     old = make_mep(tmp_path / "meps" / "old", GEMV, MANIFEST)  # a history from before predictions were recorded

@@ -18,6 +18,7 @@ from s2s.mep.roofline import recorded
 from .cost import ORIGINAL_KEY, original_prediction
 from .report_data import Candidate, ModelAccuracy, RooflineView, candidates, model_accuracy, noise_band, roofline_view
 from .report_plot import COLOURS, plot
+from .report_svg import roofline_svg
 
 
 @dataclass(frozen=True)
@@ -149,8 +150,9 @@ def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
     img = ('<p><img src="report.png" alt="every candidate\'s speedup with its spread, coloured by verdict; the roofline" '
            'style="max-width:100%"></p>') if has_plot else ""
     style = "<style>body{font-family:sans-serif;max-width:72em;margin:1em auto}td,th{padding:3px 8px}</style>"
+    svg = f"<h2>Roofline</h2>\n{roofline_svg(roof)}\n" if roof is not None else ""
     html_doc = (f"<!doctype html><meta charset=utf-8><title>s2s report {html.escape(manifest.kernel)}</title>{style}"
-                f"<h1>s2s report: {html.escape(manifest.kernel)}</h1>{body}{img}{table}</table>\n")
+                f"<h1>s2s report: {html.escape(manifest.kernel)}</h1>{body}{img}{svg}{table}</table>\n")
     html_path = mep_dir / "report.html"
     atomic_write(html_path, html_doc.encode())
     return md_path, html_path, png if has_plot else None
