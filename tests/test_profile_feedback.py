@@ -137,7 +137,8 @@ def test_optimize_profiles_the_original_feeds_the_prompt_and_records_predictions
         monkeypatch.setenv("S2S_LLM_BASE_URL", srv.base_url)
         monkeypatch.setenv("S2S_LLM_MODEL", "recorded")
         monkeypatch.setenv("S2S_LLM_API_KEY", "test")
-        out = optimize(ocl_mep, Options(proposer="llm", rounds=1, max_evals=2, use_patterns=False, jobs=1))
+        out = optimize(ocl_mep, Options(proposer="llm", rounds=1, max_evals=2, use_patterns=False, jobs=1,
+                                            profile=True))
         prompt = srv.requests[0]["messages"][-1]["content"]
     assert "- Nsight Compute, the original: 212.48 µs; DRAM 316 GB/s" in prompt and "latency-limited" in prompt
     calls = fake_ncu.read_text().splitlines()

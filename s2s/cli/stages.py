@@ -69,6 +69,8 @@ def _optimize_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--replay", help="JSON lines of recorded answers for --proposer replay")
     p.add_argument("--jobs", type=at_least_one, help="parallel builds (default: CPU cores)")
     p.add_argument("--wait", action="store_true", help="wait for another s2s optimize on the same MEP instead of exiting")
+    p.add_argument("--no-profile", action="store_true",
+                   help="skip the one Nsight Compute run of the original and of the winner (done where ncu is installed)")
     c = p.add_argument_group("where evaluations run")
     c.add_argument("--cluster", default="local", metavar="local|dask|slurm|tcp://HOST:PORT",
                    help="local (default): this machine, one evaluation at a time; dask: a Dask worker per GPU of this "
@@ -94,7 +96,7 @@ def options_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return Options(proposer=args.proposer, rounds=args.rounds, max_evals=args.max_evals, time_budget_s=args.time_budget,
                    patterns=args.patterns, use_patterns=not args.no_patterns, llm_config=args.llm_config,
                    replay_file=args.replay, jobs=args.jobs or os.cpu_count() or 1, cluster=cluster_from(args),
-                   wait_lock=args.wait)
+                   wait_lock=args.wait, profile=not args.no_profile)
 
 
 def cluster_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]

@@ -54,7 +54,9 @@ class Options:
     wait_lock: bool = False  # another optimize holds the MEP: wait for it (else exit 2)
     cluster: ClusterOptions = field(default_factory=ClusterOptions)  # where evaluations run (--cluster)
     executor: Executor | None = None  # an open one shared by several MEPs; None: opened (and closed) here
-    profile: bool = True  # where ncu is on this machine: profile the original and the winner once (s2s.mep.profile_ncu)
+    # where ncu is on this machine: profile the original and the winner once (s2s.mep.profile_ncu). The CLI turns it on
+    # (--no-profile: off); off for library callers such as benchmarks, which profile on their own deadlines
+    profile: bool = False
 
 
 @dataclass
