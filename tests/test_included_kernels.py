@@ -161,3 +161,16 @@ int main() {
         out, m, _ = make_mep(str(tree), name, str(tmp_path / name), mode="names")
         assert (m.backend, m.kernel_file) == ("hip", "kernel.hip.cpp") and (out / "kernel.hip.cpp").is_file()
         assert m.launch.block == (64, 1, 1) and {p.name: p for p in m.params}[m.params[0].name].count == 64
+
+
+def test_limits_macros_of_the_cuda_runtime_are_not_missing(tmp_path: Path) -> None:
+    """nvcc's runtime headers bring <limits.h> into every CUDA unit (CloverLeaf's reduction kernel uses INT_MIN with no
+    include of its own): the parsing shim does too, so the kernel is not refused as calling an undefined name."""
+    tree = _tree(tmp_path / "app", {
+        "Makefile": "NVFLAGS = -O2 -DUNUSED=1\nall:\n\tnvcc $(NVFLAGS) -c red.cu\n",
+        "red.cu": '#include "kernel_files/red.cuknl"\nint main() { int* d = 0; lo<<<1, 32>>>(d); return 0; }\n',
+        "kernel_files/red.cuknl": "__device__ int floor_of(int* x) { return INT_MIN + (int)sizeof(size_t) + (x ? CHAR_BIT : 0); }\n"
+                                  "__global__ void lo(int* x) { x[threadIdx.x] = floor_of(x); }\n",
+    })
+    out, _m, ex = make_mep(str(tree), "lo", str(tmp_path / "m"), mode="clang")
+    assert ex.mode == "clang" and "floor_of" in (out / "kernel.cu").read_text()

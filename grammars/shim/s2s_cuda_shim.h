@@ -9,11 +9,18 @@
  *
  * This header is for *parsing* only: the bodies are never compiled, the declarations only have to
  * type-check the way nvcc's would. It includes only the C library's <math.h>, <stdlib.h>,
- * <string.h> and <stdio.h>, and declares the common math functions itself where those are missing.
+ * <string.h>, <stdio.h>, <limits.h> and <stddef.h>, and declares the common math functions itself where
+ * those are missing.
  */
 #ifndef S2S_CUDA_SHIM_H
 #define S2S_CUDA_SHIM_H
 #define S2S_CUDA_SHIM 1
+
+/* as the real runtime's driver_types.h does: INT_MIN, SIZE_MAX, size_t are seen by every CUDA unit */
+#if __has_include(<limits.h>)
+#include <limits.h>
+#include <stddef.h>
+#endif
 
 /* what nvcc's host pass predefines */
 #ifndef __CUDACC__
