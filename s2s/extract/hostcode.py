@@ -7,6 +7,7 @@ macros and -D flags. Every answer carries where it came from.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,13 @@ class Found:
     scope: Scope
     at: int = 0  # byte offset of the definition: names in it resolve in the scope as it stood there
     overridden: str = ""  # file:line of writes from the command line that a run without arguments skips
+    ctype: str = ""  # the declared type of what is written (the value converts to it), "" when not known
+    origin: str = ""  # how this write was chosen, for the provenance (the one write of a global, branches decided)
+
+
+# decides an `if` condition in a scope: True / False when it evaluates from values known before the run, else None;
+# with the facts it rests on that are not macros or host code (device constants)
+Decide = Callable[[str, "Scope"], "tuple[bool | None, str]"]
 
 
 class Scope:
@@ -98,21 +106,32 @@ class Scope:
             found = self.definition(name)
             if found is None:
                 return None, ""
-            why = self.program.written_in_functions(name)
-            return (None, f"{name} is initialized at {found.where} but written at {why}") if why else (found, "")
+            written = self.program.written_in_functions(name)
+            return (None, f"{name} is initialized at {found.where} but written at {written}") if written else (found, "")
         anchor = self.fn.descendant_for_byte_range(self.limit, self.limit) or self.fn
         around = _ancestors(anchor, self.fn)
         loops = [a for a in around if a.type in _LOOPS]
-        writes = _writes_in(self.fn, name)
+        writes = []
+        decided: dict[int, list[str]] = {}
+        skipped: list[str] = []
+        for node, kind, value in _writes_in(self.fn, name):
+            why: list[str] = []
+            state = self._branch_state(node, why) if node.start_byte < self.limit else "unknown"
+            if state == "dead":  # a write in a branch whose condition is known not to hold never happens
+                skipped.append(f"the write at {self._loc(node)} is in a branch that does not run")
+                continue
+            decided[node.start_byte] = why
+            writes.append((node, kind, value, state))
         dominating: tuple[Node, str, Node | None] | None = None
-        for node, kind, value in writes:
+        for node, kind, value, state in writes:
             if node.start_byte >= self.limit:
                 continue
-            if all(a.start_byte <= self.limit < a.end_byte for a in _ancestors(node, self.fn) if a.type in _BRANCHES):
+            if state == "live" or all(a.start_byte <= self.limit < a.end_byte for a in _ancestors(node, self.fn)
+                                      if a.type in _BRANCHES):
                 dominating = (node, kind, value)
         last = dominating[0].start_byte if dominating else -1
         from_argv: list[str] = []
-        for node, kind, _value in writes:
+        for node, kind, _value, _state in writes:
             if dominating is not None and node is dominating[0]:
                 continue
             if last < node.start_byte < self.limit:
@@ -136,7 +155,38 @@ class Scope:
         expr = _value_text(value, decl) if decl is not None else text(value)
         if node.type == "function_declarator" and node.parent is not None:  # `dim3 threads(b, b);`: a constructor call
             expr = text(node.parent.child_by_field_name("type")) + expr
-        return Found(expr, self._loc(node), self, node.start_byte, ", ".join(from_argv)), ""
+        ctype = _declared_type(node) if node.type == "init_declarator" and "." not in name else ""
+        origin = "; ".join(decided.get(node.start_byte, []) + skipped)
+        return Found(expr, self._loc(node), self, node.start_byte, ", ".join(from_argv), ctype, origin), ""
+
+    def _branch_state(self, node: Node, decided: list[str]) -> str:
+        """Whether a write runs whenever its function reaches that point, as far as the `if`s around it (and outside
+        the limit's own blocks) say: "live" (every such condition known and holding), "dead" (one known not to hold),
+        "unknown" (a condition not known, or a loop, switch or other construct that runs its part only sometimes)."""
+        decide = self.program.decide
+        if self.fn is not None and _from_command_line(node, self.fn):
+            return "unknown"  # a run's arguments choose it: the default of a run without them is handled apart
+        state = "live"
+        child = node
+        for a in _ancestors(node, self.fn) if self.fn is not None else []:
+            inside = a.start_byte <= self.limit < a.end_byte
+            if a.type == "if_statement" and not inside:
+                cond = a.child_by_field_name("condition")
+                alt = a.child_by_field_name("alternative")
+                in_alt = alt is not None and alt.start_byte <= child.start_byte < alt.end_byte
+                if cond is None or cond.start_byte <= child.start_byte < cond.end_byte or decide is None:
+                    return "unknown"
+                holds, facts = decide(text(cond), Scope(self.source, self.fn, a.start_byte, self.program, self.depth))
+                if holds is None:
+                    return "unknown"
+                decided.append(f"'if {' '.join(text(cond).split())[:100]}' at {self._loc(a)} "
+                               f"{'holds' if holds else 'does not hold'}" + (f" ({facts})" if facts else ""))
+                if holds == in_alt:
+                    return "dead"
+            elif a.type in _BRANCHES and a.type not in {"compound_statement", "else_clause"} and not inside:
+                state = "unknown"
+            child = a
+        return state
 
     def parameter_index(self, name: str) -> int:
         if self.fn is None:
@@ -331,6 +381,74 @@ def _fold_update(node: Node, name: str, fn: Node) -> str | None:
     return None
 
 
+def _declared_type(node: Node) -> str:
+    """The type text of the declaration an init_declarator (or declarator) belongs to: `size_t` for `size_t n = 4;`."""
+    cur = node.parent
+    while cur is not None and cur.type not in {"declaration", "field_declaration", "parameter_declaration"}:
+        if cur.type in {"function_definition", "compound_statement", "translation_unit"}:
+            return ""
+        cur = cur.parent
+    if cur is None:
+        return ""
+    ctype = cur.child_by_field_name("type")
+    quals = [text(c) for c in cur.children if c.type in {"type_qualifier", "sized_type_specifier"} and c != ctype]
+    return " ".join([*(q for q in quals if q not in {"const", "volatile", "__device__", "__constant__"}), text(ctype)])
+
+
+def _file_scope_declaration(root: Node, name: str) -> tuple[Node, Node] | None:
+    """(declaration, declarator) of `name` at file scope (outside every function), the last one in the file."""
+    found: tuple[Node, Node] | None = None
+    stack = list(root.named_children)
+    while stack:
+        n = stack.pop()
+        if n.type in {"linkage_specification", "declaration_list", "namespace_definition", "preproc_if", "preproc_ifdef",
+                      "preproc_else", "preproc_elif"}:
+            stack.extend(n.named_children)
+            continue
+        if n.type != "declaration":
+            continue
+        for d in n.children_by_field_name("declarator"):
+            inner = d.child_by_field_name("declarator") if d.type in {"init_declarator", "function_declarator"} else d
+            if d.type == "function_declarator" and (d.child_by_field_name("parameters") is None or inner is None
+                                                     or text(inner) != name):
+                continue
+            if _declared(inner if inner is not None else d) == name and (found is None or n.start_byte > found[0].start_byte):
+                found = (n, d)
+    return found
+
+
+def _functions(root: Node) -> list[Node]:
+    out = []
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "function_definition":
+            out.append(n)
+            continue
+        stack.extend(n.named_children)
+    return sorted(out, key=lambda n: n.start_byte)
+
+
+def _shadowed(fn: Node, name: str) -> bool:
+    """`name` is a parameter or a local variable of `fn` somewhere in it."""
+    stack = [fn]
+    while stack:
+        n = stack.pop()
+        if n.type in {"parameter_declaration", "optional_parameter_declaration"}:
+            d = n.child_by_field_name("declarator")
+            if d is not None and _declared(d) == name:
+                return True
+        elif n.type == "declaration":
+            for d in n.children_by_field_name("declarator"):
+                if _declared(d) == name and not (d.type == "function_declarator" and d.child_by_field_name("parameters")
+                                                 is not None and text(d.child_by_field_name("declarator")) != name):
+                    return True
+        if n.type in {"lambda_expression"}:
+            continue
+        stack.extend(n.named_children)
+    return False
+
+
 def _declared(decl: Node) -> str:
     names = re.findall(r"[A-Za-z_]\w*", text(decl).split("=")[0].split("[")[0].split("(")[0])
     return names[-1] if names else ""
@@ -367,6 +485,7 @@ class Program:
     def __init__(self, files: dict[Path, SourceFile]) -> None:
         self.files = files
         self._trees: dict[str, object] = {}
+        self.decide: Decide | None = None  # set by whoever evaluates values (infer.Values): decides `if` conditions
 
     def tree_of(self, source: SourceFile):  # type: ignore[no-untyped-def]
         if source.rel not in self._trees:
@@ -451,3 +570,146 @@ class Program:
                 scope = self.scope_at(source, call.start_byte, depth)
                 out.append((scope, [text(a) for a in args.named_children], f"{source.rel}:{call.start_point[0] + 1}"))
         return out
+
+    def global_write(self, source: SourceFile, name: str, launching: Node | None) -> tuple[Found | None, str]:
+        """The one write that gives a file-scope variable of `source` (or a field `obj.f` of a file-scope object) its
+        value, wherever it happens in the unit: launch sizes computed in a setup function into globals
+        (`blocks_per_grid = ceil(NX / threads); cudaMalloc(&d_x, size_of_x)`) and used in another function.
+
+        (found, "") when there is exactly one write in the translation unit's file (the file-scope initializer
+        counts as one) and it runs whenever its function runs: not in a loop, switch or `?:`, no `return` before it,
+        every `if` around it decided by `self.decide` (the write in a branch known not to run is no write); its
+        function is not the launching one (there the write does not reach the launch, else `reaching` had it) and is
+        called somewhere. (None, why) when the variable is written more than once, under a condition not known
+        before the run, changed by `+=`/`++`/its address, or declared `extern` elsewhere (another unit may write it).
+        (None, "") when `name` is not a variable declared at file scope in `source`."""
+        if "->" in name or "[" in name:
+            return None, ""
+        base = name.split(".")[0].strip()
+        root = self.tree_of(source).root_node
+        decl = _file_scope_declaration(root, base)
+        if decl is None:
+            return None, ""
+        declaration, declarator = decl
+        loc = f"{source.rel}:{declaration.start_point[0] + 1}"
+        if any(text(c) == "extern" for c in declaration.children if c.type == "storage_class_specifier"):
+            return None, f"{base} is declared extern at {loc}: it is defined, and may be written, in another unit"
+        ext = re.compile(rb"\bextern\b[^;{}()]*\b" + re.escape(base.encode()) + rb"\b\s*[;,\[=]")
+        for other in self.files.values():
+            if other is not source and base.encode() in other.data and ext.search(other.data):
+                return None, f"{base} is declared extern in {other.rel}: another unit may write it"
+        writes: list[tuple[Node, Node | None, str, list[str]]] = []  # (write, its function or None, value, decisions)
+        if name == base and declarator.type == "init_declarator" and declarator.child_by_field_name("value") is not None:
+            value = declarator.child_by_field_name("value")
+            writes.append((declarator, None, _value_text(value, declarator), []))  # type: ignore[arg-type]
+        elif name == base and declarator.type == "function_declarator":  # `dim3 grid(64, 64);` at file scope
+            params = declarator.child_by_field_name("parameters")
+            writes.append((declarator, None, text(declaration.child_by_field_name("type")) + "("
+                           + ", ".join(text(c) for c in params.named_children) + ")", []))  # type: ignore[union-attr]
+        skipped: list[str] = []
+        for fn in _functions(root):
+            found = _writes_in(fn, name) + (_writes_in(fn, base) if name != base else [])
+            parts = _part_writes(fn, name)
+            if parts and not _shadowed(fn, base):  # `grid.x = n / 64` changes the dim3 `grid`
+                return None, f"{name} is changed by '{' '.join(text(parts[0]).split())[:40]}' at {self._where(source, parts[0])}"
+            if not found:
+                continue
+            if _shadowed(fn, base):
+                if any(kind != "decl" for _n, kind, _v in found) and not _shadowed_at_top(fn, base):
+                    return None, f"{base} is both a global and a local of {_function_name(fn)}() at {self._where(source, fn)}"
+                continue
+            scope = Scope(source, fn, fn.end_byte, self)
+            for node, kind, value in found:
+                where = self._where(source, node)
+                if kind != "def" or value is None or text(node.child_by_field_name("left") or node).strip() != name \
+                        and node.type == "assignment_expression":
+                    return None, f"{name} is changed by '{' '.join(text(node).split())[:40]}' at {where}"
+                why: list[str] = []
+                state = scope._branch_state(node, why)
+                if state == "dead":
+                    skipped.append(f"the write at {where} is in a branch that does not run ({why[-1]})")
+                    continue
+                if state != "live":
+                    return None, f"{name} is written at {where} under a condition or in a loop not known before the run"
+                early = [r for r in _returns_in(fn) if r.start_byte < node.start_byte]
+                if early:
+                    return None, f"{name} is written at {where} after a return at {self._where(source, early[0])}"
+                declarator_of = node.child_by_field_name("declarator")
+                expr = _value_text(value, declarator_of) if declarator_of is not None else text(value)
+                writes.append((node, fn, expr, why))
+        if not writes:
+            return None, ""
+        if len(writes) > 1:
+            return None, (f"{name} is written at {len(writes)} places: "
+                          + ", ".join(self._where(source, w[0]) for w in writes[:4]))
+        node, wfn, expr, why = writes[0]
+        where = self._where(source, node)
+        if wfn is not None and launching is not None and wfn.start_byte == launching.start_byte:
+            return None, f"{name} is written at {where}, after the launch in the launching function"
+        fname = _function_name(wfn) if wfn is not None else ""
+        if wfn is not None and fname != "main" and not self.calls_of(fname, 4):
+            return None, f"{name} is written at {where} in {fname}(), which nothing calls"
+        ctype = _declared_type(declarator) if name == base else ""
+        origin = (f"the one write of the global {name}, in {fname}() at {where}" if wfn is not None
+                  else f"the initializer of the global {name} at {where}, never written elsewhere")
+        origin += "".join(f"; {w}" for w in why + skipped)
+        scope = Scope(source, wfn, node.start_byte, self) if wfn is not None else self.file_scope(source)
+        return Found(expr, where, scope, node.start_byte, "", ctype, origin), ""
+
+    @staticmethod
+    def _where(source: SourceFile, node: Node) -> str:
+        return f"{source.rel}:{node.start_point[0] + 1}"
+
+
+def _function_name(fn: Node) -> str:
+    decl = fn.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    inner = decl.child_by_field_name("declarator") if decl is not None else None
+    return text(inner).split("::")[-1] if inner is not None else ""
+
+
+def _shadowed_at_top(fn: Node, name: str) -> bool:
+    """`name` is a parameter of `fn` or declared directly in its body: every use in `fn` is the local one."""
+    decl = fn.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    params = decl.child_by_field_name("parameters") if decl is not None else None
+    for p in params.named_children if params is not None else []:
+        d = p.child_by_field_name("declarator")
+        if d is not None and _declared(d) == name:
+            return True
+    body = fn.child_by_field_name("body")
+    for st in body.named_children if body is not None else []:
+        if st.type == "declaration" and any(_declared(d) == name for d in st.children_by_field_name("declarator")):
+            # a use before the declaration would be the global's: only accept when no write precedes it
+            return not any(w.start_byte < st.start_byte for w, _k, _v in _writes_in(fn, name) if _k != "decl")
+    return False
+
+
+def _part_writes(fn: Node, name: str) -> list[Node]:
+    """Writes of a part of `name` in `fn`: `name.x = v`, `name[i] += v`, `name->f++`."""
+    pat = re.compile(r"\s*" + re.escape(name) + r"\s*(?:\.|->|\[)")
+    out = []
+    stack = [fn]
+    while stack:
+        n = stack.pop()
+        target = n.child_by_field_name("left") if n.type == "assignment_expression" else (
+            n.child_by_field_name("argument") if n.type == "update_expression" else None)
+        if target is not None and pat.match(text(target)):
+            out.append(n)
+        stack.extend(n.named_children)
+    return sorted(out, key=lambda n: n.start_byte)
+
+
+def _returns_in(fn: Node) -> list[Node]:
+    out = []
+    stack = [fn]
+    while stack:
+        n = stack.pop()
+        if n.type == "return_statement":
+            out.append(n)
+        if n.type == "lambda_expression":
+            continue
+        stack.extend(n.named_children)
+    return sorted(out, key=lambda n: n.start_byte)

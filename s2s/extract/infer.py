@@ -16,13 +16,30 @@ from s2s.lang.dialect import dialect_of
 from s2s.lang.parsing import text
 from s2s.lang.textsplit import split_top_level
 from s2s.mep.manifest import FILL_IN, LaunchSpec, ParamSpec, StructSpec, SymbolSpec
-from s2s.scan.sources import SourceFile
+from s2s.scan.sources import SourceFile, language_of
 
 from .hostcode import Program, Scope
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*(?://[^\n]*)?$", re.M)
 _INT_TYPES = {"int", "unsigned", "unsigned int", "long", "unsigned long", "size_t", "short", "char", "unsigned char",
               "long long", "unsigned long long", "int32_t", "uint32_t", "int64_t", "uint64_t", "uint", "ulong", "bool"}
+
+
+# cudaDeviceProp fields that are the same on every device nvcc 13 compiles for (compute capability 7.5 and later; the
+# CUDA programming guide's table of technical specifications per compute capability): exact, not a guess
+DEVICE_CONSTANTS = {"warpSize": 32, "maxThreadsPerBlock": 1024}
+
+
+def _device_prop(base: str, member: str, scope: Scope) -> bool:
+    """`base` is a CUDA `cudaDeviceProp` of the launching file (filled by cudaGetDeviceProperties), never written
+    field by field."""
+    if not re.fullmatch(r"[A-Za-z_]\w*", base) or language_of(scope.source.rel, scope.source.data) != "cuda":
+        return False
+    data = scope.source.data
+    declared = re.search(rb"\bcudaDeviceProp\s+(?:[A-Za-z_]\w*\s*,\s*)*" + re.escape(base.encode()) + rb"\s*[;,=]", data)
+    written = re.search(rb"\b" + re.escape(base.encode()) + rb"\s*\.\s*" + re.escape(member.encode()) + rb"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)",
+                        data)
+    return declared is not None and written is None
 
 
 @dataclass
@@ -43,6 +60,35 @@ class Values:
         self.overrides = overrides
         self.sizeof_extra: dict[str, int] = {}
         self.aliases: dict[str, str] = {}
+        program.decide = self.decide
+
+    def decide(self, cond: str, scope: Scope) -> tuple[bool | None, str]:
+        """An `if` condition in host code: True / False when it evaluates from values known before the run (None when
+        not), and the device constants it used."""
+        trail = Trail()
+        v = self.number(cond, scope, trail)
+        return (None if v is None else bool(v)), "; ".join(s for s in trail.steps if "nvcc 13 builds for" in s)
+
+    def numeric_kind(self, ctype: str) -> str:
+        """"int" or "float" for a declared type (through typedefs and type macros: INT_TYPE -> long), else ""."""
+        words = [w for w in ctype.replace("*", " * ").split() if w not in {"static", "const", "volatile", "register",
+                                                                              "inline", "extern"}]
+        for _ in range(8):
+            if len(words) != 1:
+                break
+            nxt = self.aliases.get(words[0]) or (self.macros[words[0]][0].strip() if words[0] in self.macros else None)
+            if not nxt or nxt == words[0] or not re.fullmatch(r"[A-Za-z_][\w ]*", nxt):
+                break
+            words = nxt.split()
+        name = " ".join(words)
+        if "*" in words or not words:
+            return ""
+        if name in {"float", "double", "long double"}:
+            return "float"
+        if name in _INT_TYPES or name in {"signed", "signed int", "long int", "unsigned long int", "short int",
+                                          "unsigned short", "long long int", "ptrdiff_t", "ssize_t"}:
+            return "int"
+        return ""
 
     def sizeof(self, name: str) -> int | None:
         for _ in range(8):  # typedef chains and type macros: real_t -> float, #define REAL_T double
@@ -92,14 +138,28 @@ class Values:
                 d = self.dims(base, scope, trail, depth)
                 if d:
                     return d[{"x": 0, "y": 1, "z": 2}[member]]
+            if scope is not None and member in DEVICE_CONSTANTS and _device_prop(base, member, scope):
+                trail.add(f"{name} = {DEVICE_CONSTANTS[member]} (the same on every GPU that nvcc 13 builds for, compute "
+                          "capability 7.5 and later)")
+                return DEVICE_CONSTANTS[member]
         if scope is not None:
             found, why = scope.reaching(name)
             if why:
                 trail.add(f"{name}: not known before the run ({why})")
                 return None
+            if found is None and scope.fn is not None and scope.parameter_index(name.partition(".")[0]) < 0:
+                found, why = self.program.global_write(scope.source, name, scope.fn)
+                if why:
+                    trail.add(f"{name}: not known before the run ({why})")
+                    return None
             if found is not None:
                 sub = Scope(found.scope.source, found.scope.fn, found.at, self.program, found.scope.depth)
                 value = self.number(found.expr, sub, trail, depth)
+                kind = self.numeric_kind(found.ctype) if found.ctype else ""
+                if value is not None and kind:  # `int blocks = ceil(n / 256.0)` holds an int
+                    value = int(value) if kind == "int" else float(value)
+                if found.origin:
+                    trail.add(f"{name}: {found.origin}")
                 if value is not None and found.overridden and value <= 0:
                     trail.add(f"{name}: {found.expr} at {found.where} is a placeholder, set from the command line at "
                               f"{found.overridden}")
@@ -200,7 +260,13 @@ def _dims_of_named(values: Values, expr: str, scope: Scope, trail: Trail, depth:
         base = [1, 1, 1]
     elif found is None and scope.fn is not None:
         gscope = values.program.file_scope(scope.source)
-        gfound, gwhy = gscope.reaching(expr)
+        gfound, gwhy = values.program.global_write(scope.source, expr, scope.fn)
+        if gfound is None and not gwhy:
+            gfound, gwhy = gscope.reaching(expr)
+        elif gfound is not None:
+            gscope = Scope(gfound.scope.source, gfound.scope.fn, gfound.at, values.program, gfound.scope.depth)
+            if gfound.origin:
+                trail.add(f"{expr}: {gfound.origin}")
         if gwhy:
             trail.add(f"{expr}: not known before the run ({gwhy})")
             return None

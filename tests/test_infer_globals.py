@@ -1,0 +1,79 @@
+"""Launch and buffer sizes computed in a setup function into file-scope globals, launched from another function
+(NPB's setup_gpu()): a global written at exactly one place, unconditionally or in a branch decided before the run,
+gives its value with where it came from; written twice, under a condition not known before the run, in a loop, by
+`+=`, through its address, from a device property that differs between GPUs, or by another unit through `extern`: it
+stays FILL-IN with the reason. Fixtures: tests/fixtures/setup_globals (written for these tests)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import tomllib
+
+from s2s.extract.mep_writer import make_mep
+from s2s.mep.manifest import FILL_IN
+
+FIXTURES = Path(__file__).parent / "fixtures" / "setup_globals"
+
+
+def _mep(tmp_path: Path, app: str, kernel: str):  # type: ignore[no-untyped-def]
+    tree = tmp_path / app
+    shutil.copytree(FIXTURES / app, tree)
+    out, manifest, _ex = make_mep(str(tree), kernel, str(tmp_path / f"mep-{kernel.split(':')[-1]}"))
+    return out, manifest, {p.name: p for p in manifest.params}
+
+
+def test_globals_from_the_setup_function_with_the_header_sizes(tmp_path: Path) -> None:
+    out, m, p = _mep(tmp_path, "app", "app.cu:scale")
+    assert m.launch.block == (128, 1, 1), m.launch.source  # THREADS_ON_SCALE <= maxThreadsPerBlock (1024)
+    assert m.launch.grid == (64 * 32 // 128, 1, 1), m.launch.source  # ceil(double(NX*NY)/double(threads))
+    assert p["n"].value == 64 * 32, p["n"].source  # cfg.n, a field of a file-scope struct, written once
+    assert p["x"].count == 64 * 32, p["x"].source  # size_x = cfg.n * sizeof(double), cudaMalloc in setup_gpu()
+    assert "in setup_gpu() at app.cu:" in m.launch.source, m.launch.source  # the provenance says where
+    assert "maxThreadsPerBlock = 1024" in m.launch.source, m.launch.source
+    doc = tomllib.loads((out / "mep.toml").read_text())
+    assert "the one write of the global blocks_on_scale, in setup_gpu() at app.cu:" in doc["launch"]["source"]
+    assert not m.unfilled()
+
+
+def test_the_else_branch_when_the_condition_is_known_not_to_hold(tmp_path: Path) -> None:
+    _out, m, p = _mep(tmp_path, "app", "app.cu:reduce")
+    # THREADS_ON_REDUCE = 2048 > maxThreadsPerBlock: the else branch, one warp
+    assert m.launch.block == (32, 1, 1), m.launch.source
+    assert m.launch.grid == (64 * 32 // 32, 1, 1), m.launch.source
+    assert m.launch.shared_mem == 32 * 8, m.launch.source
+    assert p["per_block"].value == 32, p["per_block"].source
+    assert p["q"].count == 64 * 10, p["q"].source  # size_q = blocks_on_reduce * NQ * sizeof(double)
+    assert "does not hold" in m.launch.source, m.launch.source
+
+
+def test_a_global_holds_the_value_its_declared_type_gives(tmp_path: Path) -> None:
+    _out, m, p = _mep(tmp_path, "app", "app.cu:thirds")
+    assert p["m"].value == 682, p["m"].source  # int third = 2048 / 3.0
+    assert m.launch.grid == (2046 // 64, 1, 1), m.launch.source  # (third * 3) / 64 in integers: 31, not 32
+
+
+@pytest.mark.parametrize(("kernel", "why"), [
+    ("k_twice", "written at 2 places"),
+    ("k_chosen", "under a condition or in a loop not known before the run"),
+    ("k_device", "could not be evaluated"),  # prop.multiProcessorCount: differs between GPUs
+    ("k_looped", "under a condition or in a loop not known before the run"),
+    ("k_bumped", "changed by 'bumped += 256'"),
+    ("k_file", "from_file"),  # &from_file handed to fscanf
+    ("k_init", "written at 2 places"),  # the initializer and the write in setup()
+    ("k_extern", "declared extern in grow.cu"),
+    ("k_sized", "size_read"),  # read from a file when it exists
+    ("k_fields", "changed by 'grid_fields.x = N / 256'"),  # a file-scope dim3 whose field is set in a function
+])
+def test_the_rule_does_not_fire_and_the_value_stays_fill_in(tmp_path: Path, kernel: str, why: str) -> None:
+    out, m, _p = _mep(tmp_path, "refused", f"flags.cu:{kernel}")
+    assert FILL_IN in m.launch.grid, m.launch.source
+    assert why in m.launch.source, m.launch.source
+    assert any(u.startswith("launch") for u in m.unfilled())
+    assert tomllib.loads((out / "mep.toml").read_text())["launch"]["grid"][0] == FILL_IN
+
+
+def test_a_scalar_read_from_a_file_when_present_is_fill_in(tmp_path: Path) -> None:
+    _out, _m, p = _mep(tmp_path, "refused", "flags.cu:k_sized")
+    assert p["n"].value == FILL_IN, p["n"].source
