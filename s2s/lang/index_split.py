@@ -73,7 +73,7 @@ def _digit_expr(source: bytes, node: Node, t: str) -> Poly | None:
     return poly_of(node.child_by_field_name("right"), source) if left is not None and src(source, left) == t else None
 
 
-def radix_chain(digits: list[Digit]) -> list[Digit] | str:
+def radix_chain(digits: list[Digit], t: str) -> list[Digit] | str:
     """The digits from the unit-stride one up, each divisor the product of the moduli below: else why not."""
     out: list[Digit] = []
     div = Poly.const(1)
@@ -88,7 +88,7 @@ def radix_chain(digits: list[Digit]) -> list[Digit] | str:
             break
         div = div * d.mod
     if left or not 2 <= len(out) <= 3:
-        return "needs t split into two or three digits (t / N and t % N), each used once"
+        return f"needs {t} split into two or three digits ({t} / N and {t} % N), each declared once"
     return out
 
 

@@ -96,7 +96,7 @@ class Delinearize2d:
         digits, guards = self._header(source, stmts, t, params | set(macros))
         if isinstance(digits, str):
             return Refused(digits)
-        chain = radix_chain(digits)
+        chain = radix_chain(digits, t)
         if isinstance(chain, str):
             return Refused(chain)
         if len(chain) == 2 and len(self.block) == 3 and self.block[2] != 1:
@@ -129,13 +129,12 @@ class Delinearize2d:
                 if not d.div.names <= sizes or (d.mod is not None and not d.mod.names <= sizes):
                     return f"{d.var}'s divisor or modulus must be kernel parameters or compile-time values", guards
                 digits.append(d)
-            elif s.type == "if_statement" and s.child_by_field_name("alternative") is None and seq is stmts:
-                guards.append(s)
+            elif s.type == "if_statement" and s.child_by_field_name("alternative") is None and seq is stmts \
+                    and (_returns(s.child_by_field_name("consequence")) or i == len(seq) - 1):
+                guards.append(s)  # an early exit, or the guarded block that holds the rest of the kernel
                 cons = s.child_by_field_name("consequence")
                 if not _returns(cons):
-                    if i != len(seq) - 1 or cons is None:
-                        return "a guarded block must be the kernel's last statement", guards
-                    if cons.type != "compound_statement":
+                    if cons is None or cons.type != "compound_statement":
                         break
                     seq, i = statements(cons), 0
                     continue
