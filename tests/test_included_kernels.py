@@ -113,6 +113,21 @@ def test_include_resolved_from_the_directories_above_the_includer(tmp_path: Path
     assert _found(tree, jobs=1) == {"k": ("kernels/k.gpu", "cuda")}
 
 
+def test_include_resolved_through_the_include_paths_of_compile_commands(tmp_path: Path) -> None:
+    import json
+
+    tree = _tree(tmp_path / "app", {
+        "src/u.cu": '#include "knl/k.gpu"\nint main() { k<<<1, 32>>>(0); }\n',
+        "include/knl/k.gpu": "__global__ void k(float* x) { if (x) x[threadIdx.x] = 1; }\n",
+    })
+    assert _found(tree, jobs=1) == {}  # no directory above src/u.cu holds knl/k.gpu
+    entry = {"directory": str(tree / "src"), "file": "u.cu", "arguments": ["nvcc", "-I", "../include", "-c", "u.cu"]}
+    (tree / "compile_commands.json").write_text(json.dumps([entry]))
+    assert _found(tree, jobs=1) == {"k": ("include/knl/k.gpu", "cuda")}
+    out, _m, _ex = make_mep(str(tree), "k", str(tmp_path / "m"), mode="names")
+    assert "__global__ void k" in (out / "kernel.cu").read_text()
+
+
 def test_kernel_of_an_included_file_extracts_with_the_units_flags(tmp_path: Path) -> None:
     tree = _tree(tmp_path / "app", APP)
     out, manifest, ex = make_mep(str(tree), "scale_kernel", str(tmp_path / "mep"))

@@ -14,7 +14,15 @@ from s2s.base.records import Index, Kernel, LaunchSite
 from s2s.scan.compdb import CompileCommand, find_compdb, load_compdb
 from s2s.scan.includes import IncludeGraph
 from s2s.scan.ranking import launches_of
-from s2s.scan.sources import SourceFile, check_tree, foreign_includes, included_closure, iter_source_paths, read_source
+from s2s.scan.sources import (
+    SourceFile,
+    check_tree,
+    foreign_includes,
+    included_closure,
+    iter_source_paths,
+    read_source,
+    tree_include_dirs,
+)
 from s2s.scan.tree import find_kernel, scan_tree
 
 from .closure import DeclIndex, name_closure
@@ -53,8 +61,9 @@ def load_tree(tree: Path) -> dict[Path, SourceFile]:
     if tree.is_dir():
         todo = list(files.values())
         known = {s.rel for s in todo}
+        dirs = tree_include_dirs(tree)
         for _round in range(8):
-            found = included_closure(tree, known, {s.rel: foreign_includes(s.data) for s in todo})
+            found = included_closure(tree, known, {s.rel: foreign_includes(s.data) for s in todo}, dirs)
             todo = []
             for rel in sorted(found):
                 known.add(rel)

@@ -102,10 +102,11 @@ def foreign_includes(data: bytes) -> tuple[tuple[str, bool], ...]:
     return tuple(out)
 
 
-def resolve_foreign(root: Path, includer: str, written: str, angle: bool) -> str | None:
+def resolve_foreign(root: Path, includer: str, written: str, angle: bool, include_dirs: Iterable[str] = ()) -> str | None:
     """The tree-relative path of the file a foreign include names, or None: relative to the includer's directory (for
-    `"..."`), then to each directory above it up to the tree's root (the usual `-I.`/`-I..` of a build). A file outside
-    the tree (after symlinks), in a directory the walk skips, or not a regular file is never taken."""
+    `"..."`), then to each directory above it up to the tree's root (the usual `-I.`/`-I..` of a build), then to the
+    tree's `include_dirs` (relative to the root: the `-I` of its compile_commands.json). A file outside the tree (after
+    symlinks), in a directory the walk skips, or not a regular file is never taken."""
     if os.path.isabs(written) or not written:
         return None
     top = str(root)
@@ -117,6 +118,7 @@ def resolve_foreign(root: Path, includer: str, written: str, angle: bool) -> str
         dirs.append(here)
     if "" not in dirs:
         dirs.append("")
+    dirs += [d for d in include_dirs if d not in dirs]
     for d in dirs:
         rel = posixpath.normpath(posixpath.join(d, written))
         if rel.startswith("../") or rel == ".." or rel == ".":
@@ -133,15 +135,52 @@ def resolve_foreign(root: Path, includer: str, written: str, angle: bool) -> str
     return None
 
 
-def included_closure(root: Path, known: Iterable[str], includes_of: dict[str, tuple[tuple[str, bool], ...]]) \
-        -> dict[str, str]:
+def tree_include_dirs(root: Path) -> tuple[str, ...]:
+    """The `-I` directories inside the tree of its own compile_commands.json (at the root or in build/), relative to the
+    root; () without one or when it cannot be read."""
+    import json
+    import shlex
+
+    for name in ("compile_commands.json", "build/compile_commands.json"):
+        path = root / name
+        if not path.is_file():
+            continue
+        try:
+            entries = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            return ()
+        out: list[str] = []
+        for e in entries if isinstance(entries, list) else []:
+            if not isinstance(e, dict):
+                continue
+            try:
+                args = e["arguments"] if isinstance(e.get("arguments"), list) else shlex.split(str(e.get("command", "")))
+            except ValueError:
+                continue
+            directory = Path(str(e.get("directory", root)))
+            for i, a in enumerate(args):
+                d = args[i + 1] if a == "-I" and i + 1 < len(args) else a[2:] if a.startswith("-I") and len(a) > 2 else ""
+                if not d:
+                    continue
+                full = Path(os.path.normpath(directory / d if not os.path.isabs(d) else d))
+                if full.is_relative_to(root):
+                    rel = full.relative_to(root).as_posix()
+                    if rel not in out:
+                        out.append("" if rel == "." else rel)
+        return tuple(out)
+    return ()
+
+
+def included_closure(root: Path, known: Iterable[str], includes_of: dict[str, tuple[tuple[str, bool], ...]],
+                     include_dirs: Iterable[str] = ()) -> dict[str, str]:
     """{file: the file that includes it} for every file outside `known` that a file of `includes_of` (rel -> its
     foreign includes) names directly. One round: the caller reads the files found and asks again with their includes."""
     seen = set(known)
+    dirs = tuple(include_dirs)
     out: dict[str, str] = {}
     for rel, incs in includes_of.items():
         for written, angle in incs:
-            found = resolve_foreign(root, rel, written, angle)
+            found = resolve_foreign(root, rel, written, angle, dirs)
             if found is not None and found not in seen:
                 seen.add(found)
                 out[found] = rel

@@ -24,7 +24,7 @@ from .launch_macros import LaunchMacro
 from .macro_scope import Scope, compute_scope
 from .parallel import FileResult, Prepared, ScanJob, default_jobs, prepare, run_all, scan_file, worker_pool
 from .preamble import Preamble
-from .sources import check_tree, included_closure, is_foreign_include, walk_sources
+from .sources import check_tree, included_closure, is_foreign_include, tree_include_dirs, walk_sources
 
 Progress = Callable[[int, int], None]
 
@@ -145,6 +145,7 @@ def _add_included(pool: Executor | None, workers: int, tree: Path, files: list[t
         return {}
     included: dict[str, str] = {}
     todo = [rel for _, rel in files]
+    dirs: tuple[str, ...] | None = None
     for _round in range(8):
         includes_of: dict[str, tuple[tuple[str, bool], ...]] = {}
         for rel in todo:
@@ -159,7 +160,9 @@ def _add_included(pool: Executor | None, workers: int, tree: Path, files: list[t
                 cache.new.foreign[p.sha] = incs
             if incs:
                 includes_of[rel] = incs
-        found = included_closure(tree, prepared.keys(), includes_of)
+        if includes_of and dirs is None:
+            dirs = tree_include_dirs(tree)
+        found = included_closure(tree, prepared.keys(), includes_of, dirs or ())
         if not found:
             break
         more = [(os.path.join(tree, rel), rel) for rel in sorted(found)]
