@@ -83,6 +83,8 @@ class LaunchChange:
       coarsen-x|y|z   grid along that axis = ceil(ceil(g / per_item) / block): each thread computes per_item points
       square-xy       grid = (ceil(g.x / block.x), ceil(g.x / block.y), 1): a second axis as long as the first (a loop
                       over the same range as the threads becomes the y axis)
+      stream-z        grid = ceil(g / block) in x and y, ceil(g.z / per_item) in z, block.z = 1: each thread marches
+                      along per_item points of z (2.5-D blocking)
       extent:X|Y|Z    grid = ceil((X, Y, Z) / block), X, Y, Z C expressions over the kernel's scalar parameters evaluated
                       with the launch's `values` (a 1-D index split into 2-D or 3-D: the old grid does not give the sizes)
     """
@@ -99,7 +101,10 @@ class LaunchChange:
             sizes = extents(self.grid_from, values or {})
             if sizes is None:
                 raise ValueError(f"launch rule '{self.grid_from}' needs the values of its sizes")
-            return _ceil3(sizes, new), new
+            out = _ceil3(sizes, new)
+            if max(out[1:]) > 65535:  # CUDA's limit on grid.y and grid.z
+                raise ValueError(f"a grid of {out} blocks exceeds 65535 along y or z")
+            return out, new
         if self.grid_from == "same":
             return grid, new
         if self.grid_from in {"same-coverage", "tile"}:
@@ -119,11 +124,13 @@ class LaunchChange:
             return (_ceil(g[0], self.per_item), _ceil(g[1], self.per_item), _ceil(g[2], new[2])), new
         if self.grid_from == "square-xy":
             return (_ceil(g[0], new[0]), _ceil(g[0], new[1]), 1), new
+        if self.grid_from == "stream-z":
+            return (_ceil(g[0], new[0]), _ceil(g[1], new[1]), _ceil(g[2], self.per_item)), (new[0], new[1], 1)
         raise ValueError(f"unknown launch rule '{self.grid_from}'")
 
 
 LAUNCH_RULES = ("same", "same-coverage", "tile", "rows-per-warp", "swap-xy", "threads-for-elements", "tile-coarse",
-                "coarsen-x", "coarsen-y", "coarsen-z", "square-xy")
+                "coarsen-x", "coarsen-y", "coarsen-z", "square-xy", "stream-z")
 
 
 def extents(rule: str, values: Mapping[str, object]) -> tuple[int, int, int] | None:

@@ -35,6 +35,7 @@ BUILTIN: dict[str, str] = {
     "smem-tiling": "SmemTiling",
     "smem-transpose": "SmemTranspose",
     "split-reduction": "SplitReduction",
+    "stencil-streaming": "StencilStreaming",
     "stencil-tiling": "StencilTiling",
     "struct-wide-io": "StructWideIo",
     "thread-coarsen": "ThreadCoarsen",

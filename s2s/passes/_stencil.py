@@ -110,8 +110,8 @@ def tile_load(arr: StencilArray, st: Stencil, dialect: str, names: dict[str, str
     by, bx = builtin(dialect, "blockIdx", "y"), builtin(dialect, "blockIdx", "x")
     lines = [f"for (int {ly} = {ty}; {ly} < {rows}; {ly} += {block[1]})",
              f"    for (int {lx} = {tx}; {lx} < {cols}; {lx} += {block[0]}) {{",
-             f"        int {gy} = {by} * {block[1]} + {ly}{plus(st.offsets['y'] + Poly.const(y0))};",
-             f"        int {gx} = {bx} * {block[0]} + {lx}{plus(st.offsets['x'] + Poly.const(x0))};",
+             f"        int {gy} = (int){by} * {block[1]} + {ly}{plus(st.offsets['y'] + Poly.const(y0))};",
+             f"        int {gx} = (int){bx} * {block[0]} + {lx}{plus(st.offsets['x'] + Poly.const(x0))};",
              f"        {t}[{ly}][{lx}] = ({cond}) ? {arr.name}[{index_text(arr, coords)}] : ({elem})0;",
              "    }"]
     return [pad + line for line in lines]
@@ -127,3 +127,23 @@ def tile_read(arr: StencilArray, tile: str, offset: tuple[Poly, Poly, Poly], dia
     (y0, _), (x0, _) = arr.extent("y", in_plane), arr.extent("x", in_plane)
     ty, tx = builtin(dialect, "threadIdx", "y"), builtin(dialect, "threadIdx", "x")
     return f"{tile}[{ty}{plus(offset[1] - Poly.const(y0))}][{tx}{plus(offset[2] - Poly.const(x0))}]"
+
+
+def spliced(source: bytes, start: int, end: int, edits: list[tuple[int, int, str]]) -> str:
+    """source[start:end] with the edits that lie inside it applied (the text a rewrite moves elsewhere)."""
+    out, cursor = [], start
+    for s, e, t in sorted(x for x in edits if start <= x[0] and x[1] <= end):
+        out += [source[cursor:s].decode(), t]
+        cursor = e
+    return "".join(out) + source[cursor:end].decode()
+
+
+def tile_ring(arr: StencilArray, st: Stencil, dialect: str, names: dict[str, str], block: tuple[int, int], elem: str,
+              z: str) -> list[str]:
+    """The cooperative load of plane z's halo ring only (the interior comes from the threads' own registers)."""
+    lines = tile_load(arr, st, dialect, names, block, elem, "", z, in_plane=True)
+    (y0, _), (x0, _) = arr.extent("y", True), arr.extent("x", True)
+    ly, lx = names["ly"], names["lx"]
+    ring = f"{ly} < {-y0} || {ly} >= {block[1] - y0} || {lx} < {-x0} || {lx} >= {block[0] - x0}"
+    lines[2:2] = [f"        if (!({ring}))", "            continue;"]
+    return lines

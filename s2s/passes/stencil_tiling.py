@@ -38,8 +38,8 @@ __global__ void jacobi(const float* in, float* out, int nx, int ny)
     __shared__ float in_tile[10][34];
     for (int ly = threadIdx.y; ly < 10; ly += 8)
         for (int lx = threadIdx.x; lx < 34; lx += 32) {
-            int gy = blockIdx.y * 8 + ly - 1;
-            int gx = blockIdx.x * 32 + lx - 1;
+            int gy = (int)blockIdx.y * 8 + ly - 1;
+            int gx = (int)blockIdx.x * 32 + lx - 1;
             in_tile[ly][lx] = (1 < ny - 1 && 1 < nx - 1 && ((gy >= 0 && gy < ny && gx >= 1 && gx < nx - 1) || (gy >= 1 && gy < ny - 1 && gx >= 0 && gx < nx))) ? in[nx * gy + gx] : (float)0;
         }
     __syncthreads();

@@ -21,8 +21,8 @@ __kernel void conv3(__global const float* img, __constant float* filt, __global 
     __local float img_tile[10][18];
     for (int ly = get_local_id(1); ly < 10; ly += 8)
         for (int lx = get_local_id(0); lx < 18; lx += 16) {
-            int gy = get_group_id(1) * 8 + ly - 1;
-            int gx = get_group_id(0) * 16 + lx - 1;
+            int gy = (int)get_group_id(1) * 8 + ly - 1;
+            int gx = (int)get_group_id(0) * 16 + lx - 1;
             img_tile[ly][lx] = (0 < h && 0 < w && gy >= 0 && gy < h && gx >= 0 && gx < w) ? img[w * gy + gx] : (float)0;
         }
     barrier(CLK_LOCAL_MEM_FENCE);

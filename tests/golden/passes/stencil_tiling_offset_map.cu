@@ -22,8 +22,8 @@ __global__ void box9(const double* in, double* out, int pitch, int rows, int col
     __shared__ double in_tile[10][34];
     for (int ly = threadIdx.y; ly < 10; ly += 8)
         for (int lx = threadIdx.x; lx < 34; lx += 32) {
-            int gy = blockIdx.y * 8 + ly;
-            int gx = blockIdx.x * 32 + lx;
+            int gy = (int)blockIdx.y * 8 + ly;
+            int gx = (int)blockIdx.x * 32 + lx;
             in_tile[ly][lx] = (1 < rows - 1 && 1 < cols - 1 && gy >= 0 && gy < rows && gx >= 0 && gx < cols) ? in[pitch * gy + gx] : (double)0;
         }
     __syncthreads();

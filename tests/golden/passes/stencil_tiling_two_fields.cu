@@ -15,15 +15,15 @@ __global__ void update_hz(const float* ex, const float* ey, float* hz, int nx, i
     __shared__ float ex_tile[8][33];
     for (int ly = threadIdx.y; ly < 8; ly += 8)
         for (int lx = threadIdx.x; lx < 33; lx += 32) {
-            int gy = blockIdx.y * 8 + ly;
-            int gx = blockIdx.x * 32 + lx;
+            int gy = (int)blockIdx.y * 8 + ly;
+            int gx = (int)blockIdx.x * 32 + lx;
             ex_tile[ly][lx] = (0 < nx - 1 && 0 < ny - 1 && gy >= 0 && gy < nx - 1 && gx >= 0 && gx < ny) ? ex[(ny + 1) * gy + gx] : (float)0;
         }
     __shared__ float ey_tile[9][32];
     for (int ly = threadIdx.y; ly < 9; ly += 8)
         for (int lx = threadIdx.x; lx < 32; lx += 32) {
-            int gy = blockIdx.y * 8 + ly;
-            int gx = blockIdx.x * 32 + lx;
+            int gy = (int)blockIdx.y * 8 + ly;
+            int gx = (int)blockIdx.x * 32 + lx;
             ey_tile[ly][lx] = (0 < nx - 1 && 0 < ny - 1 && gy >= 0 && gy < nx && gx >= 0 && gx < ny - 1) ? ey[ny * gy + gx] : (float)0;
         }
     __syncthreads();
