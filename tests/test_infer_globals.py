@@ -77,3 +77,11 @@ def test_the_rule_does_not_fire_and_the_value_stays_fill_in(tmp_path: Path, kern
 def test_a_scalar_read_from_a_file_when_present_is_fill_in(tmp_path: Path) -> None:
     _out, _m, p = _mep(tmp_path, "refused", "flags.cu:k_sized")
     assert p["n"].value == FILL_IN, p["n"].source
+
+
+def test_dim3_declared_together_and_fields_set_by_a_chained_assignment(tmp_path: Path) -> None:
+    _out, m, p = _mep(tmp_path, "chained", "step.cu:collide")
+    assert m.launch.grid == (60, 7, 1), m.launch.source  # `dim3 dimBlock, dimGrid;` then dimGrid.z = 1 via a = b = 1
+    assert m.launch.block == (120, 1, 1), m.launch.source
+    assert p["a"].count == 120 * 60 * 7, p["a"].source
+    assert not m.unfilled()

@@ -322,7 +322,7 @@ def _writes_in(fn: Node, name: str) -> list[tuple[Node, str, Node | None]]:
             left = n.child_by_field_name("left")
             if left is not None and text(left).strip() == name:
                 op = text(n.child_by_field_name("operator"))
-                out.append((n, "def" if op in {"=", ""} else "modify", n.child_by_field_name("right")))
+                out.append((n, "def" if op in {"=", ""} else "modify", _chained_value(n.child_by_field_name("right"))))
         elif t == "update_expression":
             arg = n.child_by_field_name("argument")
             if arg is not None and text(arg).strip() == name:
@@ -379,6 +379,14 @@ def _fold_update(node: Node, name: str, fn: Node) -> str | None:
         op = "+" if "++" in text(node) else "-"
         return f"({name}) {op} 1"
     return None
+
+
+def _chained_value(right: Node | None) -> Node | None:
+    """The value of `a = b = v`: v (the right side of the innermost plain assignment)."""
+    while right is not None and right.type == "assignment_expression" and \
+            text(right.child_by_field_name("operator")) == "=":
+        right = right.child_by_field_name("right")
+    return right
 
 
 def _declared_type(node: Node) -> str:

@@ -246,7 +246,8 @@ def _dims_of_named(values: Values, expr: str, scope: Scope, trail: Trail, depth:
     """A dim3 variable: its reaching construction (or `dim3 g;`), then field assignments (`g.x = n / 128 + 1`) that
     reach the launch; any field written under a condition or in a loop around the launch is not known."""
     found, why = scope.reaching(expr)
-    decl_only = why and "does not give it a value" in why and re.search(r"\bdim3\s+" + re.escape(expr) + r"\s*;", why)
+    decl_only = why and "does not give it a value" in why and scope.fn is not None and re.search(
+        r"\bdim3\s+(?:[^;(){}]*,\s*)?" + re.escape(expr) + r"\s*[;,]", text(scope.fn))  # `dim3 b, g;`: (1, 1, 1)
     if why and not decl_only:
         trail.add(f"{expr}: not known before the run ({why})")
         return None
