@@ -2,7 +2,9 @@
 
 The lanes of a row stride over the loop together (consecutive lanes touch consecutive elements, so a
 row walk becomes coalesced), reduce with `__shfl_down_sync`, and lane 0 runs what followed the loop.
-The same shape covers the column walk of a transposed (column-major) layout.
+The same shape covers the column walk of a transposed (column-major) layout, and a loop inside a row guard
+`if (row < n) { ... }`. A running sum (`out[..c..] = run; run += e(c);`, exclusive or inclusive) becomes a warp scan:
+the lanes take consecutive c, scan their terms with `__shfl_up_sync`, store, and carry the chunk's total.
 """
 from __future__ import annotations
 
@@ -89,8 +91,11 @@ class WarpRows:
         if any(s.write and s.start < loop.start for s in facts.subscripts):
             return Refused("global memory is written before the loop (every lane would write it)")
         accs = _accumulators(source, stmts[at], loop.var)
+        scan = _scan(source, stmts[at], loop.var) if isinstance(accs, str) else None
+        if isinstance(accs, str) and isinstance(scan, tuple):
+            accs = [scan[0]]
         if isinstance(accs, str):
-            return Refused(accs)
+            return Refused(accs if not isinstance(scan, str) or "scalar" not in accs else f"{accs}; {scan}")
         if not all(any(_declares(source, s, a) for s in [*before, *stmts[:at]]) for a in accs):
             return Refused("the accumulators must be declared in the kernel body before the loop")
         step = _STEP.match(loop.step)
@@ -110,6 +115,17 @@ class WarpRows:
         lpad = indent_of(source, loop.start)
         reduce = "".join(f"\n{lpad}for (int {off} = {lanes} / 2; {off} > 0; {off} /= 2)\n{lpad}    "
                          f"{a} += __shfl_down_sync({mask}, {a}, {off}, {lanes});" for a in accs)
+        if isinstance(scan, tuple):
+            acc_decl = next(x for x in [*before, *stmts[:at]] if _declares(source, x, scan[0]))
+            scanned = self._scan_loop(source, facts, loop_node, scan, text(source, acc_decl.child_by_field_name("type")), lane, mask, off)
+            if isinstance(scanned, Refused):
+                return scanned
+            scan_edits = (Edit(decl.start_byte, decl.end_byte, f"({text(source, decl)}) / {lanes}"),
+                          Edit(mapping.end_byte, mapping.end_byte, f"\n{pad}const int {lane} = threadIdx.x % {lanes};"
+                                                                   f"\n{pad}const unsigned {mask} = {mask_value};"),
+                          Edit(loop.start, loop.end, scanned + f"\n{lpad}if ({lane} != 0) return;"))
+            return Rewrite(scan_edits, LaunchChange((self.block, 1, 1), "rows-per-warp", per_item=lanes),
+                           f"{lanes} lanes per row of {var}, shuffle scan of {scan[0]}")
         edits = (
             Edit(decl.start_byte, decl.end_byte, f"({text(source, decl)}) / {lanes}"),
             Edit(mapping.end_byte, mapping.end_byte, f"\n{pad}const int {lane} = threadIdx.x % {lanes};"
@@ -120,6 +136,75 @@ class WarpRows:
         )
         launch = LaunchChange((self.block, 1, 1), "rows-per-warp", per_item=lanes)
         return Rewrite(edits, launch, f"{lanes} lanes per row of {var}, shuffle reduction of {', '.join(accs)}")
+
+
+    def _scan_loop(self, source: bytes, facts: KernelFacts, loop: Node, scan: tuple[str, Node, Node, bool], ty: str,
+                   lane: str, mask: str, off: str) -> str | Refused:
+        """The running-sum loop `for (c ...) { X[f(c)] = run; run += e(c); }` as a warp scan: the lanes take `lanes`
+        consecutive c at a time, scan their terms with shuffles, store, and carry the chunk's total."""
+        acc, store, add, exclusive = scan
+        init, cond = loop.child_by_field_name("initializer"), loop.child_by_field_name("condition")
+        value = _value(init)
+        if init is None or init.type != "declaration" or value is None or cond is None:
+            return Refused("the scan loop must declare its variable: for (int c = s; c < n; ++c)")
+        var, lanes = _loop_var(source, init), self.lanes
+        c0, term, inc, up, ex = (fresh(facts, source, w) for w in (f"{var}0", "term", "inc", "up", "ex"))
+        right = add.child_by_field_name("right")
+        target = store.child_by_field_name("right")
+        if right is None or target is None:
+            return Refused("unexpected scan statements")
+        stored = text(source, store)[: target.start_byte - store.start_byte] + \
+            (f"{acc} + {ex}" if exclusive else f"{acc} + {inc}") + text(source, store)[target.end_byte - store.start_byte:]
+        pad = indent_of(source, loop.start_byte)
+        lines = [f"for ({text(source, init.child_by_field_name('type'))} {c0} = {text(source, value)}; {c0} < {_bound(source, cond, var)}; "
+                 f"{c0} += {lanes}) {{",
+                 f"    const {text(source, init.child_by_field_name('type'))} {var} = {c0} + {lane};",
+                 f"    {ty} {term} = {text(source, cond)} ? ({ty})({text(source, right)}) : ({ty})0;",
+                 f"    {ty} {inc} = {term};",
+                 f"    for (int {off} = 1; {off} < {lanes}; {off} *= 2) {{",
+                 f"        {ty} {up} = __shfl_up_sync({mask}, {inc}, {off}, {lanes});",
+                 f"        if ({lane} >= {off}) {inc} += {up};",
+                 "    }",
+                 *([f"    {ty} {ex} = __shfl_up_sync({mask}, {inc}, 1, {lanes});", f"    if ({lane} == 0) {ex} = ({ty})0;"]
+                   if exclusive else []),
+                 f"    if ({text(source, cond)}) {stored.strip()};",
+                 f"    {acc} += __shfl_sync({mask}, {inc}, {lanes} - 1, {lanes});",
+                 "}"]
+        return ("\n" + pad).join(lines)
+
+
+def _loop_var(source: bytes, init: Node) -> str:
+    d = init.child_by_field_name("declarator")
+    return text(source, d.child_by_field_name("declarator") if d is not None and d.type == "init_declarator" else d)
+
+
+def _bound(source: bytes, cond: Node, var: str) -> str:
+    c = cond.named_children[0] if cond.type == "parenthesized_expression" and cond.named_children else cond
+    return text(source, c.child_by_field_name("right")) if c.type == "binary_expression" else text(source, c)
+
+
+def _scan(source: bytes, loop: Node, var: str) -> tuple[str, Node, Node, bool] | str:
+    """(running sum, its store, its `+=`, exclusive?) when the loop body is `X[..] = run; run += e;` (exclusive) or the
+    two the other way round (inclusive), e not reading run; why not otherwise."""
+    body = loop.child_by_field_name("body")
+    items = statements(body) if body is not None and body.type == "compound_statement" else []
+    exprs = [s.named_children[0] if s.type == "expression_statement" and s.named_children else None for s in items]
+    if len(exprs) != 2 or any(e is None or e.type != "assignment_expression" for e in exprs):
+        return "or a running sum: X[..] = run; run += e;"
+    for k, e in enumerate(exprs):
+        assert e is not None
+        other = exprs[1 - k]
+        assert other is not None
+        left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
+        oleft, oright = other.child_by_field_name("left"), other.child_by_field_name("right")
+        if left is None or left.type != "identifier" or text(source, e.child_by_field_name("operator")) != "+=" or right is None:
+            continue
+        acc = text(source, left)
+        if oleft is None or oleft.type != "subscript_expression" or oright is None or text(source, oright) != acc \
+                or text(source, other.child_by_field_name("operator")) != "=" or acc in idents(text(source, right)) or acc == var:
+            continue
+        return acc, other, e, k == 1
+    return "or a running sum: X[..] = run; run += e;"
 
 
 def _loop_block(source: bytes, top: list[Node], loop_start: int, var: str) -> tuple[list[Node], Node | None]:
