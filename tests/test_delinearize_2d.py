@@ -117,6 +117,8 @@ def test_extent_rule_launches_the_kernel_sizes() -> None:
     assert extents("extent:n|m", {"n": 10, "m": "FILL-IN"}) is None  # an unknown size is never guessed
     with pytest.raises(ValueError, match="needs the values"):
         rule.resolve((391, 1, 1), (256, 1, 1))
+    with pytest.raises(ValueError, match="exceeds 65535"):  # a batch of 262144 in blocks of depth 1: no such CUDA grid
+        LaunchChange((8, 8, 1), "extent:8|8|262144").resolve((1, 1, 1), (256, 1, 1))
 
 
 def test_search_space_composes_with_the_tilings() -> None:
@@ -137,6 +139,12 @@ def test_zoo_kernels_are_split(kernel: str, x: str, rule: str) -> None:
     assert out.launch is not None and out.launch.grid_from == rule
     facts = kernel_facts(out.text, "cuda", kernel)
     assert facts is not None and facts.dims == (3 if kernel == "batched_gemm8" else 2)
+
+
+def test_a_block_wider_than_the_split_is_refused() -> None:
+    src = (ZOO / "batched_gemm8" / "batched_gemm8.cu").read_bytes()  # 8 columns per matrix: 24 of 32 lanes would idle
+    out = run_pass(make_pass("delinearize-2d"), src, "cuda", "batched_gemm8")
+    assert isinstance(out, Refused) and "x: 8 outputs, blocks of 32" in out.reason
 
 
 @pytest.mark.parametrize("kernel", ["gemm_colmajor", "syrk_lower"])

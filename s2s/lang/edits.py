@@ -101,10 +101,10 @@ class LaunchChange:
             sizes = extents(self.grid_from, values or {})
             if sizes is None:
                 raise ValueError(f"launch rule '{self.grid_from}' needs the values of its sizes")
-            out = _ceil3(sizes, new)
-            if max(out[1:]) > 65535:  # CUDA's limit on grid.y and grid.z
-                raise ValueError(f"a grid of {out} blocks exceeds 65535 along y or z")
-            return out, new
+            cover = _ceil3(sizes, new)
+            if max(cover[1:]) > 65535:  # CUDA's limit on grid.y and grid.z
+                raise ValueError(f"a grid of {cover} blocks exceeds 65535 along y or z")
+            return cover, new
         if self.grid_from == "same":
             return grid, new
         if self.grid_from in {"same-coverage", "tile"}:

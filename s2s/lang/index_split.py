@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from .affine import Poly, poly_of
+from .edits import Edit
 from .parsing import parse
 from .parsing import src as _src
 
@@ -157,3 +158,12 @@ def _nodes(node: Node) -> list[Node]:
         out.append(n)
         stack.extend(n.children)
     return out
+
+
+def delete_statement(source: bytes, node: Node) -> Edit:
+    """An edit removing a statement, with its line when it stands alone on one."""
+    start = source.rfind(b"\n", 0, node.start_byte) + 1
+    end = source.find(b"\n", node.end_byte)
+    if source[start:node.start_byte].strip() or (end >= 0 and source[node.end_byte:end].strip()):
+        return Edit(node.start_byte, node.end_byte, "")
+    return Edit(start, end + 1 if end >= 0 else len(source), "")

@@ -16,8 +16,8 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
+from s2s.lang import index_split as ix
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
-from s2s.lang.index_split import Digit, digit_of, divide, idents_in, int_macros, radix_chain, t_bound, terms, value_text
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
 from s2s.lang.kernel_model import kernel_model
 
@@ -91,12 +91,12 @@ class Delinearize2d:
             return Refused(f"{found.group(1)} may depend on the 1-D order of the threads")
         if any(THREAD_BUILTIN.search(text(source, s)) for s in stmts[1:]):
             return Refused(f"thread indices used outside {t}'s declaration: the kernel may depend on the 1-D order")
-        macros = int_macros(source)
+        macros = ix.int_macros(source)
         params = {n for n, _, p in model.params if not p}
         digits, guards = self._header(source, stmts, t, params | set(macros))
         if isinstance(digits, str):
             return Refused(digits)
-        chain = radix_chain(digits, t)
+        chain = ix.radix_chain(digits, t)
         if isinstance(chain, str):
             return Refused(chain)
         if len(chain) == 2 and len(self.block) == 3 and self.block[2] != 1:
@@ -117,14 +117,14 @@ class Delinearize2d:
             return Refused(f"needs a guard bounding {chain[-1].var} (or {t}): the launch's size is the only bound")
         return self._rewrite(source, facts, model, t, chain, guards, stmts[0], macros)
 
-    def _header(self, source: bytes, stmts: list[Node], t: str, sizes: set[str]) -> tuple[list[Digit] | str, list[Node]]:
+    def _header(self, source: bytes, stmts: list[Node], t: str, sizes: set[str]) -> tuple[list[ix.Digit] | str, list[Node]]:
         """The digit declarations and the guards (return or block form) before the work, in order."""
-        digits: list[Digit] = []
+        digits: list[ix.Digit] = []
         guards: list[Node] = []
         seq, i = stmts, 1
         while i < len(seq):
             s = seq[i]
-            d = digit_of(source, s, t)
+            d = ix.digit_of(source, s, t)
             if d is not None:
                 if not d.div.names <= sizes or (d.mod is not None and not d.mod.names <= sizes):
                     return f"{d.var}'s divisor or modulus must be kernel parameters or compile-time values", guards
@@ -138,25 +138,25 @@ class Delinearize2d:
                         break
                     seq, i = statements(cons), 0
                     continue
-            elif s.type == "declaration" and t in idents_in(source, s):
-                return f"'{text(source, s)}' is not t / D, t % E or (t / D) % E with sizes D and E", guards
+            elif s.type == "declaration" and t in ix.idents_in(source, s):
+                return f"'{text(source, s)}' is not {t} / D, {t} % E or ({t} / D) % E with sizes D and E", guards
             else:
                 break
             i += 1
         return digits, guards
 
-    def _rewrite(self, source: bytes, facts: KernelFacts, model, t: str, chain: list[Digit], guards: list[Node],  # type: ignore[no-untyped-def]
+    def _rewrite(self, source: bytes, facts: KernelFacts, model, t: str, chain: list[ix.Digit], guards: list[Node],  # type: ignore[no-untyped-def]
                  first: Node, macros: dict[str, int]) -> Rewrite | Refused:
         top, names = chain[-1], {d.var for d in chain} | {t}
         known = {(v, b) for g in guards for x in model.guards if x.start == g.start_byte for v, b in x.upper}
         swaps: list[Edit] = []  # guard terms on t, as terms on the top digit
         for g in guards:
             ret = _returns(g.child_by_field_name("consequence"))
-            for term in terms(_cond(g), source, "||" if ret else "&&"):
-                if t not in idents_in(source, term):
+            for term in ix.terms(_cond(g), source, "||" if ret else "&&"):
+                if t not in ix.idents_in(source, term):
                     continue
-                q = t_bound(source, term, t, ret)
-                q = divide(q, top.div) if q is not None and not q.names & names else None
+                q = ix.t_bound(source, term, t, ret)
+                q = ix.divide(q, top.div) if q is not None and not q.names & names else None
                 if q is None:
                     return Refused(f"the guard term '{text(source, term)}' is not {t} < (a multiple of {top.div.text()})")
                 swaps.append(Edit(term.start_byte, term.end_byte, f"{top.var} {'>=' if ret else '<'} {q.text()}"))
@@ -189,9 +189,13 @@ class Delinearize2d:
                 f"blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}"
             lines.append(f"{ty} {d.var} = {gid};")
         edits.append(Edit(first.start_byte, first.end_byte, ("\n" + pad).join(lines)))
-        edits += [_delete_line(source, d.decl) for d in chain]
+        edits += [ix.delete_statement(source, d.decl) for d in chain]
         block = (tuple(self.block) + (1,))[:3]
-        launch = LaunchChange((block[0], block[1], block[2]), "extent:" + "|".join(value_text(e, macros) for e in extent))
+        sizes = [ix.value_text(e, macros) for e in extent]
+        small = next((f"{a}: {s} outputs, blocks of {b}" for a, s, b in zip("xy", sizes, block) if s.isdigit() and int(s) < b), None)
+        if small:
+            return Refused(f"the block is wider than the split ({small}): most threads would idle")
+        launch = LaunchChange((block[0], block[1], block[2]), "extent:" + "|".join(sizes))
         axes = ", ".join(f"{d.var} from {a} (< {e.text()})" for a, d, e in zip("xyz", chain, extent))
         return Rewrite(tuple(edits), launch, f"{t} split into {axes}")
 
@@ -206,10 +210,3 @@ def _returns(cons: Node | None) -> bool:
     return cons is not None and (cons.type == "return_statement" or (cons.type == "compound_statement" and
                                                                      [c.type for c in statements(cons)] == ["return_statement"]))
 
-
-def _delete_line(source: bytes, node: Node) -> Edit:
-    start = source.rfind(b"\n", 0, node.start_byte) + 1
-    end = source.find(b"\n", node.end_byte)
-    if source[start:node.start_byte].strip() or (end >= 0 and source[node.end_byte:end].strip()):
-        return Edit(node.start_byte, node.end_byte, "")
-    return Edit(start, end + 1 if end >= 0 else len(source), "")
