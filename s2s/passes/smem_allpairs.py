@@ -14,12 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tree_sitter import Node
-
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, Loop, idents
 
 from ._common import body_node, fresh, indent_of, statements, text
+from ._guards import guard_bound, uniform_names, wrapper, wrapper_bound
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -89,8 +88,8 @@ class SmemAllpairs:
         if re.search(r"__syncthreads|__shared__|HIP_DYNAMIC_SHARED|\bgoto\b", body):
             return Refused("the kernel already uses shared memory or barriers")
         i, top = facts.var_for("x"), statements(body_node(source, facts))
-        uniform = _uniform(facts)
-        wrap = _wrapper(source, top, i)  # `if (i < n) { ... }` as the last statement: the loop may sit inside it
+        uniform = uniform_names(facts)
+        wrap = wrapper(source, top, i)  # `if (i < n) { ... }` as the last statement: the loop may sit inside it
         stmts = statements(wrap.child_by_field_name("consequence")) if wrap is not None else top  # type: ignore[arg-type]
         found = next(((k, lp, arrs) for k, s in enumerate(stmts) for lp in facts.loops if lp.start == s.start_byte
                       for arrs in [_tiled_arrays(source, facts, lp, uniform)] if isinstance(arrs, list)), None)
@@ -119,7 +118,7 @@ class SmemAllpairs:
         live = fresh(facts, source, "live")
         if guards or wrap is not None:
             guard = wrap if wrap is not None else stmts[g]
-            bound = _wrapper_bound(source, guard, i) if wrap is not None else _guard_bound(source, guard, i)
+            bound = wrapper_bound(source, guard, i) if wrap is not None else guard_bound(source, guard, i)
             decl = next((s for s in head if s.type == "declaration" and i in idents(text(source, s.child_by_field_name("declarator")))), None)
             if bound is None or not idents(bound) <= uniform or decl is None or re.search(r"\bconst\b", text(source, decl)):
                 return Refused(f"the guard must be `if ({i} >= n) return;` or `if ({i} < n) {{ ... }}` with n the same for every "
@@ -199,41 +198,6 @@ def _side_effect_free(facts: KernelFacts, region: str, start: int, end: int) -> 
         if p.pointer and (any(s.write for s in reads) or len(_uses(p.name, region)) != len(reads)):
             return f"{p.name} is written or passed on before the end of the loop"
     return ""
-
-
-def _guard_bound(source: bytes, guard: Node, i: str) -> str | None:
-    cond = text(source, guard.child_by_field_name("condition")).strip()
-    cond = cond[1:-1].strip() if cond.startswith("(") and cond.endswith(")") else cond
-    cons = text(source, guard.child_by_field_name("consequence")).strip("{} \n\t;")
-    m = re.fullmatch(rf"{i}\s*>=\s*(.+)", cond) or re.fullmatch(rf"(.+?)\s*<=\s*{i}", cond)
-    return m.group(1).strip() if m and cons == "return" and guard.child_by_field_name("alternative") is None else None
-
-
-def _uniform(facts: KernelFacts) -> set[str]:
-    """Names whose value is the same for every thread: scalar parameters, and macros or constants (names the kernel
-    neither declares nor takes as a pointer)."""
-    local = set(facts.locals) | set(facts.thread_vars) | {p.name for p in facts.params if p.pointer}
-    body_names = {v for lp in facts.loops for v in idents(lp.bound)}
-    return {p.name for p in facts.params if not p.pointer} | {v for v in body_names if v not in local
-                                                              and v not in {"threadIdx", "blockIdx", "blockDim", "gridDim"}}
-
-
-def _wrapper(source: bytes, top: list[Node], i: str) -> Node | None:
-    """The kernel's last statement when it is `if (i < n) { ... }` (no else) and holds a loop."""
-    last = top[-1] if top else None
-    if last is None or last.type != "if_statement" or last.child_by_field_name("alternative") is not None:
-        return None
-    cons = last.child_by_field_name("consequence")
-    if cons is None or cons.type != "compound_statement" or _wrapper_bound(source, last, i) is None:
-        return None
-    return last if any(c.type == "for_statement" for c in statements(cons)) else None
-
-
-def _wrapper_bound(source: bytes, guard: Node, i: str) -> str | None:
-    cond = text(source, guard.child_by_field_name("condition")).strip()
-    cond = cond[1:-1].strip() if cond.startswith("(") and cond.endswith(")") else cond
-    m = re.fullmatch(rf"{i}\s*<\s*([^<>=&|?]+)", cond) or re.fullmatch(rf"([^<>=&|?]+?)\s*>\s*{i}", cond)
-    return m.group(1).strip() if m else None
 
 
 def _shift(chunk: str) -> str:

@@ -15,9 +15,11 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
-from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
+from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
 
 from ._common import body_node, fresh, indent_of, statements, text
+from ._guards import loop_block
+from ._warp_scan import scan_loop, scan_shape, value_of
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -76,7 +78,7 @@ class WarpRows:
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         body, loop, var, lanes = body_node(source, facts), facts.loops[0], facts.var_for("x"), self.lanes
         top = statements(body)
-        stmts, guard = _loop_block(source, top, loop.start, var)
+        stmts, guard = loop_block(source, top, loop.start, var)
         at = next((i for i, s in enumerate(stmts) if s.start_byte == loop.start), -1)
         before = [s for s in top if s.end_byte <= (guard.start_byte if guard is not None else loop.start)]
         mapping = next((s for s in before if _declares(source, s, var)), None)
@@ -91,7 +93,7 @@ class WarpRows:
         if any(s.write and s.start < loop.start for s in facts.subscripts):
             return Refused("global memory is written before the loop (every lane would write it)")
         accs = _accumulators(source, stmts[at], loop.var)
-        scan = _scan(source, stmts[at], loop.var) if isinstance(accs, str) else None
+        scan = scan_shape(source, stmts[at], loop.var) if isinstance(accs, str) else None
         if isinstance(accs, str) and isinstance(scan, tuple):
             accs = [scan[0]]
         if isinstance(accs, str):
@@ -103,9 +105,9 @@ class WarpRows:
             return Refused("the loop must count up by one: for (j = s; j < n; ++j)")
         loop_node = stmts[at]
         init = loop_node.child_by_field_name("initializer")
-        value = _value(init)
+        value = value_of(init)
         step_node = loop_node.child_by_field_name("update")
-        decl = _value(mapping)
+        decl = value_of(mapping)
         if value is None or decl is None or step_node is None:
             return Refused("unexpected loop header or mapping declaration")
         lane, mask = fresh(facts, source, "lane"), fresh(facts, source, "mask")
@@ -117,7 +119,7 @@ class WarpRows:
                          f"{a} += __shfl_down_sync({mask}, {a}, {off}, {lanes});" for a in accs)
         if isinstance(scan, tuple):
             acc_decl = next(x for x in [*before, *stmts[:at]] if _declares(source, x, scan[0]))
-            scanned = self._scan_loop(source, facts, loop_node, scan, text(source, acc_decl.child_by_field_name("type")), lane, mask, off)
+            scanned = scan_loop(source, facts, loop_node, scan, text(source, acc_decl.child_by_field_name("type")), lanes, lane, mask, off)
             if isinstance(scanned, Refused):
                 return scanned
             scan_edits = (Edit(decl.start_byte, decl.end_byte, f"({text(source, decl)}) / {lanes}"),
@@ -138,104 +140,12 @@ class WarpRows:
         return Rewrite(edits, launch, f"{lanes} lanes per row of {var}, shuffle reduction of {', '.join(accs)}")
 
 
-    def _scan_loop(self, source: bytes, facts: KernelFacts, loop: Node, scan: tuple[str, Node, Node, bool], ty: str,
-                   lane: str, mask: str, off: str) -> str | Refused:
-        """The running-sum loop `for (c ...) { X[f(c)] = run; run += e(c); }` as a warp scan: the lanes take `lanes`
-        consecutive c at a time, scan their terms with shuffles, store, and carry the chunk's total."""
-        acc, store, add, exclusive = scan
-        init, cond = loop.child_by_field_name("initializer"), loop.child_by_field_name("condition")
-        value = _value(init)
-        if init is None or init.type != "declaration" or value is None or cond is None:
-            return Refused("the scan loop must declare its variable: for (int c = s; c < n; ++c)")
-        var, lanes = _loop_var(source, init), self.lanes
-        c0, term, inc, up, ex = (fresh(facts, source, w) for w in (f"{var}0", "term", "inc", "up", "ex"))
-        right = add.child_by_field_name("right")
-        target = store.child_by_field_name("right")
-        if right is None or target is None:
-            return Refused("unexpected scan statements")
-        stored = text(source, store)[: target.start_byte - store.start_byte] + \
-            (f"{acc} + {ex}" if exclusive else f"{acc} + {inc}") + text(source, store)[target.end_byte - store.start_byte:]
-        pad = indent_of(source, loop.start_byte)
-        lines = [f"for ({text(source, init.child_by_field_name('type'))} {c0} = {text(source, value)}; {c0} < {_bound(source, cond, var)}; "
-                 f"{c0} += {lanes}) {{",
-                 f"    const {text(source, init.child_by_field_name('type'))} {var} = {c0} + {lane};",
-                 f"    {ty} {term} = {text(source, cond)} ? ({ty})({text(source, right)}) : ({ty})0;",
-                 f"    {ty} {inc} = {term};",
-                 f"    for (int {off} = 1; {off} < {lanes}; {off} *= 2) {{",
-                 f"        {ty} {up} = __shfl_up_sync({mask}, {inc}, {off}, {lanes});",
-                 f"        if ({lane} >= {off}) {inc} += {up};",
-                 "    }",
-                 *([f"    {ty} {ex} = __shfl_up_sync({mask}, {inc}, 1, {lanes});", f"    if ({lane} == 0) {ex} = ({ty})0;"]
-                   if exclusive else []),
-                 f"    if ({text(source, cond)}) {stored.strip()};",
-                 f"    {acc} += __shfl_sync({mask}, {inc}, {lanes} - 1, {lanes});",
-                 "}"]
-        return ("\n" + pad).join(lines)
-
-
-def _loop_var(source: bytes, init: Node) -> str:
-    d = init.child_by_field_name("declarator")
-    return text(source, d.child_by_field_name("declarator") if d is not None and d.type == "init_declarator" else d)
-
-
-def _bound(source: bytes, cond: Node, var: str) -> str:
-    c = cond.named_children[0] if cond.type == "parenthesized_expression" and cond.named_children else cond
-    return text(source, c.child_by_field_name("right")) if c.type == "binary_expression" else text(source, c)
-
-
-def _scan(source: bytes, loop: Node, var: str) -> tuple[str, Node, Node, bool] | str:
-    """(running sum, its store, its `+=`, exclusive?) when the loop body is `X[..] = run; run += e;` (exclusive) or the
-    two the other way round (inclusive), e not reading run; why not otherwise."""
-    body = loop.child_by_field_name("body")
-    items = statements(body) if body is not None and body.type == "compound_statement" else []
-    exprs = [s.named_children[0] if s.type == "expression_statement" and s.named_children else None for s in items]
-    if len(exprs) != 2 or any(e is None or e.type != "assignment_expression" for e in exprs):
-        return "or a running sum: X[..] = run; run += e;"
-    for k, e in enumerate(exprs):
-        assert e is not None
-        other = exprs[1 - k]
-        assert other is not None
-        left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
-        oleft, oright = other.child_by_field_name("left"), other.child_by_field_name("right")
-        if left is None or left.type != "identifier" or text(source, e.child_by_field_name("operator")) != "+=" or right is None:
-            continue
-        acc = text(source, left)
-        if oleft is None or oleft.type != "subscript_expression" or oright is None or text(source, oright) != acc \
-                or text(source, other.child_by_field_name("operator")) != "=" or acc in idents(text(source, right)) or acc == var:
-            continue
-        return acc, other, e, k == 1
-    return "or a running sum: X[..] = run; run += e;"
-
-
-def _loop_block(source: bytes, top: list[Node], loop_start: int, var: str) -> tuple[list[Node], Node | None]:
-    """The statements holding the loop: the kernel body's, or those of a guard `if (<row test>) { ... }` (no else) around
-    it, whose test every lane of a row evaluates alike (only the row variable and no other thread index)."""
-    if any(s.start_byte == loop_start for s in top):
-        return top, None
-    for s in top:
-        cons = s.child_by_field_name("consequence") if s.type == "if_statement" else None
-        if cons is None or cons.type != "compound_statement" or s.child_by_field_name("alternative") is not None:
-            continue
-        cond = text(source, s.child_by_field_name("condition"))
-        if var in idents(cond) and not THREAD_BUILTIN.search(cond) and any(c.start_byte == loop_start for c in statements(cons)):
-            return statements(cons), s
-    return [], None
-
 
 def _declares(source: bytes, stmt: Node, name: str) -> bool:
     if stmt.type != "declaration":
         return False
     return any(d.type in {"init_declarator", "identifier"} and text(source, d.child_by_field_name("declarator") or d) == name
                for d in stmt.children_by_field_name("declarator"))
-
-
-def _value(stmt: Node | None) -> Node | None:
-    if stmt is None:
-        return None
-    if stmt.type == "assignment_expression":
-        return stmt.child_by_field_name("right")
-    d = stmt.child_by_field_name("declarator")
-    return d.child_by_field_name("value") if d is not None and d.type == "init_declarator" else None
 
 
 def _accumulators(source: bytes, loop: Node, var: str) -> list[str] | str:
