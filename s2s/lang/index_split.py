@@ -167,3 +167,23 @@ def delete_statement(source: bytes, node: Node) -> Edit:
     if source[start:node.start_byte].strip() or (end >= 0 and source[node.end_byte:end].strip()):
         return Edit(node.start_byte, node.end_byte, "")
     return Edit(start, end + 1 if end >= 0 else len(source), "")
+
+
+def called_functions(source: bytes, dialect: str, body: Node) -> list[tuple[str, str]]:
+    """(name, text) of the file's functions that `body` calls, directly or through one another."""
+    defs: dict[str, Node] = {}
+    for n in _nodes(parse(source, dialect).root_node):
+        d = n.child_by_field_name("declarator") if n.type == "function_definition" else None
+        while d is not None and d.type != "function_declarator":
+            d = d.child_by_field_name("declarator")
+        if d is not None and d.child_by_field_name("declarator") is not None:
+            defs[src(source, d.child_by_field_name("declarator"))] = n
+    seen: list[tuple[str, str]] = []
+    todo = [body]
+    while todo:
+        for n in _nodes(todo.pop()):
+            name = src(source, n.child_by_field_name("function")) if n.type == "call_expression" else ""
+            if name in defs and name not in {s for s, _ in seen}:
+                seen.append((name, src(source, defs[name])))
+                todo.append(defs[name])
+    return seen

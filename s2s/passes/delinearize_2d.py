@@ -89,6 +89,9 @@ class Delinearize2d:
         found = _ORDER.search(text(source, body))
         if found:
             return Refused(f"{found.group(1)} may depend on the 1-D order of the threads")
+        helper = next((f for f, code in ix.called_functions(source, facts.dialect, body) if THREAD_BUILTIN.search(code) or _ORDER.search(code)), None)
+        if helper:
+            return Refused(f"{helper} (called by the kernel) uses thread indices or barriers: it may depend on the 1-D order")
         if any(THREAD_BUILTIN.search(text(source, s)) for s in stmts[1:]):
             return Refused(f"thread indices used outside {t}'s declaration: the kernel may depend on the 1-D order")
         macros = ix.int_macros(source)
