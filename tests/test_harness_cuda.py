@@ -415,3 +415,39 @@ def test_parallel_fill_gives_the_sequential_streams_values(tmp_path: Path) -> No
     assert cc.returncode == 0, cc.stderr
     out = subprocess.run([str(tmp_path / "f")], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.startswith("SAME"), out.stdout + out.stderr
+
+
+TABLE = r'''
+__constant__ float4 table[4000];  // 64000 bytes: one copy fits the 64 KiB of constant memory a module may hold, two do not
+
+__global__ void energy(int n, float* out)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float e = 0.0f;
+    for (int a = 0; a < n; ++a) e += table[a].w * rsqrtf(table[a].x * table[a].x + (float)i + 1.0f);
+    out[i] = e;
+}
+'''
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_a_large_constant_table_is_shared_by_the_reference_and_the_variant(tmp_path: Path) -> None:
+    """Parboil's cp: the reference and the variant in one translation unit each declared the 64000-byte table, and ptxas
+    refused the MEP ("too much global constant data"). The variant's identical declaration is now the reference's."""
+    from mep_util import ParamSpec, SymbolSpec, make_mep, manifest
+
+    from s2s.mep.evaluate import build
+
+    m = manifest("energy", "cuda", "kernel.cu", [ParamSpec("n", "int", "scalar", "int", value=4000),
+                                                 ParamSpec("out", "float*", "out", "float", count=1024)],
+                 (8, 1, 1), (128, 1, 1))
+    m.symbols = [SymbolSpec(name="table", elem="float4", count=4000)]
+    changed = TABLE.replace("float e = 0.0f;", "float e = 0.0f;  // a variant")
+    mep = make_mep(tmp_path / "mep", TABLE, m, {"same": changed})
+    for variant in (None, "same"):
+        b = build(mep, variant)
+        assert b.ok, b.log[-2000:]
+    copy = (mep / "build" / "same" / "variant_copy" / "kernel.cu").read_text()
+    assert "using ::s2s_ref::table;" in copy and "__constant__" not in copy
+    assert copy.count("\n") == changed.count("\n") + 1  # the #line directive; every other line where it was

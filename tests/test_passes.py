@@ -189,3 +189,13 @@ def test_cli_lists_passes(cli) -> None:  # type: ignore[no-untyped-def]
     proc = cli("passes", "smem-tiling")
     assert proc.returncode == 0 and "__syncthreads" in proc.stdout and "tile: int = 16" in proc.stdout
     assert cli("passes", "no-such-pass").returncode == 2
+
+
+def test_restrict_const_keeps_a_glued_name_apart() -> None:
+    """`const float *A` (the star glued to the name, as Parboil writes it) became `const float * __restrict__A`: an
+    undeclared identifier, so the variant did not compile."""
+    src = b"__global__ void k(const float *A, float* C, float *B, int n) { int i = threadIdx.x; if (i < n) C[i] = A[i] + B[i]; }\n"
+    out = run_pass(make_pass("restrict-const", {}), src, "cuda", "k")
+    assert not isinstance(out, Refused)
+    text = out.source.decode() if hasattr(out, "source") else str(out)
+    assert "const float * __restrict__ A" in text and "float* __restrict__ C" in text and "__restrict__A" not in text

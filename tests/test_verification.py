@@ -232,3 +232,46 @@ def test_a_win_inside_the_noise_band_is_no_win(tmp_path: Path) -> None:
     best, decision = declare(tmp_path, h, _timer({None: [0.96, 1.03, 1.0], "a": [1.03]})[0])
     assert best is None and decision["id"] is None and "noise band" in decision["why"]
     assert json.loads(h.meta("winner") or "{}")["id"] is None
+
+
+# C[m + n*ldc] with one work-item per element and no guard: ldc is a leading dimension, never compared. Halving it under
+# the same launch made work-items write each other's elements (a race in the reference itself); k bounds the loop.
+STRIDED = r'''
+__kernel void gemm_nt(__global const float* A, int lda, __global const float* B, int ldb, __global float* C, int ldc, int k)
+{
+    int m = get_global_id(0), n = get_global_id(1);
+    float c = 0.0f;
+    for (int i = 0; i < k; ++i) c += A[m + i * lda] * B[n + i * ldb];
+    C[m + n * ldc] = c;
+}
+'''
+S = 64
+
+
+def test_only_scalars_that_bound_something_are_halved() -> None:
+    from s2s.mep.backends.opencl_types import compared_names
+
+    assert compared_names(STRIDED) >= {"k"} and not compared_names(STRIDED) & {"lda", "ldb", "ldc"}
+    assert {"n", "rows"} <= compared_names("#include <x.h>\n// a < b\nif (i >= n || j > rows) return;")
+    params = [{"name": n, "role": "scalar", "value": S, "elem": "int"} for n in ("lda", "ldb", "ldc", "k")]
+    params.append({"name": "C", "role": "out", "count": S * S, "elem": "float"})
+    assert size_scalars(params) == {0: S // 2, 1: S // 2, 2: S // 2, 3: S // 2}  # no source: every divisor, as before
+    assert size_scalars(params, STRIDED) == {3: S // 2}
+
+
+@pytest.mark.slow
+def test_a_strided_kernel_without_guards_passes_the_smaller_size_check(tmp_path: Path) -> None:
+    pytest.importorskip("pyopencl")
+    m = manifest("gemm_nt", "opencl", "kernel.cl", [
+        ParamSpec("A", "__global const float*", "in", "float", count=S * S, space="global"),
+        ParamSpec("lda", "int", "scalar", "int", value=S, space="private"),
+        ParamSpec("B", "__global const float*", "in", "float", count=S * S, space="global"),
+        ParamSpec("ldb", "int", "scalar", "int", value=S, space="private"),
+        ParamSpec("C", "__global float*", "out", "float", count=S * S, space="global"),
+        ParamSpec("ldc", "int", "scalar", "int", value=S, space="private"),
+        ParamSpec("k", "int", "scalar", "int", value=S, space="private"),
+    ], (S, S, 1), (16, 16, 1), repetitions=3, warmup=1, timeout_s=60.0)
+    mep = make_mep(tmp_path / "mep", STRIDED, m, {"same": STRIDED.replace("float c = 0.0f;", "float c = 0.0f;  /* same */")})
+    got = evaluate(mep, "same", time=False)
+    assert got.verdict == "ok", got.messages
+    assert any("smaller size (k = 32" in msg for msg in got.messages) or got.input_sets == 4

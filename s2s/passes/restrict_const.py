@@ -57,7 +57,8 @@ class RestrictConst:
             if p.name not in written and not p.const and "*" in p.type and p.type.count("*") == 1:
                 edits.append(Edit(p.start, p.start, "const "))
             if not p.restrict and (p.name not in written or self.assume_distinct):
-                edits.append(Edit(p.star_end, p.star_end, f" {word}"))
+                glued = source[p.star_end:p.star_end + 1].isalnum() or source[p.star_end:p.star_end + 1] == b"_"
+                edits.append(Edit(p.star_end, p.star_end, f" {word}" + (" " if glued else "")))  # `float *A`: keep A apart
         if self.ldg:
             readonly = {p.name for p in facts.params if p.pointer and p.name not in written and p.base_type in _LDG_TYPES}
             for s in facts.subscripts:

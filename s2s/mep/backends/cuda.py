@@ -122,12 +122,15 @@ class _StructIndex:
         return self.functor(st) if st else "s2s::VisitPrim"
 
 
-def harness_context(m: Manifest) -> dict[str, Any]:
+def harness_context(m: Manifest, kernel_source: str | None = None) -> dict[str, Any]:
+    """What the harness template needs; with the kernel file's text, the smaller-size check halves only scalars that
+    bound something there (opencl_types.size_scalars)."""
     ns, local, display = split_kernel_name(m.kernel, m.template_args)
     structs = _StructIndex(m.structs)
     buffer_index = {i: k for k, i in enumerate(i for i, p in enumerate(m.params) if p.role != "scalar")}
     params = [_param_ctx(i, p, structs, buffer_index.get(i, -1), m.tolerance(p)) for i, p in enumerate(m.params)]
-    smaller = size_scalars([{"role": p.role, "value": p.value, "count": p.count, "elem": p.elem, "space": p.space} for p in m.params])
+    smaller = size_scalars([{"name": p.name, "role": p.role, "value": p.value, "count": p.count, "elem": p.elem, "space": p.space}
+                            for p in m.params], kernel_source)
     for i, small in smaller.items():  # the smaller size's input set passes these instead (s2s::g_smaller)
         params[i]["arg"] = f"(s2s::g_smaller ? (long long){small} : (long long){params[i]['arg']})"
     struct_ctx = []
@@ -231,7 +234,7 @@ def _param_ctx(i: int, p: ParamSpec, structs: _StructIndex, bi: int, tol: tuple[
 
 
 def render_harness(mep_dir: Path, m: Manifest) -> str:
-    ctx = harness_context(m)
+    ctx = harness_context(m, (Path(mep_dir) / m.kernel_file).read_text(encoding="utf-8", errors="replace"))
     ctx["captured"] = captured_sets(m, mep_dir)
     by_name = struct_arg_contexts(m, mep_dir, ctx["struct_bufs"])  # structs passed by value, from their captured bytes
     ctx["struct_args"] = [dict(by_name[p["name"]], i=p["i"], name=p["name"]) for p in ctx["params"] if p["name"] in by_name]
@@ -311,7 +314,7 @@ class CudaBackend(Backend):
         ref_inc = _include_copy(target.ref_file, bdir / "ref_copy" / target.ref_file.name)
         if ref_inc != target.ref_file:
             defines.append(f'-DS2S_REF_FILE="{ref_inc}"')
-        var_inc = _include_copy(target.variant_file, bdir / "variant_copy" / target.variant_file.name)
+        var_inc = _include_copy(target.variant_file, bdir / "variant_copy" / target.variant_file.name, shared_with=target.ref_file)
         if target.variant is not None or var_inc != target.variant_file:
             defines.append(f'-DS2S_VARIANT_FILE="{var_inc}"')
         ref_scan = scan_source(target.ref_file, inc_dirs)
@@ -380,12 +383,45 @@ class CudaBackend(Backend):
 
 
 # -- helpers -------------------------------------------------------------------------------------------
-def _include_copy(src: Path, dst: Path) -> Path:
+_CONSTANT = re.compile(r"^[ \t]*(?:static[ \t]+)?__constant__[^;{}()=]*?\b(\w+)[ \t]*(?:\[[^;{}\]]*\][ \t]*)*;", re.M)
+
+
+def _top_level_constants(text: str) -> dict[str, str]:
+    """`__constant__` declarations at file scope without an initializer: their text (spaces normalized) -> the name."""
+    out = {}
+    for mt in _CONSTANT.finditer(text):
+        before = text[: mt.start()]
+        if before.count("{") == before.count("}"):
+            out[" ".join(mt.group(0).split())] = mt.group(1)
+    return out
+
+
+def _share_constants(text: str, ref_text: str) -> str:
+    """The variant's copy of each `__constant__` array the reference declares the same way becomes the reference's
+    (`using ::s2s_ref::NAME;`): kernels cannot write constant memory and the harness fills both alike, and two copies
+    of a 64000-byte table do not fit the 64 KiB a module may hold (Parboil's cp: "too much global constant data")."""
+    ref = _top_level_constants(ref_text)
+
+    def one(mt: re.Match[str]) -> str:
+        key = " ".join(mt.group(0).split())
+        if key not in ref or text[: mt.start()].count("{") != text[: mt.start()].count("}"):
+            return mt.group(0)
+        return f"using ::s2s_ref::{mt.group(1)};" + "\n" * mt.group(0).count("\n")
+
+    return _CONSTANT.sub(one, text)
+
+
+def _include_copy(src: Path, dst: Path, shared_with: Path | None = None) -> Path:
     """The file to #include for `src`: itself, or a copy whose `extern "C"` and `#pragma once` would break
-    the two-namespace harness, with a #line directive so that diagnostics still name `src`."""
+    the two-namespace harness, with a #line directive so that diagnostics still name `src`. With `shared_with`
+    (the reference, for the variant's copy), constant arrays declared alike in both are the reference's."""
     text = src.read_text(encoding="utf-8", errors="replace")
-    if not re.search(r'extern\s*"C"|#\s*pragma\s+once', text):
+    shared = text
+    if shared_with is not None and "__constant__" in text:
+        shared = _share_constants(text, shared_with.read_text(encoding="utf-8", errors="replace"))
+    if shared == text and not re.search(r'extern\s*"C"|#\s*pragma\s+once', text):
         return src
+    text = shared
     fixed = re.sub(r"^([ \t]*#[ \t]*pragma[ \t]+once)", lambda mm: " " * len(mm.group(1)), text, flags=re.M)
     fixed = re.sub(r'extern\s*"C"(\s*\{)?', lambda mm: ("namespace" + mm.group(1)) if mm.group(1)
                    else " " * len(mm.group(0)), fixed)

@@ -764,7 +764,7 @@ class Run:
     def check_smaller_size(self, seed: int) -> bool | None:
         """One more input set with every size scalar (opencl_types.size_scalars) halved: a variant specialized
         to the MEP's one size fails. None when there is no size scalar or the reference cannot run that size."""
-        sizes = size_scalars(self.cfg.params)
+        sizes = size_scalars(self.cfg.params, (self.cfg.mep / self.cfg.kernel_file).read_text(encoding="utf-8", errors="replace"))
         if not sizes:
             return None
         self.scalar_override = sizes

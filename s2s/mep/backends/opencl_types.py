@@ -95,17 +95,53 @@ class Types:
 MIN_SIZE = 16  # a scalar below this is more likely a mode, a step or a radius than a size
 
 
-def size_scalars(params: list[dict[str, Any]]) -> dict[int, int]:
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/|^[ \t]*#(?![ \t]*define)(?:[^\n]*\\\n)*[^\n]*", re.S | re.M)  # and directives but #define
+_RELATION = re.compile(r"(?<![<>=!-])(?:<=|>=|<|>)(?![<>=])")
+_STOP = "&|;,?:{}"
+
+
+def compared_names(source: str) -> set[str]:
+    """Identifiers in an operand of a relational comparison anywhere in `source` (`i < n`, `row >= rows*cols`,
+    `for (k = 0; k < K; ...)`): the names that bound something. An operand ends at && || ; , ? : { } or an unmatched
+    parenthesis. Template brackets read as comparisons only add names (the check they guard then runs as before)."""
+    text = _COMMENTS.sub(" ", source)
+    names: set[str] = set()
+    for mt in _RELATION.finditer(text):
+        for step, start in ((-1, mt.start() - 1), (1, mt.end())):
+            depth, j = 0, start
+            while 0 <= j < len(text):
+                ch = text[j]
+                if ch in "([" if step > 0 else ch in ")]":
+                    depth += 1
+                elif ch in ")]" if step > 0 else ch in "([":
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif ch in _STOP and depth == 0:
+                    break
+                j += step
+            operand = text[start + 1:j] if step < 0 else text[start:j]
+            names.update(re.findall(r"[A-Za-z_]\w*", operand))
+    return names
+
+
+def size_scalars(params: list[dict[str, Any]], source: str | None = None) -> dict[int, int]:
     """Parameter index -> a smaller value, for every integer scalar that a buffer count depends on: its value v
     is at least MIN_SIZE and divides some buffer's count (count = n, n*n, k*n ...). A correct variant gives the
     reference's results at v // 2 too (on the same buffers and launch, which stay large enough); one specialized
-    to v does not. Half keeps whatever power-of-two divisibility the reference relies on, but one."""
+    to v does not. Half keeps whatever power-of-two divisibility the reference relies on, but one.
+    With the kernel's `source`, only scalars that bound something there (compared_names) are halved: a stride
+    that is never compared (a leading dimension `C[m + n*ldc]`) halved under the same launch makes threads write
+    each other's elements, and a reference racing with itself tells nothing about a variant."""
     counts = [int(p.get("count", 0)) for p in params
               if p.get("role") != "scalar" and isinstance(p.get("count"), int) and p.get("space") != "local"]
+    bounds = compared_names(source) if source is not None else None
     out: dict[int, int] = {}
     for i, p in enumerate(params):
         v = p.get("value")
         if p.get("role") != "scalar" or isinstance(v, bool) or not isinstance(v, int) or v < MIN_SIZE:
+            continue
+        if bounds is not None and str(p.get("name", "")) not in bounds:
             continue
         if _is_integer_type(str(p.get("elem", ""))) and any(c >= v and c % v == 0 for c in counts):
             out[i] = v // 2
