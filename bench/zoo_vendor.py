@@ -40,7 +40,7 @@ def _table(cp: Any, cublas: Any, sparse: Any, solve_triangular: Any) -> dict[str
             a = _rand(cp, s[rows], s[cols])
             x = _rand(cp, s[cols] if trans == "n" else s[rows])
             y = cp.zeros(s[rows] if trans == "n" else s[cols], dtype=cp.float32)
-            return f"cublas sgemv ({trans})", lambda: cublas.gemv(trans, 1.0, a, x, 0.0, y)
+            return f"cublas sgemv ({trans})", lambda: cublas.gemv(trans.upper(), 1.0, a, x, 0.0, y)
         return make
 
     def ger(s: dict[str, int]) -> Op:
@@ -52,22 +52,22 @@ def _table(cp: Any, cublas: Any, sparse: Any, solve_triangular: Any) -> dict[str
             a = _rand(cp, s[m], s[k]) if ta == "n" else _rand(cp, s[k], s[m])
             b = _rand(cp, s[k], s[n])
             c = _rand(cp, s[m], s[n])
-            return f"cublas sgemm ({ta}{tb})", lambda: cublas.gemm(ta, tb, a, b, out=c, alpha=1.5, beta=beta)
+            return f"cublas sgemm ({ta}{tb})", lambda: cublas.gemm(ta.upper(), tb.upper(), a, b, out=c, alpha=1.5, beta=beta)
         return make
 
     def syrk(trans: str, n: str, k: str) -> Callable[[dict[str, int]], Op]:
         def make(s: dict[str, int]) -> Op:
             a = _rand(cp, s[n], s[k]) if trans == "n" else _rand(cp, s[k], s[n])
             c = _rand(cp, s[n], s[n])
-            return f"cublas ssyrk ({trans})", lambda: cublas.syrk(trans, a, out=c, alpha=0.5, beta=2.0)
+            return f"cublas ssyrk ({trans})", lambda: cublas.syrk(trans.upper(), a, out=c, alpha=0.5, beta=2.0)
         return make
 
     def syr2k(s: dict[str, int]) -> Op:
         a, b, c = _rand(cp, s["N"], s["M"]), _rand(cp, s["N"], s["M"]), _rand(cp, s["N"], s["N"])
 
         def run() -> None:
-            cublas.gemm("n", "t", a, b, out=c, alpha=0.5, beta=1.5)
-            cublas.gemm("n", "t", b, a, out=c, alpha=0.5, beta=1.0)
+            cublas.gemm("N", "T", a, b, out=c, alpha=0.5, beta=1.5)
+            cublas.gemm("N", "T", b, a, out=c, alpha=0.5, beta=1.0)
         return "2x cublas sgemm (CuPy has no syr2k)", run
 
     def trsm(s: dict[str, int]) -> Op:
@@ -78,7 +78,7 @@ def _table(cp: Any, cublas: Any, sparse: Any, solve_triangular: Any) -> dict[str
     def covar(s: dict[str, int]) -> Op:
         d = _rand(cp, s["NROWS"], s["MCOLS"])
         c = cp.empty((s["MCOLS"], s["MCOLS"]), dtype=cp.float32)
-        return "cublas ssyrk (t)", lambda: cublas.syrk("t", d, out=c, alpha=1.0 / (s["NROWS"] - 1))
+        return "cublas ssyrk (t)", lambda: cublas.syrk("T", d, out=c, alpha=1.0 / (s["NROWS"] - 1))
 
     def batched(dim: str, nb: str, vec: bool) -> Callable[[dict[str, int]], Op]:
         def make(s: dict[str, int]) -> Op:
@@ -116,7 +116,7 @@ def _table(cp: Any, cublas: Any, sparse: Any, solve_triangular: Any) -> dict[str
     def transpose(s: dict[str, int]) -> Op:
         r, c = s.get("ROWS", s.get("N", 0)), s.get("COLS", s.get("N", 0))
         a, out = _rand(cp, r, c), cp.empty((c, r), dtype=cp.float32)
-        return "cublas sgeam (transpose)", lambda: cublas.geam("t", "n", 1.0, a, 0.0, out, out=out)
+        return "cublas sgeam (transpose)", lambda: cublas.geam("T", "N", 1.0, a, 0.0, out, out=out)
 
     def spmv(rows: str, per_row: str) -> Callable[[dict[str, int]], Op]:
         def make(s: dict[str, int]) -> Op:
