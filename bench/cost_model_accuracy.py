@@ -48,6 +48,12 @@ def collect(paths: list[Path]) -> tuple[list[dict[str, Any]], list[str]]:
                     notes.append(f"{path}: not an `s2s report --json` object")
             continue
         found = [path] if (path / "history.sqlite").is_file() else sorted(h.parent for h in path.rglob("history.sqlite"))
+        for f in sorted(path.rglob("*.json")) if not found else []:  # a directory of `s2s report --json` files
+            try:
+                doc = json.loads(f.read_text())
+            except (ValueError, UnicodeDecodeError):
+                continue
+            docs += [d for d in (doc if isinstance(doc, list) else [doc]) if _is_report(d)]
         for mep in found:
             if not (mep / "mep.toml").is_file():
                 continue
@@ -120,12 +126,16 @@ def _num(v: object, fmt: str = "{:.2f}") -> str:
     return fmt.format(v) if isinstance(v, (int, float)) else "-"
 
 
+def _x(v: object) -> str:
+    return f"{v:.2f}x" if isinstance(v, (int, float)) else "-"
+
+
 def markdown(s: dict[str, Any], notes: list[str]) -> str:
     out = [f"# Cost model accuracy ({s['meps']} MEPs, {s['with_predictions']} with predictions, commit {commit()})", "",
            f"Over {s['judged_meps']} MEPs with verified, predicted candidates ({s['judged_candidates']} candidates): median "
            f"Spearman {_num(s['median_spearman'], '{:+.2f}')} (defined on {s['spearman_defined']}); the predicted best was the "
            f"measured best on {s['predicted_best_was_best']}; median regret (measured best over the predicted best's "
-           f"measured speedup) {_num(s['median_regret'])}x.", "",
+           f"measured speedup) {_x(s['median_regret'])}.", "",
            "| kernel | MEP | candidates | predicted | verified+predicted | Spearman | predicted best (measured) | measured best "
            "| its rank | side right | regret |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in s["per_mep"]:
@@ -134,9 +144,9 @@ def markdown(s: dict[str, Any], notes: list[str]) -> str:
             continue
         side = f"{r['side_agreement'][0]}/{r['side_agreement'][1]}" if r.get("side_agreement") else "-"
         out.append(f"| {r['kernel']} | {Path(r['mep']).name} | {r['candidates']} | {r['predictions']} | {r.get('judged', 0)} | "
-                   f"{_num(r.get('spearman'), '{:+.2f}')} | {r.get('predicted_best') or '-'} ({_num(r.get('predicted_best_speedup'))}x) | "
-                   f"{r.get('measured_best') or '-'} ({_num(r.get('measured_best_speedup'))}x) | {r.get('predicted_best_rank') or '-'} | "
-                   f"{side} | {_num(r.get('regret'))}x |")
+                   f"{_num(r.get('spearman'), '{:+.2f}')} | {r.get('predicted_best') or '-'} ({_x(r.get('predicted_best_speedup'))}) | "
+                   f"{r.get('measured_best') or '-'} ({_x(r.get('measured_best_speedup'))}) | {r.get('predicted_best_rank') or '-'} | "
+                   f"{side} | {_x(r.get('regret'))} |")
     out += ["", f"## Predictions off by {s['wrong_by_threshold']}x or more ({len(s['wrong'])})", "",
             "| kernel | candidate | origin | predicted µs | predicted x | measured x | off by | direction |", "|---|---|---|---|---|---|---|---|"]
     for w in s["wrong"][:40]:

@@ -185,5 +185,7 @@ def test_report_html_json_and_the_bench_aggregator(tmp_path: Path) -> None:
     # the JSON written by `s2s report --json` gives the same judgement
     again = subprocess.run([*bench, str(tmp_path / "reports" / "gemv.json")], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert again.returncode == 0 and "| gemv | gemv | 6 | 5 | 4 | +0.80 |" in again.stdout
+    folder = subprocess.run([*bench, str(tmp_path / "reports")], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert folder.returncode == 0 and "| gemv | gemv | 6 | 5 | 4 | +0.80 |" in folder.stdout  # a folder of them too
     bad = subprocess.run([*bench, str(tmp_path / "nowhere")], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nowhere" in bad.stderr

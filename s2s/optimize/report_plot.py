@@ -87,7 +87,8 @@ def _candidates(ax: Any, cands: list[Candidate], band: tuple[float, float] | Non
     ax.set_xlabel("candidate (evaluation order)")
     ax.set_ylabel("speedup over the original (x, IQR bars)")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7, loc="best")  # never over the winner
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="best")  # never over the winner
 
 
 def _roofline(ax: Any, v: RooflineView) -> None:
