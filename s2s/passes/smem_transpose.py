@@ -17,6 +17,7 @@ from tree_sitter import Node
 
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts, idents
+from s2s.lang.macros import expand, function_macros
 
 from ._common import body_node, fresh, statements, text
 
@@ -158,10 +159,19 @@ def _guarded_copy(source: bytes, rest: list[Node], row: str, col: str) -> tuple[
     if e is None or e.type != "assignment_expression" or text(source, e.child_by_field_name("operator")) != "=":
         return bad
     left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
-    if left is None or right is None or left.type != "subscript_expression" or right.type != "subscript_expression":
+    sides = [_subscript(source, x) for x in (left, right)]
+    if sides[0] is None or sides[1] is None:
         return bad
-    (dst, d_idx), (src_arr, s_idx) = _split(source, left), _split(source, right)
+    (dst, d_idx), (src_arr, s_idx) = sides[0], sides[1]
     return (cond if op == "&&" else f"!({cond})"), dst, d_idx, src_arr, s_idx
+
+
+def _subscript(source: bytes, node: Node | None) -> tuple[str, str] | None:
+    """(array, index) of `A[i]`, or of a call to a function-like macro of the file that expands to one (`OUT(r, c)`)."""
+    if node is not None and node.type == "call_expression":
+        exp = expand(node, source, function_macros(source), {})
+        return _split(exp.data, exp.node) if exp is not None and exp.node.type == "subscript_expression" else None
+    return _split(source, node) if node is not None and node.type == "subscript_expression" else None
 
 
 def _split(source: bytes, sub: Node) -> tuple[str, str]:
@@ -171,7 +181,10 @@ def _split(source: bytes, sub: Node) -> tuple[str, str]:
 
 def _fast(index: str, row: str, col: str) -> str:
     """The variable with unit stride in `slow * ld + fast` (either order of terms and factors), "" otherwise."""
-    terms = index.replace(" ", "").split("+")
+    flat = index.replace(" ", "")
+    while re.search(r"\((\w+)\)", flat):  # a macro's `((r)) * N + ((c))` too
+        flat = re.sub(r"\((\w+)\)", r"\1", flat)
+    terms = flat.split("+")
     if len(terms) != 2:
         return ""
     for fast, prod in (terms, terms[::-1]):
