@@ -95,7 +95,7 @@ def _nonempty(bounds: tuple[Bound, ...], st: Stencil) -> list[str]:
                 gap = (hi - lo).constant()
                 if gap is None or gap <= 0:
                     out.append(f"{lo.text()} < {hi.text()}")
-    return out
+    return list(dict.fromkeys(out))
 
 
 def tile_load(arr: StencilArray, st: Stencil, dialect: str, names: dict[str, str], block: tuple[int, int], elem: str,
