@@ -346,6 +346,8 @@ constexpr size_t GUARD = 256;
 constexpr unsigned char GUARD_BYTE = 0xA5;
 
 // ---- statistics -----------------------------------------------------------------------------
+constexpr double TIMING_BUDGET_US = 1.5e6;  // device time the timed repetitions of one evaluation may take
+constexpr int MIN_TIMED_PAIRS = 10;
 struct Stats {
     double median = 0, p25 = 0, p75 = 0, p10 = 0, p90 = 0, min = 0;
     int samples = 0, batch = 1;
@@ -1109,9 +1111,17 @@ struct Run {
                                (std::any_of(bufs.begin(), bufs.end(), [](const Buffer& b) { return b.is("inout"); })
                                     ? "; in-out buffers restored once per batch" : ""));
         }
+        // slow kernels: as many alternated pairs as fit TIMING_BUDGET_US of device time, at least MIN_TIMED_PAIRS
+        const double pair_us = quantile(wr, 0.5) + quantile(wv, 0.5);
+        int reps = o.reps;
+        if (pair_us * reps > TIMING_BUDGET_US && reps > MIN_TIMED_PAIRS) {
+            reps = std::max(MIN_TIMED_PAIRS, (int)(TIMING_BUDGET_US / std::max(pair_us, 1.0)));
+            messages.push_back("timed " + std::to_string(reps) + " alternated pairs instead of " + std::to_string(o.reps) + " (" +
+                               fmt(pair_us / 1000.0) + " ms a pair; " + fmt(TIMING_BUDGET_US / 1e6) + " s of device time per timing)");
+        }
         phase("timing");
         std::vector<double> tr, tv;
-        for (int r = 0; r < o.reps; ++r) {
+        for (int r = 0; r < reps; ++r) {
             if (r % 2 == 0) {
                 tr.push_back(timed(spec.ref, seed, batch, e0, e1, true));
                 tv.push_back(timed(spec.var, seed, batch, e0, e1, false));
