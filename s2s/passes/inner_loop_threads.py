@@ -15,6 +15,7 @@ from typing import ClassVar
 from s2s.lang.affine import Poly
 from s2s.lang.dependence import independent
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
+from s2s.lang.index_split import int_macros, value_text
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 from s2s.lang.kernel_model import kernel_model
 
@@ -98,9 +99,13 @@ class InnerLoopThreads:
         if lp is None or init is None or init.type != "declaration" or cond is None or body is None or lp.step != 1:
             return Refused("the loop must declare its variable and count it up by one")
         w = lp.var
-        if lp.upper != upper[v]:
-            return Refused(f"the loop over {w} must end where the guard bounds {v} ({upper[v]}): the y axis is as long as x")
+        extent = "" if lp.upper == upper[v] else _extent(source, facts, upper[v] - offset, lp.upper - offset if lp.upper is not None else None)
+        if extent is None:
+            return Refused(f"the loop over {w} must end where the guard bounds {v} ({upper[v]}), or both bounds must be "
+                           "scalar parameters or constants (the y axis as long as the loop)")
         triangular = lp.lower == Poly.name(v)
+        if extent and triangular:
+            return Refused(f"a triangular loop over {w} must end where the guard bounds {v}")
         low = (lp.lower - offset).constant() if lp.lower is not None else None
         if not triangular and (low is None or low < 0):
             return Refused(f"the loop over {w} must start at {v} or at a constant no lower than the threads' first index")
@@ -119,10 +124,21 @@ class InnerLoopThreads:
         gid = "get_global_id(1)" if facts.dialect == "opencl" else "blockIdx.y * blockDim.y + threadIdx.y"
         pad = indent_of(source, stmts[0].start_byte)
         off = "" if offset.is_zero else f" + {offset.text()}"
-        inner = text(source, body) if body.type == "compound_statement" else "{\n" + indent_of(source, body.start_byte) + text(source, body) + "\n" + pad + "}"
         shift = len(indent_of(source, loop.start_byte)) - len(pad)
+        inner = text(source, body) if body.type == "compound_statement" else "{\n" + indent_of(source, body.start_byte) + text(source, body) + "\n" + " " * max(shift, 0) + pad + "}"
         inner = re.sub(r"\n" + " " * shift, "\n", inner) if shift > 0 else inner
         edits = (Edit(stmts[0].end_byte, stmts[0].end_byte, f"\n{pad}{ty} {w} = {gid}{off};"),
                  Edit(guard.start_byte, end, f"if ({inside} && {w} >= {first} && {text(source, cond)}) {inner}"))
-        launch = LaunchChange((self.block[0], self.block[1], 1), "square-xy")
+        launch = LaunchChange((self.block[0], self.block[1], 1), extent or "square-xy")
         return Rewrite(edits, launch, f"{w} from the y axis ({'triangular' if triangular else 'rectangular'} range), {v} from x")
+
+
+def _extent(source: bytes, facts: KernelFacts, xs: Poly, ys: Poly | None) -> str | None:
+    """The `extent:X|Y` launch rule for x threads `xs` and y threads `ys` (macros replaced by their values), None unless
+    both use only scalar parameters and constants."""
+    if ys is None:
+        return None
+    macros = int_macros(source)
+    x, y = value_text(xs, macros), value_text(ys, macros)
+    scalars = {p.name for p in facts.params if not p.pointer}
+    return f"extent:{x}|{y}" if idents(x + " " + y) <= scalars else None
