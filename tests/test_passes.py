@@ -197,5 +197,16 @@ def test_restrict_const_keeps_a_glued_name_apart() -> None:
     src = b"__global__ void k(const float *A, float* C, float *B, int n) { int i = threadIdx.x; if (i < n) C[i] = A[i] + B[i]; }\n"
     out = run_pass(make_pass("restrict-const", {}), src, "cuda", "k")
     assert not isinstance(out, Refused)
-    text = out.source.decode() if hasattr(out, "source") else str(out)
+    text = out.text.decode()  # type: ignore[union-attr]
     assert "const float * __restrict__ A" in text and "float* __restrict__ C" in text and "__restrict__A" not in text
+
+
+def test_fast_math_takes_the_float_overloads_of_cos_and_sin() -> None:
+    """`float expArg = ...; cos(expArg)` calls the float overload in C++ (Parboil's mri-q writes it so); a double stays."""
+    src = (b"__global__ void q(const float* x, float* qr, int n) { int i = blockIdx.x*blockDim.x+threadIdx.x; if (i >= n) return;"
+           b" float s = 0.0f; double d = 0.5; for (int k = 0; k < n; ++k) { float expArg = 6.28f*x[k]*i;"
+           b" s += cos(expArg) + sin(expArg) + exp(2.0f) + (float)sin(d); } qr[i] = s; }")
+    out = run_pass(make_pass("fast-math", {}), src, "cuda", "q")
+    assert not isinstance(out, Refused)
+    text = out.text.decode()  # type: ignore[union-attr]
+    assert "__cosf(expArg) + __sinf(expArg) + __expf(2.0f)" in text and "(float)sin(d)" in text

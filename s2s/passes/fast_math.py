@@ -101,7 +101,7 @@ class FastMath:
             copies.append(f"#ifndef {guard}\n#define {guard}\n{_apply(source, fn.start_byte, fn.end_byte, inner)}\n#endif")
             edits += [Edit(c.start_byte, c.end_byte, fast) for c in _calls(kernel, source, name)]
         if not edits:
-            return Refused("no 1/sqrtf, expf, logf, sinf or cosf in the kernel or the helpers it calls")
+            return Refused("no 1/sqrtf, expf, logf, sinf or cosf (or exp/log/sin/cos of a float) in the kernel or the helpers it calls")
         if copies:
             edits.append(insert_before_kernel(source, facts, "\n\n".join(copies)))
         return Rewrite(tuple(edits), None, f"fast intrinsics ({len(edits) - (1 if copies else 0)} sites, {len(copies)} helper copies)")
@@ -127,9 +127,28 @@ def _fast_edits(source: bytes, fn: Node) -> list[Edit]:
             edits.append(Edit(n.start_byte, n.end_byte, "rsqrtf" + text(source, sqrt_call.child_by_field_name("arguments"))))
         elif n.type == "call_expression":
             f = n.child_by_field_name("function")
-            if f is not None and f.type == "identifier" and src(source, f) in FAST:
-                edits.append(Edit(f.start_byte, f.end_byte, FAST[src(source, f)]))
+            name = src(source, f) if f is not None and f.type == "identifier" else ""
+            if name in FAST:
+                edits.append(Edit(f.start_byte, f.end_byte, FAST[name]))  # type: ignore[union-attr]
+            elif name + "f" in FAST and _float_argument(source, fn, n):  # C++'s float overload: cos(float) is cosf
+                edits.append(Edit(f.start_byte, f.end_byte, FAST[name + "f"]))  # type: ignore[union-attr]
     return edits
+
+
+def _float_argument(source: bytes, fn: Node, call: Node) -> bool:
+    """Whether the call's one argument is single precision: a float literal, or a name the function declares `float`
+    (`float expArg = ...; cos(expArg)`, as Parboil's mri-q writes it)."""
+    args = call.child_by_field_name("arguments")
+    items = [c for c in args.named_children if c.type != "comment"] if args is not None else []
+    if len(items) != 1:
+        return False
+    arg = src(source, items[0]).strip()
+    if re.fullmatch(r"[0-9.]+(?:[eE][-+]?\d+)?[fF]", arg):
+        return True
+    if not re.fullmatch(r"[A-Za-z_]\w*", arg):
+        return False
+    body = src(source, fn)
+    return re.search(r"\bfloat\s+(?:[\w\s=+\-*/().\[\]]*,\s*)?" + arg + r"\s*[=;,)\[]", body) is not None
 
 
 def _helpers(root: Node, source: bytes, kernel: Node) -> dict[str, Node]:
