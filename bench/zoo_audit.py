@@ -12,6 +12,7 @@ s2s.mep.evaluate.build, much slower). Writes OUT/zoo_audit.{json,md} with the co
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -124,9 +125,22 @@ def markdown(doc: dict[str, Any]) -> str:
              "Dry (no GPU): round 1 is every search-space step on the original; round 2 what the proposer adds on the "
              "first three round-1 candidates (cost-model order) *if* they verified. Compile check: "
              f"`{doc['compile_check']}`.", "",
+             *([f"The working tree differed from the commit in: {', '.join(doc['uncommitted'])}.", ""] if doc.get("uncommitted") else []),
              f"{len(rows)} kernels, {n_c} round-1 candidates, {len(bad)} compile failures, "
              f"{sum(1 for r in rows if not r.get('round1'))} kernels with no candidate.", "",
              "| kernel | round-1 candidates (pipeline: compiles?) | round 2 | passes refusing (reason) |", "|---|---|---|---|"]
+    before = doc.get("before", {}).get("round1", {})
+    if before:
+        lines[-2:] = ["| kernel | candidates before → after | compile failures before → after | new in round 1 | gone |",
+                      "|---|---|---|---|---|"]
+        fails = doc["before"].get("fails", {})
+        for r in rows:
+            now, then = [e["pipeline"] for e in r.get("round1", [])], before.get(r["kernel"], [])
+            bad = [e["pipeline"] for e in r.get("round1", []) if not e.get("compile", {}).get("ok", True)]
+            lines.append(f"| {r['kernel']} | {len(then)} → {len(now)} | {len(fails.get(r['kernel'], []))} → {len(bad)} | "
+                         f"{'<br>'.join(f'`{p}`' for p in now if p not in then)} | {'<br>'.join(f'`{p}`' for p in then if p not in now)} |")
+        lines += ["", f"(before: commit {doc['before']['commit']}, {doc['before']['date']})", "",
+                  "| kernel | round-1 candidates (pipeline: compiles?) | round 2 | passes refusing (reason) |", "|---|---|---|---|"]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['kernel']} | ERROR {r['error']} | | |")
@@ -149,6 +163,27 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _attach_before(doc: dict[str, Any], path: str) -> None:
+    if path:
+        b = json.loads(Path(path).read_text())
+        doc["before"] = {"commit": b["commit"], "date": b["date"],
+                         "round1": {r["kernel"]: [e["pipeline"] for e in r.get("round1", [])] for r in b["kernels"]},
+                         "fails": {r["kernel"]: [e["pipeline"] for e in r.get("round1", []) if not e.get("compile", {}).get("ok", True)]
+                                   for r in b["kernels"]}}
+
+
+def _dirty() -> list[str]:
+    """Tracked files that differ from the commit (the audit reads the working tree)."""
+    p = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, cwd=ROOT)
+    return [ln[3:] for ln in p.stdout.splitlines() if ln.strip()]
+
+
+def _space() -> tuple[str, ...]:
+    from s2s.optimize.registry import search_space
+
+    return search_space()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="", help="comma-separated zoo kernels (default: all)")
@@ -158,7 +193,14 @@ def main() -> int:
     ap.add_argument("--full-build", action="store_true", help="the MEP's harness build of each variant instead of nvcc -c")
     ap.add_argument("--jobs", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     ap.add_argument("--stem", default="zoo_audit")
+    ap.add_argument("--before", default="", help="an earlier audit's JSON: the table then shows candidates before → after")
+    ap.add_argument("--rerender", action="store_true", help="only re-write OUT/STEM.md (and --before) from OUT/STEM.json")
     args = ap.parse_args()
+    if args.rerender:
+        doc = json.loads((Path(args.out) / f"{args.stem}.json").read_text())
+        _attach_before(doc, args.before)
+        write_result(Path(args.out), args.stem, doc, markdown(doc))
+        return 0
     names = [n for n in args.only.split(",") if n]
     unknown = [n for n in names if n not in BY_NAME]
     if unknown:
@@ -171,8 +213,9 @@ def main() -> int:
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         rows = list(pool.map(lambda k: audit_one(k, work, compile_, args.full_build), kernels))
     check = "none" if not compile_ else ("s2s.mep.evaluate.build (harness)" if args.full_build else " ".join(NVCC_C) + " KERNEL_FILE")
-    doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit(), "compile_check": check,
-           "kernels": rows}
+    doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit(), "uncommitted": _dirty(),
+           "search_space": list(_space()), "compile_check": check, "kernels": rows}
+    _attach_before(doc, args.before)
     md = markdown(doc)
     write_result(Path(args.out), args.stem, doc, md)
     print(md)
