@@ -265,6 +265,37 @@ def test_zoo_stencils_compile(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-4000:]
 
 
+# -- hoist-invariants --------------------------------------------------------------------------------------------------
+BLEND_CL = (GOLDEN / "hoist_invariants_nested.cl").read_text().split("// ----- INPUT\n")[1].split("// -----")[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("m", [7, 1])
+def test_hoisted_loads_match_the_original_on_pocl(tmp_path: Path, m: int) -> None:
+    """Seven columns, and one (a loop that never runs writes nothing: the harness refuses such a reference, so the
+    guard `0 < m ? s[i] : 0` is checked in the text)."""
+    pytest.importorskip("pyopencl")
+    from s2s.mep.manifest import load
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    n, g = 45, "__global const float*"
+    params = [ParamSpec("a", g, "in", "float", count=n * m * 4, space="global"),
+              ParamSpec("s", g, "in", "float", count=n, space="global"), ParamSpec("w", g, "in", "float", count=m, space="global"),
+              ParamSpec("out", "__global float*", "out", "float", count=n * m, space="global"),
+              ParamSpec("n", "const int", "scalar", "int", value=n), ParamSpec("m", "const int", "scalar", "int", value=m)]
+    mep = tmp_path / "mep"
+    make_mep(mep, BLEND_CL, manifest("blend", "opencl", "kernel.cl", params, (64, 1, 1), (32, 1, 1), repetitions=3, warmup=1,
+                                     timeout_s=60.0))
+    state = State(manifest=load(mep), original=BLEND_CL.encode(), kernel="blend", dialect="opencl",
+                  facts=kernel_facts(BLEND_CL.encode(), "opencl", "blend"))
+    cand = apply_pipeline("hoist-invariants", state)
+    assert isinstance(cand, Candidate), cand
+    assert b"s_h = 0 < m ? s[i]" in cand.source and cand.launch is None
+    res = _evaluate(mep, state, cand)
+    assert res.verdict == "ok", (res.verdict, res.messages)
+
+
 # -- CUDA output compiles -------------------------------------------------------------------------------------------
 def _cuda(src: str) -> str:
     out = src.replace("__kernel", "__global__").replace("__global const", "const").replace("__global ", "")
@@ -279,9 +310,13 @@ def _cuda(src: str) -> str:
 def test_cuda_outputs_compile(tmp_path: Path) -> None:
     from s2s.optimize.registry import example
 
-    files = [tmp_path / "example.cu", tmp_path / "example_streaming.cu"]
-    files[0].write_text(example("stencil-tiling")[1])
-    files[1].write_text(example("stencil-streaming")[1])
+    files = [tmp_path / "example.cu", tmp_path / "example_streaming.cu", tmp_path / "example_hoist.cu"]
+    for f, name in zip(files, ("stencil-tiling", "stencil-streaming", "hoist-invariants")):
+        f.write_text(example(name)[1])
+    out = run_pass(make_pass("hoist-invariants"), _cuda(BLEND_CL).encode(), "cuda", "blend")
+    assert isinstance(out, Applied), out
+    files.append(tmp_path / "blend.cu")
+    files[-1].write_bytes(out.text)
     for path in sorted(GOLDEN.glob("stencil_*.cu")):
         expected = path.read_text().split("// ----- EXPECTED\n")[1]
         if "REFUSED" not in expected:

@@ -24,6 +24,7 @@ BUILTIN: dict[str, str] = {
     "contraction-tiling": "ContractionTiling",
     "delinearize-2d": "Delinearize2d",
     "fast-math": "FastMath",
+    "hoist-invariants": "HoistInvariants",
     "inner-loop-threads": "InnerLoopThreads",
     "launch-config": "LaunchConfig",
     "loop-unroll": "LoopUnroll",

@@ -1,0 +1,140 @@
+"""hoist-invariants: a load that every iteration of a loop repeats, from an array the kernel never writes, is read once
+before the loop into a local.
+
+The compiler keeps such loads in the loop when the loop stores through another pointer that might alias the array
+(`out[i*m + j] = a[i*m + j] * s[i]`: s[i] is read again after every store to out). From the kernel model: the load's
+index is affine and uses neither the loop's variable nor anything the loop assigns, the array is a parameter the
+kernel never writes, and the load runs on every iteration (no condition, short-circuit or jump in the loop on the way
+to it). The hoisted load runs only when the loop runs at least once, so it reads nothing the original does not.
+Index arithmetic the compiler hoists itself; the pass leaves it. Refused where no load qualifies, with the reasons.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from tree_sitter import Node
+
+from s2s.lang.edits import Edit, Refused, Rewrite
+from s2s.lang.kernel_facts import KernelFacts
+from s2s.lang.kernel_model import ArrayAccess, LoopNest, kernel_model
+from s2s.lang.parsing import parse, src
+
+from ._common import fresh, indent_of, walk
+
+EXAMPLE_DIALECT = "cuda"
+EXAMPLE_BEFORE = """\
+__global__ void rowscale(const float* a, const float* s, float* out, int n, int m)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    for (int j = 0; j < m; j++)
+        out[i * m + j] = a[i * m + j] * s[i] + s[i] * s[i];
+}
+"""
+EXAMPLE_AFTER = """\
+__global__ void rowscale(const float* a, const float* s, float* out, int n, int m)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const float s_h = 0 < m ? s[i] : (float)0;
+    for (int j = 0; j < m; j++)
+        out[i * m + j] = a[i * m + j] * s_h + s_h * s_h;
+}
+"""
+_SCALARS = {"float", "double", "int", "unsigned", "unsigned int", "long", "long long", "unsigned long", "size_t", "short",
+            "unsigned short", "char", "unsigned char"}
+_PASS_THROUGH = {"compound_statement", "expression_statement", "declaration", "init_declarator", "parenthesized_expression",
+                 "cast_expression", "unary_expression", "argument_list", "call_expression", "return_statement"}
+_JUMPS = {"break_statement", "continue_statement", "return_statement", "goto_statement"}
+
+
+@dataclass(frozen=True)
+class HoistInvariants:
+    name: ClassVar[str] = "hoist-invariants"
+    priority: ClassVar[int] = 95  # a cheap rewrite, after the structural ones
+
+    def applies(self, facts: KernelFacts) -> bool | str:
+        return True if facts.loops else "kernel has no loop"
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        model = kernel_model(source, facts.dialect, facts.name)
+        if model is None:
+            return Refused("no kernel model")
+        root = parse(source, facts.dialect).root_node
+        groups: dict[tuple[int, str], list[ArrayAccess]] = {}
+        why: dict[str, str] = {}
+        for a in model.accesses:
+            reason = self._why_not(a, model.loops, facts, root, source)
+            if reason:
+                why.setdefault(a.text, reason)
+            else:
+                groups.setdefault((a.nest[-1], " ".join(str(p) for p in a.index)), []).append(a)
+        if not groups:
+            return Refused("no invariant load: " + "; ".join(f"{t}: {r}" for t, r in list(why.items())[:4]))
+        edits: list[Edit] = []
+        taken: set[str] = set()
+        for (li, _), accesses in sorted(groups.items(), key=lambda kv: kv[1][0].start):
+            lp, first = model.loops[li], accesses[0]
+            name = fresh(facts, source, f"{first.array}_h")
+            while name in taken:
+                name = fresh(facts, source, name + "_")
+            taken.add(name)
+            ty = facts.param(first.array).base_type  # type: ignore[union-attr]
+            assert lp.lower is not None and lp.upper is not None
+            runs = (lp.upper - lp.lower).constant()
+            value = first.text if runs is not None and runs > 0 else f"{lp.lower.text()} < {lp.upper.text()} ? {first.text} : ({ty})0"
+            edits.append(Edit(lp.start, lp.start, f"const {ty} {name} = {value};\n{indent_of(source, lp.start)}"))
+            edits += [Edit(a.start, a.end, name) for a in accesses]
+        return Rewrite(tuple(edits), None, f"{len(groups)} loads hoisted out of their loops")
+
+    def _why_not(self, a: ArrayAccess, loops: tuple[LoopNest, ...], facts: KernelFacts, root: Node, data: bytes) -> str:
+        p = facts.param(a.array)
+        if p is None or not p.pointer or p.written:
+            return f"{a.array} is not a parameter the kernel only reads"
+        if not a.nest or a.write or not a.read:
+            return "not a load inside a loop"
+        if p.base_type.replace("const ", "").strip() not in _SCALARS:
+            return f"{a.array}'s elements are not scalars"
+        lp = loops[a.nest[-1]]
+        if not a.affine or lp.lower is None or lp.upper is None or lp.step is None or lp.step < 1:
+            return "the index or the loop's range is not affine"
+        loop = root.descendant_for_byte_range(lp.start, lp.end)
+        while loop is not None and not (loop.type == "for_statement" and loop.start_byte == lp.start):
+            loop = loop.parent
+        if loop is None:
+            return "loop not found"
+        changed = {lp.var} | _assigned(loop, data)
+        if any(p_ is not None and p_.names & changed for p_ in a.index):
+            return f"the index changes in the loop over {lp.var}"
+        if any(n.type in _JUMPS for n in walk(loop)):
+            return f"the loop over {lp.var} may end early"
+        node = root.descendant_for_byte_range(a.start, a.end)
+        body = loop.child_by_field_name("body")
+        while node is not None and body is not None and node != body:
+            parent = node.parent
+            if parent is None:
+                break
+            logical = parent.type == "binary_expression" and src(data, parent.child_by_field_name("operator") or parent) in {"&&", "||"}
+            if parent != body and (logical or parent.type not in _PASS_THROUGH | {"binary_expression", "assignment_expression",
+                                                                                      "subscript_expression", "field_expression"}):
+                return f"read under a condition in the loop over {lp.var}"
+            node = parent
+        return ""
+
+
+def _assigned(loop: Node, data: bytes) -> set[str]:
+    out = set()
+    for n in walk(loop):
+        target = None
+        if n.type == "init_declarator":
+            target = n.child_by_field_name("declarator")
+        elif n.type == "assignment_expression":
+            target = n.child_by_field_name("left")
+        elif n.type == "update_expression":
+            target = n.child_by_field_name("argument")
+        if target is not None and target.type == "identifier":
+            out.add(src(data, target))
+    return out
