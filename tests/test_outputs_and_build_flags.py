@@ -104,6 +104,10 @@ def _wrong_places(tmp_path: Path) -> list[tuple[list[str], str]]:
     a_file, a_dir = tmp_path / "notes.txt", tmp_path / "adir"
     a_file.write_text("mine\n")
     a_dir.mkdir()
+    (tmp_path / "photos").mkdir()
+    (tmp_path / "photos" / "cat.jpg").write_bytes(b"not really")
+    (tmp_path / "other-mep").mkdir()
+    (tmp_path / "other-mep" / "mep.toml").write_text('kernel = "jacobi2d"\n')
     sample = str(SAMPLES / "ocl_solver")
     cap = ["capture", sample, "--kernel", "matvec", "--build-cmd", "make", "--run-cmd", "./ocl_solver"]
     ext = ["extract", sample, "--kernel", "matvec"]
@@ -114,6 +118,8 @@ def _wrong_places(tmp_path: Path) -> list[tuple[list[str], str]]:
         ([*ext, "-o", "/proc/s2s-mep"], "cannot write"),
         ([*cap, "-o", str(a_file)], "existing file"),
         ([*cap, "-o", "/proc/s2s-mep"], "cannot write"),
+        ([*cap, "-o", str(tmp_path / "photos")], "not empty and is not an MEP of matvec"),
+        ([*cap, "-o", str(tmp_path / "other-mep")], "holds the MEP of another kernel (jacobi2d)"),
         ([*auto, "--work", str(a_file)], "existing file"),
         ([*auto, "--diff", str(tmp_path / "d.diff"), "--work", "/proc/s2s-work"], "cannot write"),
         ([*auto, "--work", str(tmp_path / "w"), "--diff", str(a_dir)], "names a directory"),
@@ -133,6 +139,11 @@ def test_every_output_option_refuses_a_wrong_place_at_once(tmp_path: Path, capsy
         assert why in err, (argv, err)
         assert err.startswith(f"error: {argv[-1]}: "), (argv, err)  # the line names the place (the last argument here)
     assert fingerprint(tmp_path) == snap  # nothing written anywhere, not even the default work directory
+    from s2s.cli.outputs import check_capture_dir
+
+    (tmp_path / "same").mkdir()
+    (tmp_path / "same" / "mep.toml").write_text('kernel = "ns::matvec"\n')
+    check_capture_dir(tmp_path / "same", "kernels/linalg.cl:matvec@12")  # capturing again into its own MEP is fine
 
 
 def test_scan_json_into_head_exits_quietly(tmp_path: Path) -> None:

@@ -24,6 +24,23 @@ def check_outputs(args: argparse.Namespace) -> None:
         value = getattr(args, attr, None)
         if value:
             (check_dir if kind == "dir" else check_file)(Path(value), flag)
+    if getattr(args, "command", "") == "capture" and args.output:
+        check_capture_dir(Path(args.output), args.kernel)
+
+
+def check_capture_dir(out: Path, kernel: str) -> None:
+    """`capture -o DIR` copies the MEP into DIR after the build and the run: DIR must be new, empty, or an MEP of the
+    same kernel (as for `extract -o`), checked before either runs."""
+    from s2s.extract.output_dir import _mep_kernel
+
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    have = _mep_kernel(out)
+    want = kernel.rsplit(":", 1)[-1].split("@", 1)[0]
+    if have is None or have.rsplit("::", 1)[-1] != want.rsplit("::", 1)[-1]:
+        what = f"holds the MEP of another kernel ({have})" if have else f"is not empty and is not an MEP of {want}"
+        raise UserError(f"-o {what}", file=str(out),
+                        hint="choose a new directory, or attach the data to an existing MEP of this kernel with --into")
 
 
 def _probe(directory: Path, flag: str, target: Path) -> None:
