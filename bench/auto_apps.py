@@ -53,6 +53,9 @@ def apps() -> dict[str, dict[str, str]]:
         "parboil-stencil": {"tree": "parboil-stencil", "build": PARBOIL.format(bm="stencil"),
                             "run": "benchmarks/stencil/build/cuda_default/stencil -i input/in.bin -o out.bin 128 128 32 100",
                             "check": f'{CLOSE} "$S2S_BEFORE_DIR/out.bin" out.bin --f32 --skip 4 --rtol 1e-4'},
+        "parboil-mri-q": {"tree": "parboil-mri-q", "build": PARBOIL.format(bm="mri-q"),
+                          "run": "benchmarks/mri-q/build/cuda_default/mri-q -i input/in.bin -o out.bin",
+                          "check": f'{CLOSE} "$S2S_BEFORE_DIR/out.bin" out.bin --f32 --skip 4 --rtol 1e-3 --atol 0.05'},
         # Parboil's cuda_base versions: the authors' straightforward ports
         "parboil-sgemm-base": {"tree": "parboil-sgemm-base", "build": PARBOIL_BASE.format(bm="sgemm"),
                                "run": "benchmarks/sgemm/build/cuda_base/sgemm -i input/A.txt,input/BT.txt,input/BT.txt -o C.txt",

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 dest = Path(sys.argv[1])
-if (dest / "parboil-stencil-base" / "input" / "in.bin").is_file():  # the last one written: all exist
+if (dest / "parboil-mri-q" / "input" / "in.bin").is_file():  # the last one written: all exist
     sys.exit(0)
 rng = random.Random(7)
 n = 1024  # sgemm: A (n x n) and B^T (n x n), text, column-major, "rows cols" first
@@ -29,3 +29,10 @@ nx, ny, nz = 256, 256, 64  # the naive stencil: one block per (y, z) row, nx - 1
 inp = dest / "parboil-stencil-base" / "input"
 inp.mkdir(parents=True, exist_ok=True)
 (inp / "in.bin").write_bytes(struct.pack(f"<{nx * ny * nz}f", *(rng.uniform(0, 1) for _ in range(nx * ny * nz))))
+num_k, num_x = 2048, 131072  # mri-q: numK, numX (int32), then kx, ky, kz (numK), x, y, z (numX), phiR, phiI (numK), float32
+inp = dest / "parboil-mri-q" / "input"
+inp.mkdir(parents=True, exist_ok=True)
+arrays = [[rng.uniform(-0.5, 0.5) for _ in range(num_k)] for _ in range(3)]  # k-space samples, cycles per field of view
+arrays += [[rng.uniform(-8.0, 8.0) for _ in range(num_x)] for _ in range(3)]  # voxel positions in a 16-unit field
+arrays += [[rng.uniform(-1.0, 1.0) for _ in range(num_k)] for _ in range(2)]
+(inp / "in.bin").write_bytes(struct.pack("<ii", num_k, num_x) + b"".join(struct.pack(f"<{len(a)}f", *a) for a in arrays))

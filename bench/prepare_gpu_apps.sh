@@ -24,7 +24,7 @@ tracked "$CORPUS/BabelStream" src | tar -xf - -C "$DEST/babelstream"
 cp -r "$CORPUS/_deps/nvml/nvidia/cu13/include" "$DEST/_deps/nvml/include"
 cp -r "$CORPUS/_deps/nvml/stub" "$DEST/_deps/nvml/stub"
 # Parboil sgemm and stencil: the benchmark's sources and Parboil's common library (inputs are generated on the GPU)
-for bm in sgemm stencil; do
+for bm in sgemm stencil mri-q; do
   d="$DEST/parboil-$bm"
   mkdir -p "$d"
   tracked "$CORPUS/Parboil" common "benchmarks/$bm/src/cuda" | tar -xf - -C "$d"
