@@ -48,7 +48,7 @@ def history(mep: Path) -> list[dict[str, object]]:
 def run_auto(app: str, cluster: str, work: Path, args: argparse.Namespace) -> dict[str, object]:
     cmd = [sys.executable, "-m", "s2s", "auto", app, "--top", str(args.top), "--max-evals", str(args.max_evals),
            "--rounds", str(args.rounds), "--no-patterns", "--work", str(work), "--diff", str(work / "auto.diff"),
-           "--cluster", cluster]
+           "--cluster", cluster, "--no-profile"]  # ncu runs only with --cluster local: it would skew the wall times
     t0 = time.monotonic()
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
