@@ -153,9 +153,22 @@ def poly_of(node: Node | None, data: bytes, env: Env | None = None, calls: Calls
             return None
         return a + b if op == "+" else a - b if op == "-" else a * b
     if t == "call_expression":
+        product = _mul24(node, data, env, calls)
+        if product is not None:
+            return product
         item = _work_item(node, data)
         return item if item is not None or calls is None else calls(node, data)
     return None
+
+
+def _mul24(node: Node, data: bytes, env: Env | None, calls: Calls | None) -> Poly | None:
+    """`__umul24(a, b)` / `__mul24(a, b)` as a * b: exact while both factors fit in 24 bits (grid and block sizes do)."""
+    args = node.child_by_field_name("arguments")
+    items = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+    if src(data, node.child_by_field_name("function") or node) not in {"__umul24", "__mul24"} or len(items) != 2:
+        return None
+    a, b = poly_of(items[0], data, env, calls), poly_of(items[1], data, env, calls)
+    return a * b if a is not None and b is not None else None
 
 
 def _work_item(node: Node, data: bytes) -> Poly | None:
