@@ -85,3 +85,11 @@ def test_dim3_declared_together_and_fields_set_by_a_chained_assignment(tmp_path:
     assert m.launch.block == (120, 1, 1), m.launch.source
     assert p["a"].count == 120 * 60 * 7, p["a"].source
     assert not m.unfilled()
+
+
+def test_a_call_in_another_program_of_the_tree_never_gives_a_value(tmp_path: Path) -> None:
+    _out, m, p = _mep(tmp_path, "two_programs", "prog_a/a.cu:fill")
+    assert p["n"].value == FILL_IN, p["n"].source  # b.cu's run(d, 128) calls b.cu's own run()
+    assert FILL_IN in m.launch.grid, m.launch.source
+    _out, m, p = _mep(tmp_path / "b", "two_programs", "prog_b/b.cu:scale")
+    assert p["n"].value == 128 and m.launch.grid == (2, 1, 1), p["n"].source

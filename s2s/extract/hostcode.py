@@ -217,7 +217,7 @@ class Scope:
         name = self.function_name()
         if not name or self.depth >= 4:
             return []
-        return self.program.calls_of(name, self.depth + 1)
+        return self.program.calls_of(name, self.depth + 1, self.source, self.fn)
 
     def template_params(self) -> list[str]:
         """Names of the enclosing function template's parameters (`T` in template <typename T> void run(T*))."""
@@ -565,11 +565,20 @@ class Program:
                     return f"{source.rel}:{source.data.count(NL, 0, m.start()) + 1}"
         return ""
 
-    def calls_of(self, name: str, depth: int) -> list[tuple[Scope, list[str], str]]:
+    def calls_of(self, name: str, depth: int, defined_in: SourceFile | None = None,
+                 definition: Node | None = None) -> list[tuple[Scope, list[str], str]]:
+        """(caller scope, argument texts, file:line) of every call of the function `name`. With its definition given:
+        a `static` one is called only from its own file; a call in another file that defines a function of the same
+        name calls that one (another program of the same tree: NPB's MG/mg.cu and MG/mg-no-cast.cu)."""
         out = []
         needle = name.encode()
+        static = definition is not None and any(text(c) == "static" for c in definition.children
+                                                if c.type == "storage_class_specifier")
         for source in self.files.values():
             if needle not in source.data or language_of(source.rel) == "opencl":
+                continue
+            if defined_in is not None and source is not defined_in and (
+                    static or any(_function_name(f) == name for f in _functions(self.tree_of(source).root_node))):
                 continue
             for call in self.all_calls(source, name):
                 args = call.child_by_field_name("arguments")
@@ -655,7 +664,7 @@ class Program:
         if wfn is not None and launching is not None and wfn.start_byte == launching.start_byte:
             return None, f"{name} is written at {where}, after the launch in the launching function"
         fname = _function_name(wfn) if wfn is not None else ""
-        if wfn is not None and fname != "main" and not self.calls_of(fname, 4):
+        if wfn is not None and fname != "main" and not self.calls_of(fname, 4, source, wfn):
             return None, f"{name} is written at {where} in {fname}(), which nothing calls"
         ctype = _declared_type(declarator) if name == base else ""
         origin = (f"the one write of the global {name}, in {fname}() at {where}" if wfn is not None
