@@ -121,6 +121,13 @@ def test_extent_rule_launches_the_kernel_sizes() -> None:
         LaunchChange((8, 8, 1), "extent:8|8|262144").resolve((1, 1, 1), (256, 1, 1))
 
 
+def test_compile_time_sizes_are_the_files_own() -> None:
+    from s2s.lang.index_split import int_macros
+
+    text = b"#define N 2048 // rows\n#define K (N * 2) /* c */\n#ifndef M\n#define M 64\n#endif\n#define T 4\n#define T 8\n#define F 1.5f\n"
+    assert int_macros(text) == {"N": 2048, "K": 4096}  # M may come from -D, T is defined twice, F is no integer
+
+
 def test_search_space_composes_with_the_tilings() -> None:
     space = search_space()
     assert "delinearize-2d" in space and "delinearize-2d,contraction-tiling{tile=32 rows=4}" in space

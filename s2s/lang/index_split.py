@@ -111,17 +111,23 @@ def divide(p: Poly, d: Poly) -> Poly | None:
 
 
 def int_macros(source: bytes) -> dict[str, int]:
-    """Object-like macros of the kernel file whose value is an integer expression (compile-time sizes)."""
+    """Object-like macros of the kernel file whose value is an integer expression (compile-time sizes). A macro the
+    file defines twice, tests (`#ifndef N`, `defined(N)`) or undefines may take another value from the build's flags:
+    it is left out, and a split by it is not proven."""
+    text = source.decode("utf-8", "replace")
     out: dict[str, int] = {}
-    for m in _DEFINE.finditer(source.decode("utf-8", "replace")):
-        node = parse(b"int __s2s = " + m.group(2).encode() + b";", "cuda").root_node
-        init = next((n for n in _nodes(node) if n.type == "init_declarator"), None)
-        p = poly_of(init.child_by_field_name("value") if init is not None else None, b"int __s2s = " + m.group(2).encode() + b";")
+    for m in _DEFINE.finditer(text):
+        name, value = m.group(1), re.sub(r"//.*|/\*.*?\*/", "", m.group(2)).strip()
+        if len(re.findall(rf"#\s*define\s+{name}\b", text)) > 1 or re.search(rf"#\s*(ifn?def|undef)\s+{name}\b|defined\s*\(?\s*{name}\b", text):
+            continue
+        wrapped = b"int __s2s = " + value.encode() + b";"
+        init = next((n for n in _nodes(parse(wrapped, "cuda").root_node) if n.type == "init_declarator"), None)
+        p = poly_of(init.child_by_field_name("value") if init is not None else None, wrapped)
         if p is not None:
             for n in p.names & set(out):
                 p = p.subst(n, Poly.const(out[n]))
             if p.constant() is not None:
-                out[m.group(1)] = p.constant()  # type: ignore[assignment]
+                out[name] = p.constant()  # type: ignore[assignment]
     return out
 
 

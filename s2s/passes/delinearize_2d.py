@@ -129,8 +129,9 @@ class Delinearize2d:
             s = seq[i]
             d = ix.digit_of(source, s, t)
             if d is not None:
-                if not d.div.names <= sizes or (d.mod is not None and not d.mod.names <= sizes):
-                    return f"{d.var}'s divisor or modulus must be kernel parameters or compile-time values", guards
+                unproven = sorted((d.div.names | (d.mod.names if d.mod is not None else frozenset())) - sizes)
+                if unproven:
+                    return f"{d.var}: {', '.join(unproven)} is no kernel parameter nor a compile-time value the build cannot change", guards
                 digits.append(d)
             elif s.type == "if_statement" and s.child_by_field_name("alternative") is None and seq is stmts \
                     and (_returns(s.child_by_field_name("consequence")) or i == len(seq) - 1):
