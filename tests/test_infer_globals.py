@@ -84,6 +84,7 @@ def test_dim3_declared_together_and_fields_set_by_a_chained_assignment(tmp_path:
     assert m.launch.grid == (60, 7, 1), m.launch.source  # `dim3 dimBlock, dimGrid;` then dimGrid.z = 1 via a = b = 1
     assert m.launch.block == (120, 1, 1), m.launch.source
     assert p["a"].count == 120 * 60 * 7, p["a"].source
+    assert p["m"].value == 119, p["m"].source  # int cells = SIZE_X / 7.0 holds 17
     assert not m.unfilled()
 
 
