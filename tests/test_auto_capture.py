@@ -108,6 +108,9 @@ def test_compare_apps_builds_runs_alternately_and_checks(tmp_path: Path) -> None
     chk = compare_apps(a, c, "touch built", "sh run.sh", runs=1, check_cmd='test -d "$S2S_BEFORE_DIR" && '
                        'grep -q "result 1.7" "$S2S_AFTER_STDOUT"', log=lambda s: None)
     assert chk.unchanged and "exited 0" in chk.how
+    bad = compare_apps(a, c, "touch built", "sh run.sh", runs=1, check_cmd='echo "number 1 differs: 1.5 before, 1.7 after"; exit 1',
+                       log=lambda s: None)
+    assert not bad.unchanged and bad.how.endswith("exited 1: number 1 differs: 1.5 before, 1.7 after")  # what the check said
     with pytest.raises(UserError, match="the build command 'false' failed"):
         compare_apps(a, c, "false", "sh run.sh", log=lambda s: None)
 

@@ -124,7 +124,8 @@ def compare_apps(before: Path, after: Path, build_cmd: str, run_cmd: str, *, run
         env = dict(os.environ, S2S_BEFORE_DIR=str(before), S2S_BEFORE_STDOUT=str(b_out), S2S_AFTER_STDOUT=str(a_out))
         chk = _run(check_cmd, after, timeout, env=env)
         out.unchanged = chk.rc == 0 and all(r.rc == out.before[0].rc for r in out.after)
-        out.how = f"--check-cmd {check_cmd!r} exited {chk.rc}"
+        said = [ln.strip() for ln in chk.stdout.decode("utf-8", "replace").splitlines() if ln.strip()][:2]
+        out.how = f"--check-cmd {check_cmd!r} exited {chk.rc}" + (f": {' | '.join(said)}"[:400] if said and chk.rc else "")
         return out
     out.unchanged, out.how, out.numbers, out.ignored = same_output(out.before, out.after, rtol)
     return out
