@@ -65,7 +65,8 @@ def apps() -> dict[str, dict[str, str]]:
                                  "check": f'{CLOSE} "$S2S_BEFORE_DIR/out.bin" out.bin --f32 --skip 4 --rtol 1e-4'},
         "parboil-cp-base": {"tree": "parboil-cp-base", "build": PARBOIL_BASE.format(bm="cp"),
                             "run": "benchmarks/cp/build/cuda_base/cp -o energy.txt",
-                            "check": f'{CLOSE} "$S2S_BEFORE_DIR/energy.txt" energy.txt --rtol 1e-4'},
+                            # cp prints its energies with 4 significant digits (%.4g): one float ulp flips a last digit
+                            "check": f'{CLOSE} "$S2S_BEFORE_DIR/energy.txt" energy.txt --rtol 1e-3 --atol 1e-3'},
     }
 
 
