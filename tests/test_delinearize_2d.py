@@ -128,6 +128,14 @@ def test_compile_time_sizes_are_the_files_own() -> None:
     assert int_macros(text) == {"N": 2048, "K": 4096}  # M may come from -D, T is defined twice, F is no integer
 
 
+def test_launch_site_sizes_come_from_its_arguments() -> None:
+    from s2s.reintegrate.launch_sites import _site_extents
+
+    assert _site_extents("extent:m|n", ["A", "m", "n"], ("dA", "rows", "2 * cols")) == ["(rows)", "(2 * cols)", "1"]
+    assert _site_extents("extent:m|n", ["A", "m", "n"], ("dA", "rows++", "cols")) is None  # never evaluated twice
+    assert _site_extents("extent:m|n", ["A", "m", "n"], ("dA", "rows")) is None  # arguments that do not line up
+
+
 def test_search_space_composes_with_the_tilings() -> None:
     space = search_space()
     assert "delinearize-2d" in space and "delinearize-2d,contraction-tiling{tile=32 rows=4}" in space

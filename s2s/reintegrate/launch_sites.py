@@ -62,6 +62,9 @@ def _site_extents(rule: str, params: list[str], args: tuple[str, ...]) -> list[s
         return None
     table = dict(zip(params, args))
     sizes = (rule.split(":", 1)[1].split("|") + ["1", "1"])[:3]
+    used = [table[w] for e in sizes for w in re.findall(r"\b[A-Za-z_]\w*\b", e) if w in table]
+    if any(re.search(r"\+\+|--|(?<![=!<>])=(?!=)", a) for a in used):  # evaluated again in the grid: no side effects
+        return None
     return [re.sub(r"\b[A-Za-z_]\w*\b", lambda w: f"({table[w.group(0)]})" if w.group(0) in table else w.group(0), e) for e in sizes]
 
 
