@@ -94,3 +94,11 @@ def test_a_call_in_another_program_of_the_tree_never_gives_a_value(tmp_path: Pat
     assert FILL_IN in m.launch.grid, m.launch.source
     _out, m, p = _mep(tmp_path / "b", "two_programs", "prog_b/b.cu:scale")
     assert p["n"].value == 128 and m.launch.grid == (2, 1, 1), p["n"].source
+
+
+def test_a_typedef_under_if_takes_the_branch_the_unit_compiles(tmp_path: Path) -> None:
+    _out, m, p = _mep(tmp_path, "typedef_if", "keys.cu:count_keys")
+    assert m.launch.shared_mem == 256 * 4, m.launch.source  # CLASS 'S': typedef int, not the first (long)
+    assert p["a"].count == 1024, p["a"].source
+    # `#if WIDE_KEYS > 1` with WIDE_KEYS defined nowhere: not decided here, so sizeof(KEY_T) is not known
+    assert p["k"].count == FILL_IN, p["k"].source

@@ -307,6 +307,56 @@ def collect_macros(files: list[SourceFile], defines: dict[str, str], where_flags
     return out
 
 
+_PP_LINE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+
+
+def active_text(source_text: str, macros: dict[str, tuple[str, str]]) -> str | None:
+    """The lines of a declaration block that the preprocessor keeps under the unit's macros (`#if CLASS == 'D'`
+    typedef long ... `#else` typedef int ...), directive lines left out; None when a condition cannot be decided
+    (then nothing in the block may be read as active)."""
+    def holds(word: str, cond: str) -> bool | None:
+        cond = re.sub(r"//.*|/\*.*?\*/", " ", cond).strip()
+        if word in {"ifdef", "ifndef"}:
+            return (cond.split()[0] in macros) == (word == "ifdef") if cond else None
+        cond = re.sub(r"\bdefined\s*\(\s*(\w+)\s*\)|\bdefined\s+(\w+)",
+                      lambda m: "1" if (m.group(1) or m.group(2)) in macros else "0", cond)
+        cond = re.sub(r"'(\\?.)'", lambda m: str(ord(m.group(1)[-1]) if len(m.group(1)) == 1 else None), cond)
+
+        def resolve(name: str, seen: frozenset[str] = frozenset()) -> float | int | None:
+            if name not in macros or name in seen:
+                return None
+            value = re.sub(r"'(.)'", lambda m: str(ord(m.group(1))), macros[name][0])
+            return try_evaluate(value, lambda n: resolve(n, seen | {name}))
+
+        v = try_evaluate(cond, resolve)
+        return None if v is None else bool(v)
+
+    out: list[str] = []
+    stack: list[tuple[bool, bool]] = []  # per open group: (this branch active, a branch of it already taken)
+    for line in source_text.splitlines():
+        m = _PP_LINE.match(line)
+        if not m:
+            if all(a for a, _t in stack):
+                out.append(line)
+            continue
+        word, cond = m.group(1), m.group(2)
+        if word in {"if", "ifdef", "ifndef"}:
+            v = holds(word, cond)
+            if v is None:
+                return None
+            stack.append((v, v))
+        elif word == "elif" and stack:
+            v = holds("if", cond)
+            if v is None:
+                return None
+            stack[-1] = (not stack[-1][1] and v, stack[-1][1] or v)
+        elif word == "else" and stack:
+            stack[-1] = (not stack[-1][1], True)
+        elif word == "endif" and stack:
+            stack.pop()
+    return "\n".join(out)
+
+
 def parse_struct(text: str, name: str) -> StructSpec | None:
     m = re.search(r"\{(.*)\}", text, re.S)
     if not m:
@@ -447,7 +497,7 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
             elif arg:
                 v = values.number(arg, scope, trail)
                 if v is not None:
-                    value = int(v) if elem in _INT_TYPES else float(v)
+                    value = int(v) if elem in _INT_TYPES or values.numeric_kind(elem) == "int" else float(v)
             spec = ParamSpec(name=p.name, type=p.type, role="scalar", elem=elem, value=value,
                              low=0.5 if is_struct else -1.0, high=1.5 if is_struct else 1.0,
                              source=f"{where}, argument '{arg}'" + (": " + "; ".join(trail.steps) if trail.steps else ""),

@@ -12,7 +12,7 @@ from s2s.scan.sources import SourceFile, check_tree
 
 from .extract import Extraction, extract, load_tree, write_extraction
 from .hostcode import Program
-from .infer import Trail, Values, choose_site, collect_macros, infer, tree_files
+from .infer import Trail, Values, active_text, choose_site, collect_macros, infer, tree_files
 
 NL = b"\n"
 _STRUCT = re.compile(r"^\s*(?:typedef\s+)?(?:struct|class)\s+([A-Za-z_]\w*)?\s*\{", re.S)
@@ -95,7 +95,7 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
             for name in d.names:
                 symbol_texts.append((name, d.text))
     kernel_text = ex.text.encode()[ex.kernel_range[0]: ex.kernel_range[1]].decode()
-    aliases = type_aliases(ex.items)
+    aliases = type_aliases(ex.items, macros)
     kernel = params_under_flags(ex.kernel, kernel_text, macros)
     inferred = infer(kernel, kernel_text, site, program, macros, overrides, struct_texts, symbol_texts, by_rel, aliases,
                      unknown)
@@ -165,15 +165,19 @@ def params_under_flags(kernel: Kernel, kernel_text: str, macros: dict[str, tuple
     return replace(kernel, params=params)
 
 
-def type_aliases(items: list) -> dict[str, str]:  # type: ignore[type-arg]
-    """typedef and using aliases among the closure's items: {"real_t": "float"}."""
+def type_aliases(items: list, macros: dict[str, tuple[str, str]] | None = None) -> dict[str, str]:  # type: ignore[type-arg]
+    """typedef and using aliases among the closure's items: {"real_t": "float"}; of a block under `#if`, only the
+    branch active under the unit's macros (none when that cannot be decided: `#if CLASS == 'D'` long, else int)."""
     out: dict[str, str] = {}
     for d in items:
         if d.kind not in {"type", "block"}:
             continue
-        for m in re.finditer(r"typedef\s+((?:unsigned\s+|signed\s+|long\s+|const\s+)*[A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*;", d.text):
+        body = d.text if "#" not in d.text else active_text(d.text, macros or {})
+        if body is None:
+            continue
+        for m in re.finditer(r"typedef\s+((?:unsigned\s+|signed\s+|long\s+|const\s+)*[A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*;", body):
             out.setdefault(m.group(2), m.group(1).replace("const ", "").strip())
-        for m in re.finditer(r"using\s+([A-Za-z_]\w*)\s*=\s*((?:unsigned\s+)?[A-Za-z_]\w*)\s*;", d.text):
+        for m in re.finditer(r"using\s+([A-Za-z_]\w*)\s*=\s*((?:unsigned\s+)?[A-Za-z_]\w*)\s*;", body):
             out.setdefault(m.group(1), m.group(2))
     return out
 
