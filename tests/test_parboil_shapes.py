@@ -160,3 +160,92 @@ def test_umul24_index_is_a_global_index() -> None:
     m = kernel_model(src, "cuda")
     assert m is not None and m.var_for("x") == "xi" and m.var_for("y") == "yi"
     assert m.accesses[0].pattern == "coalesced"
+
+
+# every grid point sums over a table that does not depend on the point; no guard, the row pitch from the grid
+ENERGY_CL = """\
+__kernel void grid_energy(int natoms, float spacing, __global float* grid, __global const float* atoms)
+{
+    unsigned int xi = get_global_id(0);
+    unsigned int yi = get_global_id(1);
+    unsigned int at = get_global_size(0) * yi + xi;
+    const float px = spacing * xi;
+    float py = spacing * yi;
+    int a;
+    float e = 0.0f;
+    for (a = 0; a < natoms; a++) {
+        float dx = px - atoms[4 * a];
+        float dy = py - atoms[4 * a + 1];
+        e += atoms[4 * a + 3] / sqrt(dx * dx + dy * dy + atoms[4 * a + 2]);
+    }
+    grid[at] += e;
+}
+"""
+GX, GY, ATOMS = 80, 12, 37  # 5 x 3 work-groups of 16 x 4: no factor divides 5
+
+
+def _energy_state(mep: Path):  # type: ignore[no-untyped-def]
+    from s2s.mep.manifest import load
+    from s2s.optimize.proposers.base import State
+
+    params = [ParamSpec("natoms", "int", "scalar", "int", value=ATOMS), ParamSpec("spacing", "float", "scalar", "float", value=0.1),
+              ParamSpec("grid", "__global float*", "inout", "float", count=GX * GY, space="global"),
+              ParamSpec("atoms", "__global const float*", "in", "float", count=4 * ATOMS, space="global", low=0.5, high=1.0)]
+    make_mep(mep, ENERGY_CL, manifest("grid_energy", "opencl", "kernel.cl", params, (GX, GY, 1), (16, 4, 1), repetitions=3,
+                                      warmup=1, timeout_s=60.0))
+    src = ENERGY_CL.encode()
+    return State(manifest=load(mep), original=src, kernel="grid_energy", dialect="opencl",
+                 facts=kernel_facts(src, "opencl", "grid_energy"))
+
+
+def test_jam_shares_the_loop_and_keeps_the_launch() -> None:
+    out = run_pass(make_pass("thread-coarsen", {"axis": "x", "factor": "4", "jam": "1"}), ENERGY_CL.encode(), "opencl")
+    assert isinstance(out, Applied), out
+    assert out.launch is None
+    text = out.text.decode()
+    assert "if (get_group_id(0) * 4 >= get_num_groups(0)) return;" in text
+    assert "xi[cx] = (get_group_id(0) * 4 + cx) * get_local_size(0) + get_local_id(0);" in text
+    assert "float px[4];" in text and "px[cx] = spacing * xi[cx];" in text  # const dropped: assigned per point
+    # one atom loop for the four points, each table element loaded once per iteration
+    assert text.count("for (a = 0; a < natoms; a++)") == 1 and "e[cx] += atoms[4 * a + 3]" in text
+    assert "if (get_group_id(0) * 4 + cx < get_num_groups(0)) {" in text and "grid[at[cx]] += e[cx];" in text
+
+
+@pytest.mark.parametrize("change,why", [
+    ("grid[at] += e;", "grid[at] += e; grid[at + 1] = 0.0f;"),  # a point writes its neighbour's element
+    ("float dx = px - atoms[4 * a];", "float dx = px - atoms[4 * a] + get_local_id(0);"),  # the thread's x beyond the index
+    ("for (a = 0; a < natoms; a++) {", "for (a = 0; a < natoms + xi; a++) {"),  # a loop that differs per point
+    ("int a;\n", "int a;\n    float e2 = 0.0f;\n    for (int b = 0; b < 2; ++b) e2 += 1.0f;\n"),  # two loops
+])
+def test_jam_refusals(change: str, why: str) -> None:
+    src = ENERGY_CL.replace(change, why)
+    assert src != ENERGY_CL
+    out = run_pass(make_pass("thread-coarsen", {"axis": "x", "factor": "4", "jam": "1"}), src.encode(), "opencl")
+    assert isinstance(out, Refused), out.text.decode() if isinstance(out, Applied) else out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pipeline", ["thread-coarsen{axis=x factor=4 jam=1}", "thread-coarsen{axis=x factor=8 jam=1}",
+                                      "thread-coarsen{axis=y factor=2 jam=1}"])
+def test_jam_matches_the_original_on_pocl(tmp_path: Path, pipeline: str) -> None:
+    pytest.importorskip("pyopencl")
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    state = _energy_state(tmp_path / "mep")
+    cand = apply_pipeline(pipeline, state)
+    assert isinstance(cand, Candidate), cand
+    m = _evaluate(tmp_path / "mep", state, cand)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+
+
+@pytest.mark.slow
+def test_a_jam_without_its_tail_guard_is_caught_on_pocl(tmp_path: Path) -> None:
+    pytest.importorskip("pyopencl")
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    state = _energy_state(tmp_path / "mep")
+    cand = apply_pipeline("thread-coarsen{axis=x factor=4 jam=1}", state)
+    assert isinstance(cand, Candidate), cand
+    broken = cand.source.replace(b"if (get_group_id(0) * 4 + cx < get_num_groups(0)) {", b"if (1) {")
+    assert broken != cand.source
+    assert _evaluate(tmp_path / "mep", state, replace(cand, source=broken)).verdict != "ok"

@@ -5,6 +5,9 @@ The declaration `int k = blockIdx.z * blockDim.z + threadIdx.z;` and everything 
 values (loads of a neighbour plane can be reused from registers by the unrolled loop); along x the
 blocks stride by blockDim.x, so that neighbouring threads still touch neighbouring addresses. The grid
 shrinks by `factor` along the axis (launch rule `coarsen-<axis>`).
+
+With `jam=1` (passes/_jam.py) the launch is kept instead: a block does the points of `factor` neighbouring blocks
+and the kernel's one loop runs once for all of them, so what it loads is shared (Parboil's cp along x).
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from s2s.lang.kernel_facts import LOOPS, THREAD_BUILTIN, KernelFacts
 from s2s.lang.parsing import src
 
 from ._common import body_node, fresh, indent_of, statements, walk
+from ._jam import jam
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -68,21 +72,29 @@ class ThreadCoarsen:
         "restrict-const,launch-config{block=64x4},thread-coarsen{axis=z factor=16}",
         "thread-coarsen{axis=z factor=4}",
         "thread-coarsen{axis=y factor=4}",
+        "thread-coarsen{axis=x factor=8 jam=1}",
+        "thread-coarsen{axis=x factor=4 jam=1}",
+        "thread-coarsen{axis=y factor=4 jam=1}",
     )
     axis: str = "z"
     factor: int = 4
+    jam: bool = False  # keep the launch, jam the points into the kernel's loop (see _jam.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if self.axis not in {"x", "y", "z"} or not 2 <= self.factor <= 16:
             return "axis must be x, y or z and factor 2-16"
-        if facts.dialect == "opencl":
+        if facts.dialect == "opencl" and not self.jam:
             return "CUDA/HIP only (OpenCL's global size would have to be rewritten per axis)"
-        if not facts.var_for(self.axis):
+        if not facts.var_for(self.axis) and not self.jam:
             return f"no global index along {self.axis}"
         return True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         a, f = self.axis, self.factor
+        if self.jam:
+            if _BARRIERS.search(source[facts.body_start:facts.body_end].decode("utf-8", "replace")) or facts.atomics:
+                return Refused("barriers, shared memory, warp collectives, atomics or goto: threads of a block must stay in step")
+            return jam(source, facts, a, f)
         var = facts.var_for(a)
         body = body_node(source, facts)
         stmts = statements(body)
