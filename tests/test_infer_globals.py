@@ -102,3 +102,11 @@ def test_a_typedef_under_if_takes_the_branch_the_unit_compiles(tmp_path: Path) -
     assert p["a"].count == 1024, p["a"].source
     # `#if WIDE_KEYS > 1` with WIDE_KEYS defined nowhere: not decided here, so sizeof(KEY_T) is not known
     assert p["k"].count == FILL_IN, p["k"].source
+
+
+def test_a_buffer_handed_on_by_callers_of_different_sizes_is_fill_in(tmp_path: Path) -> None:
+    _out, _m, p = _mep(tmp_path, "callers", "two_calls.cu:smooth")
+    assert p["x"].count == FILL_IN, p["x"].source  # was the first caller's 256
+    assert "different sizes" in p["x"].source, p["x"].source
+    _out, _m, p = _mep(tmp_path / "same", "callers", "two_calls.cu:sharpen")
+    assert p["x"].count == 256, p["x"].source  # every caller's buffer holds 256 floats

@@ -18,7 +18,7 @@ from s2s.lang.textsplit import split_top_level
 from s2s.mep.manifest import FILL_IN, LaunchSpec, ParamSpec, StructSpec, SymbolSpec
 from s2s.scan.sources import SourceFile, language_of
 
-from .hostcode import Program, Scope
+from .hostcode import Found, Program, Scope
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*(?://[^\n]*)?$", re.M)
 _INT_TYPES = {"int", "unsigned", "unsigned int", "long", "unsigned long", "size_t", "short", "char", "unsigned char",
@@ -514,14 +514,18 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
                 count, count_expr = int(v) // (values.sizeof(elem) or 1), f"({size_expr})/sizeof({elem})"
         elif arg and scope is not None:
             var = base_var(arg)
-            found = _find_alloc(scope, var)
-            if found is not None:
-                alloc, alloc_scope = found
-                v = values.number(alloc.expr, alloc_scope, trail)
-                esize = values.sizeof(elem)
-                if v is not None and esize:
-                    count, count_expr = int(v) // esize, f"({alloc.expr})/sizeof({elem})"
-                    src_note += f"; allocated at {alloc.where} with {alloc.expr} bytes"
+            allocs = _find_alloc(scope, var)
+            esize = values.sizeof(elem)
+            alloc_bytes = [values.number(a.expr, a_scope, trail) for a, a_scope in allocs or []]
+            if allocs and esize and all(v is not None for v in alloc_bytes) and len({int(v or 0) // esize for v in alloc_bytes}) == 1:
+                alloc = allocs[0][0]
+                count, count_expr = int(alloc_bytes[0] or 0) // esize, f"({alloc.expr})/sizeof({elem})"
+                src_note += f"; allocated at {alloc.where} with {alloc.expr} bytes"
+                if len({a.where for a, _s in allocs}) > 1:
+                    src_note += f" (every caller's buffer: {', '.join(sorted({a.where for a, _s in allocs})[:4])})"
+            elif allocs and len(alloc_bytes) > 1 and all(v is not None for v in alloc_bytes) and esize:
+                trail.add(f"{var}: the callers pass buffers of different sizes ("
+                          + ", ".join(f"{a.expr} at {a.where}" for a, _s in allocs[:4]) + ")")
         if trail.steps:
             src_note += ": " + "; ".join(trail.steps)
         if isinstance(count, int):
@@ -590,33 +594,33 @@ def resolve_template_args(targs: str, scope: Scope, notes: list[str]) -> str:
     return targs
 
 
-def _find_alloc(scope: Scope, var: str):  # type: ignore[no-untyped-def]
-    cur: Scope | None = scope
-    name = var
-    for _ in range(5):
-        if cur is None:
+def _find_alloc(scope: Scope, var: str, depth: int = 0) -> list[tuple[Found, Scope]] | None:
+    """The allocations that can give `var` its memory: in the function, at file scope, the one of a global pointer
+    allocated once, or, for a parameter, through every call of the function (callers that pass buffers of different
+    sizes are told apart by the caller of this); None when some path finds none."""
+    found = scope.allocations(var)
+    if found is not None:
+        return [(found, found.scope)]
+    file_found = scope.program.file_scope(scope.source).allocations(var)
+    if file_found is not None:
+        return [(file_found, file_found.scope)]
+    idx = scope.parameter_index(var)
+    if idx < 0:
+        if scope.fn is not None and scope.definition(var) is None and scope.reaching(var) == (None, ""):
+            only = scope.program.only_allocation(var, scope.source)  # a global pointer allocated once, in a setup function
+            if only is not None:
+                return [(only, only.scope)]
+        return None
+    callers = scope.callers()
+    if not callers or depth >= 4 or len(callers) > 16:
+        return None
+    out: list[tuple[Found, Scope]] = []
+    for caller, args, _where in callers:
+        sub = _find_alloc(caller, base_var(args[idx]), depth + 1) if idx < len(args) else None
+        if sub is None:
             return None
-        found = cur.allocations(name)
-        if found is not None:
-            return found, found.scope
-        file_found = cur.program.file_scope(cur.source).allocations(name)
-        if file_found is not None:
-            return file_found, file_found.scope
-        idx = cur.parameter_index(name)
-        if idx < 0:
-            if cur.fn is not None and cur.definition(name) is None and cur.reaching(name) == (None, ""):
-                only = cur.program.only_allocation(name, cur.source)  # a global pointer allocated once, in a setup function
-                if only is not None:
-                    return only, only.scope
-            return None
-        callers = cur.callers()
-        if not callers:
-            return None
-        caller, args, _where = callers[0]
-        if idx >= len(args):
-            return None
-        cur, name = caller, base_var(args[idx])
-    return None
+        out += sub
+    return out
 
 
 def _bound_index(s: ParamSpec, indexes: dict[str, str], counts: dict[str, int]) -> ParamSpec:
