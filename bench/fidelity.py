@@ -91,7 +91,8 @@ def one_kernel(tree: str, spec: str, mep: str, nvcc: str | None, build: bool) ->
         return rec
     rec["extract_s"] = round(time.perf_counter() - t0, 2)
     todo = manifest.unfilled()
-    rec.update(extracted=True, fill_in=len(todo), fill_in_what=[t.split(":")[0] for t in todo])
+    rec.update(extracted=True, fill_in=len(todo), fill_in_what=[t.split(":")[0] for t in todo],
+               fill_in_detail=[" ".join(t.split())[:240] for t in todo])
     try:
         import tomllib
 
@@ -194,6 +195,20 @@ def markdown(doc: dict[str, object]) -> str:
                      f"{a['compiles_alone']} | {a['no_fill_in']} | {a['runnable']} | {a['median_fill_in']} |")
     lines.append(f"| **all** | | | {tot['examined']} | {tot['extracted']} | {tot['compiles_alone']} | {tot['no_fill_in']} | "
                  f"{tot['runnable']} | |")
+    ct = [a for a in doc["apps"] if not a.get("missing") and a.get("sizes") == "compile-time"]  # type: ignore[attr-defined]
+    n_ct, r_ct = sum(a["examined"] for a in ct), sum(a["runnable"] for a in ct)
+    if n_ct:
+        lines += ["", f"Kernels of applications with compile-time sizes: **{r_ct} of {n_ct} runnable with no edits "
+                  f"({100 * r_ct / n_ct:.0f}%)**; " + ", ".join(f"{a['name']} {a['runnable']}/{a['examined']}" for a in ct) + ".",
+                  "", "What stays FILL-IN in those that are not runnable (the MEP's own hints say why):", ""]
+        for a in ct:
+            for k in a["kernels"]:
+                if k.get("runnable"):
+                    continue
+                why = (", ".join(k.get("fill_in_what") or []) if k.get("extracted") else f"not extracted: {k.get('error', '')}")
+                if k.get("extracted") and not k.get("compiles_alone"):
+                    why = f"does not compile alone ({str(k.get('compile_error', ''))[-120:]}); " + why
+                lines.append(f"- {k['kernel']}: {why[:300]}")
     return "\n".join(lines) + "\n"
 
 
