@@ -44,7 +44,7 @@ def one(mep: Path) -> dict[str, object]:
     base = predict_candidate(None, state)
     return {"kernel": m.kernel, "mep": str(mep), "original_predicted_us": round(base.seconds * 1e6, 1) if base else None,
             "round1": rows, "round2_stencil": second,
-            "refusals": {k: v for k, v in proposer.refusals.items() if any(n in k for n in MINE) and "," not in k}}
+            "refusals": {k: v.split(": ", 1)[-1] for k, v in proposer.refusals.items() if any(n in k for n in MINE) and "," not in k}}
 
 
 def main() -> int:

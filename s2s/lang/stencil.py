@@ -199,7 +199,8 @@ def _array(name: str, reads: list[ArrayAccess], model: KernelModel, vars_: dict[
             return f"{a.text} reads across the thread's point"  # e.g. a transpose
         split = _offsets(rest, pitch, plane, loop_vars)
         if split is None:
-            return f"the offsets of {a.text} are not constant"
+            moving = sorted(rest.names & loop_vars)
+            return f"the offsets of {a.text} are not constant" + (f" (they move with loop {', '.join(moving)})" if moving else "")
         base, offset = split
         if shape is not None and shape != (base, pitch, plane):
             return f"the reads of {name} differ in base or pitch"

@@ -73,13 +73,16 @@ __global__ void heat(const float* u, float* unew, int nx, int ny, int nz)
 """
 
 
+ZCHUNK = 64
+
+
 @dataclass(frozen=True)
 class StencilStreaming:
     name: ClassVar[str] = "stencil-streaming"
     priority: ClassVar[int] = 14  # structural, beside stencil-tiling
     space: ClassVar[tuple[str, ...]] = ("stencil-streaming", "stencil-streaming{block=32x16}", "stencil-streaming{zchunk=16}")
     block: tuple[int, ...] = (32, 8)
-    zchunk: int = 64  # a 3-D grid: the points of z each thread marches over
+    zchunk: int = ZCHUNK  # a 3-D grid: the points of z each thread marches over
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if len(self.block) != 2 or self.block[0] % 16 or not 32 <= self.block[0] * self.block[1] <= 1024 or self.zchunk < 2:
@@ -104,6 +107,8 @@ class StencilStreaming:
         loop = inside[0] if not grid3 and len(inside) == 1 and inside[0].type == "for_statement" else None
         if not grid3 and loop is None:
             return Refused("needs a 3-D grid, or a 2-D grid whose threads run one loop over z")
+        if not grid3 and self.zchunk != ZCHUNK:
+            return Refused("zchunk applies to a 3-D grid only (this kernel's loop already covers z)")
         zvar = grid3 or loop_var(loop, source)
         st = stencil(source, facts, "" if grid3 else zvar)
         if isinstance(st, str):
