@@ -110,3 +110,20 @@ def test_a_buffer_handed_on_by_callers_of_different_sizes_is_fill_in(tmp_path: P
     assert "different sizes" in p["x"].source, p["x"].source
     _out, _m, p = _mep(tmp_path / "same", "callers", "two_calls.cu:sharpen")
     assert p["x"].count == 256, p["x"].source  # every caller's buffer holds 256 floats
+
+
+def test_sizeof_of_an_expression_goes_through_the_variables_declaration(tmp_path: Path) -> None:
+    _out, m, p = _mep(tmp_path, "sizeof_expr", "dot.cu:dot")
+    assert p["a"].count == 64 * 128 * 4 and p["b"].count == 64 * 128 * 4, p["a"].source  # n * sizeof *dev[i]
+    assert p["out"].count == 64, p["out"].source  # BLOCKS * sizeof(*res)
+    assert p["scratch"].count == 2, p["scratch"].source  # 2 * sizeof tmp: a pointer's 8 bytes, twice
+    assert not m.unfilled()
+
+
+def test_cexpr_reads_sizeof_without_parentheses_and_of_expressions() -> None:
+    from s2s.lang.cexpr import try_evaluate
+
+    sizes = {"*p": 2, "q[0]": 4, "float": 4}
+    assert try_evaluate("n * sizeof *p + 1", {"n": 10}.get, sizes.get) == 21
+    assert try_evaluate("sizeof(q[0]) * sizeof(float)", {}.get, sizes.get) == 16
+    assert try_evaluate("sizeof(*r)", {}.get, sizes.get) is None  # not known: no value, never 0

@@ -188,6 +188,29 @@ class Scope:
             child = a
         return state
 
+    def declared(self, name: str) -> tuple[str, str] | None:
+        """(type, declarator text) of the variable `name` as seen at the limit: a parameter or the last declaration
+        of the function before the limit, else a file-scope one: ("half2", "*devVec[2]") for `half2 *devVec[2];`."""
+        roots = [self.fn, self.program.tree_of(self.source).root_node] if self.fn is not None else \
+            [self.program.tree_of(self.source).root_node]
+        for root in roots:
+            best: Node | None = None
+            stack = [root]
+            while stack:
+                n = stack.pop()
+                if n.type == "function_definition" and n is not root:
+                    continue
+                if n.type in {"parameter_declaration", "declaration"} and (root is not self.fn or n.start_byte < self.limit):
+                    for d in n.children_by_field_name("declarator"):
+                        inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+                        if inner is not None and inner.type != "function_declarator" and _declared(inner) == name and (
+                                best is None or inner.start_byte > best.start_byte):
+                            best = inner
+                stack.extend(n.named_children)
+            if best is not None:
+                return _declared_type(best), text(best)
+        return None
+
     def parameter_index(self, name: str) -> int:
         if self.fn is None:
             return -1

@@ -105,7 +105,33 @@ class Values:
         def resolve(name: str) -> float | int | None:
             return self.name(name, scope, trail, depth + 1)
 
-        return try_evaluate(expr, resolve, self.sizeof, self.call)
+        return try_evaluate(expr, resolve, lambda text_: self.sizeof_in(text_, scope), self.call)
+
+    def sizeof_in(self, operand: str, scope: Scope | None) -> int | None:
+        """sizeof of a type, or of an expression on a variable declared in the scope: `*devVec[i]` with
+        `half2 *devVec[2]` is sizeof(half2), `p` with `float *p` is 8; None when not known."""
+        size = self.sizeof(operand)
+        if size is not None or scope is None:
+            return size
+        m = re.fullmatch(r"(\**)([A-Za-z_]\w*)((?:\[[^\[\]]*\])*)", operand.replace(" ", ""))
+        decl = scope.declared(m.group(2)) if m else None
+        if m is None or decl is None or "(" in decl[1] or "&" in decl[1]:
+            return None
+        ctype, declarator = decl
+        derefs = len(m.group(1)) + m.group(3).count("[")
+        dims = re.findall(r"\[([^\]]*)\]", declarator)
+        stars = declarator.split(m.group(2))[0].count("*")
+        if derefs > len(dims) + stars:
+            return None
+        left_dims, left_stars = dims[derefs:], stars - max(0, derefs - len(dims))
+        elem = 8 if left_stars else self.sizeof(ctype)
+        count = 1
+        for d in left_dims:
+            v = self.number(d, None, Trail()) if d.strip() else None
+            if v is None:
+                return None
+            count *= int(v)
+        return None if elem is None else elem * count
 
     def call(self, name: str, args: list) -> float | int | None:  # type: ignore[type-arg]
         """A host helper whose body is one `return EXPR;`, such as round_up(x, m), applied to numbers."""

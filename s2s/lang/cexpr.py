@@ -16,7 +16,8 @@ SIZEOF = {"char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "short": 2
           "unsigned long long": 8, "double": 8, "size_t": 8, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2,
           "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "half": 2, "__half": 2, "float2": 8, "float3": 12,
           "float4": 16, "double2": 16, "int2": 8, "int3": 12, "int4": 16, "cl_float": 4, "cl_int": 4, "cl_uint": 4,
-          "cl_double": 8, "real": 4, "uint": 4, "ulong": 8}
+          "cl_double": 8, "real": 4, "uint": 4, "ulong": 8, "half2": 4, "__half2": 4, "__nv_bfloat16": 2,
+          "__nv_bfloat162": 4, "uchar4": 4, "char4": 4, "short2": 4, "ushort2": 4, "uint2": 8, "uint4": 16}
 _CAST_TYPES = {"int", "float", "double", "long", "unsigned", "size_t", "unsigned int", "long long", "int64_t", "uint32_t",
                "uint64_t", "int32_t", "unsigned long", "short", "char"}
 _FLOAT_CASTS = {"float", "double"}
@@ -163,12 +164,8 @@ class _Parser:
         if tok and (tok[0].isdigit() or tok[0] == "."):
             return _number(tok)
         if tok == "sizeof":
-            self.take("(")
-            words = []
-            while self.peek() != ")":
-                words.append(self.take())
-            self.take(")")
-            name = " ".join(w for w in words if w not in {"const", "struct"}).replace(" *", "*")
+            words = self._sizeof_operand()
+            name = re.sub(r"\s*([*\[\]().])\s*", r"\1", " ".join(w for w in words if w not in {"const", "struct"}))
             if name.endswith("*"):
                 return 8
             size = SIZEOF.get(name) or self.sizeof(name)
@@ -181,6 +178,36 @@ class _Parser:
                 return self._call(name)
             return self._name(name)
         raise EvalError(f"unexpected '{tok}' in '{self.text}'")
+
+    def _sizeof_operand(self) -> list[str]:
+        """The tokens of sizeof's operand: `(type or expression)`, or a unary expression without parentheses
+        (`sizeof *p`, `sizeof p[0]`), which the sizeof hook resolves through the variable's declaration."""
+        words: list[str] = []
+        if self.peek() == "(":
+            self.take("(")
+            depth = 0
+            while self.peek() != ")" or depth:
+                tok = self.take()
+                if not tok:
+                    raise EvalError(f"unbalanced sizeof in '{self.text}'")
+                depth += {"(": 1, ")": -1}.get(tok, 0)
+                words.append(tok)
+            self.take(")")
+            return words
+        while self.peek() == "*":
+            words.append(self.take())
+        words.append(self.take())
+        while self.peek() == "[":
+            depth = 0
+            while True:
+                tok = self.take()
+                if not tok:
+                    raise EvalError(f"unbalanced sizeof in '{self.text}'")
+                words.append(tok)
+                depth += {"[": 1, "]": -1}.get(tok, 0)
+                if depth == 0:
+                    break
+        return words
 
     def _call(self, name: str) -> float | int:
         self.take("(")
