@@ -125,6 +125,12 @@ def test_footprint_and_guards_of_a_window_stencil() -> None:
     assert bounds == {("y", True, "nx - 1"), ("x", True, "ny - 2")}
 
 
+def test_a_moved_pointer_is_not_a_stencil() -> None:
+    moved = JACOBI_CL.replace("    int x = get_global_id(0);\n", "    in += nx;\n    int x = get_global_id(0);\n")
+    out = run_pass(make_pass("stencil-tiling"), moved.encode(), "opencl")
+    assert not isinstance(out, Applied) and "moves the pointer in" in out.reason
+
+
 # -- PoCL: the tiled kernels against the originals ------------------------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize("src,kernel,pipeline", [

@@ -119,6 +119,7 @@ def analyse(source: bytes, dialect: str, model: KernelModel, fn_body: tuple[int,
         return "an early return whose condition is not a set of bounds"
     windows = {i for i, lp in enumerate(model.loops) if lp.var != stream}
     written = {a.array for a in model.accesses if a.write}
+    moved = _assigned_names(body, source)  # `in += offset;` moves the pointer itself
     arrays: list[StencilArray] = []
     skipped: list[str] = []
     for name, _ty, pointer in model.params:
@@ -127,6 +128,9 @@ def analyse(source: bytes, dialect: str, model: KernelModel, fn_body: tuple[int,
             continue
         if name in written:
             skipped.append(f"{name} is also written by the kernel (in place)")
+            continue
+        if name in moved:
+            skipped.append(f"the kernel moves the pointer {name}")
             continue
         out = _array(name, reads, model, vars_, windows, returns, body, source)
         if isinstance(out, str):
@@ -159,6 +163,16 @@ def _structure(body: Node, data: bytes) -> str:
                 and not _in_condition(n):
             return "a short-circuit && or || outside an if condition"
     return ""
+
+
+def _assigned_names(body: Node, data: bytes) -> set[str]:
+    out = set()
+    for n in _walk(body):
+        target = n.child_by_field_name("left" if n.type == "assignment_expression" else "argument") \
+            if n.type in {"assignment_expression", "update_expression"} else None
+        if target is not None and target.type == "identifier":
+            out.add(src(data, target))
+    return out
 
 
 def _in_condition(n: Node) -> bool:
