@@ -98,8 +98,10 @@ class StencilStreaming:
         rest = stmts[len(head):]
         if not rest:
             return Refused("the kernel must be declarations, then its guards and work")
-        guards = [s for s in rest if is_exit(s, source)]
+        guards = next((rest[:i] for i, s in enumerate(rest) if not is_exit(s, source)), rest)
         work = rest[len(guards):]
+        if any(is_exit(s, source) for s in work):
+            return Refused("an early exit after the work began: every thread must reach the barriers")
         block_guard = len(work) == 1 and work[0].type == "if_statement" and work[0].child_by_field_name("alternative") is None
         if block_guard and guards:
             return Refused("both early exits and a guarded block")
