@@ -517,6 +517,7 @@ class Program:
         self.files = files
         self._trees: dict[str, object] = {}
         self.decide: Decide | None = None  # set by whoever evaluates values (infer.Values): decides `if` conditions
+        self._global_writes: dict[tuple[str, str, int], tuple[Found | None, str]] = {}
 
     def tree_of(self, source: SourceFile):  # type: ignore[no-untyped-def]
         if source.rel not in self._trees:
@@ -611,7 +612,18 @@ class Program:
                 out.append((scope, [text(a) for a in args.named_children], f"{source.rel}:{call.start_point[0] + 1}"))
         return out
 
+    def set_decide(self, decide: Decide) -> None:
+        """Who decides `if` conditions from now on; what was found with the one before is found again."""
+        self.decide = decide
+        self._global_writes.clear()
+
     def global_write(self, source: SourceFile, name: str, launching: Node | None) -> tuple[Found | None, str]:
+        key = (source.rel, name, launching.start_byte if launching is not None else -1)
+        if key not in self._global_writes:
+            self._global_writes[key] = self._global_write(source, name, launching)
+        return self._global_writes[key]
+
+    def _global_write(self, source: SourceFile, name: str, launching: Node | None) -> tuple[Found | None, str]:
         """The one write that gives a file-scope variable of `source` (or a field `obj.f` of a file-scope object) its
         value, wherever it happens in the unit: launch sizes computed in a setup function into globals
         (`blocks_per_grid = ceil(NX / threads); cudaMalloc(&d_x, size_of_x)`) and used in another function.
@@ -647,7 +659,10 @@ class Program:
             writes.append((declarator, None, text(declaration.child_by_field_name("type")) + "("
                            + ", ".join(text(c) for c in params.named_children) + ")", []))  # type: ignore[union-attr]
         skipped: list[str] = []
+        needle = base.encode()
         for fn in _functions(root):
+            if needle not in source.data[fn.start_byte:fn.end_byte]:
+                continue
             found = _writes_in(fn, name) + (_writes_in(fn, base) if name != base else [])
             parts = _part_writes(fn, name)
             if parts and not _shadowed(fn, base):  # `grid.x = n / 64` changes the dim3 `grid`
@@ -687,7 +702,8 @@ class Program:
         if wfn is not None and launching is not None and wfn.start_byte == launching.start_byte:
             return None, f"{name} is written at {where}, after the launch in the launching function"
         fname = _function_name(wfn) if wfn is not None else ""
-        if wfn is not None and fname != "main" and not self.calls_of(fname, 4, source, wfn):
+        if wfn is not None and fname != "main" and not self.all_calls(source, fname) and \
+                not self.calls_of(fname, 4, source, wfn):
             return None, f"{name} is written at {where} in {fname}(), which nothing calls"
         ctype = _declared_type(declarator) if name == base else ""
         origin = (f"the one write of the global {name}, in {fname}() at {where}" if wfn is not None

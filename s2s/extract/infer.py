@@ -60,7 +60,7 @@ class Values:
         self.overrides = overrides
         self.sizeof_extra: dict[str, int] = {}
         self.aliases: dict[str, str] = {}
-        program.decide = self.decide
+        program.set_decide(self.decide)
 
     def decide(self, cond: str, scope: Scope) -> tuple[bool | None, str]:
         """An `if` condition in host code: True / False when it evaluates from values known before the run (None when
