@@ -42,22 +42,36 @@ __kernel void gemm_nt(__global const float* x, int ldx, __global const float* y,
 """
 
 
-def _gemm_state(mep: Path, block: tuple[int, int, int] = (16, 16, 1), cols: int = M):  # type: ignore[no-untyped-def]
+# the same without locals, row-major and k-fast on the row side: the other load orientation
+GEMM_NN_CL = """\
+__kernel void gemm_nt(__global const float* x, int ldx, __global const float* y, int ldy, __global float* z, int ldz,
+                      int depth, float alpha, float beta)
+{
+    int col = get_global_id(0);
+    int row = get_global_id(1);
+    float sum = 0.0f;
+    for (int p = 0; p < depth; ++p)
+        sum += x[row * ldx + p] * y[p * ldy + col];
+    z[col + row * ldz] = z[col + row * ldz] * beta + alpha * sum;
+}
+"""
+
+
+def _gemm_state(mep: Path, block: tuple[int, int, int] = (16, 16, 1), cols: int = M, src: str = GEMM_NT_CL):  # type: ignore[no-untyped-def]
     from s2s.mep.manifest import load
     from s2s.optimize.proposers.base import State
 
-    params = [ParamSpec("x", "__global const float*", "in", "float", count=K * max(LDX, cols), space="global"),
+    params = [ParamSpec("x", "__global const float*", "in", "float", count=max(K, N) * max(LDX, cols), space="global"),
               ParamSpec("ldx", "int", "scalar", "int", value=max(LDX, cols)),
               ParamSpec("y", "__global const float*", "in", "float", count=K * LDY, space="global"),
               ParamSpec("ldy", "int", "scalar", "int", value=LDY),
               ParamSpec("z", "__global float*", "inout", "float", count=N * max(LDZ, cols), space="global"),
               ParamSpec("ldz", "int", "scalar", "int", value=max(LDZ, cols)), ParamSpec("depth", "int", "scalar", "int", value=K),
               ParamSpec("alpha", "float", "scalar", "float", value=1.5), ParamSpec("beta", "float", "scalar", "float", value=-0.5)]
-    make_mep(mep, GEMM_NT_CL, manifest("gemm_nt", "opencl", "kernel.cl", params, (cols, N, 1), block, repetitions=3, warmup=1,
+    make_mep(mep, src, manifest("gemm_nt", "opencl", "kernel.cl", params, (cols, N, 1), block, repetitions=3, warmup=1,
                                        timeout_s=60.0))
     m = load(mep)
-    src = GEMM_NT_CL.encode()
-    return State(manifest=m, original=src, kernel="gemm_nt", dialect="opencl", facts=kernel_facts(src, "opencl", "gemm_nt"))
+    return State(manifest=m, original=src.encode(), kernel="gemm_nt", dialect="opencl", facts=kernel_facts(src.encode(), "opencl", "gemm_nt"))
 
 
 def _evaluate(mep: Path, state, cand: Candidate):  # type: ignore[no-untyped-def]
@@ -94,6 +108,33 @@ def test_unguarded_contraction_matches_the_original_on_pocl(tmp_path: Path, pipe
     m = _evaluate(tmp_path / "mep", state, cand)
     assert m.verdict == "ok", (m.verdict, m.messages)
     assert m.outputs and all(o.ok for o in m.outputs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("src", [GEMM_NT_CL, GEMM_NN_CL], ids=["nt-locals", "nn"])
+@pytest.mark.parametrize("pipeline", ["register-blocking{tile=64 rx=4 ry=4}", "register-blocking{tile=32 rx=2 ry=1}"])
+def test_unguarded_register_blocking_matches_the_original_on_pocl(tmp_path: Path, src: str, pipeline: str) -> None:
+    """64 x 64 tiles of 4 x 4 per thread at the kernel's own 16 x 16 launch; 32/2/1 is 16 x 32 threads: the fallback."""
+    pytest.importorskip("pyopencl")
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    state = _gemm_state(tmp_path / "mep", src=src)
+    cand = apply_pipeline(pipeline, state)
+    assert isinstance(cand, Candidate), cand
+    assert cand.launch is None
+    m = _evaluate(tmp_path / "mep", state, cand)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+
+
+def test_unguarded_register_blocking_loads_along_the_unit_stride() -> None:
+    nt = run_pass(make_pass("register-blocking"), GEMM_NT_CL.encode(), "opencl")
+    nn = run_pass(make_pass("register-blocking"), GEMM_NN_CL.encode(), "opencl")
+    assert isinstance(nt, Applied) and isinstance(nn, Applied) and nt.launch is None and nn.launch is None
+    assert "As[e % 64][e / 64] = (row < rows && p < depth) ? y[row + p * ldy]" in nt.text.decode()  # row is y's fast index
+    assert "As[e / 16][e % 16] = (row < rows && p < depth) ? x[row * ldx + p]" in nn.text.decode()  # p is x's fast index
+    summed = GEMM_NN_CL.replace("* y[p * ldy + col];", "* y[p * ldy + col] + 1.0f;")
+    out = run_pass(make_pass("register-blocking"), summed.encode(), "opencl")
+    assert isinstance(out, Refused) and "ACC += A * B" in out.reason
 
 
 @pytest.mark.slow

@@ -7,11 +7,7 @@ loads coalesce for either layout), zero-padded past the sizes. Every output stil
 starting from the accumulator's value after the statements before the loop, so the result is the original's,
 bit for bit; the guard is kept per output and every thread reaches every barrier.
 
-A kernel without a guard (its launch covers the outputs exactly: Parboil's sgemm) keeps its launch unchanged, so
-that every launch site, whatever its size, still covers the same outputs: the bounds are the grid's own
-(gridDim * blockDim), the blocks take the tiles in turn (a grid-stride loop; blocks left over exit at once), only the
-loads are guarded (k need not divide the tile), and a launch whose block does not hold tile x tile / rows threads
-runs the original body instead.
+A kernel without a guard (its launch covers the outputs exactly: Parboil's sgemm) keeps its launch (passes/_cover.py).
 """
 from __future__ import annotations
 
@@ -23,6 +19,7 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
 from ._common import fresh
+from ._cover import builtins, cover, linear
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -121,35 +118,18 @@ class ContractionTiling:
         if not c.guarded:
             for w in ("rows", "cols", "tiles", "tile"):
                 names[w] = fresh(facts, source, w)
-            b = _builtins(cl)
+            b = builtins(cl)
             c = replace(c, row_bound=names["rows"], col_bound=names["cols"],
                         inside=f"{c.row} < {names['rows']} && {c.col} < {names['cols']}")
         code = self._code(source, c, names, tys, acc_ty, cl)
         if not c.guarded:
-            code = self._cover(source, c, names, code, b)
+            at = next(i for i, line in enumerate(code) if line.startswith(f"const int {names['tx']}"))
+            place = f"const int {names['tx']} = {linear(b)} % {self.tile}, {names['ty']} = {linear(b)} / {self.tile};"
+            code = cover(source, c, names, (code[:at], place, code[at + 2:]), self.tile * (self.tile // self.rows), self.tile, b)
         edit = Edit(c.start, c.rest[1], ("\n" + c.indent).join(code))
         launch = LaunchChange((self.tile, self.tile // self.rows, 1), "tile-coarse", per_item=self.tile) if c.guarded else None
         sides = ", ".join([f"{o.text} along {c.k if o.k_fast else c.row}" for o in c.a] + [f"{o.text} along {c.k if o.k_fast else c.col}" for o in c.b])
         return Rewrite((edit,), launch, f"{self.tile}x{self.tile} tiles over {c.k}, {self.rows} rows per thread: {sides}")
-
-    def _cover(self, source: bytes, c: Contraction, n: dict[str, str], code: list[str], b: dict[str, str]) -> list[str]:
-        """The tiled code for an unguarded kernel at its own launch: bounds from the grid, tiles taken by the blocks in turn."""
-        T, threads = self.tile, self.tile * (self.tile // self.rows)
-        original = source[c.body[0]:c.body[1]].decode().replace("\n" + c.indent, "\n" + c.indent + "    ")
-        at = next(i for i, line in enumerate(code) if line.startswith(f"const int {n['tx']}"))
-        tiled = code[at + 2:]
-        return [
-            *code[:at],
-            f"if ({b['bx']} * {b['by']} != {threads} || {b['bz']} != 1) {{  // a block this variant was not written for",
-            f"    {original}", "    return;", "}",
-            f"const int {n['cols']} = {b['gx']} * {b['bx']}, {n['rows']} = {b['gy']} * {b['by']};  // the outputs the launch covers",
-            f"const int {n['tiles']} = ({n['cols']} + {T - 1}) / {T};",
-            f"const int {n['tx']} = ({b['ly']} * {b['bx']} + {b['lx']}) % {T}, {n['ty']} = ({b['ly']} * {b['bx']} + {b['lx']}) / {T};",
-            f"for (int {n['tile']} = {b['gy_id']} * {b['gx']} + {b['gx_id']}; {n['tile']} < {n['tiles']} * (({n['rows']} + {T - 1}) / {T}); "
-            f"{n['tile']} += {b['gx']} * {b['gy']}) {{",
-            f"    const int {n['row0']} = {n['tile']} / {n['tiles']} * {T}, {n['col0']} = {n['tile']} % {n['tiles']} * {T};",
-            *("    " + line for line in tiled), "}",
-        ]
 
     def _code(self, source: bytes, c: Contraction, n: dict[str, str], tys: list[str], acc_ty: str, cl: bool) -> list[str]:
         T, R, BY = self.tile, self.rows, self.tile // self.rows
@@ -198,11 +178,3 @@ class ContractionTiling:
             *("        " + txt(s, e) for s, e in c.after), "    }", "}",
         ]
 
-
-def _builtins(cl: bool) -> dict[str, str]:
-    if cl:
-        return {"bx": "get_local_size(0)", "by": "get_local_size(1)", "bz": "get_local_size(2)", "gx": "get_num_groups(0)",
-                "gy": "get_num_groups(1)", "lx": "get_local_id(0)", "ly": "get_local_id(1)", "gx_id": "get_group_id(0)",
-                "gy_id": "get_group_id(1)"}
-    return {"bx": "blockDim.x", "by": "blockDim.y", "bz": "blockDim.z", "gx": "gridDim.x", "gy": "gridDim.y", "lx": "threadIdx.x",
-            "ly": "threadIdx.y", "gx_id": "blockIdx.x", "gy_id": "blockIdx.y"}

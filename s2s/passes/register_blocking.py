@@ -12,13 +12,13 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tree_sitter import Node
-
+from s2s.lang.contraction import Contraction, find_contraction
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 
 from ._common import body_node, fresh, indent_of, statements, text
-from .smem_tiling import contraction_product, guard_bounds, is_guard
+from ._cover import builtins, cover, linear, product_inputs
+from .smem_tiling import acc_declaration, contraction_product, guard_bounds, index_type, is_guard
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -86,8 +86,6 @@ __global__ void matmul(const float* A, const float* B, float* C, int n)
     }
 }
 """
-_GLOBAL_INDEX = ("blockIdx.{a}*blockDim.{a}+threadIdx.{a}", "blockDim.{a}*blockIdx.{a}+threadIdx.{a}",
-                 "threadIdx.{a}+blockIdx.{a}*blockDim.{a}", "threadIdx.{a}+blockDim.{a}*blockIdx.{a}", "get_global_id({d})")
 _JUMP = re.compile(r"\b(return|break|continue|goto)\b")
 
 
@@ -114,13 +112,16 @@ class RegisterBlocking:
         return True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        c = find_contraction(source, facts.dialect, facts.name)
+        if not isinstance(c, str) and not c.guarded:  # Parboil's sgemm: the launch is kept (passes/_cover.py)
+            return self._unguarded(source, facts, c)
         row, col, loop = facts.var_for("y"), facts.var_for("x"), facts.loops[0]
         stmts = statements(body_node(source, facts))
         at = next((i for i, s in enumerate(stmts) if s.start_byte == loop.start), -1)
         g = next((i for i, s in enumerate(stmts[:max(at, 0)]) if is_guard(source, s)), -1)
         if at < 0 or g < 0:
             return Refused("needs a guard `if (row >= M || col >= N) return;` before a top-level loop")
-        types = {v: ty for s in stmts[:g] for v, axis in ((row, "y"), (col, "x")) if (ty := _index_type(source, s, v, axis))}
+        types = {v: ty for s in stmts[:g] for v, axis in ((row, "y"), (col, "x")) if (ty := index_type(source, s, v, axis))}
         if g != 2 or len(types) != 2:
             return Refused(f"only the global-index declarations of {row} and {col} may precede the guard")
         cond = text(source, stmts[g].child_by_field_name("condition")).strip("() ")
@@ -142,7 +143,7 @@ class RegisterBlocking:
             return Refused("the loop bound and the guard bounds must not use local variables")
         if any(THREAD_BUILTIN.search(text(source, s)) or _JUMP.search(text(source, s)) for s in before + after):
             return Refused("the statements around the loop must not use thread indices or jump (return, break, ...)")
-        decl = _acc_declaration(source, before, acc)
+        decl = acc_declaration(source, before, acc)
         if isinstance(decl, Refused):
             return decl
         if decl == "" and (idents(acc) & local) - {row, col}:
@@ -157,10 +158,28 @@ class RegisterBlocking:
         launch = LaunchChange((self.tile // self.rx, self.tile // self.ry, 1), "tile-coarse", per_item=self.tile)
         return Rewrite((edit,), launch, f"{self.tile}x{self.tile} block tiles, {self.ry}x{self.rx} outputs per thread")
 
+    def _unguarded(self, source: bytes, facts: KernelFacts, c: Contraction) -> Rewrite | Refused:
+        got = product_inputs(source, facts, c)
+        if isinstance(got, str):
+            return Refused(got)
+        types, tys, before, after = got
+        n = {w: fresh(facts, source, w) for w in ("As", "Bs", "acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "ra", "rb",
+                                                  "rows", "cols", "tiles", "tile")}
+        b, bx = builtins(facts.dialect == "opencl"), self.tile // self.rx
+        code = self._code(n, c.row, c.col, c.k, types, {c.row: n["rows"], c.col: n["cols"]}, c.upper, c.a[0].text, c.b[0].text, tys,
+                          c.target, c.target_decl, before, after, facts.dialect == "opencl", (c.a[0].k_fast, c.b[0].k_fast))
+        place = f"const int {n['tx']} = {linear(b)} % {bx}, {n['ty']} = {linear(b)} / {bx}, {n['tid']} = {linear(b)};"
+        code = cover(source, c, n, (code[:3], place, code[5:]), bx * (self.tile // self.ry), self.tile, b)
+        note = f"{self.tile}x{self.tile} tiles, {self.ry}x{self.rx} outputs per thread, at the kernel's own launch"
+        return Rewrite((Edit(c.start, c.rest[1], ("\n" + c.indent).join(code)),), None, note)
+
     def _code(self, n: dict[str, str], row: str, col: str, k: str, types: dict[str, str], bounds: dict[str, str], K: str,
               a_ref: str, b_ref: str, tys: tuple[str, str, str], acc: str, decl: str, before: list[str], after: list[str],
-              cl: bool) -> list[str]:
+              cl: bool, fast: tuple[bool, bool] = (True, False)) -> list[str]:
         tile, tk, bx, by, rx, ry, m = self.tile, self.tk, self.tile // self.rx, self.tile // self.ry, self.rx, self.ry, n["m"]
+        e = n["e"]  # the loads run along each operand's unit-stride index (`fast`: k is it, for A and for B)
+        ai, ak = (f"{e} / {tk}", f"{e} % {tk}") if fast[0] else (f"{e} % {tile}", f"{e} / {tile}")
+        bk, bj = (f"{e} % {tk}", f"{e} / {tk}") if fast[1] else (f"{e} / {tile}", f"{e} % {tile}")
         space, sync = ("__local", "barrier(CLK_LOCAL_MEM_FENCE);") if cl else ("__shared__", "__syncthreads();")
         lx, ly, gx, gy = ("get_local_id(0)", "get_local_id(1)", "get_group_id(0)", "get_group_id(1)") if cl else \
             ("threadIdx.x", "threadIdx.y", "blockIdx.x", "blockIdx.y")
@@ -178,11 +197,11 @@ class RegisterBlocking:
             *each, f"    {reg} = 0;", f"    {inside}", *("        " + s for s in before), f"        {reg} = {acc};", "    }", "}",
             f"for (int {n['t']} = 0; {n['t']} < {K}; {n['t']} += {tk}) {{",
             f"    for (int {n['e']} = {n['tid']}; {n['e']} < {tile} * {tk}; {n['e']} += {threads}) {{",
-            f"        {types[row]} {row} = {n['row0']} + {n['e']} / {tk};", f"        int {k} = {n['t']} + {n['e']} % {tk};",
-            f"        {n['As']}[{n['e']} / {tk}][{n['e']} % {tk}] = ({row} < {bounds[row]} && {k} < {K}) ? {a_ref} : ({a_ty})0;", "    }",
+            f"        {types[row]} {row} = {n['row0']} + {ai};", f"        int {k} = {n['t']} + {ak};",
+            f"        {n['As']}[{ai}][{ak}] = ({row} < {bounds[row]} && {k} < {K}) ? {a_ref} : ({a_ty})0;", "    }",
             f"    for (int {n['e']} = {n['tid']}; {n['e']} < {tk} * {tile}; {n['e']} += {threads}) {{",
-            f"        int {k} = {n['t']} + {n['e']} / {tile};", f"        {types[col]} {col} = {n['col0']} + {n['e']} % {tile};",
-            f"        {n['Bs']}[{n['e']} / {tile}][{n['e']} % {tile}] = ({k} < {K} && {col} < {bounds[col]}) ? {b_ref} : ({b_ty})0;", "    }",
+            f"        int {k} = {n['t']} + {bk};", f"        {types[col]} {col} = {n['col0']} + {bj};",
+            f"        {n['Bs']}[{bk}][{bj}] = ({k} < {K} && {col} < {bounds[col]}) ? {b_ref} : ({b_ty})0;", "    }",
             f"    {sync}", f"    {unroll}", f"    for (int {n['kk']} = 0; {n['kk']} < {tk}; ++{n['kk']}) {{", f"        {acc_ty} {n['ra']}[{ry}], {n['rb']}[{rx}];",
             f"        {unroll}", f"        for (int {m} = 0; {m} < {ry}; ++{m}) {n['ra']}[{m}] = {n['As']}[{n['ty']} + {m} * {by}][{n['kk']}];",
             f"        {unroll}", f"        for (int {m} = 0; {m} < {rx}; ++{m}) {n['rb']}[{m}] = {n['Bs']}[{n['kk']}][{n['tx']} + {m} * {bx}];",
@@ -191,29 +210,3 @@ class RegisterBlocking:
             *each, f"    {inside}", f"        {decl}{acc} = {reg};", *("        " + s for s in after), "    }", "}",
         ]
 
-
-def _index_type(source: bytes, s: Node, var: str, axis: str) -> str:
-    """The declared type of `var` when `s` declares it as the global thread index along `axis` alone, else ""."""
-    d = s.child_by_field_name("declarator")
-    if s.type != "declaration" or d is None or d.type != "init_declarator" or len(s.children_by_field_name("declarator")) != 1:
-        return ""
-    if text(source, d.child_by_field_name("declarator")) != var:
-        return ""
-    value = re.sub(r"\s+", "", text(source, d.child_by_field_name("value")))
-    ok = any(value == f.format(a=axis, d="xy".index(axis)) for f in _GLOBAL_INDEX)
-    return source[s.start_byte : d.start_byte].decode().strip() if ok else ""
-
-
-def _acc_declaration(source: bytes, before: list[Node], acc: str) -> str | Refused:
-    """The type prefix ("float ") of a local accumulator's declaration before the loop, "" when ACC is an array element."""
-    found = ""
-    for s in before:
-        d = s.child_by_field_name("declarator")
-        if s.type == "declaration" and d is not None and d.type == "init_declarator" and len(s.children_by_field_name("declarator")) == 1 \
-                and text(source, d.child_by_field_name("declarator")) == acc:
-            found = source[s.start_byte : d.start_byte].decode()
-        elif s.type != "expression_statement" or [c.type for c in s.named_children] != ["assignment_expression"]:
-            return Refused("before the loop, only the accumulator's declaration and assignments may stand")
-    if "[" not in acc and not found:
-        return Refused(f"the accumulator {acc} must be declared, with a value, between the guard and the loop")
-    return found

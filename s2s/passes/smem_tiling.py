@@ -59,6 +59,8 @@ __global__ void matmul(const float* A, const float* B, float* C, int n)
     C[row * n + col] = sum;
 }
 """
+_GLOBAL_INDEX = ("blockIdx.{a}*blockDim.{a}+threadIdx.{a}", "blockDim.{a}*blockIdx.{a}+threadIdx.{a}",
+                 "threadIdx.{a}+blockIdx.{a}*blockDim.{a}", "threadIdx.{a}+blockDim.{a}*blockIdx.{a}", "get_global_id({d})")
 _TERM = re.compile(r"^\s*(\w+)\s*>=\s*(.+?)\s*$|^\s*(.+?)\s*<=\s*(\w+)\s*$")
 
 
@@ -164,3 +166,30 @@ def contraction_product(source: bytes, loop: Node, k: str, row: str, col: str, l
         return f"one factor must depend on ({row}, {k}) only and the other on ({k}, {col}) only"
     a_name = by_row[0].split("[")[0].strip()
     return text(source, left), by_row[0], by_col[0], a_name
+
+
+def index_type(source: bytes, s: Node, var: str, axis: str) -> str:
+    """The declared type of `var` when `s` declares it as the global thread index along `axis` alone, else ""."""
+    d = s.child_by_field_name("declarator")
+    if s.type != "declaration" or d is None or d.type != "init_declarator" or len(s.children_by_field_name("declarator")) != 1:
+        return ""
+    if text(source, d.child_by_field_name("declarator")) != var:
+        return ""
+    value = re.sub(r"\s+", "", text(source, d.child_by_field_name("value")))
+    ok = any(value == f.format(a=axis, d="xy".index(axis)) for f in _GLOBAL_INDEX)
+    return source[s.start_byte : d.start_byte].decode().strip() if ok else ""
+
+
+def acc_declaration(source: bytes, before: list[Node], acc: str) -> str | Refused:
+    """The type prefix ("float ") of a local accumulator's declaration before the loop, "" when ACC is an array element."""
+    found = ""
+    for s in before:
+        d = s.child_by_field_name("declarator")
+        if s.type == "declaration" and d is not None and d.type == "init_declarator" and len(s.children_by_field_name("declarator")) == 1 \
+                and text(source, d.child_by_field_name("declarator")) == acc:
+            found = source[s.start_byte : d.start_byte].decode()
+        elif s.type != "expression_statement" or [c.type for c in s.named_children] != ["assignment_expression"]:
+            return Refused("before the loop, only the accumulator's declaration and assignments may stand")
+    if "[" not in acc and not found:
+        return Refused(f"the accumulator {acc} must be declared, with a value, between the guard and the loop")
+    return found
