@@ -36,6 +36,7 @@ __kernel void jacobi(__global const float* in, __global float* out, const int nx
 }
 """
 CONV_CL = (GOLDEN / "stencil_tiling_conv_window.cl").read_text().split("// ----- INPUT\n")[1].split("// -----")[0]
+EDGE_CL = (GOLDEN / "stencil_tiling_edge_copy.cl").read_text().split("// ----- INPUT\n")[1].split("// -----")[0]
 # an offset mapping (interior points from 1), a 3x5 window, and two fields of different pitch, one updated in place
 FIELDS_CL = """\
 __kernel void fields(__global const float* ex, __global const float* ey, __global float* hz, const int nx, const int ny)
@@ -64,6 +65,10 @@ def _params(kernel: str) -> list[ParamSpec]:
                 ParamSpec("filt", "__constant float*", "in", "float", count=9, space="constant"),
                 ParamSpec("out", "__global float*", "out", "float", count=NX * NY, space="global"),
                 ParamSpec("w", "const int", "scalar", "int", value=NX), ParamSpec("h", "const int", "scalar", "int", value=NY)]
+    if kernel == "relax":
+        return [ParamSpec("u", g, "in", "float", count=NY * NY, space="global"), ParamSpec("f", g, "in", "float", count=NY * NY, space="global"),
+                ParamSpec("u_new", "__global float*", "out", "float", count=NY * NY, space="global"),
+                ParamSpec("n", "const int", "scalar", "int", value=NY), ParamSpec("h2", "const float", "scalar", "float", value=0.5)]
     return [ParamSpec("ex", g, "in", "float", count=NX * (NY + 1), space="global"),
             ParamSpec("ey", g, "in", "float", count=(NX + 1) * NY, space="global"),
             ParamSpec("hz", "__global float*", "inout", "float", count=NX * NY, space="global"),
@@ -135,7 +140,8 @@ def test_a_moved_pointer_is_not_a_stencil() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("src,kernel,pipeline", [
     (JACOBI_CL, "jacobi", "stencil-tiling{block=16x8}"), (JACOBI_CL, "jacobi", "stencil-tiling{block=32x4}"),
-    (CONV_CL, "conv3", "stencil-tiling{block=16x16}"), (FIELDS_CL, "fields", "stencil-tiling{block=16x4}")])
+    (CONV_CL, "conv3", "stencil-tiling{block=16x16}"), (FIELDS_CL, "fields", "stencil-tiling{block=16x4}"),
+    (EDGE_CL, "relax", "stencil-tiling{block=16x8}")])
 def test_stencil_tiling_matches_the_original_on_pocl(tmp_path: Path, src: str, kernel: str, pipeline: str) -> None:
     pytest.importorskip("pyopencl")
     from s2s.optimize.proposers.builtin import apply_pipeline

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from .affine import Poly
+from .affine import Poly, poly_of
 from .kernel_model import ArrayAccess, Guard, KernelModel
 from .parsing import parse, src
 
@@ -66,6 +66,7 @@ class Stencil:
     offsets: dict[str, Poly]  # axis -> the mapping's offset (`x = blockIdx.x*blockDim.x + threadIdx.x + offset`)
     arrays: tuple[StencilArray, ...]
     skipped: tuple[str, ...]  # why the other read-only arrays are not stencils
+    exit_blocks: tuple[tuple[int, int], ...] = ()  # `if (edge) { copy; return; }`: their reads stay global reads
 
 
 def divide(p: Poly, by: Poly) -> tuple[Poly, Poly] | None:
@@ -113,17 +114,17 @@ def analyse(source: bytes, dialect: str, model: KernelModel, fn_body: tuple[int,
     why = _structure(body, source)
     if why:
         return why
-    returns = [g for g in model.guards if g.kind == "return"]
-    exits = [c for c in body.named_children if c.type == "if_statement" and any(n.type == "return_statement" for n in _walk(c))]
-    if any(not any(g.start == c.start_byte for g in returns) for c in exits):
-        return "an early return whose condition is not a set of bounds"
+    found = _exits(body, model, vars_, offsets, source)
+    if isinstance(found, str):
+        return found
+    returns, blocks = found
     windows = {i for i, lp in enumerate(model.loops) if lp.var != stream}
     written = {a.array for a in model.accesses if a.write}
     moved = _assigned_names(body, source)  # `in += offset;` moves the pointer itself
     arrays: list[StencilArray] = []
     skipped: list[str] = []
     for name, _ty, pointer in model.params:
-        reads = [a for a in model.accesses if a.array == name and a.read]
+        reads = [a for a in model.accesses if a.array == name and a.read and not any(s <= a.start < e for s, e in blocks)]
         if not pointer or not reads:
             continue
         if name in written:
@@ -138,7 +139,7 @@ def analyse(source: bytes, dialect: str, model: KernelModel, fn_body: tuple[int,
         else:
             arrays.append(out)
     if not arrays:
-        return Stencil(vars_, offsets, (), tuple(skipped))
+        return Stencil(vars_, offsets, (), tuple(skipped), blocks)
     for a in model.accesses:  # threads past the old launch must do nothing: every access bounded from above on x and y
         bounds = _bounds(a, model, vars_, returns, body, source)
         if isinstance(bounds, str):
@@ -146,7 +147,7 @@ def analyse(source: bytes, dialect: str, model: KernelModel, fn_body: tuple[int,
         for axis in ("x", "y"):
             if not any(b.upper and b.axis == axis and not b.position for b in bounds):
                 return f"{a.text} is not under a guard bounding {vars_[axis]} from above"
-    return Stencil(vars_, offsets, tuple(arrays), tuple(skipped))
+    return Stencil(vars_, offsets, tuple(arrays), tuple(skipped), blocks)
 
 
 def _structure(body: Node, data: bytes) -> str:
@@ -288,6 +289,9 @@ def _bounds(a: ArrayAccess, model: KernelModel, vars_: dict[str, str], returns: 
                 return f"{a.text} is read in an if condition"
             if parent.child_by_field_name("consequence") != node:
                 return f"{a.text} sits in an else branch"
+            if any(g.start == parent.start_byte for g in returns):  # inside an exit's own block: the exits before it hold
+                node = parent
+                continue
             g = next((g for g in model.guards if g.start == parent.start_byte and g.kind == "block"), None)
             if g is None:
                 return f"the condition around {a.text} is not a set of bounds"
@@ -297,7 +301,7 @@ def _bounds(a: ArrayAccess, model: KernelModel, vars_: dict[str, str], returns: 
     values = dict(model.values)
     out: list[Bound] = []
     for g in guards:
-        if len(g.upper) + len(g.lower) != _terms(g, body, data):
+        if g.kind != "return" and len(g.upper) + len(g.lower) != _terms(g, body, data):  # early exits are read in full
             return f"the guard `{g.condition}` is not only bounds on indices"
         for (var, value), upper in [(u, True) for u in g.upper] + [(lo, False) for lo in g.lower]:
             if value.names & (set(vars_.values()) | {lp.var for lp in model.loops}):
@@ -318,6 +322,75 @@ def _bounds(a: ArrayAccess, model: KernelModel, vars_: dict[str, str], returns: 
                 out.append(Bound(ax, upper, value, True))
             else:
                 return f"the guard `{g.condition}` bounds {var}, which is not the point read"
+    return out
+
+
+_EXIT = {"<": (False, 0), "<=": (False, 1), ">": (True, 1), ">=": (True, 0)}  # exit on v OP b -> v >= b + k, v < b + k
+
+
+def _exits(body: Node, model: KernelModel, vars_: dict[str, str], offsets: dict[str, Poly],
+           data: bytes) -> tuple[list[Guard], tuple[tuple[int, int], ...]] | str:
+    """The top-level early exits as the bounds they let through, in order; `v == b` at an end of v's range moves that
+    end (`i == 0 || i == n - 1` after `i >= n`: 1 <= i < n - 1). Also the exits that run statements before returning."""
+    by_var = {v: ax for ax, v in vars_.items()}
+    values = dict(model.values)
+    opaque = _assigned_names(body, data) | {lp.var for lp in model.loops} | set(vars_.values())
+    lows: dict[str, list[Poly]] = {v: [offsets[ax]] for ax, v in vars_.items()}
+    highs: dict[str, list[Poly]] = {v: [] for v in vars_.values()}
+    guards, blocks = [], []
+    for c in body.named_children:
+        if c.type != "if_statement" or not any(n.type == "return_statement" for n in _walk(c)):
+            continue
+        cons, cond = c.child_by_field_name("consequence"), c.child_by_field_name("condition")
+        if cons is not None and cons.type == "compound_statement" and len(cons.named_children) > 1:
+            blocks.append((cons.start_byte, cons.end_byte))
+        up, low = [], []
+        for t in _split_terms(cond.named_children[-1] if cond is not None and cond.named_children else None, "||", data):
+            op = src(data, t.child_by_field_name("operator") or t) if t.type == "binary_expression" else ""
+            left, right = t.child_by_field_name("left"), t.child_by_field_name("right")
+            if left is not None and right is not None and left.type != "identifier" and right.type == "identifier":
+                left, right, op = right, left, {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+            bound = poly_of(right, data, values.get) if right is not None else None
+            name = src(data, left) if left is not None and left.type == "identifier" else ""
+            var, shift = (name, Poly()) if name in by_var else _shifted(values.get(name), vars_)
+            if op not in {*_EXIT, "=="} or bound is None or not var or bound.names & opaque:
+                return f"the early exit `{src(data, cond).strip()}` is not a set of bounds" if cond is not None else "an early exit"
+            bound = bound - shift
+            if op == "==" and any(lo == bound for lo in lows[var]):
+                pair = (var, bound + Poly.const(1))
+                lows[var].append(pair[1])
+                low.append(pair)
+            elif op == "==" and any(hi == bound + Poly.const(1) for hi in highs[var]):
+                highs[var].append(bound)
+                up.append((var, bound))
+            elif op == "==":
+                return f"the early exit on {name} == {bound.text()} is not at an end of {name}'s range"
+            else:
+                upper, k = _EXIT[op]
+                (highs if upper else lows)[var].append(bound + Poly.const(k))
+                (up if upper else low).append((var, bound + Poly.const(k)))
+        guards.append(Guard(src(data, cond) if cond is not None else "", "return", tuple(up), tuple(low), c.start_byte, c.end_byte))
+    return guards, tuple(blocks)
+
+
+def _shifted(p: Poly | None, vars_: dict[str, str]) -> tuple[str, Poly]:
+    """(thread variable, constant) when p is a thread variable plus a constant (`xx = x + 1`), else ("", 0)."""
+    for v in vars_.values():
+        if p is not None and p.coeff(v) == Poly.const(1) and (p - Poly.name(v)).constant() is not None:
+            return v, p - Poly.name(v)
+    return "", Poly()
+
+
+def _split_terms(node: Node | None, op: str, data: bytes) -> list[Node]:
+    out, stack = [], [node] if node is not None else []
+    while stack:
+        n = stack.pop()
+        while n.type == "parenthesized_expression" and len(n.named_children) == 1:
+            n = n.named_children[0]
+        if n.type == "binary_expression" and src(data, n.child_by_field_name("operator") or n) == op:
+            stack += [c for c in (n.child_by_field_name("right"), n.child_by_field_name("left")) if c is not None]
+        else:
+            out.append(n)
     return out
 
 

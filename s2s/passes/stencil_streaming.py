@@ -115,6 +115,8 @@ class StencilStreaming:
         st = stencil(source, facts, "" if grid3 else zvar)
         if isinstance(st, str):
             return Refused(st)
+        if st.exit_blocks:
+            return Refused("an early exit runs statements before it returns (a boundary copy): it would run inside the loop")
         arrs = [a for a in st.arrays if not a.plane.is_zero]
         if len(arrs) != 1 or len(st.arrays) != 1:
             return Refused(f"needs one stencil array marching along {zvar}, found {len(arrs)} of {len(st.arrays)}")
