@@ -342,6 +342,9 @@ def _exits(body: Node, model: KernelModel, vars_: dict[str, str], offsets: dict[
         if c.type != "if_statement" or not any(n.type == "return_statement" for n in _walk(c)):
             continue
         cons, cond = c.child_by_field_name("consequence"), c.child_by_field_name("condition")
+        last = cons.named_children[-1] if cons is not None and cons.type == "compound_statement" and cons.named_children else cons
+        if c.child_by_field_name("alternative") is not None or last is None or last.type != "return_statement":
+            return "an early exit with an else branch, or one that does not end in its return"
         if cons is not None and cons.type == "compound_statement" and len(cons.named_children) > 1:
             blocks.append((cons.start_byte, cons.end_byte))
         up, low = [], []
