@@ -213,6 +213,14 @@ def _stream_state(src: str, kernel: str, mep: Path):  # type: ignore[no-untyped-
                  facts=kernel_facts(src.encode(), "opencl", kernel))
 
 
+def test_stream_z_launch_rule() -> None:
+    from s2s.lang.edits import LaunchChange
+
+    # laplace3d's 512^3 points in (32, 4, 2) blocks become (32, 8) blocks of threads marching 64 points of z each
+    assert LaunchChange((32, 8, 1), "stream-z", 64).resolve((16, 128, 256), (32, 4, 2)) == ((16, 64, 8), (32, 8, 1))
+    assert LaunchChange((32, 8, 1), "stream-z", 64).resolve((1, 1, 5), (16, 4, 2)) == ((1, 1, 1), (32, 8, 1))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("src,kernel,pipeline", [
     (ZLOOP_CL, "heat", "stencil-streaming{block=16x8}"), (ZLOOP_CL, "heat", "stencil-streaming{block=32x4}"),
