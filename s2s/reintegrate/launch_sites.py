@@ -74,9 +74,26 @@ def _components(expr: str, fn_text: str) -> list[str]:
     if m:
         parts = [p.strip() for p in m.group(1).split(",")] + ["1", "1"]
         return parts[:3]
-    if re.fullmatch(r"[A-Za-z_]\w*", expr) and re.search(rf"\bdim3\s+(?:[\w\s,()]*?\b)?{re.escape(expr)}\b", fn_text):
+    if re.fullmatch(r"[A-Za-z_]\w*", expr) and expr in dim3_names(fn_text):
         return [f"{expr}.x", f"{expr}.y", f"{expr}.z"]
     return [f"({expr})", "1", "1"]
+
+
+def dim3_names(text: str) -> set[str]:
+    """The names `dim3` declarations in `text` declare: `dim3 grid(m/TILE_SZ, n/TILE_SZ), threads(TILE_SZ, TILE_SZ);` gives
+    grid and threads (each declarator's leading name, the commas inside its initializer skipped)."""
+    names: set[str] = set()
+    for mt in re.finditer(r"\bdim3\s+([^;{}]*);", text):
+        depth, start, body = 0, 0, mt.group(1)
+        for i, ch in enumerate(body + ","):
+            depth += ch in "([" and 1 or 0
+            depth -= ch in ")]" and 1 or 0
+            if ch == "," and depth == 0:
+                head = re.match(r"\s*([A-Za-z_]\w*)", body[start:i])
+                if head:
+                    names.add(head.group(1))
+                start = i + 1
+    return names
 
 
 def _cuda_config(grid_c: list[str], block_c: list[str], ratios: list[Fraction], swapped: bool, block: tuple[int, ...],
