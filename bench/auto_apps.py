@@ -134,7 +134,7 @@ def run_app(name: str, spec: dict[str, str], out: Path, work: Path, timeout: flo
     shutil.rmtree(w, ignore_errors=True)
     cmd = ["auto", str(tree), "--build-cmd", spec["build"], "--run-cmd", spec["run"], "--top", str(args.top),
            "--max-evals", str(args.max_evals), "--rounds", str(args.rounds), "--runs", str(args.runs), "--work", str(w),
-           "--diff", str(out / f"{name}.diff"), "--cmd-timeout", str(min(timeout, 300))]
+           "--diff", str(out / f"{name}.diff"), "--cmd-timeout", str(min(timeout, 300)), "--no-profile"]
     if spec.get("check"):
         cmd += ["--check-cmd", spec["check"]]
     t0 = time.time()
