@@ -16,7 +16,7 @@ def loop_block(source: bytes, top: list[Node], loop_start: int, var: str) -> tup
     it, whose test every lane of a row evaluates alike (only the row variable and no other thread index)."""
     if any(s.start_byte == loop_start for s in top):
         return top, None
-    for s in top:
+    for s in top[-1:]:  # the last statement: what followed it would run on every lane of a row past the guard
         cons = s.child_by_field_name("consequence") if s.type == "if_statement" else None
         if cons is None or cons.type != "compound_statement" or s.child_by_field_name("alternative") is not None:
             continue

@@ -102,6 +102,10 @@ class BlockReduceShuffle:
                                "from 32 to 1024, checked by a static_assert)")
             if re.search(r"\breturn\b", source[facts.body_start : s.start_byte].decode("utf-8", "replace")):
                 return Refused("a return before the tree: every thread of the block must reach the shuffles")
+            after = source[s.end_byte : facts.body_end].decode("utf-8", "replace")
+            if any(i.strip() != "0" for i in re.findall(rf"\b{array}\s*\[([^\]]*)\]", after)) or \
+                    re.search(rf"\b{array}\b(?!\s*\[)", after):
+                return Refused(f"after the tree only {array}[0] may be read (the tree's other partial values are not kept)")
             elem = _element_type(source, stmts[:k], array)
             if elem is None:
                 return Refused(f"{array} must be a one-dimensional __shared__ array declared in the kernel")
