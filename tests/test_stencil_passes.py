@@ -190,6 +190,23 @@ __kernel void laplace(__global const float* in, __global float* out, const float
 """
 
 
+EDGE3_CL = """\
+__kernel void edge(__global const float* u, __global float* v, const int nx, const int ny, const int nz)
+{
+    int i = get_global_id(0);
+    int j = get_global_id(1);
+    int k = get_global_id(2);
+    if (i >= nx || j >= ny || k >= nz) return;
+    if (i == 0 || k == 0 || i == nx - 1 || k == nz - 1) {
+        v[(k * ny + j) * nx + i] = u[(k * ny + j) * nx + i];
+        return;
+    }
+    v[(k * ny + j) * nx + i] = 0.5f * u[(k * ny + j) * nx + i] + u[(k * ny + j) * nx + i - 1] + u[(k * ny + j) * nx + i + 1] +
+                               u[((k - 1) * ny + j) * nx + i] + u[((k + 1) * ny + j) * nx + i];
+}
+"""
+
+
 def _stream_state(src: str, kernel: str, mep: Path):  # type: ignore[no-untyped-def]
     from s2s.mep.manifest import load
     from s2s.optimize.proposers.base import State
@@ -203,6 +220,10 @@ def _stream_state(src: str, kernel: str, mep: Path):  # type: ignore[no-untyped-
                   ParamSpec("unew", "__global float*", "out", "float", count=n, space="global"),
                   ParamSpec("c0", "const float", "scalar", "float", value=0.4), ParamSpec("c1", "const float", "scalar", "float", value=0.1)]
         grid, block = (32, 16, 1), (16, 8, 1)
+    elif kernel == "edge":
+        params = [ParamSpec("u", g, "in", "float", count=n, space="global"),
+                  ParamSpec("v", "__global float*", "out", "float", count=n, space="global")]
+        grid, block = (32, 16, 12), (16, 4, 2)
     else:
         params = [ParamSpec("in", g, "in", "float", count=n, space="global"),
                   ParamSpec("out", "__global float*", "out", "float", count=n, space="global"),
@@ -224,7 +245,8 @@ def test_stream_z_launch_rule() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("src,kernel,pipeline", [
     (ZLOOP_CL, "heat", "stencil-streaming{block=16x8}"), (ZLOOP_CL, "heat", "stencil-streaming{block=32x4}"),
-    (GRID3_CL, "laplace", "stencil-streaming{block=16x4 zchunk=4}"), (GRID3_CL, "laplace", "stencil-streaming{block=16x8 zchunk=16}")])
+    (GRID3_CL, "laplace", "stencil-streaming{block=16x4 zchunk=4}"), (GRID3_CL, "laplace", "stencil-streaming{block=16x8 zchunk=16}"),
+    (EDGE3_CL, "edge", "stencil-streaming{block=16x4 zchunk=4}")])
 def test_stencil_streaming_matches_the_original_on_pocl(tmp_path: Path, src: str, kernel: str, pipeline: str) -> None:
     pytest.importorskip("pyopencl")
     from s2s.optimize.proposers.builtin import apply_pipeline
@@ -234,7 +256,7 @@ def test_stencil_streaming_matches_the_original_on_pocl(tmp_path: Path, src: str
     assert isinstance(cand, Candidate), cand
     assert b"_zp1" in cand.source and b"barrier(CLK_LOCAL_MEM_FENCE)" in cand.source
     launch = cand.launch or state.manifest.launch
-    if kernel == "laplace":  # 12 points of z in threads became ceil(12 / zchunk) work-groups of one marching thread each
+    if kernel != "heat":  # 12 points of z in threads became ceil(12 / zchunk) work-groups of one marching thread each
         chunk = int(pipeline.split("zchunk=")[1].rstrip("}"))
         assert cand.launch_rules == ("stream-z",) and launch.block[2] == 1 and launch.grid[2] == -(-12 // chunk)
     m = _evaluate(tmp_path / "mep", state, cand)
@@ -349,7 +371,7 @@ def test_cuda_outputs_compile(tmp_path: Path) -> None:
             assert isinstance(out, Applied), (kernel, out)
             files.append(tmp_path / f"{kernel}{int(double)}.cu")
             files[-1].write_bytes(out.text)
-    for src, kernel in ((ZLOOP_CL, "heat"), (GRID3_CL, "laplace")):
+    for src, kernel in ((ZLOOP_CL, "heat"), (GRID3_CL, "laplace"), (EDGE3_CL, "edge")):
         cuda = _cuda(src).replace("get_global_id(2)", "blockIdx.z * blockDim.z + threadIdx.z")
         out = run_pass(make_pass("stencil-streaming"), cuda.encode(), "cuda", kernel)
         assert isinstance(out, Applied), (kernel, out)

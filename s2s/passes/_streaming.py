@@ -42,12 +42,28 @@ def loop_range(loop: Node | None, facts: KernelFacts, data: bytes, coords: set[s
     return lp.lower.text(), lp.upper.text()
 
 
+def chunk_start(st: Stencil, chunk: int, dialect: str) -> str:
+    return f"(int){builtin(dialect, 'blockIdx', 'z')} * {chunk}{signed(st.offsets['z'].constant() or 0)}"
+
+
+def boundary_copy(source: bytes, guards: list[Node], between: list[Node], exit_: Node, zvar: str, start: str, chunk: int) -> list[str]:
+    """The chunk's points that an exit block handles (`if (edge) { copy; return; }`), one loop of their own before
+    the marching one: each point runs the original's checks in order, the block without its return."""
+    cond = text(source, exit_.child_by_field_name("condition")).strip()
+    cons = exit_.child_by_field_name("consequence")
+    kept = [text(source, s) for s in statements(cons)[:-1]] if cons is not None else []
+    alive = " && ".join(f"!{text(source, g.child_by_field_name('condition')).strip()}" for g in guards) or "true"
+    return ([f"for (int {zvar} = {start}; {zvar} < {start} + {chunk}; {zvar}++) {{", f"    if ({alive}) {{"]
+            + [f"        {text(source, s)}" for s in between] + [f"        if {cond} {{"] + [f"            {t}" for t in kept]
+            + ["        }", "    }", "}"])
+
+
 def zrange(st: Stencil, bounds: tuple[Bound, ...], zvar: str, chunk: int, dialect: str) -> tuple[str, str] | str:
     lows = [b.value.text() for b in bounds if b.axis == "z" and not b.upper and not b.position]
     highs = [b.value.text() for b in bounds if b.axis == "z" and b.upper and not b.position]
     if not highs:
         return f"needs a guard bounding {zvar} from above"
-    start = f"(int){builtin(dialect, 'blockIdx', 'z')} * {chunk}{signed(st.offsets['z'].constant() or 0)}"
+    start = chunk_start(st, chunk, dialect)
     if st.offsets["z"].constant() is None:
         return f"the mapping of {zvar} has an offset that is not a constant"
     lo = start
@@ -64,11 +80,12 @@ def declares(s: Node, var: str, data: bytes) -> bool:
     return len(decls) == 1 and decls[0].type == "init_declarator" and text(data, decls[0].child_by_field_name("declarator")) == var
 
 
-def without(guard: Node, var: str, data: bytes) -> str | None:
-    """The guard's condition with the terms on `var` left out ("" when nothing is left); None when a term mixes var in."""
+def without(guard: Node, var: str, data: bytes, op: str = "") -> str:
+    """The guard's condition with the terms on `var` left out ("" when nothing is left; the stencil analysis has
+    checked that every term bounds one index by an expression free of indices)."""
     cond = guard.child_by_field_name("condition")
     value = cond.named_children[-1] if cond is not None and cond.named_children else None
-    op = "||" if is_exit(guard, data) else "&&"
+    op = op or ("||" if is_exit(guard, data) else "&&")
     terms, stack = [], [value] if value is not None else []
     while stack:
         t = stack.pop()
@@ -84,3 +101,12 @@ def without(guard: Node, var: str, data: bytes) -> str | None:
 
 def signed(d: int) -> str:
     return f" + {d}" if d > 0 else f" - {-d}" if d < 0 else ""
+
+
+def exit_block(st: Stencil, work: list[Node], data: bytes) -> tuple[Node | None, list[Node]]:
+    """The one exit block among the work statements and the declarations before it, when that is the shape."""
+    at = [i for i, s in enumerate(work) if (c := s.child_by_field_name("consequence")) is not None
+          and (c.start_byte, c.end_byte) in st.exit_blocks] if st.exit_blocks else []
+    if len(at) != 1 or len(st.exit_blocks) != 1 or any(s.type != "declaration" for s in work[:at[0]]):
+        return None, []
+    return work[at[0]], work[:at[0]]

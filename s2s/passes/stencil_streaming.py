@@ -19,7 +19,7 @@ from s2s.lang.kernel_facts import KernelFacts, idents
 
 from ._common import body_node, fresh, indent_of, statements, text
 from ._stencil import builtin, condition, index_text, space, spliced, sync, tile_read, tile_ring, tile_shape
-from ._streaming import declares, inner, is_exit, loop_range, loop_var, without, zrange
+from ._streaming import boundary_copy, chunk_start, declares, exit_block, inner, is_exit, loop_range, loop_var, without, zrange
 from .stencil_tiling import SMEM_LIMIT, stencil
 
 EXAMPLE_DIALECT = "cuda"
@@ -115,8 +115,9 @@ class StencilStreaming:
         st = stencil(source, facts, "" if grid3 else zvar)
         if isinstance(st, str):
             return Refused(st)
-        if st.exit_blocks:
-            return Refused("an early exit runs statements before it returns (a boundary copy): it would run inside the loop")
+        exit_, between = exit_block(st, work, source)
+        if st.exit_blocks and (exit_ is None or not grid3):
+            return Refused("an early exit runs statements before it returns (a boundary copy), other than once on a 3-D grid")
         arrs = [a for a in st.arrays if not a.plane.is_zero]
         if len(arrs) != 1 or len(st.arrays) != 1:
             return Refused(f"needs one stencil array marching along {zvar}, found {len(arrs)} of {len(st.arrays)}")
@@ -146,9 +147,9 @@ class StencilStreaming:
             if isinstance(out, str):
                 return Refused(out)
             lo, hi = out
-            maybe = [without(g, zvar, source) for g in guard_nodes]
-            if any(zvar in idents(text(source, s)) for s in head if not declares(s, zvar, source)) or None in maybe:
+            if any(zvar in idents(text(source, s)) for s in head if not declares(s, zvar, source)):
                 return Refused(f"{zvar} is used outside the work and its guard's bounds")
+            maybe = [without(g, zvar, source) for g in guard_nodes] + ([without(exit_, zvar, source, "||")] if exit_ else [])
             conds = [c for c in maybe if c]
         else:
             rng = loop_range(loop, facts, source, set(st.vars.values()))
@@ -156,7 +157,7 @@ class StencilStreaming:
                 return Refused(rng)
             lo, hi = rng
             conds = [text(source, g.child_by_field_name("condition")).strip()[1:-1].strip() for g in guard_nodes]
-        active = " && ".join(f"!({c})" for c in conds) if guards else (conds[0] if conds else "true")
+        active = " && ".join(f"!({c})" for c in conds) if guards or exit_ else (conds[0] if conds else "true")
         reads = [(r.start, r.end, reg[r.offset[0].constant() or 0] if r.offset[1:] == (Poly(), Poly()) else
                   tile_read(arr, tile, r.offset, facts.dialect, True)) for r in arr.reads]
         body = loop.child_by_field_name("body") if loop is not None else None
@@ -165,11 +166,13 @@ class StencilStreaming:
         pad = indent_of(source, rest[0].start_byte)
         if inside:  # the statements become the loop's body, one level deeper than `pad`
             ind = indent_of(source, inside[0].start_byte)
-            raw = (ind + spliced(source, inside[0].start_byte, inside[-1].end_byte, reads)).split("\n")
+            runs = [between, inside[len(between) + 1:]] if exit_ is not None else [inside]
+            raw = (ind + ("\n" + ind).join(spliced(source, r[0].start_byte, r[-1].end_byte, reads) for r in runs if r)).split("\n")
             work_text = "{\n" + "\n".join(pad + "    " + (x[len(ind):] if x.startswith(ind) else x.lstrip()) for x in raw) + "\n" + pad + "}"
         at = {"y": st.vars["y"], "x": st.vars["x"], "z": ""}
         load = f"{arr.name}[{index_text(arr, {**at, 'z': '(ZPOS)'})}]"
-        lines = ([f"{space(facts.dialect)} {elem} {tile}[{rows}][{cols}];"] if tiled else []) + [
+        copy = boundary_copy(source, guards, between, exit_, zvar, chunk_start(st, self.zchunk, facts.dialect), self.zchunk) if exit_ else []
+        lines = ([f"{space(facts.dialect)} {elem} {tile}[{rows}][{cols}];"] if tiled else []) + copy + [
             f"const bool {n['active']} = {active};",
             f"const bool {n['own']} = {condition(arr, st, at, True) if tiled else n['active']};",
             f"const int {n['zlo']} = {lo};", f"const int {n['zhi']} = {hi};",
@@ -205,5 +208,6 @@ def _plus(d: int) -> str:
 
 def _indent(t: str, pad: str) -> str:
     return t.replace("\n", "\n" + pad)
+
 
 
