@@ -127,3 +127,9 @@ def test_cexpr_reads_sizeof_without_parentheses_and_of_expressions() -> None:
     assert try_evaluate("n * sizeof *p + 1", {"n": 10}.get, sizes.get) == 21
     assert try_evaluate("sizeof(q[0]) * sizeof(float)", {}.get, sizes.get) == 16
     assert try_evaluate("sizeof(*r)", {}.get, sizes.get) is None  # not known: no value, never 0
+
+
+def test_a_global_also_written_by_a_header_function_is_fill_in(tmp_path: Path) -> None:
+    _out, m, _p = _mep(tmp_path, "header_write", "main.cu:touch")
+    assert FILL_IN in m.launch.grid, m.launch.source  # setup() writes 64, reset.h's reset_blocks() 7
+    assert "reset.h:2" in m.launch.source, m.launch.source

@@ -650,6 +650,9 @@ class Program:
         for other in self.files.values():
             if other is not source and base.encode() in other.data and ext.search(other.data):
                 return None, f"{base} is declared extern in {other.rel}: another unit may write it"
+        elsewhere = self._written_elsewhere(source, base)
+        if elsewhere:
+            return None, f"{base} is also written at {elsewhere} (a header or another unit that shares it)"
         writes: list[tuple[Node, Node | None, str, list[str]]] = []  # (write, its function or None, value, decisions)
         if name == base and declarator.type == "init_declarator" and declarator.child_by_field_name("value") is not None:
             value = declarator.child_by_field_name("value")
@@ -711,6 +714,29 @@ class Program:
         origin += "".join(f"; {w}" for w in why + skipped)
         scope = Scope(source, wfn, node.start_byte, self) if wfn is not None else self.file_scope(source)
         return Found(expr, where, scope, node.start_byte, "", ctype, origin), ""
+
+    def _written_elsewhere(self, source: SourceFile, base: str) -> str:
+        """file:line of a write of `base` (or of a part of it) inside a function of another file that has no
+        file-scope variable of that name itself (a header the unit includes, or another unit using it); ""."""
+        b = re.escape(base.encode())
+        pat = re.compile(rb"(?<![\w.>])" + b + rb"\s*(?:(?:\.|->)\s*\w+\s*|\[[^\]\n]*\]\s*)*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
+                         rb"|(?:\+\+|--)\s*" + b + rb"\b|(?<![\w.>])" + b + rb"\s*(?:\+\+|--)|&\s*" + b + rb"\b")
+        for other in self.files.values():
+            if other is source or base.encode() not in other.data or language_of(other.rel) == "opencl":
+                continue
+            hits = list(pat.finditer(other.data))
+            if not hits:
+                continue
+            root = self.tree_of(other).root_node
+            if _file_scope_declaration(root, base) is not None:
+                continue  # that file's own variable of the same name (another program of the tree)
+            for m in hits:
+                node = root.descendant_for_byte_range(m.start(), m.start())
+                while node is not None and node.type != "function_definition":
+                    node = node.parent
+                if node is not None and not _shadowed(node, base):
+                    return f"{other.rel}:{other.data.count(NL, 0, m.start()) + 1}"
+        return ""
 
     @staticmethod
     def _where(source: SourceFile, node: Node) -> str:
