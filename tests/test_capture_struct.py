@@ -202,3 +202,23 @@ def test_opencl_struct_by_value_captured_and_replayed_on_pocl(tmp_path: Path) ->
     assert run.returncode == 0, run.stderr
     res = json.loads(run.stdout)
     assert res["verdict"] == "ok" and any("reproduces the application's outputs" in msg for msg in res["messages"])
+
+
+def test_a_typedef_of_a_number_under_if_is_decoded_by_the_captured_size(tmp_path: Path) -> None:
+    """NPB IS passes `INT_TYPE number_of_blocks` by value, INT_TYPE being `long` under `#if CLASS == 'D'` and `int`
+    otherwise: the capture took it for a struct and recorded {} (the H200 fidelity run counted 5 wrong values)."""
+    import struct as st
+
+    from mep_util import ParamSpec, manifest
+
+    from s2s.capture.collect import ElemTypes
+
+    (tmp_path / "kernel.cu").write_text("#if CLASS == 'D'\ntypedef long INT_TYPE;\n#else\ntypedef int INT_TYPE;\n#endif\n"
+                                        "typedef float real;\n__global__ void k(INT_TYPE n, real x) {}\n")
+    m = manifest("k", "cuda", "kernel.cu", [ParamSpec("n", "INT_TYPE", "scalar", "INT_TYPE", value=0),
+                                            ParamSpec("x", "real", "scalar", "real", value=0)], (1, 1, 1), (1, 1, 1))
+    types = ElemTypes(m, tmp_path)
+    assert types.decode("INT_TYPE", st.pack("<i", 128)) == 128
+    assert types.decode("INT_TYPE", st.pack("<q", 1 << 40)) == 1 << 40
+    assert types.decode("real", st.pack("<f", 0.5)) == 0.5
+    assert types.decode("INT_TYPE", b"\x01\x02") is None  # no branch of that size

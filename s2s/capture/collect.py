@@ -98,6 +98,8 @@ class ElemTypes:
     def __init__(self, m: Manifest, mep: Path) -> None:
         self.m = m
         self.structs = {s.name.split("::")[-1]: s for s in m.structs}
+        self.aliases = _typedefs((mep / m.kernel_file).read_text(encoding="utf-8", errors="replace")) \
+            if (mep / m.kernel_file).is_file() else {}
         self.cl_types: Any = None
         if m.backend == "opencl":
             try:
@@ -146,6 +148,10 @@ class ElemTypes:
             except (KeyError, ValueError):
                 return None
         name = _clean(elem)
+        if name not in _FMT and name not in self.structs:  # a typedef of a number: the one of its branches this size
+            fits = {t for t in self.aliases.get(name, ()) if t in _FMT and struct.calcsize("<" + _FMT[t]) == len(data)}
+            if len({_FMT[t] for t in fits}) == 1:
+                name = fits.pop()
         if name in _FMT:
             fmt = "<" + _FMT[name]
             if struct.calcsize(fmt) != len(data):
@@ -162,6 +168,17 @@ class ElemTypes:
                 continue
             out[fname] = struct.unpack_from("<" + f, data, off)[0]
         return out
+
+
+def _typedefs(text: str) -> dict[str, set[str]]:
+    """Every type each `typedef T NAME;` of the kernel file gives NAME, over all #if branches (NPB IS: `typedef long
+    INT_TYPE;` under `#if CLASS == 'D'`, else `typedef int INT_TYPE;`): the captured bytes' size picks the branch built."""
+    import re
+
+    out: dict[str, set[str]] = {}
+    for mt in re.finditer(r"\btypedef\s+((?:unsigned\s+|signed\s+|long\s+|short\s+|const\s+)*[A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*;", text):
+        out.setdefault(mt.group(2), set()).add(_clean(mt.group(1)))
+    return out
 
 
 def _py(v: Any) -> Any:
