@@ -215,7 +215,7 @@ def markdown(doc: dict[str, object]) -> str:
 # --capture (GPU machine): applications that build and run there in seconds; {corpus} is the packed corpus, {bm} the
 # NPB program. Trees, build and run commands as `s2s capture` takes them (the build and run happen in its copy).
 _NPB_BUILD = "make {bm} CLASS=S COMPUTE_CAPABILITY='-gencode arch=compute_90,code=sm_90'"
-_SAMPLE_BUILD = "nvcc -arch=sm_90 -std=c++17 -I{corpus}/cuda-samples/Common -o app *.cu"
+_SAMPLE_BUILD = "nvcc -arch=sm_90 -std=c++17 -I{corpus}/cuda-samples/Common -o app *.cu $(ls *.cpp 2>/dev/null)"  # and its host .cpp files
 CAPTURE_APPS: list[dict[str, str]] = (
     [{"program": f"NPB {bm.upper()}", "tree": "NPB-GPU/CUDA", "files": bm.upper() + "/", "build": _NPB_BUILD.replace("{bm}", bm),
       "run": f"./bin/{bm}.S"} for bm in ("ep", "cg", "mg", "is", "ft")]
