@@ -235,6 +235,23 @@ def pack(corpus: Path, dest: Path) -> None:
     print(f"packed {', '.join(PACK)} into {dest}")
 
 
+def _built_files(tree: Path, build_cmd: str) -> set[str]:
+    """The tree's files (relative) the build command compiles, from a dry run of it; empty when that says nothing."""
+    from s2s.scan.build_capture import commands_from_build
+
+    try:
+        commands, _how = commands_from_build(tree, build_cmd)
+    except Exception:  # noqa: BLE001 - no dry run: every scanned kernel stays a candidate
+        return set()
+    out = set()
+    for f in commands:
+        try:
+            out.add(str(Path(f).resolve().relative_to(tree.resolve())))
+        except ValueError:
+            continue
+    return out
+
+
 def capture_part(corpus: Path, per_program: int, deadline_s: float, only: list[str]) -> dict[str, object]:
     """GPU machine: capture kernels of applications that build and run there, each compared with static inference."""
     results = []
@@ -246,6 +263,9 @@ def capture_part(corpus: Path, per_program: int, deadline_s: float, only: list[s
             continue
         tree = corpus / app["tree"]
         kernels = [k for k in scan_kernels(tree) if k["file"].startswith(app["files"]) and k["language"] == "cuda"]
+        built = _built_files(tree, app["build"].replace("{corpus}", str(corpus.resolve())))
+        if built:  # a file the build never compiles (NPB MG's mg-no-cast.cu) has kernels no run launches
+            kernels = [k for k in kernels if k["file"] in built] or kernels
         queue.append([(app, tree, k) for k in kernels[:per_program]])
     # round robin: every program's first kernel before any program's second, so a deadline cuts depth, not breadth
     order = [job for i in range(per_program) for jobs in queue for job in jobs[i:i + 1]]
