@@ -133,3 +133,17 @@ def test_a_global_also_written_by_a_header_function_is_fill_in(tmp_path: Path) -
     _out, m, _p = _mep(tmp_path, "header_write", "main.cu:touch")
     assert FILL_IN in m.launch.grid, m.launch.source  # setup() writes 64, reset.h's reset_blocks() 7
     assert "reset.h:2" in m.launch.source, m.launch.source
+
+
+def test_a_parameter_that_shadows_a_global_and_is_passed_offset_stays_fill_in(tmp_path: Path) -> None:
+    """NPB MG's psinv_gpu(double* r_device, ...) is called with r_device + ir[k]: the count was the whole global
+    allocation (46480; the H200 capture saw 128 behind the pointer), a wrong value."""
+    _out, m, p = _mep(tmp_path, "shadowed", "levels.cu:smooth")
+    assert p["r"].count == FILL_IN and p["u"].count == FILL_IN, (p["r"].count, p["r"].source)
+
+
+def test_pointer_offsets() -> None:
+    from s2s.extract.infer import pointer_offset
+
+    assert [pointer_offset(a) for a in ("d_A", "(float*)d_A", "&v[0]", "thrust::raw_pointer_cast(&v[0])")] == ["", "", "", ""]
+    assert [pointer_offset(a) for a in ("r + ir[k]", "&r[ir[k]]", "(double*)(u + 5)", "p - 1")] == ["ir[k]", "ir[k]", "5", "-1"]

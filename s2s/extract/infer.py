@@ -425,6 +425,23 @@ def base_var(arg: str) -> str:
     return names[0].split(".")[0] if names else ""
 
 
+def pointer_offset(arg: str) -> str:
+    """The offset a pointer argument adds to its host variable: `ir[k]` for `r_device + ir[k]` or `&r[ir[k]]`, "" for the
+    variable itself (`d_A`, `(float*)d_A`, `&v[0]`, `raw_pointer_cast(&v[0])`)."""
+    a = re.sub(r"\(\s*(?:const\s+)?[A-Za-z_][\w:]*\s*\*+\s*\)", " ", arg)
+    a = re.sub(r"\b(?:thrust::)?raw_pointer_cast\s*\(", "(", a)
+    a = " ".join(a.split())
+    while a.startswith("(") and a.endswith(")"):
+        a = a[1:-1].strip()
+    mt = re.fullmatch(r"&\s*\(?\s*[A-Za-z_][\w.]*\s*\)?\s*\[(.*)\]", a)
+    if mt:
+        return "" if mt.group(1).strip() in {"0", "0u", "0U"} else mt.group(1).strip()
+    mt = re.fullmatch(r"[A-Za-z_][\w.]*\s*([-+])\s*(.+)", a)
+    if mt:
+        return "" if mt.group(2).strip() == "0" else f"{mt.group(1)}{mt.group(2).strip()}".lstrip("+")
+    return ""
+
+
 def elem_type(p: Param, template: dict[str, str]) -> str:
     base = template.get(p.base_type, p.base_type)
     for _ in range(4):  # type macros: -DREAL=float
@@ -538,6 +555,9 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
             v = values.number(size_expr, scope, trail)
             if v is not None and values.sizeof(elem):
                 count, count_expr = int(v) // (values.sizeof(elem) or 1), f"({size_expr})/sizeof({elem})"
+        elif arg and scope is not None and pointer_offset(arg):  # the buffer starts inside its allocation
+            trail.add(f"{arg}: the pointer is {pointer_offset(arg)} elements into its allocation; the count behind it is not "
+                      "known before the run")
         elif arg and scope is not None:
             var = base_var(arg)
             allocs = _find_alloc(scope, var)
@@ -627,10 +647,10 @@ def _find_alloc(scope: Scope, var: str, depth: int = 0) -> list[tuple[Found, Sco
     found = scope.allocations(var)
     if found is not None:
         return [(found, found.scope)]
-    file_found = scope.program.file_scope(scope.source).allocations(var)
+    idx = scope.parameter_index(var)
+    file_found = scope.program.file_scope(scope.source).allocations(var) if idx < 0 else None  # a parameter hides a global
     if file_found is not None:
         return [(file_found, file_found.scope)]
-    idx = scope.parameter_index(var)
     if idx < 0:
         if scope.fn is not None and scope.definition(var) is None and scope.reaching(var) == (None, ""):
             only = scope.program.only_allocation(var, scope.source)  # a global pointer allocated once, in a setup function
@@ -642,6 +662,8 @@ def _find_alloc(scope: Scope, var: str, depth: int = 0) -> list[tuple[Found, Sco
         return None
     out: list[tuple[Found, Scope]] = []
     for caller, args, _where in callers:
+        if idx < len(args) and pointer_offset(args[idx]):  # psinv_gpu(r_device + ir[k], ...): inside an allocation
+            return None
         sub = _find_alloc(caller, base_var(args[idx]), depth + 1) if idx < len(args) else None
         if sub is None:
             return None
