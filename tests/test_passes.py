@@ -210,3 +210,15 @@ def test_fast_math_takes_the_float_overloads_of_cos_and_sin() -> None:
     assert not isinstance(out, Refused)
     text = out.text.decode()  # type: ignore[union-attr]
     assert "__cosf(expArg) + __sinf(expArg) + __expf(2.0f)" in text and "(float)sin(d)" in text
+
+
+def test_launch_config_refuses_a_kernel_whose_work_follows_the_block_shape() -> None:
+    """Parboil's naive stencil: i = threadIdx.x, j = blockIdx.x + 1. A new block shape changes which points are computed;
+    its candidates could only fail the check (evaluations spent on the H200 for nothing)."""
+    naive = (b"__global__ void k(float* a, const float* b, int nx) { int i = threadIdx.x; int j = blockIdx.x + 1;"
+             b" if (i > 0) a[j * nx + i] = b[j * nx + i - 1]; }")
+    got = run_pass(make_pass("launch-config", {"block": "128"}), naive, "cuda", "k")
+    assert isinstance(got, Refused) and "blockIdx.x is used on its own" in got.reason
+    canonical = (b"__global__ void k(float* a, const float* b, int n) { unsigned i = __umul24(blockIdx.x, blockDim.x) + threadIdx.x;"
+                 b" if (i < n) a[i] = 2.0f * b[i]; }")
+    assert not isinstance(run_pass(make_pass("launch-config", {"block": "128"}), canonical, "cuda", "k"), Refused)
