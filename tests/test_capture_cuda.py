@@ -132,3 +132,17 @@ def test_capture_and_replay_on_gpu(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     res = json.loads(run.stdout)
     assert res["verdict"] == "ok" and any("reproduces the application's outputs" in m for m in res["messages"])
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_a_kernel_template_launched_with_deduced_arguments_instruments_and_builds(tmp_path: Path) -> None:
+    """BabelStream's dot: `partial_dot<<<blocks, BLOCK>>>(a, b, sums, n)` inside a class template; the instrumented
+    copy called `s2s_capture::before(&partial_dot, ...)`, which names no function, and did not build on the H200."""
+    tree = ROOT / "tests" / "fixtures" / "deduced_template"
+    out, m, ex = make_mep(str(tree), "partial_dot", str(tmp_path / "mep"))
+    ins = instrument(tree, tmp_path / "work", m, list(ex.launches))
+    text = (ins.root / "stream.cu").read_text()
+    assert "s2s_capture::before_deduced(" in text and "before(&partial_dot" not in text
+    proc = _make(ins.root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -125,8 +125,12 @@ def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str
             shmem = site.shared_mem.strip() or "0"
             stream = site.stream.strip() or "0"
             args = "".join(f", {a}" for a in site.args)
-            before = (f"s2s_capture::before({ref}, {where}, dim3({site.grid}), dim3({site.block}), (size_t)({shmem}), "
-                      f"(cudaStream_t)({stream}){args});")
+            if "<" not in kernel and _kernel_template(data, kernel.split("::")[-1]):  # template arguments deduced
+                before = (f"s2s_capture::before_deduced({where}, dim3({site.grid}), dim3({site.block}), (size_t)({shmem}), "
+                          f"(cudaStream_t)({stream}){args});")
+            else:
+                before = (f"s2s_capture::before({ref}, {where}, dim3({site.grid}), dim3({site.block}), (size_t)({shmem}), "
+                          f"(cudaStream_t)({stream}){args});")
             after = f"s2s_capture::after({where});"
         parent = stmt.parent.type if stmt.parent is not None else "translation_unit"
         braces = parent not in _STATEMENT_PARENTS and not parent.startswith("preproc_")
@@ -178,6 +182,12 @@ def opencl_sites(root: Path, kernel: str) -> list[LaunchSite]:
     short = kernel.split("::")[-1]
     return [s for s in index.launches if s.kind == "clEnqueueNDRangeKernel"
             and (s.kernel == short or s.kernel.startswith("<kernel object"))]
+
+
+def _kernel_template(data: bytes, name: str) -> bool:
+    """Whether the file declares `name` as a kernel template (`template <class T> __global__ void name(`)."""
+    pattern = rb"template\s*<[^;{}]*?>\s*(?:static\s+)?(?:(?:__global__|__launch_bounds__\s*\([^)]*\))\s*)+[^;{}(]*?\b" + re.escape(name.encode()) + rb"\s*\("
+    return re.search(pattern, data) is not None
 
 
 def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]) -> Instrumented:
