@@ -168,19 +168,6 @@ template <class T, class V> size_t draws_per_element() {
     return c.n;
 }
 
-// element i of every chunk gets exactly the value a single sequential stream gives it (splitmix64 is a counter)
-template <class T, class V> void fill_elements(T* p, size_t n, unsigned long long seed, unsigned long long stream,
-                                               int mode, double lo, double hi) {
-    if (mode == FILL_ZEROS) { memset((void*)p, 0, n * sizeof(T)); return; }
-    const size_t draws = draws_per_element<T, V>();
-    parallel_chunks(n, [&](size_t a, size_t b) {
-        Rng rng(seed, stream);
-        rng.skip((unsigned long long)(a * draws));
-        Filler f{&rng, lo, hi, mode};
-        V visit;
-        for (size_t i = a; i < b; ++i) visit(p[i], f);
-    });
-}
 
 // ---- errors ---------------------------------------------------------------------------------
 struct Failure {
@@ -502,6 +489,7 @@ using CmpFn = void (*)(Check&, const std::string&, const unsigned char*, const u
 using LaunchFn = cudaError_t (*)(void* const* ptrs, unsigned long long seed, dim3, dim3, size_t, cudaStream_t);
 using SymCopyFn = cudaError_t (*)(const void*, size_t);
 
+// element i of every chunk gets exactly the value a single sequential stream gives it (splitmix64 is a counter)
 template <class T, class V>
 void fill_bytes(unsigned char* p, size_t n, unsigned long long seed, unsigned long long stream, int mode, double lo, double hi) {
     if (mode == FILL_ZEROS) { memset(p, 0, n * sizeof(T)); return; }
