@@ -24,15 +24,18 @@ sys.path.insert(0, str(REPO / "bench"))
 APPS = REPO / ".gpu" / "apps"
 ARCH = "-gencode arch=compute_90,code=sm_90"
 NPB = f'make {{bm}} CLASS=S COMPUTE_CAPABILITY="{ARCH}"'
-PARBOIL = ('make -C benchmarks/{bm} default -f $PWD/common/mk/Makefile SRCDIR=src/cuda BUILDDIR=build/cuda_default '
-           'BIN=build/cuda_default/{bm} PARBOIL_ROOT=$PWD PLATFORM=default BUILD=cuda '
-           'CUDACC="nvcc -forward-unknown-to-host-compiler" '
-           'PLATFORM_CUDACFLAGS="-arch=sm_90 -DcudaThreadSynchronize=cudaDeviceSynchronize"')
+def parboil(bm: str, version: str = "cuda") -> str:
+    """Parboil's build of benchmark `bm` (version cuda or cuda_base) without its Python-2 driver, for sm_90 and CUDA 13."""
+    build = "cuda_default" if version == "cuda" else version
+    return (f"make -C benchmarks/{bm} default -f $PWD/common/mk/Makefile SRCDIR=src/{version} BUILDDIR=build/{build} "
+            f"BIN=build/{build}/{bm} PARBOIL_ROOT=$PWD PLATFORM=default BUILD={version} "
+            + ("APP_CUDACFLAGS= " if version != "cuda" else "")
+            + 'CUDACC="nvcc -forward-unknown-to-host-compiler" '
+            'PLATFORM_CUDACFLAGS="-arch=sm_90 -DcudaThreadSynchronize=cudaDeviceSynchronize"')
+
+
 CLOSE = f"python3 {REPO}/bench/numbers_close.py"
-PARBOIL_BASE = ('make -C benchmarks/{bm} default -f $PWD/common/mk/Makefile SRCDIR=src/cuda_base BUILDDIR=build/cuda_base '
-                'BIN=build/cuda_base/{bm} PARBOIL_ROOT=$PWD PLATFORM=default BUILD=cuda_base APP_CUDACFLAGS= '
-                'CUDACC="nvcc -forward-unknown-to-host-compiler" '
-                'PLATFORM_CUDACFLAGS="-arch=sm_90 -DcudaThreadSynchronize=cudaDeviceSynchronize"')
+
 
 
 def apps() -> dict[str, dict[str, str]]:
@@ -47,23 +50,23 @@ def apps() -> dict[str, dict[str, str]]:
                                   f"-DUNROLL_FACTOR=4 -I{deps}/include -Isrc -Isrc/cuda src/main.cpp src/cuda/CUDAStream.cu "
                                   f"-L{deps}/stub -lnvidia-ml -o cuda-stream"),
                         "run": "./cuda-stream -s 4194304 -n 20"},
-        "parboil-sgemm": {"tree": "parboil-sgemm", "build": PARBOIL.format(bm="sgemm"),
+        "parboil-sgemm": {"tree": "parboil-sgemm", "build": parboil("sgemm"),
                           "run": "benchmarks/sgemm/build/cuda_default/sgemm -i input/A.txt,input/BT.txt,input/BT.txt -o C.txt",
                           "check": f'{CLOSE} "$S2S_BEFORE_DIR/C.txt" C.txt --rtol 1e-3'},
-        "parboil-stencil": {"tree": "parboil-stencil", "build": PARBOIL.format(bm="stencil"),
+        "parboil-stencil": {"tree": "parboil-stencil", "build": parboil("stencil"),
                             "run": "benchmarks/stencil/build/cuda_default/stencil -i input/in.bin -o out.bin 128 128 32 100",
                             "check": f'{CLOSE} "$S2S_BEFORE_DIR/out.bin" out.bin --f32 --skip 4 --rtol 1e-4'},
-        "parboil-mri-q": {"tree": "parboil-mri-q", "build": PARBOIL.format(bm="mri-q"),
+        "parboil-mri-q": {"tree": "parboil-mri-q", "build": parboil("mri-q"),
                           "run": "benchmarks/mri-q/build/cuda_default/mri-q -i input/in.bin -o out.bin",
                           "check": f'{CLOSE} "$S2S_BEFORE_DIR/out.bin" out.bin --f32 --skip 4 --rtol 1e-3 --atol 0.05'},
         # Parboil's cuda_base versions: the authors' straightforward ports
-        "parboil-sgemm-base": {"tree": "parboil-sgemm-base", "build": PARBOIL_BASE.format(bm="sgemm"),
+        "parboil-sgemm-base": {"tree": "parboil-sgemm-base", "build": parboil("sgemm", "cuda_base"),
                                "run": "benchmarks/sgemm/build/cuda_base/sgemm -i input/A.txt,input/BT.txt,input/BT.txt -o C.txt",
                                "check": f'{CLOSE} "$S2S_BEFORE_DIR/C.txt" C.txt --rtol 1e-3'},
-        "parboil-stencil-base": {"tree": "parboil-stencil-base", "build": PARBOIL_BASE.format(bm="stencil"),
+        "parboil-stencil-base": {"tree": "parboil-stencil-base", "build": parboil("stencil", "cuda_base"),
                                  "run": "benchmarks/stencil/build/cuda_base/stencil -i input/in.bin -o out.bin 256 256 64 100",
                                  "check": f'{CLOSE} "$S2S_BEFORE_DIR/out.bin" out.bin --f32 --skip 4 --rtol 1e-4'},
-        "parboil-cp-base": {"tree": "parboil-cp-base", "build": PARBOIL_BASE.format(bm="cp"),
+        "parboil-cp-base": {"tree": "parboil-cp-base", "build": parboil("cp", "cuda_base"),
                             "run": "benchmarks/cp/build/cuda_base/cp -o energy.txt",
                             # cp prints its energies with 4 significant digits (%.4g): one float ulp flips a last digit
                             "check": f'{CLOSE} "$S2S_BEFORE_DIR/energy.txt" energy.txt --rtol 1e-3 --atol 1e-3'},

@@ -252,6 +252,31 @@ def _built_files(tree: Path, build_cmd: str) -> set[str]:
     return out
 
 
+def capture_compare(tree: Path, kernel: str, build: str, run: str, mep: Path, timeout: float, kill_after: float,
+                    log: Path | None = None) -> dict[str, object]:
+    """`s2s capture TREE --kernel KERNEL ... --compare-static -o MEP`: its exit status, the tail of what it printed, and
+    the count of each verdict of capture/fidelity.json with its rows (the whole output also in `log`, when given)."""
+    cmd = [sys.executable, "-m", "s2s", "capture", str(tree), "--kernel", kernel, "--build-cmd", build, "--run-cmd", run,
+           "--compare-static", "-o", str(mep), "--timeout", str(int(timeout))]
+    rec: dict[str, object] = {}
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=kill_after, cwd=ROOT)
+        rec["rc"], said = p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        rec["rc"], said = "timeout", f"killed after {kill_after:g} s"
+    rec["tail"] = said[-600:]
+    if log is not None:
+        log.write_text(f"$ {' '.join(cmd)}\n(exit {rec['rc']})\n{said}", encoding="utf-8")
+    report = mep / "capture" / "fidelity.json"
+    if report.exists():
+        doc = json.loads(report.read_text())
+        rows = doc.get("values", []) if isinstance(doc, dict) else []
+        verdicts = [str(r.get("verdict", "")) for r in rows]
+        rec.update(equal=verdicts.count("equal"), fill_in=verdicts.count("FILL-IN"), wrong=verdicts.count("wrong"),
+                   unknown=verdicts.count("unknown"), values=rows)
+    return rec
+
+
 def capture_part(corpus: Path, per_program: int, deadline_s: float, only: list[str]) -> dict[str, object]:
     """GPU machine: capture kernels of applications that build and run there, each compared with static inference."""
     results = []
@@ -276,23 +301,9 @@ def capture_part(corpus: Path, per_program: int, deadline_s: float, only: list[s
             rec["rc"] = "not run (deadline)"
             results.append(rec)
             continue
-        mep = scratch / f"{len(results)}-{k['name']}"
-        cmd = [sys.executable, "-m", "s2s", "capture", str(tree), "--kernel", f"{k['file']}:{k['name']}@{k['line']}",
-               "--build-cmd", app["build"].replace("{corpus}", str(corpus.resolve())), "--run-cmd", app["run"],
-               "--compare-static", "-o", str(mep), "--timeout", str(int(min(240, left - 10)))]
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=min(300, left), cwd=ROOT)
-            rec["rc"] = p.returncode
-            rec["tail"] = (p.stdout + p.stderr)[-600:]
-        except subprocess.TimeoutExpired:
-            rec["rc"] = "timeout"
-        report = mep / "capture" / "fidelity.json"
-        if report.exists():
-            doc = json.loads(report.read_text())
-            rows = doc.get("values", []) if isinstance(doc, dict) else []
-            verdicts = [str(r.get("verdict", "")) for r in rows]
-            rec.update(equal=verdicts.count("equal"), fill_in=verdicts.count("FILL-IN"), wrong=verdicts.count("wrong"),
-                       unknown=verdicts.count("unknown"), values=rows)
+        rec.update(capture_compare(tree, f"{k['file']}:{k['name']}@{k['line']}",
+                                   app["build"].replace("{corpus}", str(corpus.resolve())), app["run"],
+                                   scratch / f"{len(results)}-{k['name']}", min(240, left - 10), min(300, left)))
         results.append(rec)
         print(json.dumps({k2: v for k2, v in rec.items() if k2 not in {"values", "tail"}}), flush=True)
     shutil.rmtree(scratch, ignore_errors=True)

@@ -13,13 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from auto_apps import APPS, REPO, apps, gpu_name  # noqa: E402
+from auto_apps import APPS, apps, gpu_name  # noqa: E402
+from fidelity import capture_compare  # noqa: E402
 from provenance import commit, write_result  # noqa: E402
 
 # the kernels of each application, as FILE:NAME in its tree (every kernel the application launches, at most three)
@@ -38,24 +38,17 @@ def capture_one(app: str, spec: dict[str, str], kernel: str, work: Path, out: Pa
     name = kernel.rpartition(":")[2]
     mep = work / f"{app}.{name}"
     shutil.rmtree(mep, ignore_errors=True)
-    cmd = [sys.executable, "-m", "s2s", "capture", str(APPS / spec["tree"]), "--kernel", kernel, "--build-cmd", spec["build"],
-           "--run-cmd", spec["run"], "--compare-static", "-o", str(mep), "--timeout", str(timeout)]
     t0 = time.time()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, cwd=REPO)
-        rc, text = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired:
-        rc, text = 124, f"killed after {timeout:g} s"
-    (out / f"{app}.{name}.log").write_text(f"$ {' '.join(cmd)}\n(exit {rc}, {time.time() - t0:.1f} s)\n{text}", encoding="utf-8")
-    row: dict[str, object] = {"app": app, "kernel": kernel, "capture_rc": rc, "seconds": round(time.time() - t0, 1)}
-    fid = mep / "capture" / "fidelity.json"
-    if rc == 0 and fid.is_file():
-        doc = json.loads(fid.read_text())
-        row["summary"] = doc["summary"]
-        row["wrong"] = [v for v in doc["values"] if v["verdict"] == "wrong"]
-        row["fill_in"] = [v["value"] for v in doc["values"] if v["verdict"] == "FILL-IN"]
+    got = capture_compare(APPS / spec["tree"], kernel, spec["build"], spec["run"], mep, timeout, timeout + 30,
+                          log=out / f"{app}.{name}.log")
+    row: dict[str, object] = {"app": app, "kernel": kernel, "capture_rc": got["rc"], "seconds": round(time.time() - t0, 1)}
+    values = got.get("values")
+    if got["rc"] == 0 and isinstance(values, list):
+        row["summary"] = {"equal": got["equal"], "FILL-IN": got["fill_in"], "wrong": got["wrong"]}
+        row["wrong"] = [v for v in values if v["verdict"] == "wrong"]
+        row["fill_in"] = [v["value"] for v in values if v["verdict"] == "FILL-IN"]
     else:
-        row["error"] = (text.strip().splitlines() or ["no output"])[-1][:300]
+        row["error"] = (str(got["tail"]).strip().splitlines() or ["no output"])[-1][:300]
     return row
 
 

@@ -417,10 +417,15 @@ def struct_size(st: StructSpec, known: dict[str, int]) -> int | None:
     return (size + align - 1) // align * align
 
 
+def _uncast(arg: str) -> str:
+    """A pointer argument without its pointer casts and raw_pointer_cast wrapper."""
+    arg = re.sub(r"\(\s*(?:const\s+)?[A-Za-z_][\w:]*\s*\*+\s*\)", " ", arg)
+    return re.sub(r"\b(?:thrust::)?raw_pointer_cast\s*\(", "(", arg)
+
+
 def base_var(arg: str) -> str:
     """The host variable a pointer argument is built from: d_A for `(float*)d_A + off`, `thrust::raw_pointer_cast(&v[0])`."""
-    arg = re.sub(r"\(\s*(?:const\s+)?[A-Za-z_][\w:]*\s*\*+\s*\)", " ", arg)
-    arg = re.sub(r"\b(?:thrust::)?raw_pointer_cast\s*\(", "(", arg)
+    arg = _uncast(arg)
     names = [n for n in re.findall(r"[A-Za-z_][\w.]*", arg) if n not in {"const", "float", "double", "int", "void"}]
     return names[0].split(".")[0] if names else ""
 
@@ -428,9 +433,7 @@ def base_var(arg: str) -> str:
 def pointer_offset(arg: str) -> str:
     """The offset a pointer argument adds to its host variable: `ir[k]` for `r_device + ir[k]` or `&r[ir[k]]`, "" for the
     variable itself (`d_A`, `(float*)d_A`, `&v[0]`, `raw_pointer_cast(&v[0])`)."""
-    a = re.sub(r"\(\s*(?:const\s+)?[A-Za-z_][\w:]*\s*\*+\s*\)", " ", arg)
-    a = re.sub(r"\b(?:thrust::)?raw_pointer_cast\s*\(", "(", a)
-    a = " ".join(a.split())
+    a = " ".join(_uncast(arg).split())
     while a.startswith("(") and a.endswith(")"):
         a = a[1:-1].strip()
     mt = re.fullmatch(r"&\s*\(?\s*[A-Za-z_][\w.]*\s*\)?\s*\[(.*)\]", a)
@@ -555,9 +558,9 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
             v = values.number(size_expr, scope, trail)
             if v is not None and values.sizeof(elem):
                 count, count_expr = int(v) // (values.sizeof(elem) or 1), f"({size_expr})/sizeof({elem})"
-        elif arg and scope is not None and pointer_offset(arg):  # the buffer starts inside its allocation
-            trail.add(f"{arg}: the pointer is {pointer_offset(arg)} elements into its allocation; the count behind it is not "
-                      "known before the run")
+        elif arg and scope is not None and (offset := pointer_offset(arg)):  # the buffer starts inside its allocation
+            trail.add(f"{arg}: the pointer is {offset} elements into its allocation; the count behind it is not known before "
+                      "the run")
         elif arg and scope is not None:
             var = base_var(arg)
             allocs = _find_alloc(scope, var)

@@ -386,13 +386,14 @@ class CudaBackend(Backend):
 _CONSTANT = re.compile(r"^[ \t]*(?:static[ \t]+)?__constant__[^;{}()=]*?\b(\w+)[ \t]*(?:\[[^;{}\]]*\][ \t]*)*;", re.M)
 
 
-def _top_level_constants(text: str) -> dict[str, str]:
-    """`__constant__` declarations at file scope without an initializer: their text (spaces normalized) -> the name."""
-    out = {}
+def _top_level_constants(text: str) -> list[re.Match[str]]:
+    """The `__constant__` declarations at file scope without an initializer (brace depth counted once, in text order)."""
+    out, depth, at = [], 0, 0
     for mt in _CONSTANT.finditer(text):
-        before = text[: mt.start()]
-        if before.count("{") == before.count("}"):
-            out[" ".join(mt.group(0).split())] = mt.group(1)
+        depth += text.count("{", at, mt.start()) - text.count("}", at, mt.start())
+        at = mt.start()
+        if depth == 0:
+            out.append(mt)
     return out
 
 
@@ -400,15 +401,13 @@ def _share_constants(text: str, ref_text: str) -> str:
     """The variant's copy of each `__constant__` array the reference declares the same way becomes the reference's
     (`using ::s2s_ref::NAME;`): kernels cannot write constant memory and the harness fills both alike, and two copies
     of a 64000-byte table do not fit the 64 KiB a module may hold (Parboil's cp: "too much global constant data")."""
-    ref = _top_level_constants(ref_text)
-
-    def one(mt: re.Match[str]) -> str:
-        key = " ".join(mt.group(0).split())
-        if key not in ref or text[: mt.start()].count("{") != text[: mt.start()].count("}"):
-            return mt.group(0)
-        return f"using ::s2s_ref::{mt.group(1)};" + "\n" * mt.group(0).count("\n")
-
-    return _CONSTANT.sub(one, text)
+    ref = {" ".join(mt.group(0).split()) for mt in _top_level_constants(ref_text)}
+    parts, at = [], 0
+    for mt in _top_level_constants(text):
+        if " ".join(mt.group(0).split()) in ref:
+            parts += [text[at:mt.start()], f"using ::s2s_ref::{mt.group(1)};" + "\n" * mt.group(0).count("\n")]
+            at = mt.end()
+    return "".join(parts) + text[at:]
 
 
 def _include_copy(src: Path, dst: Path, shared_with: Path | None = None) -> Path:
