@@ -136,12 +136,3 @@ def test_missing_mep_and_unverified_variant_refused(app: tuple[Path, Path, dict[
     res = run_cli("reintegrate", str(mep), "--variant", "vbroken0001")
     assert res.returncode == 2 and "failed verification" in res.stderr
 
-
-def test_dim3_names_reads_declarators_with_expressions_in_their_initializers() -> None:
-    """Parboil's `dim3 grid( m/TILE_SZ, n/TILE_SZ ), threads( TILE_SZ, TILE_SZ );`: `threads` was not seen as a dim3 (the
-    `/` stopped the pattern), so a reintegrated launch multiplied by the whole dim3 and took its y as 1 (the rebuilt
-    application did not compile on the H200)."""
-    from s2s.reintegrate.launch_sites import dim3_names
-
-    text = "dim3 grid( m/TILE_SZ, n/TILE_SZ ), threads( TILE_SZ, TILE_SZ ); int bs = 3; dim3 g2(n / bs, 1); dim3 b3 = dim3(4, 4);"
-    assert dim3_names(text) == {"grid", "threads", "g2", "b3"}

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tree_sitter import Node
 
+from s2s.lang.dim3 import components
 from s2s.lang.edits import extents
 from s2s.lang.parsing import parse, src
 from s2s.mep.manifest import Manifest
@@ -68,34 +69,6 @@ def _site_extents(rule: str, params: list[str], args: tuple[str, ...]) -> list[s
     return [re.sub(r"\b[A-Za-z_]\w*\b", lambda w: f"({table[w.group(0)]})" if w.group(0) in table else w.group(0), e) for e in sizes]
 
 
-def _components(expr: str, fn_text: str) -> list[str]:
-    expr = expr.strip()
-    m = re.fullmatch(r"dim3\s*\((.*)\)", expr, re.S)
-    if m:
-        parts = [p.strip() for p in m.group(1).split(",")] + ["1", "1"]
-        return parts[:3]
-    if re.fullmatch(r"[A-Za-z_]\w*", expr) and expr in dim3_names(fn_text):
-        return [f"{expr}.x", f"{expr}.y", f"{expr}.z"]
-    return [f"({expr})", "1", "1"]
-
-
-def dim3_names(text: str) -> set[str]:
-    """The names `dim3` declarations in `text` declare: `dim3 grid(m/TILE_SZ, n/TILE_SZ), threads(TILE_SZ, TILE_SZ);` gives
-    grid and threads (each declarator's leading name, the commas inside its initializer skipped)."""
-    names: set[str] = set()
-    for mt in re.finditer(r"\bdim3\s+([^;{}]*);", text):
-        depth, start, body = 0, 0, mt.group(1)
-        for i, ch in enumerate(body + ","):
-            depth += ch in "([" and 1 or 0
-            depth -= ch in ")]" and 1 or 0
-            if ch == "," and depth == 0:
-                head = re.match(r"\s*([A-Za-z_]\w*)", body[start:i])
-                if head:
-                    names.add(head.group(1))
-                start = i + 1
-    return names
-
-
 def _cuda_config(grid_c: list[str], block_c: list[str], ratios: list[Fraction], swapped: bool, block: tuple[int, ...],
                  sizes: list[str] | None = None) -> tuple[str, str]:
     """The new <<<grid, block>>>: the old threads per dimension (or `sizes`, an extent rule's) scaled by the ratios."""
@@ -144,10 +117,9 @@ def apply_launch_change(plan, m: Manifest, root: Path, grid: tuple[int, ...], bl
         fn: Node | None = call
         while fn is not None and fn.type != "function_definition":
             fn = fn.parent
-        fn_text = src(cur, fn) if fn is not None else ""
         if site.kind == "chevron":
             cfg = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
-            nodes = cfg.named_children[:2] if cfg is not None else []
+            nodes = [c for c in cfg.named_children if c.type != "comment"][:2] if cfg is not None else []
         else:
             args = call.child_by_field_name("arguments")
             items = [c for c in args.named_children if c.type != "comment"] if args is not None else []
@@ -177,7 +149,8 @@ def apply_launch_change(plan, m: Manifest, root: Path, grid: tuple[int, ...], bl
                                f"scale the global size by {[str(r) for r in ratios]} by hand")
             continue
         g_text, b_text = src(cur, nodes[0]), src(cur, nodes[1])
-        new_g, new_b = _cuda_config(_components(g_text, fn_text), _components(b_text, fn_text), ratios, swapped, block, sizes)
+        new_g, new_b = _cuda_config(components(nodes[0], cur, fn, tree.root_node), components(nodes[1], cur, fn, tree.root_node),
+                                    ratios, swapped, block, sizes)
         edited = cur[:nodes[0].start_byte] + new_g.encode() + cur[nodes[0].end_byte:nodes[1].start_byte] + new_b.encode() + cur[nodes[1].end_byte:]
         plan.files[path] = (old, edited)
         plan.notes.append(f"{site.file}:{site.line}: launch of {m.kernel} now <<<{new_g}, {new_b}>>> (was <<<{g_text}, {b_text}>>>)")
