@@ -41,6 +41,7 @@ BUILTIN: dict[str, str] = {
     "stencil-tiling": "StencilTiling",
     "struct-wide-io": "StructWideIo",
     "thread-coarsen": "ThreadCoarsen",
+    "vector-elementwise": "VectorElementwise",
     "vector-loads": "VectorLoads",
     "warp-reduce-atomics": "WarpReduceAtomics",
     "warp-rows": "WarpRows",
