@@ -60,10 +60,8 @@ def test_a_global_holds_the_value_its_declared_type_gives(tmp_path: Path) -> Non
     ("k_device", "could not be evaluated"),  # prop.multiProcessorCount: differs between GPUs
     ("k_looped", "under a condition or in a loop not known before the run"),
     ("k_bumped", "changed by 'bumped += 256'"),
-    ("k_file", "from_file"),  # &from_file handed to fscanf
     ("k_init", "written at 2 places"),  # the initializer and the write in setup()
     ("k_extern", "declared extern in grow.cu"),
-    ("k_sized", "size_read"),  # read from a file when it exists
     ("k_fields", "changed by 'grid_fields.x = N / 256'"),  # a file-scope dim3 whose field is set in a function
 ])
 def test_the_rule_does_not_fire_and_the_value_stays_fill_in(tmp_path: Path, kernel: str, why: str) -> None:
@@ -74,9 +72,19 @@ def test_the_rule_does_not_fire_and_the_value_stays_fill_in(tmp_path: Path, kern
     assert tomllib.loads((out / "mep.toml").read_text())["launch"]["grid"][0] == FILL_IN
 
 
-def test_a_scalar_read_from_a_file_when_present_is_fill_in(tmp_path: Path) -> None:
-    _out, _m, p = _mep(tmp_path, "refused", "flags.cu:k_sized")
-    assert p["n"].value == FILL_IN, p["n"].source
+def test_a_scalar_read_from_a_file_when_present_has_the_default_runs_value(tmp_path: Path) -> None:
+    # no sizes.data / input.data in the tree: the default run takes the branch without the file, and says so
+    _out, m, p = _mep(tmp_path / "a", "refused", "flags.cu:k_sized")
+    assert p["n"].value == 4096, p["n"].source
+    assert "no file sizes.data in the tree" in p["n"].source, p["n"].source
+    _out, m, _p = _mep(tmp_path / "b", "refused", "flags.cu:k_file")
+    assert m.launch.grid == (4096 // 64, 1, 1), m.launch.source
+    assert "no file input.data in the tree" in m.launch.source, m.launch.source
+    tree = tmp_path / "c" / "refused"
+    shutil.copytree(FIXTURES / "refused", tree)
+    (tree / "sizes.data").write_text("128\n")  # with the file there, the value is the file's: not known
+    _out, m, _ex = make_mep(str(tree), "flags.cu:k_sized", str(tmp_path / "c" / "mep"))
+    assert next(x for x in m.params if x.name == "n").value == FILL_IN
 
 
 def test_dim3_declared_together_and_fields_set_by_a_chained_assignment(tmp_path: Path) -> None:

@@ -101,7 +101,14 @@ class Scope:
         """The one definition of `name` that reaches the limit in this function: (found, "");
         (None, why) when the value there is not known statically (a write under a condition or in a loop around the
         limit, a compound assignment, an address taken, a declaration without a value); (None, "") when this
-        function does not write `name` before the limit."""
+        function does not write `name` before the limit. An element at a constant index (`grid_points[0]`) is
+        followed only when every other use of its array in the program keeps to constant indices (see
+        Program.element_uses)."""
+        element = re.fullmatch(r"([A-Za-z_]\w*)\[(\d+)\]", name)
+        if element:
+            unsafe = self.program.element_uses(self.source, element.group(1), int(element.group(2)), self.fn)
+            if unsafe:
+                return None, unsafe
         if self.fn is None:
             found = self.definition(name)
             if found is None:
@@ -168,17 +175,21 @@ class Scope:
             return "unknown"  # a run's arguments choose it: the default of a run without them is handled apart
         state = "live"
         child = node
-        for a in _ancestors(node, self.fn) if self.fn is not None else []:
-            inside = a.start_byte <= self.limit < a.end_byte
+        for a in _ancestors(node, self.fn) if self.fn is not None else []:  # an `if` known not to hold outside an
+            inside = a.start_byte <= self.limit < a.end_byte                 # unknown one still makes it dead
             if a.type == "if_statement" and not inside:
                 cond = a.child_by_field_name("condition")
                 alt = a.child_by_field_name("alternative")
                 in_alt = alt is not None and alt.start_byte <= child.start_byte < alt.end_byte
                 if cond is None or cond.start_byte <= child.start_byte < cond.end_byte or decide is None:
-                    return "unknown"
+                    state = "unknown"
+                    child = a
+                    continue
                 holds, facts = decide(text(cond), Scope(self.source, self.fn, a.start_byte, self.program, self.depth))
                 if holds is None:
-                    return "unknown"
+                    state = "unknown"
+                    child = a
+                    continue
                 decided.append(f"'if {' '.join(text(cond).split())[:100]}' at {self._loc(a)} "
                                f"{'holds' if holds else 'does not hold'}" + (f" ({facts})" if facts else ""))
                 if holds == in_alt:
@@ -380,6 +391,14 @@ def _read_only_use(addr: Node) -> bool:
     return positions is None or index in positions
 
 
+def _scanf_argument(addr: Node) -> bool:
+    """`&a[1]` handed to scanf/fscanf/sscanf, which writes that one element through it."""
+    args = addr.parent
+    call = args.parent if args is not None and args.type == "argument_list" else None
+    return call is not None and call.type == "call_expression" and \
+        text(call.child_by_field_name("function")).strip() in {"scanf", "fscanf", "sscanf"}
+
+
 def _from_command_line(node: Node, fn: Node) -> bool:
     """A write that takes its value from the command line (`n = atoi(argv[1])`, `case 'n': n = atoi(optarg)`)."""
     if re.search(r"\b(?:argv|optarg)\b", text(node)):
@@ -570,6 +589,68 @@ class Program:
         scope = self.scope_at(source, call.start_byte)
         return Found(text(size), f"{source.rel}:{call.start_point[0] + 1}", scope, call.start_byte)
 
+    def element_uses(self, source: SourceFile, base: str, index: int, fn: Node | None) -> str:
+        """Why the element `base[index]` cannot be followed as a variable of its own ("" when it can): every use of
+        `base` in the file (in `fn` alone for a local array) must be an element at a constant index; writes of
+        `base[index]` (assigned, ++, or its address taken) not both in `fn` (where `reaching` weighs them) and in
+        other functions (where `_global_write` wants one write); addresses of other elements only handed to a scanf
+        (which writes that element alone); no other file that may write it (extern, or a function that writes it
+        without a variable of its own)."""
+        root = self.tree_of(source).root_node
+        needle = base.encode()
+        local = fn is not None and _shadowed(fn, base)
+        if fn is not None and local and not _shadowed_at_top(fn, base):
+            return f"{base} is a local of an inner block of {_function_name(fn)}()"
+        stack: list[Node] = [fn if fn is not None and local else root]
+        writers: set[int] = set()
+        while stack:
+            n = stack.pop()
+            if n.type == "function_definition" and n is not fn and _shadowed(n, base):
+                if not _shadowed_at_top(n, base):
+                    return f"{base} is both a global and a local of {_function_name(n)}() at {self._where(source, n)}"
+                continue  # that function's own variable
+            stack.extend(n.children)
+            if n.type != "identifier" or text(n) != base:
+                continue
+            where = self._where(source, n)
+            parent = n.parent
+            if parent is not None and parent.type in {"array_declarator", "init_declarator", "pointer_declarator"}:
+                continue
+            if parent is None or parent.type != "subscript_expression" or parent.named_children[0] != n:
+                return f"{base} is used as a whole at {where} (it may be written through)"
+            idx = parent.named_children[1] if len(parent.named_children) > 1 else None
+            lit = idx.named_children[0] if idx is not None and len(idx.named_children) == 1 else None
+            j = int(text(lit)) if lit is not None and lit.type == "number_literal" and text(lit).isdigit() else None
+            outer = parent.parent
+            while outer is not None and outer.type == "parenthesized_expression":
+                outer = outer.parent
+            written = outer is not None and (
+                outer.type == "assignment_expression" and outer.child_by_field_name("left") == parent
+                or outer.type == "update_expression")
+            addressed = outer is not None and outer.type == "pointer_expression" and text(outer).lstrip().startswith("&")
+            if not written and not addressed:
+                continue
+            if j is None:
+                return f"an element of {base} at an index not known before the run is written at {where}"
+            if j == index:
+                writer = outer
+                while writer is not None and writer.type != "function_definition":
+                    writer = writer.parent
+                writers.add(writer.start_byte if writer is not None else -1)
+                continue
+            if addressed and outer is not None and not _scanf_argument(outer):
+                return f"the address of {base}[{j}] is handed on at {where}"
+        if local:
+            return ""
+        if fn is not None and fn.start_byte in writers and len(writers) > 1:
+            return f"{base}[{index}] is written both in {_function_name(fn)}() and in other functions"
+        ext = re.compile(rb"\bextern\b[^;{}()]*\b" + re.escape(needle) + rb"\b")
+        for other in self.files.values():
+            if other is not source and needle in other.data and ext.search(other.data):
+                return f"{base} is declared extern in {other.rel}: another unit may write it"
+        elsewhere = self._written_elsewhere(source, base)
+        return f"{base} is also written at {elsewhere}" if elsewhere else ""
+
     def written_in_functions(self, name: str) -> str:
         """file:line of a write of the global `name` inside some function of the program ('' when none): an
         assignment, a compound assignment or ++/--, or its address handed on."""
@@ -635,9 +716,14 @@ class Program:
         called somewhere. (None, why) when the variable is written more than once, under a condition not known
         before the run, changed by `+=`/`++`/its address, or declared `extern` elsewhere (another unit may write it).
         (None, "") when `name` is not a variable declared at file scope in `source`."""
-        if "->" in name or "[" in name:
+        element = re.fullmatch(r"([A-Za-z_]\w*)\[(\d+)\]", name)
+        if "->" in name or "[" in name and not element:
             return None, ""
-        base = name.split(".")[0].strip()
+        base = name.split(".")[0].split("[")[0].strip()
+        if element:  # `grid_points[0]` of `static int grid_points[3]`: one write, as a variable of its own
+            why_not = self.element_uses(source, base, int(element.group(2)), None)
+            if why_not:
+                return None, why_not
         root = self.tree_of(source).root_node
         decl = _file_scope_declaration(root, base)
         if decl is None:
@@ -679,17 +765,23 @@ class Program:
             scope = Scope(source, fn, fn.end_byte, self)
             for node, kind, value in found:
                 where = self._where(source, node)
+                why: list[str] = []
+                state = scope._branch_state(node, why)
+                if state == "dead":  # `fscanf(fp, "%d", &nx)` under an `if` that does not hold writes nothing
+                    skipped.append(f"the write at {where} is in a branch that does not run ({why[-1]})")
+                    continue
                 if kind != "def" or value is None or text(node.child_by_field_name("left") or node).strip() != name \
                         and node.type == "assignment_expression":
                     return None, f"{name} is changed by '{' '.join(text(node).split())[:40]}' at {where}"
-                why: list[str] = []
-                state = scope._branch_state(node, why)
-                if state == "dead":
-                    skipped.append(f"the write at {where} is in a branch that does not run ({why[-1]})")
-                    continue
                 if state != "live":
                     return None, f"{name} is written at {where} under a condition or in a loop not known before the run"
-                early = [r for r in _returns_in(fn) if r.start_byte < node.start_byte]
+                early = []
+                for r in (r for r in _returns_in(fn) if r.start_byte < node.start_byte):
+                    rwhy: list[str] = []
+                    if scope._branch_state(r, rwhy) == "dead":  # `if (n > MAX) return 0;` that does not hold
+                        why.append(f"the return at {self._where(source, r)} does not run ({rwhy[-1]})")
+                    else:
+                        early.append(r)
                 if early:
                     return None, f"{name} is written at {where} after a return at {self._where(source, early[0])}"
                 declarator_of = node.child_by_field_name("declarator")

@@ -5,6 +5,7 @@ feeds it (allocations, declarations, callers), macros and -D flags. Anything not
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,9 @@ from s2s.scan.sources import SourceFile, language_of
 from .hostcode import Found, Program, Scope
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*(?://[^\n]*)?$", re.M)
+# a file opened for reading by name: `(fp = fopen("inputlu.data", "r")) != NULL`
+_FOPEN = re.compile(r'(\(\s*[A-Za-z_]\w*\s*=\s*)?\bfopen\s*\(\s*"([^"\\]*)"\s*,\s*"([a-z+]*)"\s*\)(?(1)\s*\))')
+FOPEN_DEFAULT = "the application's default run, without input files"
 _INT_TYPES = {"int", "unsigned", "unsigned int", "long", "unsigned long", "size_t", "short", "char", "unsigned char",
               "long long", "unsigned long long", "int32_t", "uint32_t", "int64_t", "uint64_t", "uint", "ulong", "bool"}
 
@@ -60,6 +64,7 @@ class Values:
         self.overrides = overrides
         self.sizeof_extra: dict[str, int] = {}
         self.aliases: dict[str, str] = {}
+        self._files_absent: dict[str, bool] = {}
         program.set_decide(self.decide)
 
     def decide(self, cond: str, scope: Scope) -> tuple[bool | None, str]:
@@ -67,7 +72,8 @@ class Values:
         not), and the device constants it used."""
         trail = Trail()
         v = self.number(cond, scope, trail)
-        return (None if v is None else bool(v)), "; ".join(s for s in trail.steps if "nvcc 13 builds for" in s)
+        return (None if v is None else bool(v)), "; ".join(s for s in trail.steps if "nvcc 13 builds for" in s
+                                                           or FOPEN_DEFAULT in s)
 
     def numeric_kind(self, ctype: str) -> str:
         """"int" or "float" for a declared type (through typedefs and type macros: INT_TYPE -> long), else ""."""
@@ -105,7 +111,28 @@ class Values:
         def resolve(name: str) -> float | int | None:
             return self.name(name, scope, trail, depth + 1)
 
-        return try_evaluate(expr, resolve, lambda text_: self.sizeof_in(text_, scope), self.call)
+        if "fopen" in expr:
+            expr = _FOPEN.sub(lambda m: self._fopen(m, trail), expr)
+        expr = re.sub(r"\b(?:NULL|nullptr)\b", "0", expr)
+        return try_evaluate(expr, resolve, lambda text_: self.sizeof_in(text_, scope), self.call, subscripts=True)
+
+    def _fopen(self, m: re.Match[str], trail: Trail) -> str:
+        """`fopen("inputsp.data", "r")` (or `(fp = fopen(...))`) in a condition is NULL in a run without input files
+        when no file of that name is anywhere in the tree: the value of the application's default run, said so in
+        the provenance; any other fopen stays unknown."""
+        path = m.group(2)
+        if not m.group(3).startswith("r") or path.startswith("/") or not path or not self._no_file(Path(path).name):
+            return m.group(0) + "@"  # unreadable on purpose: the expression stays unknown
+        trail.add(f'fopen("{path}") = NULL: no file {Path(path).name} in the tree ({FOPEN_DEFAULT})')
+        return "(0)"
+
+    def _no_file(self, name: str) -> bool:
+        if name not in self._files_absent:
+            roots = {str(s.path)[: len(str(s.path)) - len(s.rel)] for s in self.program.files.values()
+                     if str(s.path).endswith(s.rel)}
+            found = any(name in files for root in roots for _d, _s, files in os.walk(root or "."))
+            self._files_absent[name] = bool(roots) and not found
+        return self._files_absent[name]
 
     def sizeof_in(self, operand: str, scope: Scope | None) -> int | None:
         """sizeof of a type, or of an expression on a variable declared in the scope: `*devVec[i]` with
@@ -134,8 +161,10 @@ class Values:
         return None if elem is None else elem * count
 
     def call(self, name: str, args: list) -> float | int | None:  # type: ignore[type-arg]
-        """A host helper whose body is one `return EXPR;`, such as round_up(x, m), applied to numbers."""
-        pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*\(([^()]*)\)\s*\{\s*return\s+([^;]+);\s*\}")
+        """A host helper whose body is `return EXPR;`, after local declarations with values (`size_t rest = a % b;`),
+        such as round_up(x, m), applied to numbers; names other than its parameters and those locals: not known."""
+        pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*\(([^()]*)\)\s*\{((?:\s*(?:const\s+)?[A-Za-z_]\w*"
+                             rb"(?:\s+(?:int|long))?\s+[A-Za-z_]\w*\s*=[^;{}]+;)*)\s*return\s+([^;]+);\s*\}")
         for source in self.program.files.values():
             if name.encode() not in source.data:
                 continue
@@ -145,8 +174,17 @@ class Values:
             params = [re.findall(r"[A-Za-z_]\w*", p)[-1] for p in m.group(1).decode().split(",") if p.strip()]
             if len(params) != len(args):
                 continue
-            env = dict(zip(params, args))
-            return try_evaluate(m.group(2).decode(), env.get, self.sizeof, self.call)
+            env: dict[str, float | int | None] = dict(zip(params, args))
+            for decl in m.group(2).decode().split(";")[:-1]:
+                dm = re.fullmatch(r"\s*((?:const\s+)?[A-Za-z_]\w*(?:\s+(?:int|long))?)\s+([A-Za-z_]\w*)\s*=(.+)", decl, re.S)
+                if dm is None:
+                    return None
+                v = try_evaluate(dm.group(3), env.get, self.sizeof, self.call)
+                kind = self.numeric_kind(dm.group(1))
+                if v is None or not kind:
+                    return None
+                env[dm.group(2)] = int(v) if kind == "int" else float(v)
+            return try_evaluate(m.group(3).decode(), env.get, self.sizeof, self.call)
         return None
 
     def name(self, name: str, scope: Scope | None, trail: Trail, depth: int) -> float | int | None:

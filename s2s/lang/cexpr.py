@@ -33,8 +33,9 @@ CallHook = Callable[[str, list], "float | int | None"]  # type: ignore[type-arg]
 
 class _Parser:
     def __init__(self, text: str, resolve: Resolver, sizeof: Callable[[str], int | None], depth: int,
-                 call: CallHook | None = None) -> None:
+                 call: CallHook | None = None, subscripts: bool = False) -> None:
         self.call = call
+        self.subscripts = subscripts
         self.text = text
         self.toks = self._tokens(text)
         self.i = 0
@@ -176,6 +177,13 @@ class _Parser:
             name = re.sub(r"\s+", "", tok)
             if self.peek() == "(":
                 return self._call(name)
+            while self.subscripts and self.peek() == "[":  # an element at a constant index: `grid_points[0]`
+                self.take("[")
+                index = self.ternary()
+                self.take("]")
+                if not isinstance(index, int):
+                    raise EvalError(f"index of {name} is not an integer")
+                name = f"{name}[{index}]"
             return self._name(name)
         raise EvalError(f"unexpected '{tok}' in '{self.text}'")
 
@@ -237,7 +245,7 @@ class _Parser:
         if value is None:
             raise EvalError(f"'{name}' has no known value")
         if isinstance(value, str):
-            return evaluate(value, self.resolve, self.sizeof, self.depth + 1, self.call)
+            return evaluate(value, self.resolve, self.sizeof, self.depth + 1, self.call, self.subscripts)
         return value
 
 
@@ -281,14 +289,15 @@ def _apply(op: str, a: float | int, b: float | int) -> float | int:
 
 
 def evaluate(text: str, resolve: Resolver, sizeof: Callable[[str], int | None] | None = None, depth: int = 0,
-             call: CallHook | None = None) -> float | int:
-    """The value of a C expression; names go through `resolve` (a number, an expression text, or None)."""
-    return _Parser(text, resolve, sizeof or (lambda _n: None), depth, call).parse()
+             call: CallHook | None = None, subscripts: bool = False) -> float | int:
+    """The value of a C expression; names go through `resolve` (a number, an expression text, or None). With
+    `subscripts`, an array element at a constant index is resolved as one name, `a[2]` (else it cannot be read)."""
+    return _Parser(text, resolve, sizeof or (lambda _n: None), depth, call, subscripts).parse()
 
 
 def try_evaluate(text: str, resolve: Resolver, sizeof: Callable[[str], int | None] | None = None,
-                 call: CallHook | None = None) -> float | int | None:
+                 call: CallHook | None = None, subscripts: bool = False) -> float | int | None:
     try:
-        return evaluate(text, resolve, sizeof, call=call)
+        return evaluate(text, resolve, sizeof, call=call, subscripts=subscripts)
     except (EvalError, RecursionError, ValueError, OverflowError):
         return None
