@@ -21,6 +21,7 @@ from s2s.lang.kernel_facts import KernelFacts, kernel_facts
 BUILTIN: dict[str, str] = {
     "block-reduce-shuffle": "BlockReduceShuffle",
     "coalesce-remap": "CoalesceRemap",
+    "contraction-blocking": "ContractionBlocking",
     "contraction-tiling": "ContractionTiling",
     "delinearize-2d": "Delinearize2d",
     "fast-math": "FastMath",

@@ -1,0 +1,179 @@
+"""contraction-blocking: a float contraction over k (from the kernel model) becomes a 128x128-tiled product, 8x8 outputs per thread.
+
+The structure of a fast hand-written SGEMM, for any operand layout the contraction model accepts (A[i][k]·B[k][j],
+A[i][k]·A[j][k], A[k][i]·B[k][j], several operands a side) and wherever it accumulates (a local, or global memory
+scaled first). 256 threads (16 x 16) share a 128 x 128 block of outputs; each thread holds 8 x 8 of them in
+registers: rows ty*4 + {0..3} and ty*4 + 64 + {0..3}, columns likewise with tx, so that per k step its 8 row values
+and 8 column values come out of the k-major shared tiles (`As[bk][128 + 4]`) as two float4 each. Global loads go
+along each operand's unit-stride index four elements at a time where a uniform run-time check (the operand's base
+and leading dimension 16-byte aligned) allows it and all four lie inside the sizes; otherwise one element at a
+time, guarded and zero-padded. With `prefetch`, the next k slice is loaded into registers while the current one is
+multiplied (one barrier per slice, two shared buffers). Every output still adds its terms in ascending k, starting
+from the accumulator's value after the statements before the loop, so the result is the original's bit for bit.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from s2s.lang.contraction import find_contraction
+from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
+from s2s.lang.kernel_facts import KernelFacts
+
+from ._blocking_code import TILE, BlockingCode
+from ._common import fresh
+
+EXAMPLE_DIALECT = "cuda"
+EXAMPLE_BEFORE = """\
+__global__ void syrk(int n, int m, float alpha, float beta, const float* a, float* c)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i < n && j < n) {
+        c[i * n + j] *= beta;
+        for (int k = 0; k < m; k++)
+            c[i * n + j] += alpha * a[i * m + k] * a[j * m + k];
+    }
+}
+"""
+EXAMPLE_AFTER = """\
+__global__ void syrk(int n, int m, float alpha, float beta, const float* a, float* c)
+{
+    __shared__ float4 As[8][33];
+    __shared__ float4 Bs[8][33];
+    float acc[64];
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
+    const int row0 = blockIdx.y * 128, col0 = blockIdx.x * 128;
+    #pragma unroll
+    for (int m1 = 0; m1 < 64; ++m1) {
+        int i = row0 + ty * 4 + m1 / 8 % 4 + m1 / 32 * 64;
+        int j = col0 + tx * 4 + m1 % 4 + m1 % 8 / 4 * 64;
+        acc[m1] = 0;
+        if (i < n && j < n) {
+            c[i * n + j] *= beta;
+            acc[m1] = c[i * n + j];
+        }
+    }
+    int va0 = 1;
+    { int i = row0; int k = 0; va0 = va0 && ((size_t)(const void*)&(a[i * m + k]) % 16 == 0); }
+    { int i = row0 + 1; int k = 0; va0 = va0 && ((size_t)(const void*)&(a[i * m + k]) % 16 == 0); }
+    int vb0 = 1;
+    { int j = col0; int k = 0; vb0 = vb0 && ((size_t)(const void*)&(a[j * m + k]) % 16 == 0); }
+    { int j = col0 + 1; int k = 0; vb0 = vb0 && ((size_t)(const void*)&(a[j * m + k]) % 16 == 0); }
+    for (int t = 0; t < m; t += 8) {
+        #pragma unroll
+        for (int e = 0; e < 1; ++e) {
+            const int pa = (tid + e * 256) / 2, pb = (tid + e * 256) % 2 * 4;
+            { int i = row0 + pa; int k = t + pb;
+            if (va0 && i < n && k + 3 < m) {
+                const float4 v = *(const float4*)&(a[i * m + k]);
+                ((float*)As[pb + 0])[pa] = v.x;
+                ((float*)As[pb + 1])[pa] = v.y;
+                ((float*)As[pb + 2])[pa] = v.z;
+                ((float*)As[pb + 3])[pa] = v.w;
+            } else {
+                #pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    int i = row0 + pa; int k = t + pb + q;
+                    ((float*)As[pb + q])[pa] = (i < n && k < m) ? a[i * m + k] : 0.0f;
+                }
+            } }
+        }
+        #pragma unroll
+        for (int e = 0; e < 1; ++e) {
+            const int pa = (tid + e * 256) / 2, pb = (tid + e * 256) % 2 * 4;
+            { int j = col0 + pa; int k = t + pb;
+            if (vb0 && j < n && k + 3 < m) {
+                const float4 v = *(const float4*)&(a[j * m + k]);
+                ((float*)Bs[pb + 0])[pa] = v.x;
+                ((float*)Bs[pb + 1])[pa] = v.y;
+                ((float*)Bs[pb + 2])[pa] = v.z;
+                ((float*)Bs[pb + 3])[pa] = v.w;
+            } else {
+                #pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    int j = col0 + pa; int k = t + pb + q;
+                    ((float*)Bs[pb + q])[pa] = (j < n && k < m) ? a[j * m + k] : 0.0f;
+                }
+            } }
+        }
+        __syncthreads();
+        if (t + 8 <= m) {
+            #pragma unroll
+            for (int kk = 0; kk < 8; ++kk) {
+                float ra0[8];
+                { const float4 v = As[kk][ty]; ra0[0] = v.x; ra0[1] = v.y; ra0[2] = v.z; ra0[3] = v.w; }
+                { const float4 v = As[kk][ty + 16]; ra0[4] = v.x; ra0[5] = v.y; ra0[6] = v.z; ra0[7] = v.w; }
+                float rb0[8];
+                { const float4 v = Bs[kk][tx]; rb0[0] = v.x; rb0[1] = v.y; rb0[2] = v.z; rb0[3] = v.w; }
+                { const float4 v = Bs[kk][tx + 16]; rb0[4] = v.x; rb0[5] = v.y; rb0[6] = v.z; rb0[7] = v.w; }
+                #pragma unroll
+                for (int m1 = 0; m1 < 64; ++m1)
+                    acc[m1] += alpha * ra0[m1 / 8] * rb0[m1 % 8];
+            }
+        } else {
+            for (int kk = 0; kk < m - t; ++kk) {
+                float ra0[8];
+                { const float4 v = As[kk][ty]; ra0[0] = v.x; ra0[1] = v.y; ra0[2] = v.z; ra0[3] = v.w; }
+                { const float4 v = As[kk][ty + 16]; ra0[4] = v.x; ra0[5] = v.y; ra0[6] = v.z; ra0[7] = v.w; }
+                float rb0[8];
+                { const float4 v = Bs[kk][tx]; rb0[0] = v.x; rb0[1] = v.y; rb0[2] = v.z; rb0[3] = v.w; }
+                { const float4 v = Bs[kk][tx + 16]; rb0[4] = v.x; rb0[5] = v.y; rb0[6] = v.z; rb0[7] = v.w; }
+                #pragma unroll
+                for (int m1 = 0; m1 < 64; ++m1)
+                    acc[m1] += alpha * ra0[m1 / 8] * rb0[m1 % 8];
+            }
+        }
+        __syncthreads();
+    }
+    #pragma unroll
+    for (int m1 = 0; m1 < 64; ++m1) {
+        int i = row0 + ty * 4 + m1 / 8 % 4 + m1 / 32 * 64;
+        int j = col0 + tx * 4 + m1 % 4 + m1 % 8 / 4 * 64;
+        if (i < n && j < n) {
+            c[i * n + j] = acc[m1];
+        }
+    }
+}
+"""
+
+
+@dataclass(frozen=True)
+class ContractionBlocking:
+    name: ClassVar[str] = "contraction-blocking"
+    priority: ClassVar[int] = 10  # before contraction-tiling (15) and register-blocking (20): the fastest form first
+    space: ClassVar[tuple[str, ...]] = ("contraction-blocking", "contraction-blocking{prefetch=true}", "contraction-blocking{bk=16}")
+    bk: int = 8  # the k slice staged per step
+    vec: bool = True  # float4 global loads where the run-time check allows them
+    prefetch: bool = False  # load the next slice into registers while the current one is multiplied
+
+    def applies(self, facts: KernelFacts) -> bool | str:
+        if self.bk not in {8, 16}:
+            return "bk must be 8 or 16"
+        if facts.shared or facts.atomics:
+            return "kernel already uses shared memory or atomics"
+        return True
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        c = find_contraction(source, facts.dialect, facts.name)
+        if isinstance(c, str):
+            return Refused(c)
+        if not c.guarded:
+            return Refused("needs a guard bounding the outputs (a launch that covers them exactly keeps its launch: register-blocking)")
+        tys = [(p.base_type if (p := facts.param(o.array)) is not None else "") for o in c.a + c.b]
+        held = facts.param(c.target_array)
+        acc_ty = c.target_decl.strip() or (held.base_type if held is not None else "")
+        if any(t != "float" for t in tys) or acc_ty != "float":
+            return Refused(f"the float4 form needs float operands and a float accumulator (here {'/'.join(tys + [acc_ty])})")
+        words = ("acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "q", "v", "pa", "pb", "buf")
+        n = {w: fresh(facts, source, w) for w in words}
+        for side, ops in (("A", c.a), ("B", c.b)):
+            for i in range(len(ops)):  # per operand: its shared tile, its fragment, its alignment flag, its prefetch registers
+                for key, want in (("s", f"{side}s"), ("r", f"r{side.lower()}"), ("v", f"v{side.lower()}"), ("p", f"p{side.lower()}")):
+                    n[f"{key}{side}{i}"] = fresh(facts, source, want if (i == 0 and key == "s") else f"{want}{i + (key == 's')}")
+        code = BlockingCode(self.bk, self.vec, self.prefetch, c, n, facts.dialect == "opencl", source).lines()
+        edit = Edit(c.start, c.rest[1], ("\n" + c.indent).join(code))
+        launch = LaunchChange((16, 16, 1), "tile-coarse", per_item=TILE)
+        sides = ", ".join([f"{o.text} along {c.k if o.k_fast else c.row}" for o in c.a] + [f"{o.text} along {c.k if o.k_fast else c.col}" for o in c.b])
+        extra = (", float4 loads where aligned" if self.vec else "") + (", next slice prefetched" if self.prefetch else "")
+        return Rewrite((edit,), launch, f"128x128 tiles, 8x8 outputs per thread, k slices of {self.bk}{extra}: {sides}")
