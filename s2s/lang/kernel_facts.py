@@ -102,6 +102,9 @@ class KernelFacts:
     launch_bounds: str
     element_type: str  # "float" | "double" | "mixed" | "" from the pointer params
     locals: tuple[str, ...]
+    # the first blockIdx.A / threadIdx.A used outside a global index blockIdx.A*blockDim.A+threadIdx.A (Parboil's stencil:
+    # i = threadIdx.x, j = blockIdx.x + 1): a new block shape changes the kernel's work; "" when there is none
+    shape_bound: str = ""
 
     @property
     def uses_thread_index(self) -> bool:
@@ -214,6 +217,7 @@ class _Collector:
             thread_vars=tuple(self._thread_vars()), builtins=tuple(builtins),
             shared=tuple(m.group(0) for m in re.finditer(shared_re, body_text)), launch_bounds=bounds,
             element_type=("mixed" if len(floats) > 1 else next(iter(floats), "")), locals=tuple(self.locals),
+            shape_bound=shape_bound(body_text),
         )
 
     def _end(self) -> int:
@@ -351,6 +355,22 @@ class _Collector:
                     dependent.append(name)
                     changed = True
         return dependent
+
+
+def shape_bound(body: str) -> str:
+    """The first blockIdx.A / threadIdx.A `body` uses outside a global index `blockIdx.A*blockDim.A + threadIdx.A`
+    (either order, __umul24/__mul24 too); "" when there is none."""
+    body = re.sub(r"//[^\n]*|/\*.*?\*/", " ", body, flags=re.S)
+    for a in "xyz":
+        prod = (rf"(?:blockIdx\.{a}\s*\*\s*blockDim\.{a}|blockDim\.{a}\s*\*\s*blockIdx\.{a}|"
+                rf"__u?mul24\s*\(\s*(?:blockIdx\.{a}\s*,\s*blockDim\.{a}|blockDim\.{a}\s*,\s*blockIdx\.{a})\s*\))")
+        index = rf"(?:\(?\s*{prod}\s*\)?\s*\+\s*threadIdx\.{a}|threadIdx\.{a}\s*\+\s*\(?\s*{prod}\s*\)?)"
+        rest = re.sub(index, " ", body)
+        rest = re.sub(prod, " ", rest)  # a product alone (a block's first element) does not depend on the shape's split
+        for what in (f"blockIdx.{a}", f"threadIdx.{a}"):
+            if re.search(re.escape(what) + r"\b", rest):
+                return what
+    return ""
 
 
 def _assigned(node: Node, data: bytes) -> set[str]:

@@ -49,29 +49,13 @@ class LaunchConfig:
             return f"a {dims}-D block for a kernel with a {facts.dims}-D thread mapping"
         if facts.dims == 0:
             return "no global thread index: the kernel may depend on the block shape"
+        if facts.shape_bound:
+            return (f"{facts.shape_bound} is used on its own, not only in blockIdx*blockDim+threadIdx: the kernel's work depends "
+                    "on the block shape (Parboil's stencil: i = threadIdx.x, j = blockIdx.x + 1)")
         return True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
-        alone = _alone(source[facts.body_start:facts.body_end].decode("utf-8", "replace"))
-        if alone:
-            return Refused(f"{alone} is used on its own, not only in blockIdx*blockDim+threadIdx: the kernel's work depends "
-                           "on the block shape (Parboil's stencil: i = threadIdx.x, j = blockIdx.x + 1)")
         block = (tuple(self.block) + (1, 1, 1))[:3]
         shape = (block[0], block[1], block[2])
         return Rewrite((), LaunchChange(shape, "same-coverage"), f"block {'x'.join(map(str, self.block))}")
 
-
-def _alone(body: str) -> str:
-    """The first blockIdx.A / threadIdx.A the kernel uses outside a global index `blockIdx.A*blockDim.A + threadIdx.A`
-    (either order, __umul24/__mul24 too); "" when there is none."""
-    body = re.sub(r"//[^\n]*|/\*.*?\*/", " ", body, flags=re.S)
-    for a in "xyz":
-        prod = (rf"(?:blockIdx\.{a}\s*\*\s*blockDim\.{a}|blockDim\.{a}\s*\*\s*blockIdx\.{a}|"
-                rf"__u?mul24\s*\(\s*(?:blockIdx\.{a}\s*,\s*blockDim\.{a}|blockDim\.{a}\s*,\s*blockIdx\.{a})\s*\))")
-        index = rf"(?:\(?\s*{prod}\s*\)?\s*\+\s*threadIdx\.{a}|threadIdx\.{a}\s*\+\s*\(?\s*{prod}\s*\)?)"
-        rest = re.sub(index, " ", body)
-        rest = re.sub(prod, " ", rest)  # a product alone (a block's first element) does not depend on the shape's split
-        for what in (f"blockIdx.{a}", f"threadIdx.{a}"):
-            if re.search(re.escape(what) + r"\b", rest):
-                return what
-    return ""
