@@ -5,7 +5,10 @@ copy: `if (row < R && col < C) B[..] = A[..];` or `if (row >= R || col >= C) ret
 one index is `row * ld + col` and the other `col * ld + row`. Each block stages a TILE x TILE tile in
 `__shared__ T tile[TILE][TILE + 1]` (padded against bank conflicts): it is read with the source's fast
 index on threadIdx.x and written with the destination's, both bounds-checked, with one barrier that every
-thread reaches. Loops over the tile make any block shape correct; the launch becomes (TILE, TILE) blocks.
+thread reaches. Loops over the tile make any block shape correct; the launch becomes (TILE, TILE) blocks. With
+`rows`, the block is (TILE, rows) and each thread copies TILE/rows elements in a loop of constant trip count: unrolled,
+its loads are all in flight at once (with a `blockDim.y` stride each load waited for the one before: a warp had one
+load in flight, and the zoo's transposes stayed latency-bound at about half the copy bandwidth).
 """
 from __future__ import annotations
 
@@ -105,14 +108,15 @@ class SmemTranspose:
         tile, tx, ty_ = (fresh(facts, source, w) for w in ("tile", "tx", "ty"))
         base = {col: f"blockIdx.x * {t}", row: f"blockIdx.y * {t}"}
 
+        step = fresh(facts, source, "k")
+
         def phase(fast: str, body: str) -> list[str]:
-            return [
-                f"for (int {ty_} = threadIdx.y; {ty_} < {t}; {ty_} += blockDim.y)",
-                f"    for (int {tx} = threadIdx.x; {tx} < {t}; {tx} += blockDim.x) {{",
-                *(f"        {decls[v]} {v} = {base[v]} + {tx if v == fast else ty_};" for v in (col, row)),
-                f"        if ({guard}) {body};",
-                "    }",
-            ]
+            inner = [*(f"{decls[v]} {v} = {base[v]} + {tx if v == fast else ty_};" for v in (col, row)), f"if ({guard}) {body};"]
+            if self.rows:  # the pass sets the block to (tile, rows): constant trip counts, so the loads unroll and overlap
+                return ["#pragma unroll", f"for (int {step} = 0; {step} < {t}; {step} += {self.rows}) {{",
+                        f"    const int {ty_} = threadIdx.y + {step}, {tx} = threadIdx.x;", *(f"    {ln}" for ln in inner), "}"]
+            return [f"for (int {ty_} = threadIdx.y; {ty_} < {t}; {ty_} += blockDim.y)",
+                    f"    for (int {tx} = threadIdx.x; {tx} < {t}; {tx} += blockDim.x) {{", *(f"        {ln}" for ln in inner), "    }"]
         lines = [f"__shared__ {ty} {tile}[{t}][{t + 1}];",
                  *phase(s_fast, f"{tile}[{ty_}][{tx}] = {src_arr}[{s_idx}]"), "__syncthreads();",
                  *phase(d_fast, f"{dst}[{d_idx}] = {tile}[{tx}][{ty_}]")]

@@ -17,17 +17,19 @@ __global__ void transpose_macro(const float* src, float* dst)
 __global__ void transpose_macro(const float* src, float* dst)
 {
     __shared__ float tile[32][33];
-    for (int ty = threadIdx.y; ty < 32; ty += blockDim.y)
-        for (int tx = threadIdx.x; tx < 32; tx += blockDim.x) {
-            int c = blockIdx.x * 32 + ty;
-            int r = blockIdx.y * 32 + tx;
-            if (r < N && c < N) tile[ty][tx] = src[((c)) * N + ((r))];
-        }
+    #pragma unroll
+    for (int k = 0; k < 32; k += 8) {
+        const int ty = threadIdx.y + k, tx = threadIdx.x;
+        int c = blockIdx.x * 32 + ty;
+        int r = blockIdx.y * 32 + tx;
+        if (r < N && c < N) tile[ty][tx] = src[((c)) * N + ((r))];
+    }
     __syncthreads();
-    for (int ty = threadIdx.y; ty < 32; ty += blockDim.y)
-        for (int tx = threadIdx.x; tx < 32; tx += blockDim.x) {
-            int c = blockIdx.x * 32 + tx;
-            int r = blockIdx.y * 32 + ty;
-            if (r < N && c < N) dst[((r)) * N + ((c))] = tile[tx][ty];
-        }
+    #pragma unroll
+    for (int k = 0; k < 32; k += 8) {
+        const int ty = threadIdx.y + k, tx = threadIdx.x;
+        int c = blockIdx.x * 32 + tx;
+        int r = blockIdx.y * 32 + ty;
+        if (r < N && c < N) dst[((r)) * N + ((c))] = tile[tx][ty];
+    }
 }
