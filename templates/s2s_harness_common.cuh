@@ -15,6 +15,10 @@
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #ifdef S2S_HIP
 #include "cuda_on_hip.h"
 #else
@@ -58,6 +62,40 @@ inline std::string jnum(double v) {
 inline std::string fmt(double v) { char b[64]; snprintf(b, sizeof b, "%.7g", v); return b; }
 
 inline void phase(const std::string& what) { fprintf(stderr, "S2S_PHASE %s\n", what.c_str()); fflush(stderr); }
+
+// ---- the device lock shared with other evaluations on this machine (s2s/base/devicelock.py) ----
+// Where $S2S_HARNESS_LOCK names it: the checks hold it shared (several evaluations check side by side), the timing
+// exclusive (nothing else uses the device while a kernel is timed). PATH.turn is the turnstile that lets a waiting
+// timing in before checks that arrive after it. The wait is the phase "waiting for the device", which the caller's
+// time limit does not count.
+struct DeviceLock {
+    int fd = -1, turn = -1;
+    DeviceLock() {
+        const char* path = getenv("S2S_HARNESS_LOCK");
+        if (!path || !*path) return;
+        fd = open(path, O_RDWR | O_CREAT, 0666);
+        turn = open((std::string(path) + ".turn").c_str(), O_RDWR | O_CREAT, 0666);
+        if (fd < 0 || turn < 0) {
+            fprintf(stderr, "s2s: cannot open the device lock %s; running without it\n", path);
+            close_all();
+        }
+    }
+    ~DeviceLock() { close_all(); }
+    void close_all() {
+        if (fd >= 0) close(fd);
+        if (turn >= 0) close(turn);
+        fd = turn = -1;
+    }
+    void hold(bool exclusive, const char* what) {
+        if (fd < 0) return;
+        phase(std::string("waiting for the device (") + what + ")");
+        flock(turn, LOCK_EX);
+        flock(fd, exclusive ? LOCK_EX : LOCK_SH);
+        flock(turn, LOCK_UN);
+        phase(std::string("device held (") + what + ")");
+    }
+    void release() { if (fd >= 0) flock(fd, LOCK_UN); }
+};
 
 // ---- random numbers: splitmix64, one stream per (seed, buffer) -------------------------------
 struct Rng {
@@ -607,6 +645,7 @@ struct Run {
     std::string device = "?";
     unsigned char* flush = nullptr;
     size_t flush_bytes = 0;
+    DeviceLock lock;  // $S2S_HARNESS_LOCK: checks shared with other evaluations, the timing alone
     std::vector<unsigned char> guard_pattern = std::vector<unsigned char>(GUARD, GUARD_BYTE);
 
     explicit Run(const Spec& s) : spec(s), o(s.defaults) {}
@@ -1076,6 +1115,7 @@ struct Run {
         flush_bytes = l2 > 0 ? 2 * (size_t)l2 : (size_t)64 << 20;
         if (cudaMalloc((void**)&flush, flush_bytes) != cudaSuccess) { flush = nullptr; cudaGetLastError(); messages.push_back("no memory for the L2 flush buffer: timed without flushing"); }
         fill_set(seed);
+        lock.hold(true, "timing");
         reset();
         for (Buffer& b : bufs) {
             if (!b.bytes || !b.is("inout")) continue;
@@ -1123,6 +1163,7 @@ struct Run {
         if (flush) messages.push_back("L2 flushed before every timed launch (" + std::to_string(flush_bytes >> 20) + " MiB written)");
         cudaEventDestroy(e0);
         cudaEventDestroy(e1);
+        lock.release();
     }
 
     std::string result(const std::string& verdict, const Stats* rs, const Stats* vs, const std::string& input_error, int sets) {
@@ -1167,6 +1208,7 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
     try {
         run.setup();
         bool ok = true;
+        run.lock.hold(false, "checks");
         if (run.o.check) run.probe_bounds(run.o.seed);
         if (run.o.check) {
             for (const CapturedSet& cs : spec.captured) {  // the data of a real run first (s2s capture)
@@ -1183,6 +1225,7 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
             const int smaller = run.check_smaller_size(run.o.seed + 7919ULL);
             if (smaller >= 0) { ok = smaller == 1 && ok; ++sets_done; }
         }
+        run.lock.release();
         if (!ok) return emit(run.result("wrong-output", nullptr, nullptr, "", sets_done));
         if (!run.o.time) return emit(run.result("ok", nullptr, nullptr, "", sets_done));
         Stats rs, vs;
@@ -1190,7 +1233,9 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
         std::string verdict = "ok";
         if (run.o.check && run.o.post_check) {
             const unsigned long long seed = run.o.seed + (unsigned long long)run.o.input_sets;
+            run.lock.hold(false, "checks");
             if (!run.check_set(seed, "after timing, fresh input set (seed " + std::to_string(seed) + ")")) verdict = "wrong-output";
+            run.lock.release();
             ++sets_done;
         }
         if (!run.o.check) run.messages.push_back("outputs were not checked (--time-only)");

@@ -64,15 +64,17 @@ def build_many(mep_dir: Path, variants: Iterable[str | None], *, jobs: int | Non
         return list(pool.map(backend.build, targets))
 
 
-def run_built(b: BuildResult, *, time: bool = True, sanitize: bool = False) -> Measurement:
-    """Run a build: the check on every input set, then (when it passed and `time`) the timing."""
+def run_built(b: BuildResult, *, time: bool = True, sanitize: bool = False, harness_lock: Path | None = None) -> Measurement:
+    """Run a build: the check on every input set, then (when it passed and `time`) the timing. With `harness_lock`
+    the harness takes the device lock itself (s2s.base.devicelock): its checks beside other evaluations' checks,
+    its timing alone."""
     if b.input_error:
         raise _input_error(b.mep_dir, b.input_error)
     if not b.ok:
         return failed(b.failure, backend=b.backend, kernel=b.kernel, variant=b.variant, messages=b.messages,
                       build_seconds=b.seconds)
     backend = get_backend(b.backend)
-    m = backend.run(b, time=time, sanitize=sanitize)
+    m = backend.run(b, time=time, sanitize=sanitize, harness_lock=harness_lock)
     if m.input_error:
         raise _input_error(b.mep_dir, m.input_error)
     note = b.extra.get("note")

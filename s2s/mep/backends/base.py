@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from s2s.base.devicelock import HARNESS_ENV, WAIT_PHASE
 from s2s.base.errors import UserError
 from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, ParamSpec
 from s2s.mep.measure import (
@@ -111,9 +112,15 @@ class Backend(ABC):
         env.update(dict(build.env))
         return env
 
-    def run(self, build: BuildResult, *, time: bool = True, sanitize: bool = False) -> Measurement:
+    def run(self, build: BuildResult, *, time: bool = True, sanitize: bool = False, harness_lock: Path | None = None) -> Measurement:
+        """Run the harness; with `harness_lock` it takes the device lock itself (checks shared, timing exclusive),
+        without it the caller holds the device (or runs alone)."""
         argv = self.run_argv(build, time=time)
-        m = run_harness_process(argv, env=self.run_env(build), cwd=build.mep_dir, timeout_s=build.timeout_s,
+        env = self.run_env(build)
+        env.pop(HARNESS_ENV, None)
+        if harness_lock is not None:
+            env[HARNESS_ENV] = str(harness_lock)
+        m = run_harness_process(argv, env=env, cwd=build.mep_dir, timeout_s=build.timeout_s,
                                 backend=self.name, kernel=build.kernel, variant=build.variant,
                                 build_seconds=build.seconds)
         if sanitize and m.verdict not in (TIMED_OUT,):
@@ -141,12 +148,9 @@ def run_harness_process(argv: list[str], *, env: dict[str, str], cwd: Path, time
                       messages=[f"cannot start {argv[0]}: {exc}"])
     from s2s.base.procs import tracked
 
-    try:
-        with tracked(proc.pid):  # killed with its children on a signal or any error too
-            out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, err = proc.communicate()
+    with tracked(proc.pid):  # killed with its children on a signal or any error too
+        out, err, killed = _communicate(proc, timeout_s)
+    if killed:
         where = last_phase(err)
         return failed(TIMED_OUT, backend=backend, kernel=kernel, variant=variant, build_seconds=build_seconds,
                       run_seconds=time.monotonic() - t0,
@@ -162,6 +166,44 @@ def run_harness_process(argv: list[str], *, env: dict[str, str], cwd: Path, time
                       messages=[f"the harness ended without a result ({why})" + (f" during the {where}" if where else "")]
                       + ([tail] if tail else []))
     return from_harness(obj, backend=backend, kernel=kernel, variant=variant, build_seconds=build_seconds, run_seconds=seconds)
+
+
+def _communicate(proc: subprocess.Popen[str], timeout_s: float) -> tuple[str, str, bool]:
+    """stdout, stderr and whether the process was killed after `timeout_s` of its own work: the time it spends
+    waiting for the device lock (between a "waiting for the device" phase and the next phase) is not counted."""
+    out: list[str] = []
+    err: list[str] = []
+    waited = [0.0, -1.0]  # seconds waited so far, the start of the wait in progress (-1: none)
+
+    def read_err() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            err.append(line)
+            if line.startswith(PHASE_PREFIX):
+                now = time.monotonic()
+                if waited[1] >= 0:
+                    waited[0] += now - waited[1]
+                waited[1] = now if line[len(PHASE_PREFIX):].startswith(WAIT_PHASE) else -1.0
+
+    readers = [threading.Thread(target=lambda: out.append(proc.stdout.read() if proc.stdout else ""), daemon=True),
+               threading.Thread(target=read_err, daemon=True)]
+    for r in readers:
+        r.start()
+    t0, killed = time.monotonic(), False
+    while True:
+        try:
+            proc.wait(timeout=0.1)
+            break
+        except subprocess.TimeoutExpired:
+            now = time.monotonic()
+            if now - t0 - waited[0] - (now - waited[1] if waited[1] >= 0 else 0.0) > timeout_s:
+                _kill_group(proc)
+                proc.wait()
+                killed = True
+                break
+    for r in readers:
+        r.join()
+    return "".join(out), "".join(err), killed
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:

@@ -17,6 +17,8 @@ import re
 import sys
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,28 @@ class Failure(Exception):
 
 def phase(what: str) -> None:
     print(f"S2S_PHASE {what}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def device_held(exclusive: bool, what: str) -> Iterator[None]:
+    """The device lock of s2s/base/devicelock.py, where $S2S_HARNESS_LOCK names it (this file cannot import s2s):
+    checks shared with other evaluations, the timing exclusive, through the turnstile PATH.turn."""
+    path = os.environ.get("S2S_HARNESS_LOCK", "")
+    if not path:
+        yield
+        return
+    import fcntl
+
+    with open(path, "a+") as fh, open(f"{path}.turn", "a+") as turn:
+        phase(f"waiting for the device ({what})")
+        fcntl.flock(turn.fileno(), fcntl.LOCK_EX)
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        fcntl.flock(turn.fileno(), fcntl.LOCK_UN)
+        phase(f"device held ({what})")
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 # -- mep.toml ---------------------------------------------------------------------------------------
@@ -988,31 +1012,34 @@ def main(argv: list[str] | None = None) -> int:
             run.allocate()
             ok = True
             sets = 0
-            if not args.time_only:
-                run.probe_bounds(cfg.seed)
-            if not args.time_only and cfg.capture:
-                for cap in run.load_captured():
-                    run.reproduce(cap)
-                    ok = run.check_set(cfg.seed, cap.label, captured=cap) and ok
-                    sets += 1
-            if not args.time_only:
-                for s in range(cfg.input_sets):
-                    seed = cfg.seed + s
-                    ok = run.check_set(seed, f"input set {s + 1} (seed {seed})", stale=s % 2 == 1) and ok
-                    sets += 1
-                smaller = run.check_smaller_size(cfg.seed + 7919)
-                if smaller is not None:
-                    ok = smaller and ok
-                    sets += 1
+            with device_held(False, "checks"):
+                if not args.time_only:
+                    run.probe_bounds(cfg.seed)
+                if not args.time_only and cfg.capture:
+                    for cap in run.load_captured():
+                        run.reproduce(cap)
+                        ok = run.check_set(cfg.seed, cap.label, captured=cap) and ok
+                        sets += 1
+                if not args.time_only:
+                    for s in range(cfg.input_sets):
+                        seed = cfg.seed + s
+                        ok = run.check_set(seed, f"input set {s + 1} (seed {seed})", stale=s % 2 == 1) and ok
+                        sets += 1
+                    smaller = run.check_smaller_size(cfg.seed + 7919)
+                    if smaller is not None:
+                        ok = smaller and ok
+                        sets += 1
             verdict = "ok" if ok else "wrong-output"
             if ok and not args.no_time:
-                ref, var = run.time_both(cfg.seed)
+                with device_held(True, "timing"):
+                    ref, var = run.time_both(cfg.seed)
                 result["reference"], result["variant"] = ref, var
                 result["speedup"] = ref["median_us"] / var["median_us"] if var["median_us"] > 0 else None
                 if not args.time_only and not args.no_post_check:
                     seed = cfg.seed + cfg.input_sets
-                    if not run.check_set(seed, f"after timing, fresh input set (seed {seed})"):
-                        verdict = "wrong-output"
+                    with device_held(False, "checks"):
+                        if not run.check_set(seed, f"after timing, fresh input set (seed {seed})"):
+                            verdict = "wrong-output"
                     sets += 1
             if args.time_only:
                 run.messages.append("outputs were not checked (--time-only)")

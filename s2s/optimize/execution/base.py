@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from s2s.base.devicelock import device_lock
+from s2s.base.devicelock import lock_path
 from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
 from s2s.mep.backends import BuildResult
@@ -139,9 +139,8 @@ def evaluate_built(built: BuildResult, worker: dict[str, Any]) -> EvalRecord:
     if built.input_error:
         return EvalRecord(variant=built.variant or "", build_ok=False, build_log=built.log, messages=built.messages,
                           result={"verdict": "compile-failed"}, input_error=built.input_error)
-    try:
-        with device_lock():
-            m = ev.run_built(built)
+    try:  # the harness takes the device lock itself: checks beside other evaluations' checks, the timing alone
+        m = ev.run_built(built, harness_lock=lock_path())
     except UserError as err:
         return EvalRecord(variant=built.variant or "", build_ok=built.ok, build_log=built.log, messages=built.messages,
                           result={"verdict": RUNTIME_FAILED}, input_error=err.message)
