@@ -16,6 +16,7 @@ from typing import Any
 
 from s2s.base.errors import UserError
 from s2s.lang.cexpr import SIZEOF
+from s2s.lang.typedefs import typedefs
 from s2s.mep.manifest import LaunchSpec, Manifest, StructSpec, SymbolSpec
 
 from .npy import descr_of, write_npy
@@ -98,7 +99,9 @@ class ElemTypes:
     def __init__(self, m: Manifest, mep: Path) -> None:
         self.m = m
         self.structs = {s.name.split("::")[-1]: s for s in m.structs}
-        self.aliases = _typedefs((mep / m.kernel_file).read_text(encoding="utf-8", errors="replace")) \
+        # every type each alias has over all #if branches (NPB IS: INT_TYPE is long under `#if CLASS == 'D'`, else int):
+        # the captured bytes' size picks the branch built
+        self.aliases = typedefs((mep / m.kernel_file).read_text(encoding="utf-8", errors="replace"), m.dialect) \
             if (mep / m.kernel_file).is_file() else {}
         self.cl_types: Any = None
         if m.backend == "opencl":
@@ -168,17 +171,6 @@ class ElemTypes:
                 continue
             out[fname] = struct.unpack_from("<" + f, data, off)[0]
         return out
-
-
-def _typedefs(text: str) -> dict[str, set[str]]:
-    """Every type each `typedef T NAME;` of the kernel file gives NAME, over all #if branches (NPB IS: `typedef long
-    INT_TYPE;` under `#if CLASS == 'D'`, else `typedef int INT_TYPE;`): the captured bytes' size picks the branch built."""
-    import re
-
-    out: dict[str, set[str]] = {}
-    for mt in re.finditer(r"\btypedef\s+((?:unsigned\s+|signed\s+|long\s+|short\s+|const\s+)*[A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*;", text):
-        out.setdefault(mt.group(2), set()).add(_clean(mt.group(1)))
-    return out
 
 
 def _py(v: Any) -> Any:

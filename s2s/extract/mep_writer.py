@@ -167,18 +167,19 @@ def params_under_flags(kernel: Kernel, kernel_text: str, macros: dict[str, tuple
 
 def type_aliases(items: list, macros: dict[str, tuple[str, str]] | None = None) -> dict[str, str]:  # type: ignore[type-arg]
     """typedef and using aliases among the closure's items: {"real_t": "float"}; of a block under `#if`, only the
-    branch active under the unit's macros (none when that cannot be decided: `#if CLASS == 'D'` long, else int)."""
+    branch active under the unit's macros (none when that cannot be decided: `#if CLASS == 'D'` long, else int).
+    The aliases are read by s2s.lang.typedefs, as capture reads them."""
+    from s2s.lang.typedefs import typedefs
+
     out: dict[str, str] = {}
     for d in items:
         if d.kind not in {"type", "block"}:
             continue
         body = d.text if "#" not in d.text else active_text(d.text, macros or {})
-        if body is None:
+        if body is None or not re.search(r"\b(?:typedef|using)\b", body):
             continue
-        for m in re.finditer(r"typedef\s+((?:unsigned\s+|signed\s+|long\s+|const\s+)*[A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*;", body):
-            out.setdefault(m.group(2), m.group(1).replace("const ", "").strip())
-        for m in re.finditer(r"using\s+([A-Za-z_]\w*)\s*=\s*((?:unsigned\s+)?[A-Za-z_]\w*)\s*;", body):
-            out.setdefault(m.group(1), m.group(2))
+        for name, types in typedefs(body).items():
+            out.setdefault(name, types[0])
     return out
 
 

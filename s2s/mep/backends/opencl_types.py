@@ -1,7 +1,9 @@
 """OpenCL element types by name for numpy: primitives, vector types, structs and aliases (-D flags, #defines, typedefs).
 
 Standalone (the standard library and numpy only): the OpenCL harness imports it, and `s2s run` copies it into
-the MEP beside harness_opencl.py.
+the MEP beside harness_opencl.py, where the MEP runs by hand or on a GPU machine without s2s or tree-sitter installed.
+So it keeps its own line-wise reading of typedefs instead of s2s.lang.typedefs (the reader extraction and capture
+share); tests/test_typedef_readers.py holds the two to the same answers on plain typedefs.
 """
 from __future__ import annotations
 
