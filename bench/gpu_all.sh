@@ -10,15 +10,8 @@ OUT=${1:?output directory}
 export S2S_COMMIT=${2:-unknown}
 PART=${3:-all}
 PATTERNS=${4:-/tmp/w1}
-export CUDA_MODULE_LOADING=EAGER
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
-stage() { local secs=$1; shift; local name=$1; shift; local t0=$SECONDS
-  timeout "$secs" "$@" > "$OUT/$name.log" 2>&1; echo "$name rc=$? $((SECONDS - t0))s"; }
+. "$(dirname "$0")/gpu_preamble.sh"
+gpu_info
 if [ "$PART" != b ]; then
   stage 300 optimize python3 bench/gpu_bench.py --meps bench/meps --out "$OUT" --work /tmp/w1 --deadline 285 --parallel 4
   mkdir -p "$OUT/w1-patterns" && cp /tmp/w1/patterns-*.json "$OUT/w1-patterns/" 2>/dev/null

@@ -12,16 +12,11 @@ OUT=${1:?output directory}
 export S2S_COMMIT=${2:-unknown}
 APPS=${3:-struct,npb-cg,parboil-sgemm,npb-mg,parboil-stencil,npb-ep,babelstream}
 DEADLINE=${4:-440}
-export CUDA_MODULE_LOADING=EAGER
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+. "$(dirname "$0")/gpu_preamble.sh"
+gpu_info
 if [ ! -d .gpu/apps ]; then echo ".gpu/apps is missing: run bash bench/prepare_gpu_apps.sh first" >&2; exit 2; fi
 python3 bench/gen_app_inputs.py .gpu/apps || exit 1
 timeout $((DEADLINE + 30)) python3 bench/auto_apps.py --out "$OUT" --apps "$APPS" --deadline "$DEADLINE" \
   --per-app 170 --top 1 --max-evals 8 --rounds 2 --runs 3
 echo "auto_apps rc=$?"
-(cd "$OUT" && tar czf /tmp/auto_apps.tgz --exclude auto_apps.tgz . && mv /tmp/auto_apps.tgz .)
+pack auto_apps.tgz

@@ -9,18 +9,13 @@ OUT=${1:?output directory}
 export S2S_COMMIT=${2:-unknown}
 TOP=${3:-2}
 EVALS=${4:-6}
-export CUDA_MODULE_LOADING=EAGER
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
+. "$(dirname "$0")/gpu_preamble.sh"
 export PYTHONPATH=${PYTHONPATH:-$PWD}
 python3 -c "import distributed, dask; print('dask', dask.__version__, 'distributed', distributed.__version__)" || {
   echo "dask/distributed not importable: put their wheels in .whl/" >&2; exit 2; }
-nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+gpu_info index,name,driver_version,memory.total
 rm -rf /tmp/s2s-gpu-cluster
 timeout 470 python3 bench/gpu_cluster.py --out "$OUT" --work /tmp/s2s-gpu-cluster --top "$TOP" --max-evals "$EVALS" --rounds 1 --timeout 110
 echo "gpu_cluster rc=$?"
 cp /tmp/s2s-gpu-cluster/*.log "$OUT/" 2>/dev/null
-(cd "$OUT" && tar czf /tmp/gpu_cluster.tgz --exclude gpu_cluster.tgz . && mv /tmp/gpu_cluster.tgz .)
+pack gpu_cluster.tgz

@@ -13,14 +13,10 @@ export S2S_COMMIT=${2:-unknown}
 shift 2 || shift $#
 KERNELS=${*:-gemv_rows gemm_naive syrk jacobi2d transpose_2d}
 BUDGET=${S2S_COST_BUDGET:-45}  # seconds of proposing per kernel, before the re-timing and ncu
-export CUDA_MODULE_LOADING=EAGER
 mkdir -p "$OUT/reports"
 OUT=$(cd "$OUT" && pwd)
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+. "$(dirname "$0")/gpu_preamble.sh"
+gpu_info
 command -v ncu >> "$OUT/gpu.txt" 2>&1 || echo "ncu: not installed" >> "$OUT/gpu.txt"
 WORK=/tmp/s2s-cost-model
 rm -rf "$WORK" && mkdir -p "$WORK"

@@ -8,18 +8,13 @@
 set -u
 OUT=${1:?output directory}
 export S2S_COMMIT=${2:-unknown}
-export CUDA_MODULE_LOADING=EAGER CUPY_TF32=0
+export CUPY_TF32=0
 KERNELS=gemm_colmajor,syrk_lower,fdtd_e,transpose_gather,jacobi2d_macro,batched_gemm8
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+. "$(dirname "$0")/gpu_preamble.sh"
+gpu_info
 t0=$SECONDS
 timeout 560 python3 bench/gpu_zoo.py --part 1/1 --only "$KERNELS" --out "$OUT" --work /tmp/s2s-zoo --deadline 480 \
   --parallel 3 > "$OUT/part1of1.log" 2>&1
 echo "delinearize zoo rc=$? $((SECONDS - t0))s"
 tail -40 "$OUT"/gpu_zoo_*.md 2>/dev/null
-(cd "$OUT" && tar czf /tmp/zoo-delinearize.tgz . && find . -mindepth 1 -maxdepth 1 ! -name 'gpu_zoo_*.md' -exec rm -rf {} + \
-  && mv /tmp/zoo-delinearize.tgz .)
+pack zoo-delinearize.tgz 'gpu_zoo_*.md'

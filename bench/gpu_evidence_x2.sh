@@ -9,14 +9,13 @@
 set -u
 OUT=${1:?output directory}
 C=${2:-unknown}
-export S2S_COMMIT=$C CUDA_MODULE_LOADING=EAGER
-mkdir -p "$OUT"
-if [ -d .whl ]; then  # once, then out of the way: the stream scripts would each reinstall into the same place at once
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+export S2S_COMMIT=$C
+. "$(dirname "$0")/gpu_preamble.sh"
+if [ -d .whl ]; then  # installed once, then out of the way: the stream scripts would each reinstall into the same place at once
   mv .whl /tmp/whl-installed
 fi
 export PYTHONPATH=/tmp/site:$PWD
-nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+gpu_info index,name,driver_version,memory.total
 stream() {  # GPU NAME SECONDS CMD...
   local gpu=$1 name=$2 secs=$3; shift 3
   mkdir -p "$OUT/$name"

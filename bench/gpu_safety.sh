@@ -3,10 +3,5 @@
 set -u
 OUT=${1:-${OUT:?output directory}}
 export S2S_COMMIT=${2:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-export CUDA_MODULE_LOADING=EAGER
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
+. "$(dirname "$0")/gpu_preamble.sh"
 timeout 450 python3 bench/gpu_safety.py --out "$OUT"

@@ -14,17 +14,12 @@ case "${3:?a or b}" in
   b) KERNELS=laplace3d,jacobi2d_macro,fdtd_e,conv2d_5x5 ;;
   *) echo "unknown half $3"; exit 2 ;;
 esac
-export CUDA_MODULE_LOADING=EAGER CUPY_TF32=0
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+export CUPY_TF32=0
+. "$(dirname "$0")/gpu_preamble.sh"
+gpu_info
 t0=$SECONDS
 timeout 560 python3 bench/gpu_zoo.py --part 1/1 --only "$KERNELS" --out "$OUT" --work /tmp/s2s-zoo --deadline 480 \
   --parallel 4 --max-evals 20 > "$OUT/stencils-$3.log" 2>&1
 echo "stencil zoo $3 rc=$? $((SECONDS - t0))s"
 tail -40 "$OUT"/gpu_zoo_*.md 2>/dev/null
-(cd "$OUT" && tar czf "/tmp/zoo-stencils-$3.tgz" . && find . -mindepth 1 -maxdepth 1 ! -name 'gpu_zoo_*.md' -exec rm -rf {} + \
-  && mv "/tmp/zoo-stencils-$3.tgz" .)
+pack "zoo-stencils-$3.tgz" 'gpu_zoo_*.md'

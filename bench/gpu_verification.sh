@@ -7,17 +7,9 @@
 set -u
 OUT=${1:?output directory}
 export S2S_COMMIT=${2:-unknown}
-export CUDA_MODULE_LOADING=EAGER
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=${PYTHONPATH:-$PWD}
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
-stage() { local secs=$1; shift; local name=$1; shift; local t0=$SECONDS
-  timeout "$secs" "$@" > "$OUT/$name.log" 2>&1; echo "$name rc=$? $((SECONDS - t0))s"; }
+. "$(dirname "$0")/gpu_preamble.sh"
+[ -d .whl ] || export PYTHONPATH=${PYTHONPATH:-$PWD}
+gpu_info
 stage 200 cheats python3 bench/cheat_catalogue.py --backend cuda --out "$OUT" --work /tmp/s2s-cheats
 stage 250 winner python3 bench/gpu_bench.py --meps bench/meps --out "$OUT" --work /tmp/s2s-winner --tag gpu_winner \
   --only 02-heat3d_cuda.matvec_rows,06-heat3d_cuda.transpose_naive,13-heat3d_cuda.axpby_t --max-evals 12 --deadline 150 --parallel 3

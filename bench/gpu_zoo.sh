@@ -10,13 +10,9 @@ export S2S_COMMIT=${2:-unknown}
 PART=${3:?apps or a part I or I/K}
 case "$PART" in apps|*/*) ;; *) PART="$PART/4" ;; esac
 TAG=${PART//\//of}
-export CUDA_MODULE_LOADING=EAGER CUPY_TF32=0
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+export CUPY_TF32=0
+. "$(dirname "$0")/gpu_preamble.sh"
+gpu_info
 t0=$SECONDS
 case "$PART" in
   apps) timeout 400 python3 bench/gpu_zoo.py --apps --out "$OUT" --work /tmp/s2s-zoo --jobs 16 > "$OUT/apps.log" 2>&1 ;;
@@ -27,5 +23,4 @@ esac
 echo "part $PART rc=$? $((SECONDS - t0))s"
 tail -60 "$OUT"/gpu_zoo_*.md 2>/dev/null
 # the device returns at most 8 files: everything travels in one archive (the tables stay readable beside it)
-(cd "$OUT" && tar czf "/tmp/zoo-$TAG.tgz" . && find . -mindepth 1 -maxdepth 1 ! -name 'gpu_zoo_*.md' -exec rm -rf {} + \
-  && mv "/tmp/zoo-$TAG.tgz" .)
+pack "zoo-$TAG.tgz" 'gpu_zoo_*.md'

@@ -12,13 +12,9 @@ case "${3:?half 1 or 2}" in
   2) ONLY=nbody_soa,gemv_rows,batched_gemv16,transpose_gather ;;
   *) echo "half must be 1 or 2"; exit 2 ;;
 esac
-export CUDA_MODULE_LOADING=EAGER CUPY_TF32=0
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+export CUPY_TF32=0
+. "$(dirname "$0")/gpu_preamble.sh"
+gpu_info
 t0=$SECONDS
 timeout 560 python3 bench/gpu_zoo.py --part 1/1 --only "$ONLY" --out "$OUT" --work /tmp/s2s-zoo --deadline 480 --parallel 4 \
   --max-evals 12 > "$OUT/fixed$3.log" 2>&1

@@ -7,13 +7,9 @@ set -u
 OUT=${1:?output directory}
 export S2S_COMMIT=${2:-unknown}
 DEADLINE=${3:-470}
-export CUDA_MODULE_LOADING=EAGER CUPY_TF32=0
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
-nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+export CUPY_TF32=0
+. "$(dirname "$0")/gpu_preamble.sh"
+gpu_info index,name,driver_version,memory.total
 part() {  # GPU PART
   CUDA_VISIBLE_DEVICES=$1 S2S_DEVICE_LOCK=/tmp/s2s-gpu$1.lock timeout $((DEADLINE + 70)) \
     python3 bench/gpu_zoo.py --part "$2/4" --out "$OUT" --work "/tmp/s2s-zoo$2" --deadline "$DEADLINE" --parallel 4 \
@@ -26,5 +22,4 @@ wait
 echo "all parts $((SECONDS - t0))s"
 python3 bench/gpu_zoo.py --summarize "$OUT" --out "$OUT" > "$OUT/summary.log" 2>&1
 tail -70 "$OUT"/gpu_zoo_summary.md 2>/dev/null
-(cd "$OUT" && tar czf /tmp/zoo-x2.tgz . && find . -mindepth 1 -maxdepth 1 ! -name 'gpu_zoo_summary.*' ! -name '*.tgz' -exec rm -rf {} + \
-  && mv /tmp/zoo-x2.tgz .)
+pack zoo-x2.tgz 'gpu_zoo_summary.*' '*.tgz'
