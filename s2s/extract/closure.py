@@ -149,6 +149,17 @@ def choose(cands: list[Decl], kernel: Kernel) -> list[Decl]:
     return _unique(cands[:1] + [d for d in cands[1:] if d.kind == "block" and d.file == cands[0].file])
 
 
+def _qualified(cands: list[Decl], name: str, code: str) -> list[Decl]:
+    """The declarations a name can mean where the code only ever writes it qualified (`constants_device::dssp`):
+    those of that namespace, not a global of the same name (NPB BT has both); every candidate otherwise."""
+    uses = re.findall(r"((?:[A-Za-z_]\w*\s*::\s*)*)(?<![\w.>])" + re.escape(name) + r"\b", code)
+    quals = {re.sub(r"\s+", "", u).rstrip(":") for u in uses}
+    if not quals or "" in quals or len(cands) < 2:
+        return cands
+    inside = [d for d in cands if any(d.namespace == q or d.namespace.endswith("::" + q) for q in quals)]
+    return inside or cands
+
+
 def _unique(ds: list[Decl]) -> list[Decl]:
     seen: set[tuple[str, int]] = set()
     out = []
@@ -172,13 +183,14 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
         clean = strip_comments(code)
         calls = set(_CALL.findall(clean))
         own = declared_names(clean, stripped=True)
+        itself = set(chosen[key].names) if key in chosen else set()
         for name in identifiers(clean, stripped=True):
-            if name == kernel.name:
-                continue
+            if name == kernel.name or name in itself and name in own:
+                continue  # a declaration's own names (`__constant__ double dssp` in its namespace) need nothing else
             # a parameter or local of this item, or a builtin (`abs`, `min`, `atomicAdd`) is not searched for across
             # the whole tree: a vendored library's definition is not the one the compiler provides
             cands, outside = index.lookup(name, outside=name not in own and not is_builtin(name))
-            picked = choose(cands, kernel)
+            picked = choose(_qualified(cands, name, clean), kernel)
             if not picked:
                 if (name in calls and name not in own and not is_builtin(name) and not _is_local_call(name, clean)
                         and not index.in_library(name)):
@@ -214,13 +226,36 @@ _DEFINED_FN = re.compile(r"([A-Za-z_][\w:<>]*|[*&])\s*[*&]*\s+([A-Za-z_]\w*)\s*\
 
 
 def declared_names(code: str, stripped: bool = False) -> set[str]:
-    """Names the code declares itself: parameters, locals, loop variables (`int i`, `const float* a`, `T sum = 0`),
-    objects built in place (`T random(seed)`) and functions it defines (members of a structure)."""
+    """Names the code declares itself: parameters, locals, loop variables (`int i`, `const float* a`, `T sum = 0`,
+    every name of `double a, b, c;`), objects built in place (`T random(seed)`), functions it defines (members of a
+    structure) and macros it defines (`#define lhsA(a, b) ...` inside a kernel's body)."""
     clean = code if stripped else strip_comments(code)
     names = {m.group(2) for m in _DECLARED.finditer(clean) if m.group(1) not in _NOT_TYPES}
     names |= {m.group(2) for m in _CONSTRUCTED.finditer(clean) if m.group(1) not in _NOT_TYPES | _CONTROL}
     names |= {m.group(2) for m in _DEFINED_FN.finditer(clean) if m.group(1) not in _NOT_TYPES | _CONTROL}
+    names |= set(re.findall(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", clean, re.M))  # macros the item defines itself
+    for m in _DECL_LIST.finditer(clean):  # `double r43, c1345, c34;`: every declarator, not only the first
+        if m.group(1) in _NOT_TYPES | _CONTROL or "," not in m.group(2):
+            continue
+        items = [_DECLARATOR.match(part) for part in _top_level_commas(m.group(2))]
+        if all(items):
+            names |= {i.group(1) for i in items if i}
     return names - KEYWORDS
+
+
+_DECL_LIST = re.compile(r"(?:^|[;{}(])\s*(?:(?:const|static|volatile|register|unsigned|signed|long|short)\s+)*"
+                        r"([A-Za-z_][\w:]*)(?:<[^<>;()]*>)?\s+([^;{}]+);")
+_DECLARATOR = re.compile(r"\s*[*&]*\s*([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:=.*)?$", re.S)
+
+
+def _top_level_commas(text: str) -> list[str]:
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    return out + [text[start:]]
 
 
 def _is_local_call(name: str, code: str) -> bool:

@@ -1,0 +1,61 @@
+"""Names in a kernel's closure resolved as the compiler resolves them (NPB BT and LU): `constants_device::dssp` is
+the namespace's constant, not a host global of the same name; `double r43, c1345, c34;` declares all three as locals
+(none is looked for in another program of the tree); `#define lhsA(a, b) ...` inside a kernel's body is the kernel's
+own macro, not a function defined nowhere. Each MEP's kernel file compiles alone with nvcc where it is installed.
+Fixtures: tests/fixtures/closure_names (written for these tests)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from s2s.extract.closure import declared_names
+from s2s.extract.mep_writer import make_mep
+
+FIXTURES = Path(__file__).parent / "fixtures" / "closure_names"
+NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+
+
+def _kernel_file(tmp_path: Path, kernel: str) -> tuple[Path, str]:
+    tree = tmp_path / "app"
+    shutil.copytree(FIXTURES / "app", tree)
+    out, manifest, _ex = make_mep(str(tree), kernel, str(tmp_path / "mep"))
+    return out / manifest.kernel_file, (out / manifest.kernel_file).read_text()
+
+
+def _compiles(path: Path) -> None:
+    if NVCC is None:
+        return
+    p = subprocess.run([NVCC, "-arch=sm_90", "-std=c++17", "-c", str(path), "-o", str(path.with_suffix(".o"))],
+                       capture_output=True, text=True, timeout=240)
+    assert p.returncode == 0, p.stderr[-2000:]
+
+
+def test_declared_names_takes_every_declarator_and_the_items_own_macros() -> None:
+    names = declared_names("{ double r43, c1345, c34; int a[3], *b = 0; x = y, z = w;\n#define lhsA(a, b) p[a]\n }")
+    assert {"r43", "c1345", "c34", "a", "b", "lhsA"} <= names
+    assert not {"y", "z", "w"} & names  # an expression with commas declares nothing
+
+
+@pytest.mark.slow
+def test_a_qualified_constant_is_the_namespaces_not_the_host_global(tmp_path: Path) -> None:
+    path, text = _kernel_file(tmp_path, "solver.cu:k_qualified")
+    assert "namespace constants_device" in text and "__constant__ double dssp, scale;" in text
+    assert "static double dssp;" not in text  # the host global would not give constants_device::dssp
+    _compiles(path)
+
+
+@pytest.mark.slow
+def test_locals_several_to_a_line_are_not_taken_from_another_program(tmp_path: Path) -> None:
+    path, text = _kernel_file(tmp_path, "solver.cu:k_locals")
+    assert "other.cu" not in text and "__constant__ double c1345;" not in text
+    _compiles(path)
+
+
+@pytest.mark.slow
+def test_a_macro_the_kernel_defines_in_its_body_is_not_a_missing_function(tmp_path: Path) -> None:
+    path, text = _kernel_file(tmp_path, "solver.cu:k_macro")
+    assert "#define lhs(a, b)" in text
+    _compiles(path)
