@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from s2s.base.errors import UserError
 from s2s.extract.closure import declared_names
 from s2s.extract.mep_writer import make_mep
 
@@ -59,3 +60,14 @@ def test_a_macro_the_kernel_defines_in_its_body_is_not_a_missing_function(tmp_pa
     path, text = _kernel_file(tmp_path, "solver.cu:k_macro")
     assert "#define lhs(a, b)" in text
     _compiles(path)
+
+
+@pytest.mark.slow
+def test_init_of_a_cuda_barrier_comes_from_the_header_the_unit_includes(tmp_path: Path) -> None:
+    tree = tmp_path / "barrier"
+    shutil.copytree(FIXTURES / "barrier", tree)
+    out, manifest, _ex = make_mep(str(tree), "aw.cu:k_barrier", str(tmp_path / "mep"))
+    assert not manifest.unfilled()
+    _compiles(out / manifest.kernel_file)
+    with pytest.raises(UserError, match="'init' is called but defined nowhere"):
+        make_mep(str(tree), "plain.cu:k_plain", str(tmp_path / "mep-plain"))

@@ -149,6 +149,17 @@ def choose(cands: list[Decl], kernel: Kernel) -> list[Decl]:
     return _unique(cands[:1] + [d for d in cands[1:] if d.kind == "block" and d.file == cands[0].file])
 
 
+# functions a toolkit header declares for argument-dependent lookup, called unqualified: `init(&bar, n)` of
+# cuda::barrier (cuda-samples simpleAWBarrier); known only where the unit includes that header
+_HEADER_FUNCTIONS = {"init": ("cuda/barrier", "cuda/std/barrier")}
+
+
+def _from_included_header(name: str, index: DeclIndex) -> bool:
+    headers = _HEADER_FUNCTIONS.get(name, ())
+    return any(re.search(rb"#\s*include\s*<" + re.escape(h.encode()) + rb">", s.data) for h in headers
+               for p, s in index.files.items() if p in index.rank)
+
+
 def _qualified(cands: list[Decl], name: str, code: str) -> list[Decl]:
     """The declarations a name can mean where the code only ever writes it qualified (`constants_device::dssp`):
     those of that namespace, not a global of the same name (NPB BT has both); every candidate otherwise."""
@@ -193,7 +204,7 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
             picked = choose(_qualified(cands, name, clean), kernel)
             if not picked:
                 if (name in calls and name not in own and not is_builtin(name) and not _is_local_call(name, clean)
-                        and not index.in_library(name)):
+                        and not index.in_library(name) and not _from_included_header(name, index)):
                     if name.isupper():  # an upper-case macro from a system or toolkit header
                         notes.append(f"{file}:{line}: macro {name} is not defined in the tree; assumed to come from an included header")
                     else:
