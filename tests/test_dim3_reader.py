@@ -56,6 +56,16 @@ def test_a_local_hides_a_file_scope_dim3() -> None:
     assert not is_dim3("grid", run, root, HOST) and not is_dim3("threads", run, root, HOST)
 
 
+def test_only_declarations_visible_at_the_launch_count() -> None:
+    """An int launched first, then a dim3 of the same name in an inner block, then an int again after it."""
+    text = b"void f(float* d) { int grid = 16; k<<<grid, 256>>>(d); { dim3 grid(16); k<<<grid, 256>>>(d); } " \
+           b"k<<<grid, 256>>>(d); }"
+    root = parse(text, "cuda").root_node
+    fn = root.named_children[0]
+    first, second, third = (i for i in range(len(text)) if text.startswith(b"<<<grid", i))
+    assert [is_dim3("grid", fn, root, text, at + 3) for at in (first, second, third)] == [False, True, False]
+
+
 def test_parboil_declarators_with_expressions_in_their_initializers() -> None:
     """`dim3 grid( m/TILE_SZ, n/TILE_SZ ), threads( TILE_SZ, TILE_SZ );` (Parboil sgemm): both are dim3 variables."""
     text = b"void f(int m, int n) { dim3 grid( m/TILE_SZ, n/TILE_SZ ), threads( TILE_SZ, TILE_SZ ); int bs = 3; " \
@@ -96,6 +106,16 @@ void run_nested(float* d)
 {
     scale<<<dim3(MAXI(N / 256, 1), 1), 256 /* threads */>>>(d, 2.0f, N);
 }
+
+void run_scoped(float* d)
+{
+    {
+        dim3 blocks(N / 256);
+        scale<<<blocks, 256>>>(d, 2.0f, N);
+    }
+    int blocks = N / 256;
+    scale<<<blocks, 256>>>(d, 2.0f, N);
+}
 """
 
 
@@ -114,13 +134,16 @@ def _reintegrated(tmp_path: Path) -> tuple[Path, str]:
 def test_launch_sites_read_dim3_the_way_the_compiler_does(tmp_path: Path) -> None:
     """A file-scope dim3 (was taken for a number: `(g_grid) * ...` does not compile), an int whose name a commented-out
     dim3 declared (was read as `threads.x`), a comment between `dim3` and the name and one holding a comma (neither name
-    was seen), and a grid whose first argument holds a comma (was split inside MAXI)."""
+    was seen), a grid whose first argument holds a comma (was split inside MAXI), and an int of the name a dim3 had in
+    an inner block before it (was read as a dim3)."""
     _tree, new = _reintegrated(tmp_path)
     assert "scale<<<dim3(((g_grid.x) * ((threads)) + 127) / 128, (g_grid.y) * (1), (g_grid.z) * (1)), dim3(128, 1, 1)>>>" in new
     assert "scale<<<dim3(((grid.x) * (block.x) + 127) / 128, (grid.y) * (block.y), (grid.z) * (block.z)), " \
            "dim3(128, 1, 1)>>>" in new
     assert "scale<<<dim3(((MAXI(N / 256, 1)) * ((256)) + 127) / 128, (1) * (1), (1) * (1)), dim3(128, 1, 1) /* threads */>>>" \
            in new
+    assert "scale<<<dim3(((blocks.x) * ((256)) + 127) / 128, (blocks.y) * (1), (blocks.z) * (1)), dim3(128, 1, 1)>>>" in new
+    assert "scale<<<dim3((((blocks)) * ((256)) + 127) / 128, (1) * (1), (1) * (1)), dim3(128, 1, 1)>>>" in new
 
 
 @pytest.mark.slow

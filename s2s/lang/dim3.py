@@ -14,17 +14,22 @@ from tree_sitter import Node
 from .parsing import src
 
 _WRAPPERS = {"init_declarator", "reference_declarator", "parenthesized_declarator"}
+_BLOCKS = {"compound_statement", "for_statement", "for_range_loop", "while_statement", "do_statement", "if_statement",
+           "switch_statement", "catch_clause"}  # what a declaration inside them is visible in
 
 
-def declared_types(scope: Node, data: bytes) -> dict[str, str]:
+def declared_types(scope: Node, data: bytes, at: int | None = None) -> dict[str, str]:
     """{name: type} of the variables declared in `scope` (a function: its parameters and every declaration of its body;
-    a translation unit: its file-scope declarations, namespaces included), the last declaration of a name winning.
-    Nested functions and lambdas, and struct and class bodies, are not looked into. A pointer or array declarator's
-    type ends in `*` or `[]`; `auto g = dim3(n)` is a dim3."""
+    a translation unit: its file-scope declarations, namespaces included), the last declaration of a name winning; with
+    `at` (a byte offset), only those visible there: declared before it, in a block that holds it. Nested functions and
+    lambdas, and struct and class bodies, are not looked into. A pointer or array declarator's type ends in `*` or `[]`;
+    `auto g = dim3(n)` is a dim3."""
     out: dict[str, str] = {}
     stack = [scope]
     while stack:
         node = stack.pop()
+        if at is not None and (node.start_byte >= at or node.type in _BLOCKS and node.end_byte <= at):
+            continue
         if node.type in {"declaration", "parameter_declaration", "optional_parameter_declaration"}:
             for decl in node.children_by_field_name("declarator"):
                 named = _declared(decl, data, src(data, node.child_by_field_name("type") or node).strip())
@@ -68,14 +73,15 @@ def _is_dim3_call(node: Node | None, data: bytes) -> bool:
     return fn is not None and src(data, fn).strip() == "dim3"
 
 
-def is_dim3(name: str, fn: Node | None, root: Node, data: bytes) -> bool:
-    """Whether `name`, used in function `fn` (None: at file scope) of the unit `root`, is a dim3 variable: declared so
-    in the function (a parameter or a local), or at file scope and not hidden by a local or parameter of that name."""
+def is_dim3(name: str, fn: Node | None, root: Node, data: bytes, at: int | None = None) -> bool:
+    """Whether `name`, used in function `fn` (None: at file scope) of the unit `root` (at byte `at`, else anywhere in
+    it), is a dim3 variable: declared so in the function (a parameter or a local visible there), or at file scope and
+    not hidden by a local or parameter of that name."""
     if fn is not None:
-        local = declared_types(fn, data)
+        local = declared_types(fn, data, at)
         if name in local:
             return local[name] == "dim3"
-    return declared_types(root, data).get(name) == "dim3"
+    return declared_types(root, data, at).get(name) == "dim3"
 
 
 def components(node: Node, data: bytes, fn: Node | None, root: Node) -> list[str]:
@@ -86,6 +92,6 @@ def components(node: Node, data: bytes, fn: Node | None, root: Node) -> list[str
         parts = [src(data, a).strip() for a in (args.named_children if args is not None else []) if a.type != "comment"]
         return (parts + ["1", "1", "1"])[:3]
     expr = src(data, node).strip()
-    if node.type == "identifier" and is_dim3(expr, fn, root, data):
+    if node.type == "identifier" and is_dim3(expr, fn, root, data, node.start_byte):
         return [f"{expr}.x", f"{expr}.y", f"{expr}.z"]
     return [f"({expr})", "1", "1"]
