@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from emulate_cuda import Launch, same_outputs
 
 from s2s.optimize.registry import Applied, build_pipeline, run_pass
 
@@ -56,3 +57,46 @@ def test_zoo_transposes_compile(tmp_path: Path) -> None:
     proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", *map(str, files), "--output-directory",
                            str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+# -- the CUDA rewrites run on the CPU (tests/emulate_cuda.py): every thread in turn, every buffer compared ----------
+def _launch(out: Applied, grid: tuple[int, int, int], block: tuple[int, int, int], values: dict[str, object]) -> Launch:
+    if out.launch is None:
+        return Launch(grid, block)
+    g, b = out.launch.resolve(grid, block, values=values)
+    return Launch(g, b)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("offset", [0, 1])
+@pytest.mark.parametrize("name,pipeline,grid,block,counts,scalars", [
+    # one thread per element, n not a multiple of 4: the last quad partial
+    ("axpy", "vector-elementwise", (4, 1, 1), (256, 1, 1), {"x": 1001, "y": 1001}, {"n": "1001", "a": "2.5f"}),
+    # the zoo's fixed grid over a short array, y written only through the macro Y(i)
+    ("axpby_strided", "vector-elementwise", (3, 1, 1), (128, 1, 1), {"x": 1003, "y": 1003},
+     {"n": "1003", "alpha": "1.5f", "beta": "-0.5f"}),
+    ("axpby_strided", "vector-elementwise{fill=1}", (3, 1, 1), (128, 1, 1), {"x": 1003, "y": 1003},
+     {"n": "1003", "alpha": "1.5f", "beta": "-0.5f"}),
+    # rows of 16 floats in float4 words, the same order of additions
+    ("batched_gemv16", "vector-loads{width=4}", (1, 1, 1), (128, 1, 1), {"mats": 37 * 256, "xs": 37 * 16, "ys": 37 * 16},
+     {"nbatch": "37"}),
+    ("batched_gemv16", "inner-loop-threads{block=16x16},coalesce-remap,vector-loads{width=4}", (1, 1, 1), (128, 1, 1),
+     {"mats": 37 * 256, "xs": 37 * 16, "ys": 37 * 16}, {"nbatch": "37"}),
+    # n = 203: most rows start off a 16-byte boundary (the scalar loop), some on one (the float4 loop)
+    ("gemv_rows", "vector-loads{width=4}", (1, 1, 1), (256, 1, 1), {"A": 203 * 203, "x": 203, "y": 203}, {"n": "203"}),
+])
+def test_rewrite_computes_what_the_original_does(tmp_path: Path, offset: int, name: str, pipeline: str,
+                                                grid: tuple[int, int, int], block: tuple[int, int, int],
+                                                counts: dict[str, int], scalars: dict[str, str]) -> None:
+    before = (ZOO / name / f"{name}.cu").read_bytes()
+    data, g, b = before, grid, block
+    for p in build_pipeline(pipeline):
+        res = run_pass(p, data, "cuda", name)
+        assert isinstance(res, Applied), (pipeline, res)
+        launch = _launch(res, g, b, {k: int(v) for k, v in scalars.items() if v.isdigit()})
+        data, g, b = res.text, launch.grid, launch.block
+    report = same_outputs(tmp_path, name, before, data, (Launch(grid, block), Launch(g, b)), counts, scalars, offset)
+    assert report == "SAME", report
+    broken = data.replace(b"s2s_w0.y", b"s2s_w0.x").replace(b"s2s_x[s2s_c]", b"s2s_x[0]")
+    if offset == 0 and broken != data:  # the check sees a wrong lane when the vector path runs
+        assert same_outputs(tmp_path, name, before, broken, (Launch(grid, block), Launch(g, b)), counts, scalars) != "SAME"

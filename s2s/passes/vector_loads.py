@@ -1,11 +1,16 @@
-"""vector-loads: an OpenCL dot-product loop over unit-stride data becomes vload4/vload8 arithmetic.
+"""vector-loads: a dot-product loop over unit-stride data reads its arrays in vector words.
 
-On CPU devices (PoCL) a work-item that walks a row element by element leaves the SIMD units idle;
-`vloadN` gives each work-item contiguous vector loads. The shape is one innermost loop
-`for (int k = A; k < B; ++k) ACC += P[e1] * Q[e2];` (or `ACC += P[e1];`) where ACC is a private
-scalar and e1, e2 step by exactly one element with k. The stride is checked numerically: both
-index expressions (macros expanded) are evaluated at k and k + 1 for several random values of
-every other name. The sum is regrouped, so results match within the MEP's tolerance, not bit for bit.
+The shape is one innermost loop `for (int k = A; k < B; ++k) ACC += P[e1] * Q[e2];` (or `ACC += P[e1];`) where ACC
+is a private scalar and e1, e2 step by exactly one element with k. The stride is checked numerically: both index
+expressions (macros expanded) are evaluated at k and k + 1 for several random values of every other name.
+
+OpenCL: on CPU devices (PoCL) a work-item that walks a row element by element leaves the SIMD units idle; `vloadN`
+gives each work-item contiguous vector loads. The sum is regrouped, so results match within the MEP's tolerance.
+
+CUDA/HIP (width 4): a thread walking a row issues one 4-byte load per element and array (a warp's 32 rows each cost a
+sector per load: batched_gemv16, gemv_rows); float4 words cut the loads and L1 wavefronts by four. The words are used
+only where every array's first address is 16-byte aligned (checked at run time, else the original loop runs), and
+their products are added one at a time in the original order, so the result is bit for bit the original's.
 """
 from __future__ import annotations
 
@@ -115,8 +120,8 @@ class VectorLoads:
     width: int = 4
 
     def applies(self, facts: KernelFacts) -> bool | str:
-        if facts.dialect != "opencl":
-            return "OpenCL only (on GPUs warp-rows makes row walks coalesced instead)"
+        if facts.dialect != "opencl" and self.width != 4:
+            return "CUDA/HIP: width 4 (float4) only"
         if self.width not in {2, 4, 8, 16}:
             return "width must be 2, 4, 8 or 16"
         if not any(lp.innermost and lp.kind == "for_statement" for lp in facts.loops):
@@ -152,14 +157,20 @@ class VectorLoads:
                     return Refused(f"'{t.group(0).strip()}' does not step by one element with {var}")
             if elems - {"float", "double"} or len(elems) != 1:
                 return Refused(f"element type {', '.join(sorted(elems))} has no vector type here")
+            ind = text[text.rfind("\n", 0, loop.start) + 1:loop.start]
+            tail = re.sub(r"for\s*\(\s*int\s+" + var + r"\s*=\s*[^;]+;", "for (;", body, count=1)
+            if facts.dialect != "opencl":
+                if elems != {"float"}:
+                    return Refused("CUDA/HIP: float elements only (float4 words)")
+                arrays = [t.group(0).strip() for t in terms if t is not None]
+                return Rewrite((Edit(loop.start, loop.end, _cuda(arrays, var, init, bound, acc, tail, ind)),), None,
+                               f"float4 loads in the loop over {var}, aligned at run time, the same order of additions")
             vec = f"{elems.pop()}{self.width}"
             loads = " * ".join(f"vload{self.width}(0, &{t.group(0).strip()})" for t in terms if t is not None)
             lanes = [f"s2s_acc.s{i:x}" for i in range(self.width)]
             while len(lanes) > 1:
                 lanes = [f"({lanes[i]} + {lanes[i + 1]})" for i in range(0, len(lanes), 2)]
             reduce_expr = lanes[0][1:-1] if lanes[0].startswith("(") else lanes[0]
-            ind = text[text.rfind("\n", 0, loop.start) + 1:loop.start]
-            tail = re.sub(r"for\s*\(\s*int\s+" + var + r"\s*=\s*[^;]+;", "for (;", body, count=1)
             new = (f"{{  /* s2s: vector-loads width {self.width} */\n"
                    f"{ind}    int {var} = {init};\n"
                    f"{ind}    {vec} s2s_acc = ({vec})(0);\n"
@@ -169,3 +180,14 @@ class VectorLoads:
                    f"{ind}    " + tail.replace("\n", "\n    ") + f"\n{ind}}}")
             return Rewrite((Edit(loop.start, loop.end, new),), None, f"{vec} loads in the loop over {var}")
         return Refused("no innermost loop of the form `for (int k = a; k < b; ++k) acc += P[..] * Q[..];`")
+
+
+def _cuda(arrays: list[str], var: str, init: str, bound: str, acc: str, tail: str, ind: str) -> str:
+    """The loop in float4 words where every array's first address is 16-byte aligned (checked at run time; else the
+    original loop does it all). Each word's products are added one by one in the original order: bit for bit equal."""
+    aligned = " | ".join(f"reinterpret_cast<unsigned long long>(&{a})" for a in arrays)
+    words = [f"const float4 s2s_w{n} = *reinterpret_cast<const float4*>(&{a});" for n, a in enumerate(arrays)]
+    adds = [f"{acc} += {' * '.join(f's2s_w{n}.{lane}' for n in range(len(arrays)))};" for lane in "xyzw"]
+    lines = [f"int {var} = {init};", f"if ((({aligned}) & 15) == 0) {{", f"    for (; {var} + 4 <= {bound}; {var} += 4) {{",
+             *(f"        {w}" for w in words + adds), "    }", "}", tail.replace("\n", "\n    ")]
+    return "{  /* s2s: vector-loads, float4 words */" + "".join(f"\n{ind}    {ln}" for ln in lines) + f"\n{ind}}}"
