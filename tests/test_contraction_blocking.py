@@ -239,3 +239,30 @@ def test_zoo_rewrites_compile_without_spills(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "bytes spill stores" in proc.stderr and " 0 bytes spill stores" in proc.stderr
     assert all(" 0 bytes spill" in line for line in proc.stderr.splitlines() if "spill" in line), proc.stderr[-3000:]
+
+
+GEMM_CU = GEMM_CL.replace("__kernel", "__global__").replace("__global const", "const").replace("__global ", "") \
+    .replace("get_global_id(0)", "blockIdx.x * blockDim.x + threadIdx.x").replace("get_global_id(1)", "blockIdx.y * blockDim.y + threadIdx.y")
+
+
+def _round_one(n: int) -> list[str]:
+    """The built-in proposer's first round for an n x n x n scaled GEMM, in the order it evaluates it."""
+    from mep_util import manifest as make_manifest
+
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import BuiltinProposer
+
+    params = [ParamSpec("a", "const float*", "in", "float", count=n * n), ParamSpec("b", "const float*", "in", "float", count=n * n),
+              ParamSpec("c", "float*", "inout", "float", count=n * n), ParamSpec("alpha", "float", "scalar", "float", value=1.5),
+              ParamSpec("beta", "float", "scalar", "float", value=0.5), ParamSpec("ni", "int", "scalar", "int", value=n),
+              ParamSpec("nj", "int", "scalar", "int", value=n), ParamSpec("nk", "int", "scalar", "int", value=n)]
+    m = make_manifest("gemm", "cuda", "kernel.cu", params, (n // 16, n // 16, 1), (16, 16, 1))
+    state = State(manifest=m, original=GEMM_CU.encode(), kernel="gemm", dialect="cuda", facts=kernel_facts(GEMM_CU.encode(), "cuda", "gemm"))
+    return [c.origin.removeprefix("pass:") for c in BuiltinProposer().propose(state)]
+
+
+def test_the_search_tries_it_first_on_a_large_gemm_and_not_on_a_small_one() -> None:
+    big = _round_one(2048)  # 256 tiles of 128 x 128: every SM of an H200 gets one
+    assert big[:3] == ["contraction-blocking", "contraction-blocking{bk=16}", "contraction-blocking{prefetch=true}"], big[:5]
+    small = _round_one(512)  # 16 tiles: most SMs idle; the model's own order stands
+    assert small[0] != "contraction-blocking" and "contraction-blocking" in small, small[:5]

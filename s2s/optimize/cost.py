@@ -156,7 +156,26 @@ def order(candidates: list[Candidate], state: State) -> list[Candidate]:
     if predict_candidate(None, state) is None:
         return candidates
     timed = {str(i): predict_candidate(c, state) for i, c in enumerate(candidates)}
-    return [candidates[int(k)] for k in rank(timed)]
+    ranked = [candidates[int(k)] for k in rank(timed)]
+    first = [c for c in ranked if _register_blocked(c, state, timed[str(candidates.index(c))])]
+    return first + [c for c in ranked if c not in first]
+
+
+BLOCKED_PASS, BLOCKED_TILE = "contraction-blocking", 128
+
+
+def _register_blocked(c: Candidate, state: State, p: Prediction | None) -> bool:
+    """A 128x128 register-blocked contraction (contraction-blocking) whose launch fills every SM with at least one tile
+    and whose outputs each sum at least 128 terms: what the model cannot see makes it the likely winner, so it goes
+    first. The model counts shared memory as free and reads its float4 loads, whose thread mapping is not affine,
+    as strided; it does not credit the 64 independent accumulators per thread that hide latency where few threads
+    run. (The fastest form of a hand-written SGEMM; bench/gpu_gemm_forms.py measures it against the others.)"""
+    steps = c.origin.split("+repair")[0].removeprefix("pass:").split(",")
+    if not c.origin.startswith("pass:") or not steps[-1].startswith(BLOCKED_PASS) or c.launch is None or p is None:
+        return False
+    blocks = c.launch.grid[0] * c.launch.grid[1] * c.launch.grid[2]
+    outputs = blocks * BLOCKED_TILE * BLOCKED_TILE
+    return blocks >= H200.sms and p.flops >= 2.0 * 128 * outputs
 
 
 ORIGINAL_KEY = "cost_model"  # history meta: the model's prediction for the original, {predicted_us, ...}

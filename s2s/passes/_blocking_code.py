@@ -69,7 +69,7 @@ class BlockingCode:
         c, n, bk = self.c, self.n, self.bk
         var, lim = self.bound(side)
         flag = n[f"v{side}{i}"]
-        e, q, v = n["e"], n["q"], n["v"]
+        e, v = n["e"], n["v"]
         origin = n["row0"] if side == "A" else n["col0"]
         per = 32 * bk // THREADS  # float4 groups per thread
         lines = ["#pragma unroll", f"for (int {e} = 0; {e} < {per}; ++{e}) {{"]
@@ -79,24 +79,22 @@ class BlockingCode:
             lines += [f"    const int {n['pa']} = {r}, {n['pb']} = {kq};"]
             at = (f"{origin} + {n['pa']}", f"{t} + {n['pb']}")
             inside_all = f"{var} < {lim} && {c.k} + 3 < {c.upper}"
-            one = (f"{origin} + {n['pa']}", f"{t} + {n['pb']} + {q}")
+            one = lambda q: (f"{origin} + {n['pa']}", f"{t} + {n['pb']} + {q}")  # noqa: E731
         else:  # four neighbouring rows (columns) of one k: stored as they are
             r, kq = f"{g} % 32 * 4", f"{g} / 32"
             lines += [f"    const int {n['pa']} = {r}, {n['pb']} = {kq};"]
             at = (f"{origin} + {n['pa']}", f"{t} + {n['pb']}")
             inside_all = f"{var} + 3 < {lim} && {c.k} < {c.upper}"
-            one = (f"{origin} + {n['pa']} + {q}", f"{t} + {n['pb']}")
+            one = lambda q: (f"{origin} + {n['pa']} + {q}", f"{t} + {n['pb']}")  # noqa: E731
         slots = [self.slot(side, i, o, store, comp) for comp in range(4)]
         lines += [f"    {{ {' '.join(self.place(side, *at))}",
                   f"    if ({flag} && {inside_all}) {{",
                   f"        const {self.vtype()} {v} = {self.vload(o)};",
                   *(f"        {s} = {v}.{x};" for s, x in zip(slots, "xyzw")),
-                  "    } else {",
-                  "        #pragma unroll",
-                  f"        for (int {q} = 0; {q} < 4; ++{q}) {{",
-                  f"            {' '.join(self.place(side, *one))}",
-                  f"            {self.slot(side, i, o, store, q)} = ({var} < {lim} && {c.k} < {c.upper}) ? {o.text} : 0.0f;",
-                  "        }", "    } }", "}"]
+                  "    } else {",  # one element at a time, written out: no loop the cost model would take for the deepest
+                  *(f"        {{ {' '.join(self.place(side, *one(q)))} {self.slot(side, i, o, store, q)} = "
+                    f"({var} < {lim} && {c.k} < {c.upper}) ? {o.text} : 0.0f; }}" for q in range(4)),
+                  "    } }", "}"]
         return lines
 
     def slot(self, side: str, i: int, o: Operand, store: str, comp: int | str) -> str:

@@ -72,11 +72,10 @@ __global__ void syrk(int n, int m, float alpha, float beta, const float* a, floa
                 ((float*)As[pb + 2])[pa] = v.z;
                 ((float*)As[pb + 3])[pa] = v.w;
             } else {
-                #pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    int i = row0 + pa; int k = t + pb + q;
-                    ((float*)As[pb + q])[pa] = (i < n && k < m) ? a[i * m + k] : 0.0f;
-                }
+                { int i = row0 + pa; int k = t + pb + 0; ((float*)As[pb + 0])[pa] = (i < n && k < m) ? a[i * m + k] : 0.0f; }
+                { int i = row0 + pa; int k = t + pb + 1; ((float*)As[pb + 1])[pa] = (i < n && k < m) ? a[i * m + k] : 0.0f; }
+                { int i = row0 + pa; int k = t + pb + 2; ((float*)As[pb + 2])[pa] = (i < n && k < m) ? a[i * m + k] : 0.0f; }
+                { int i = row0 + pa; int k = t + pb + 3; ((float*)As[pb + 3])[pa] = (i < n && k < m) ? a[i * m + k] : 0.0f; }
             } }
         }
         #pragma unroll
@@ -90,11 +89,10 @@ __global__ void syrk(int n, int m, float alpha, float beta, const float* a, floa
                 ((float*)Bs[pb + 2])[pa] = v.z;
                 ((float*)Bs[pb + 3])[pa] = v.w;
             } else {
-                #pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    int j = col0 + pa; int k = t + pb + q;
-                    ((float*)Bs[pb + q])[pa] = (j < n && k < m) ? a[j * m + k] : 0.0f;
-                }
+                { int j = col0 + pa; int k = t + pb + 0; ((float*)Bs[pb + 0])[pa] = (j < n && k < m) ? a[j * m + k] : 0.0f; }
+                { int j = col0 + pa; int k = t + pb + 1; ((float*)Bs[pb + 1])[pa] = (j < n && k < m) ? a[j * m + k] : 0.0f; }
+                { int j = col0 + pa; int k = t + pb + 2; ((float*)Bs[pb + 2])[pa] = (j < n && k < m) ? a[j * m + k] : 0.0f; }
+                { int j = col0 + pa; int k = t + pb + 3; ((float*)Bs[pb + 3])[pa] = (j < n && k < m) ? a[j * m + k] : 0.0f; }
             } }
         }
         __syncthreads();
@@ -165,7 +163,7 @@ class ContractionBlocking:
         acc_ty = c.target_decl.strip() or (held.base_type if held is not None else "")
         if any(t != "float" for t in tys) or acc_ty != "float":
             return Refused(f"the float4 form needs float operands and a float accumulator (here {'/'.join(tys + [acc_ty])})")
-        words = ("acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "q", "v", "pa", "pb", "buf")
+        words = ("acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "v", "pa", "pb", "buf")
         n = {w: fresh(facts, source, w) for w in words}
         for side, ops in (("A", c.a), ("B", c.b)):
             for i in range(len(ops)):  # per operand: its shared tile, its fragment, its alignment flag, its prefetch registers
