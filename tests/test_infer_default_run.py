@@ -82,3 +82,21 @@ def test_subscripts_at_constant_indices_are_names_only_when_asked() -> None:
     assert try_evaluate("g[n - 1] * n", values.get, subscripts=True) == 14  # the index evaluates first
     assert try_evaluate("g[1] * n", values.get) is None  # without subscripts an element cannot be read
     assert try_evaluate("g[i]", values.get, subscripts=True) is None  # an index not known
+
+
+def test_a_local_pointer_that_may_be_one_of_two_buffers_of_one_size(tmp_path: Path) -> None:
+    # ikey = d_buf or d_dst depending on a stage count from a loop: both hold N unsigned ints (cuda-samples mergeSort)
+    _out, m, p = _mep(tmp_path, "alias", "sort.cu:k_sort")
+    assert p["dst"].count == 1 << 12, p["dst"].source
+    assert "every buffer it may be" in p["dst"].source, p["dst"].source
+    assert not m.unfilled()
+
+
+@pytest.mark.parametrize(("kernel", "why"), [
+    ("k_uneven", "buffers of different sizes"),  # other = d_small or d_dst
+    ("k_shifted", ""),  # moved = d_dst + 16: not a whole buffer
+])
+def test_a_local_pointer_of_buffers_of_different_sizes_or_moved_is_fill_in(tmp_path: Path, kernel: str, why: str) -> None:
+    _out, _m, p = _mep(tmp_path, "alias", f"sort.cu:{kernel}")
+    assert p["dst"].count == FILL_IN, p["dst"].source
+    assert why in p["dst"].source, p["dst"].source

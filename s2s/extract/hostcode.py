@@ -303,6 +303,26 @@ class Scope:
                     return Found(f"({text(size).strip('[]')})*sizeof({tname})", self._loc(node), self, node.start_byte)
         return None
 
+    def pointer_sources(self, var: str) -> list[tuple[str, Scope]] | None:
+        """The pointers a local pointer variable may hold at the limit, when it is only ever assigned whole other
+        variables (`ikey = d_BufKey;` in one branch, `ikey = d_DstKey;` in the other): (name, scope at the
+        assignment) for each assignment before the limit; None when it is written any other way (arithmetic, its
+        address handed on, a call), in a loop around the limit, or not at all."""
+        if self.fn is None or self.parameter_index(var) >= 0 or not _shadowed_at_top(self.fn, var):
+            return None
+        loops = [a for a in _ancestors(self.fn.descendant_for_byte_range(self.limit, self.limit) or self.fn, self.fn)
+                 if a.type in _LOOPS]
+        out: list[tuple[str, Scope]] = []
+        for node, kind, value in _writes_in(self.fn, var):
+            if any(lp.start_byte <= node.start_byte < lp.end_byte for lp in loops):
+                return None
+            if node.start_byte >= self.limit or kind == "decl":
+                continue
+            if kind != "def" or value is None or value.type != "identifier":
+                return None
+            out.append((text(value), Scope(self.source, self.fn, node.start_byte, self.program, self.depth)))
+        return out or None
+
     def cl_kernel_args(self, kernel_object: str) -> dict[int, tuple[str, str, str]]:
         """{index: (size expr, value expr, file:line)} from clSetKernelArg calls on one kernel object."""
         out: dict[int, tuple[str, str, str]] = {}

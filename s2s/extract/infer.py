@@ -609,7 +609,7 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
                 count, count_expr = int(alloc_bytes[0] or 0) // esize, f"({alloc.expr})/sizeof({elem})"
                 src_note += f"; allocated at {alloc.where} with {alloc.expr} bytes"
                 if len({a.where for a, _s in allocs}) > 1:
-                    src_note += f" (every caller's buffer: {', '.join(sorted({a.where for a, _s in allocs})[:4])})"
+                    src_note += f" (every buffer it may be: {', '.join(sorted({a.where for a, _s in allocs})[:4])})"
             elif allocs and len(alloc_bytes) > 1 and all(v is not None for v in alloc_bytes) and esize:
                 trail.add(f"{var}: the callers pass buffers of different sizes ("
                           + ", ".join(f"{a.expr} at {a.where}" for a, _s in allocs[:4]) + ")")
@@ -641,7 +641,7 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
                             source=f"{launch.source}: launch sites differ, which one runs is not known")
     symbols = []
     for name, decl_text in symbol_texts:
-        m = re.search(r"([A-Za-z_][\w:]*)\s+" + re.escape(name) + r"\s*(?:\[([^\]]*)\])?", decl_text)
+        m = re.search(r"([A-Za-z_][\w:]*)\s+" + re.escape(name.split("::")[-1]) + r"\s*(?:\[([^\]]*)\])?", decl_text)
         if not m:
             continue
         n = values.number(m.group(2), None, Trail()) if m.group(2) else 1
@@ -697,7 +697,16 @@ def _find_alloc(scope: Scope, var: str, depth: int = 0) -> list[tuple[Found, Sco
             only = scope.program.only_allocation(var, scope.source)  # a global pointer allocated once, in a setup function
             if only is not None:
                 return [(only, only.scope)]
-        return None
+        sources = scope.pointer_sources(var) if depth < 4 else None
+        if not sources:
+            return None
+        aliased: list[tuple[Found, Scope]] = []  # `ikey = d_BufKey` or `ikey = d_DstKey`: every buffer it may be
+        for other, at in sources:
+            sub = _find_alloc(at, other, depth + 1)
+            if sub is None:
+                return None
+            aliased += sub
+        return aliased
     callers = scope.callers()
     if not callers or depth >= 4 or len(callers) > 16:
         return None

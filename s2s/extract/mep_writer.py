@@ -92,8 +92,8 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
             if m:
                 struct_texts[d.names[0]] = d.text
         if d.kind in {"variable", "block"} and re.search(r"__constant__|__device__", d.text):
-            for name in d.names:
-                symbol_texts.append((name, d.text))
+            for name in d.names:  # a namespace's constant is named as the harness must write it
+                symbol_texts.append((f"{d.namespace}::{name}" if d.namespace else name, d.text))
     kernel_text = ex.text.encode()[ex.kernel_range[0]: ex.kernel_range[1]].decode()
     aliases = type_aliases(ex.items, macros)
     kernel = params_under_flags(ex.kernel, kernel_text, macros)
