@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from s2s.base.errors import UserError
 from s2s.extract.closure import declared_names
@@ -46,6 +47,8 @@ def test_a_qualified_constant_is_the_namespaces_not_the_host_global(tmp_path: Pa
     assert "namespace constants_device" in text and "__constant__ double dssp, scale;" in text
     assert "static double dssp;" not in text  # the host global would not give constants_device::dssp
     _compiles(path)
+    manifest = tomllib.loads((path.parent / "mep.toml").read_text())  # the harness writes it qualified
+    assert "constants_device::dssp" in [s["name"] for s in manifest.get("symbols", [])], manifest.get("symbols")
 
 
 @pytest.mark.slow
