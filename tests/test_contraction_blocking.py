@@ -232,6 +232,12 @@ def test_zoo_rewrites_compile_without_spills(tmp_path: Path) -> None:
     for name, text in _zoo_rewrites().items():
         files.append(tmp_path / f"{name}.cu")
         files[-1].write_bytes(text)
+    for path in sorted((ROOT / "tests" / "golden" / "passes").glob("contraction_blocking_*.cu")):  # the CUDA goldens too
+        expected = path.read_text().split("// ----- EXPECTED\n")[1]
+        if not expected.startswith("// REFUSED"):
+            files.append(tmp_path / path.name)
+            files[-1].write_text(expected)
+    assert len(files) == 9
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
     proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-O3", "-Xptxas", "-v", "-I", str(ROOT / "bench" / "zoo" / "gemm_naive"), *map(str, files),

@@ -87,10 +87,12 @@ class BlockingCode:
             inside_all = f"{var} + 3 < {lim} && {c.k} < {c.upper}"
             one = lambda q: (f"{origin} + {n['pa']} + {q}", f"{t} + {n['pb']}")  # noqa: E731
         slots = [self.slot(side, i, o, store, comp) for comp in range(4)]
+        whole = self.tile(side, i, f"[{n['buf']}]" if self.prefetch else "")
         lines += [f"    {{ {' '.join(self.place(side, *at))}",
                   f"    if ({flag} && {inside_all}) {{",
                   f"        const {self.vtype()} {v} = {self.vload(o)};",
-                  *(f"        {s} = {v}.{x};" for s, x in zip(slots, "xyzw")),
+                  *([f"        {whole}[{n['pb']}][{n['pa']} / 4] = {v};"] if store == "smem" and not o.k_fast  # one float4 store
+                    else [f"        {s} = {v}.{x};" for s, x in zip(slots, "xyzw")]),
                   "    } else {",  # one element at a time, written out: no loop the cost model would take for the deepest
                   *(f"        {{ {' '.join(self.place(side, *one(q)))} {self.slot(side, i, o, store, q)} = "
                     f"({var} < {lim} && {c.k} < {c.upper}) ? {o.text} : 0.0f; }}" for q in range(4)),
