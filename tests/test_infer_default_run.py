@@ -63,12 +63,22 @@ def test_a_local_array_rounded_by_a_helper_with_a_local_variable(tmp_path: Path)
     assert not m.unfilled()
 
 
+def test_shared_memory_per_block_and_a_loop_that_never_runs(tmp_path: Path) -> None:
+    _out, m, _p = _mep(tmp_path, "app", "solver.cu:k_smem")
+    # min(64 / 2, 49152 / (8 * 96)) = 32 doubles; while (64 * 64 > 1024 * 8) does not hold: tpb stays 64
+    assert m.launch.shared_mem == 32 * 8, m.launch.source
+    assert m.launch.block == (64, 1, 1) and m.launch.grid == (24 * 24 // 64, 1, 1), m.launch.source
+    assert "sharedMemPerBlock = 49152" in m.launch.source and "does not hold when reached" in m.launch.source
+    assert not m.unfilled()
+
+
 @pytest.mark.parametrize(("kernel", "why"), [
     ("k_whole", "whole is used as a whole"),  # fill(whole) may write any element
     ("k_looped", "at an index not known before the run"),
     ("k_twice", "twice[0] is written at 2 places"),
     ("k_mode", "under a condition"),  # fopen(..., "w") creates the file: which branch runs is not a default
     ("k_stale", "after a return"),  # `if (N > 1024) return;` holds: the write never happens
+    ("k_loop", "under a condition or by 'tpb = tpb / 2'"),  # the while loop runs
 ])
 def test_elements_and_files_that_are_not_followed_stay_fill_in(tmp_path: Path, kernel: str, why: str) -> None:
     _out, m, _p = _mep(tmp_path, "refused", f"cases.cu:{kernel}")

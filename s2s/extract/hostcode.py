@@ -125,7 +125,8 @@ class Scope:
             why: list[str] = []
             state = self._branch_state(node, why) if node.start_byte < self.limit else "unknown"
             if state == "dead":  # a write in a branch whose condition is known not to hold never happens
-                skipped.append(f"the write at {self._loc(node)} is in a branch that does not run")
+                skipped.append(f"the write at {self._loc(node)} is in a branch that does not run"
+                               + (f" ({why[-1]})" if why else ""))
                 continue
             decided[node.start_byte] = why
             writes.append((node, kind, value, state))
@@ -194,6 +195,16 @@ class Scope:
                                f"{'holds' if holds else 'does not hold'}" + (f" ({facts})" if facts else ""))
                 if holds == in_alt:
                     return "dead"
+            elif a.type == "while_statement" and not inside and decide is not None and (
+                    cond := a.child_by_field_name("condition")) is not None and not (
+                    cond.start_byte <= child.start_byte < cond.end_byte):
+                before = max(a.start_byte - 1, self.fn.start_byte) if self.fn is not None else a.start_byte
+                holds, facts = decide(text(cond), Scope(self.source, self.fn, before, self.program, self.depth))
+                if holds is False:  # a loop whose condition does not hold when it is reached never runs its body
+                    decided.append(f"'while {' '.join(text(cond).split())[:100]}' at {self._loc(a)} does not hold "
+                                   "when reached" + (f" ({facts})" if facts else ""))
+                    return "dead"
+                state = "unknown"
             elif a.type in _BRANCHES and a.type not in {"compound_statement", "else_clause"} and not inside:
                 state = "unknown"
             child = a

@@ -30,8 +30,9 @@ _INT_TYPES = {"int", "unsigned", "unsigned int", "long", "unsigned long", "size_
 
 
 # cudaDeviceProp fields that are the same on every device nvcc 13 compiles for (compute capability 7.5 and later; the
-# CUDA programming guide's table of technical specifications per compute capability): exact, not a guess
-DEVICE_CONSTANTS = {"warpSize": 32, "maxThreadsPerBlock": 1024}
+# CUDA programming guide's table of technical specifications per compute capability): exact, not a guess.
+# sharedMemPerBlock is the 48 KB a block gets without opting in (sharedMemPerBlockOptin is what differs)
+DEVICE_CONSTANTS = {"warpSize": 32, "maxThreadsPerBlock": 1024, "sharedMemPerBlock": 49152}
 
 
 def _device_prop(base: str, member: str, scope: Scope) -> bool:
