@@ -167,14 +167,15 @@ def _retimed(res: dict[str, Any]) -> dict[str, Any] | None:
     return r if isinstance(r, dict) and r.get("speedup") else None
 
 
-def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int, budget: float, ncu_until: float) -> dict[str, Any]:
+def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int, budget: float, ncu_until: float,
+                 jobs: int = 4) -> dict[str, Any]:
     from s2s.mep.history import History
     from s2s.optimize.loop import Options, optimize
 
     t0 = time.time()
     row: dict[str, Any] = {"kernel": name}
     opts = Options(max_evals=max_evals, rounds=rounds, patterns=str(Path(work) / f"patterns-{name}.json"),
-                   use_patterns=False, jobs=4, time_budget_s=budget)
+                   use_patterns=False, jobs=jobs, time_budget_s=budget)
     out = optimize(Path(mep), opts)
     hist = History(Path(mep) / "history.sqlite")
     # the declared winner (re-timed in a fresh alternation, above the noise band), as s2s.optimize.winner leaves it
@@ -280,13 +281,17 @@ def run_part(index: int, count: int, args: argparse.Namespace) -> int:
     runnable = [k for k in kernels if "error" not in prepared[k.name]]
     left = t_end - time.time() - 25  # reports and archive at the end
     waves = max(1, -(-len(runnable) // args.parallel))
-    budget = max(40.0, left / waves - 45)  # what is left of a kernel's share goes to its ncu runs and report
+    # the loop gets three quarters of a kernel's share: the rest goes to declaring its winner (the original against
+    # itself three times, the top candidates re-timed; every kernel of a wave needs the device alone for those timings
+    # at about the same moment), its ncu runs and its report
+    budget = max(40.0, 0.75 * left / waves - 45)
     results: dict[str, dict[str, Any]] = {}
     # spawned workers: the CUDA context CuPy opened here for the vendor timings is never forked
     pool = ProcessPoolExecutor(max_workers=args.parallel, mp_context=multiprocessing.get_context("spawn"))
     try:
+        jobs = max(1, min(4, (os.cpu_count() or 4) // max(1, min(args.parallel, len(runnable)))))  # builds share the cores
         futs = {k.name: pool.submit(optimize_one, k.name, prepared[k.name]["mep"], str(work), args.max_evals, args.rounds,
-                                    budget, t_end - 70) for k in runnable}
+                                    budget, t_end - 70, jobs) for k in runnable}
         for name, f in futs.items():
             try:
                 results[name] = f.result(timeout=max(1.0, t_end - 20 - time.time()))

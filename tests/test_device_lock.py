@@ -88,8 +88,8 @@ def test_the_harness_own_work_is_still_limited(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_an_opencl_harness_times_only_when_the_device_is_free(tmp_path: Path) -> None:
     pytest.importorskip("pyopencl")
-    from test_run_opencl import SAXPY, saxpy_manifest
     from mep_util import make_mep
+    from test_run_opencl import SAXPY, saxpy_manifest
 
     from s2s.base.devicelock import lock_path
     from s2s.mep.evaluate import build, run_built

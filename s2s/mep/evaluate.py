@@ -85,8 +85,9 @@ def run_built(b: BuildResult, *, time: bool = True, sanitize: bool = False, harn
     return m
 
 
-def evaluate(mep_dir: Path, variant: str | None = None, *, time: bool = True, sanitize: bool = False) -> Measurement:
-    return run_built(build(Path(mep_dir), variant), time=time, sanitize=sanitize)
+def evaluate(mep_dir: Path, variant: str | None = None, *, time: bool = True, sanitize: bool = False,
+             harness_lock: Path | None = None) -> Measurement:
+    return run_built(build(Path(mep_dir), variant), time=time, sanitize=sanitize, harness_lock=harness_lock)
 
 
 def variants(mep_dir: Path) -> list[str]:

@@ -6,6 +6,7 @@ it stopped (finished candidates are looked up by fingerprint and never evaluated
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from s2s.base.devicelock import lock_path
 from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
 from s2s.base.meplock import exclusive
@@ -235,7 +237,9 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     if executor is not opts.executor:
         executor.close()
     # the top 3 re-timed, above the noise band (winner.py); with a cluster, in a scratch copy (the MEP stays unbuilt)
-    best, _ = declare_winner(mep_dir, history, _scratch_evaluate(ev.evaluate) if remote else ev.evaluate)
+    # each re-timing holds the device as the harness does it: checks beside other evaluations, the timing alone
+    timed = functools.partial(ev.evaluate, harness_lock=lock_path())
+    best, _ = declare_winner(mep_dir, history, _scratch_evaluate(timed) if remote else timed)
     if best is None:
         (mep_dir / "variants" / "BEST").unlink(missing_ok=True)
     if best is not None:

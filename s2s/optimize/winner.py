@@ -17,7 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from s2s.base.devicelock import device_lock
 from s2s.mep.history import History, Row
 from s2s.mep.measure import Measurement
 
@@ -25,6 +24,8 @@ TOP = 3  # candidates re-timed before a winner is declared
 EXTRA = 3  # more, when a re-timing drops the leader below a candidate not yet re-timed
 NOISE_RUNS = 3  # the original against itself
 
+# a check-and-time of the MEP's original (None) or a variant that holds the device as a timing must (the optimize loop
+# passes s2s.mep.evaluate.evaluate with the harness's own lock: checks beside other evaluations, the timing alone)
 Evaluate = Callable[[Path, "str | None"], Measurement]
 
 
@@ -41,8 +42,7 @@ def noise_band(mep_dir: Path, history: History, evaluate: Evaluate, runs: int = 
             pass
     speeds, device = [], ""
     for _ in range(runs):
-        with device_lock():
-            m = evaluate(mep_dir, None)
+        m = evaluate(mep_dir, None)
         if m.ok and m.speedup:
             speeds.append(float(m.speedup))
             device = m.device or device
@@ -61,8 +61,7 @@ def _ranked(history: History) -> list[Row]:
 
 def retime(mep_dir: Path, history: History, row: Row, evaluate: Evaluate) -> Row | None:
     """Check and time `row` again against the original (fresh seeds, a fresh alternation); its row then holds that."""
-    with device_lock():
-        m = evaluate(mep_dir, row.id)
+    m = evaluate(mep_dir, row.id)
     first = dict((row.result or {}).get("first") or {"speedup": row.speedup, "reference": (row.result or {}).get("reference"),
                                                      "variant": (row.result or {}).get("variant")})
     result = m.to_json()
