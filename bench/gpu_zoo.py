@@ -161,6 +161,30 @@ def capture(k: ZooKernel, mep: Path, work: Path) -> dict[str, Any]:
     return {"rc": p.returncode, "seconds": round(time.time() - t0, 1), "output": (p.stdout + p.stderr).strip()[-600:]}
 
 
+def history_summary(mep: Path) -> dict[str, Any]:
+    """What the MEP's history holds, also for a kernel the part stopped waiting for: the verdicts, where the
+    evaluations' time went (builds; the harness runs split into start, waits for the device, checks and timing), and
+    the best single measurement (not re-timed: never counted as a win)."""
+    from s2s.mep.history import History
+
+    if not (mep / "history.sqlite").is_file():
+        return {}
+    hist = History(mep / "history.sqlite")
+    rows = hist.rows()
+    hist.close()
+    spent: dict[str, float] = {}
+    for r in rows:
+        res = r.result or {}
+        spent["build"] = spent.get("build", 0.0) + float(res.get("build_seconds") or 0.0)
+        spent["run"] = spent.get("run", 0.0) + float(res.get("run_seconds") or 0.0)
+        for k, v in (res.get("phase_seconds") or {}).items():
+            spent[f"run.{k}"] = spent.get(f"run.{k}", 0.0) + float(v)
+    ok = [r.speedup for r in rows if r.status == "ok" and r.speedup]
+    return {"verdicts": {s: sum(1 for r in rows if r.status == s) for s in sorted({r.status for r in rows})},
+            "seconds_spent": {k: round(v, 1) for k, v in sorted(spent.items())},
+            "best_single_measurement": round(max(ok), 3) if ok else None}
+
+
 def _retimed(res: dict[str, Any]) -> dict[str, Any] | None:
     """The honest re-timing of the winner, where the optimize loop recorded one (result['retimed'])."""
     r = res.get("retimed") or res.get("retime")
@@ -182,8 +206,8 @@ def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int, bu
     best = hist.get(out.best_id) if out.best_id else None
     rows, noise, decision = hist.rows(), hist.meta("noise_band"), hist.meta("winner")
     hist.close()
+    row.update(history_summary(Path(mep)))
     row.update(evaluations=out.evaluations, evals_to_best=out.evals_to_best, stopped=out.stopped, seconds=round(time.time() - t0, 1),
-               verdicts={s: sum(1 for r in rows if r.status == s) for s in sorted({r.status for r in rows})},
                device=next(((r.result or {}).get("device", "") for r in rows if r.result and r.result.get("device")), ""),
                noise_band=json.loads(noise) if noise else None, winner=json.loads(decision) if decision else None)
     first = next((r for r in rows if r.ref_us), None)
@@ -296,7 +320,8 @@ def run_part(index: int, count: int, args: argparse.Namespace) -> int:
             try:
                 results[name] = f.result(timeout=max(1.0, t_end - 20 - time.time()))
             except Exception as exc:  # noqa: BLE001 - a kernel that failed or ran out of time counts 1.00x
-                results[name] = {"kernel": name, "status": f"error: {type(exc).__name__}: {exc}"[:400], "speedup_counted": 1.0}
+                results[name] = {"kernel": name, "status": f"error: {type(exc).__name__}: {exc}"[:400], "speedup_counted": 1.0,
+                                 **history_summary(Path(prepared[name]["mep"]))}
     finally:
         pool.shutdown(wait=False, cancel_futures=True)  # past the deadline the results written so far are what counts
     rows = []

@@ -77,6 +77,9 @@ def _run(argv: list[str], tmp_path: Path, timeout_s: float):  # type: ignore[no-
 def test_the_wait_for_the_device_is_not_counted_against_the_time_limit(tmp_path: Path) -> None:
     m = _run(_fake_harness(tmp_path, wait_s=2.0, work_s=0.2), tmp_path, timeout_s=1.0)
     assert m.verdict == "ok", m.messages
+    # where the time went, from the phase lines: about 2 s waiting, about 0.2 s timing
+    assert 1.9 <= m.phase_seconds["wait"] < 3.0 and 0.15 <= m.phase_seconds["timing"] < 1.0, m.phase_seconds
+    assert m.to_json()["phase_seconds"] == m.phase_seconds
 
 
 def test_the_harness_own_work_is_still_limited(tmp_path: Path) -> None:
@@ -109,3 +112,4 @@ def test_an_opencl_harness_times_only_when_the_device_is_free(tmp_path: Path) ->
     assert m.verdict == "ok", m.messages
     assert elapsed >= 4.5  # it could not check or time while the other held the device
     assert m.ref is not None and m.ref.samples == 5
+    assert m.phase_seconds["wait"] >= 3.0 and m.phase_seconds["checks"] > 0 and m.phase_seconds["timing"] > 0, m.phase_seconds

@@ -91,6 +91,8 @@ class Measurement:
     input_error: str | None = None  # the MEP itself is wrong (not the variant): `s2s run` exits 2
     seed: int | None = None  # the first seed of the generated input sets (fresh each run unless given)
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    # where the run's time went: start, wait (for the device lock), checks, timing (s2s.mep.backends.base._Phases)
+    phase_seconds: dict[str, float] = field(default_factory=dict, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -108,6 +110,7 @@ class Measurement:
             "speedup": self.speedup, "input_sets": self.input_sets,
             "outputs": [o.to_json() for o in self.outputs], "verdict": self.verdict,
             "messages": list(self.messages), "input_error": self.input_error, "seed": self.seed,
+            **({"phase_seconds": dict(self.phase_seconds)} if self.phase_seconds else {}),
         }
 
     @staticmethod
@@ -119,6 +122,7 @@ class Measurement:
             var=Timing.from_json(d.get("variant")), speedup=d.get("speedup"), input_sets=int(d.get("input_sets", 0)),
             outputs=tuple(OutputCheck.from_json(o) for o in d.get("outputs", [])), messages=tuple(d.get("messages", [])),
             input_error=d.get("input_error"), seed=None if d.get("seed") is None else int(d["seed"]),
+            phase_seconds={str(k): float(v) for k, v in (d.get("phase_seconds") or {}).items()},
         )
 
 

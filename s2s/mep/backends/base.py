@@ -16,7 +16,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -149,7 +149,7 @@ def run_harness_process(argv: list[str], *, env: dict[str, str], cwd: Path, time
     from s2s.base.procs import tracked
 
     with tracked(proc.pid):  # killed with its children on a signal or any error too
-        out, err, killed = _communicate(proc, timeout_s)
+        out, err, killed, phase_seconds = _communicate(proc, timeout_s)
     if killed:
         where = last_phase(err)
         return failed(TIMED_OUT, backend=backend, kernel=kernel, variant=variant, build_seconds=build_seconds,
@@ -165,45 +165,73 @@ def run_harness_process(argv: list[str], *, env: dict[str, str], cwd: Path, time
                       run_seconds=seconds,
                       messages=[f"the harness ended without a result ({why})" + (f" during the {where}" if where else "")]
                       + ([tail] if tail else []))
-    return from_harness(obj, backend=backend, kernel=kernel, variant=variant, build_seconds=build_seconds, run_seconds=seconds)
+    m = from_harness(obj, backend=backend, kernel=kernel, variant=variant, build_seconds=build_seconds, run_seconds=seconds)
+    return replace(m, phase_seconds=phase_seconds)
 
 
-def _communicate(proc: subprocess.Popen[str], timeout_s: float) -> tuple[str, str, bool]:
-    """stdout, stderr and whether the process was killed after `timeout_s` of its own work: the time it spends
-    waiting for the device lock (between a "waiting for the device" phase and the next phase) is not counted."""
+class _Phases:
+    """Where a harness's time went, from its phase lines as they arrive: "start" (until it takes the device),
+    "wait" (for the device lock), "checks" and "timing" (holding it shared or alone). Without the lock the harness
+    never says it holds the device, and everything is "start"."""
+
+    def __init__(self) -> None:
+        self.t0 = self.since = time.monotonic()
+        self.state = "start"
+        self.seconds: dict[str, float] = {}
+
+    def line(self, text: str) -> None:
+        what = text[len(PHASE_PREFIX):]
+        if what.startswith(WAIT_PHASE):
+            self._enter("wait")
+        elif what.startswith("device held ("):
+            self._enter(what[len("device held ("):].rstrip().rstrip(")") or "checks")
+
+    def _enter(self, state: str) -> None:
+        now = time.monotonic()
+        self.seconds[self.state] = self.seconds.get(self.state, 0.0) + now - self.since
+        self.state, self.since = state, now
+
+    def waited(self) -> float:
+        """Seconds spent waiting for the device so far, the wait in progress included."""
+        return self.seconds.get("wait", 0.0) + (time.monotonic() - self.since if self.state == "wait" else 0.0)
+
+    def close(self) -> dict[str, float]:
+        self._enter("end")
+        return {k: round(v, 3) for k, v in self.seconds.items() if v > 0}
+
+
+def _communicate(proc: subprocess.Popen[str], timeout_s: float) -> tuple[str, str, bool, dict[str, float]]:
+    """stdout, stderr, whether the process was killed after `timeout_s` of its own work (the time it waits for the
+    device lock is not counted), and the seconds of each of its phases (`_Phases`)."""
     out: list[str] = []
     err: list[str] = []
-    waited = [0.0, -1.0]  # seconds waited so far, the start of the wait in progress (-1: none)
+    phases = _Phases()
 
     def read_err() -> None:
         assert proc.stderr is not None
         for line in proc.stderr:
             err.append(line)
             if line.startswith(PHASE_PREFIX):
-                now = time.monotonic()
-                if waited[1] >= 0:
-                    waited[0] += now - waited[1]
-                waited[1] = now if line[len(PHASE_PREFIX):].startswith(WAIT_PHASE) else -1.0
+                phases.line(line.rstrip("\n"))
 
     readers = [threading.Thread(target=lambda: out.append(proc.stdout.read() if proc.stdout else ""), daemon=True),
                threading.Thread(target=read_err, daemon=True)]
     for r in readers:
         r.start()
-    t0, killed = time.monotonic(), False
+    killed = False
     while True:
         try:
             proc.wait(timeout=0.1)
             break
         except subprocess.TimeoutExpired:
-            now = time.monotonic()
-            if now - t0 - waited[0] - (now - waited[1] if waited[1] >= 0 else 0.0) > timeout_s:
+            if time.monotonic() - phases.t0 - phases.waited() > timeout_s:
                 _kill_group(proc)
                 proc.wait()
                 killed = True
                 break
     for r in readers:
         r.join()
-    return "".join(out), "".join(err), killed
+    return "".join(out), "".join(err), killed, phases.close()
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
