@@ -100,3 +100,31 @@ def test_rewrite_computes_what_the_original_does(tmp_path: Path, offset: int, na
     broken = data.replace(b"s2s_w0.y", b"s2s_w0.x").replace(b"s2s_x[s2s_c]", b"s2s_x[0]")
     if offset == 0 and broken != data:  # the check sees a wrong lane when the vector path runs
         assert same_outputs(tmp_path, name, before, broken, (Launch(grid, block), Launch(g, b)), counts, scalars) != "SAME"
+
+
+def test_a_candidate_the_model_cannot_read_is_not_ranked_first() -> None:
+    """gemv_rows (4096 threads, one per row): the model sees split-reduction's 512 blocks as the way out of the
+    underfilled launch. Its vector-loads and smem-allpairs rewrites read through float4 words and shared tiles the
+    model does not see; predicted under a quarter of the bytes the kernel must move, they used to rank first. Their
+    predictions are still recorded as the model made them, but the ranking puts them after every plausible one."""
+    from mep_util import ParamSpec, manifest
+
+    from s2s.lang.kernel_facts import kernel_facts
+    from s2s.optimize.candidate import Candidate
+    from s2s.optimize.cost import order, predict_candidate
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    src = (ZOO / "gemv_rows" / "gemv_rows.cu").read_bytes()
+    n = 4096
+    m = manifest("gemv_rows", "cuda", "gemv_rows.cu", [
+        ParamSpec("A", "const float*", "in", "float", count=n * n), ParamSpec("x", "const float*", "in", "float", count=n),
+        ParamSpec("y", "float*", "out", "float", count=n), ParamSpec("n", "int", "scalar", "int", value=n)], (16, 1, 1), (256, 1, 1))
+    state = State(manifest=m, original=src, kernel="gemv_rows", dialect="cuda", facts=kernel_facts(src, "cuda", "gemv_rows"))
+    cands = [apply_pipeline(p, state) for p in ("vector-loads{width=4}", "smem-allpairs{tile=256}", "split-reduction", "restrict-const")]
+    assert all(isinstance(c, Candidate) for c in cands), cands
+    base = predict_candidate(None, state)
+    blind = [predict_candidate(c, state) for c in cands[:2]]  # type: ignore[arg-type]
+    assert base is not None and all(p is not None and p.dram_bytes < 0.25 * n * n * 4 < base.dram_bytes for p in blind)
+    ranked = [c.origin for c in order(cands, state)]  # type: ignore[arg-type]
+    assert ranked == ["pass:split-reduction", "pass:restrict-const", "pass:vector-loads{width=4}", "pass:smem-allpairs{tile=256}"]

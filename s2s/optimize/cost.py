@@ -20,6 +20,7 @@ from typing import Any
 
 from s2s.lang.affine import Poly
 from s2s.lang.kernel_model import ArrayAccess, Device, KernelModel, kernel_model, parallelism
+from s2s.mep.roofline import compulsory_bytes
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.proposers.base import State
 
@@ -140,6 +141,9 @@ def _scalars(state: State) -> dict[str, float]:
             if p.role == "scalar" and isinstance(p.value, (int, float)) and not isinstance(p.value, bool)}
 
 
+BLIND = 0.25  # a candidate predicted to move less than this share of the bytes it must move uses accesses the model misses
+
+
 def predict_candidate(c: Candidate | None, state: State) -> Prediction | None:
     """The model's time for one launch of candidate `c` (None: the original) with the MEP's scalars."""
     launch = (c.launch if c is not None else None) or state.base_launch
@@ -147,16 +151,25 @@ def predict_candidate(c: Candidate | None, state: State) -> Prediction | None:
                    _scalars(state))
 
 
+def _plausible(p: Prediction | None, need: float | None) -> Prediction | None:
+    """p, or None when it moves under a quarter of the bytes the launch must move: its loads are ones the model cannot
+    read (float4 words through reinterpret_cast, shared tiles filled in a loop without an induction declaration), and
+    a time from the rest would rank it first for no reason."""
+    return None if p is not None and need and p.dram_bytes < BLIND * need else p
+
+
 def order(candidates: list[Candidate], state: State) -> list[Candidate]:
-    """The candidates fastest-predicted first (stable; those without a prediction keep their place after the rest).
+    """The candidates fastest-predicted first (stable; those without a plausible prediction keep their place after the rest).
     Only for GPU dialects: the model's numbers are a GPU's, not a CPU's running OpenCL. Unchanged when the original
     itself has no prediction (a trip count the MEP's scalars do not give)."""
     if state.dialect == "opencl" or len(candidates) < 2:
         return candidates
-    if predict_candidate(None, state) is None:
+    base = predict_candidate(None, state)
+    if base is None:
         return candidates
+    need = min(compulsory_bytes(state.manifest) or base.dram_bytes, base.dram_bytes)  # the original's own, where less
     timed = {str(i): predict_candidate(c, state) for i, c in enumerate(candidates)}
-    ranked = [candidates[int(k)] for k in rank(timed)]
+    ranked = [candidates[int(k)] for k in rank({k: _plausible(p, need) for k, p in timed.items()})]
     first = [c for c in ranked if _register_blocked(c, state, timed[str(candidates.index(c))])]
     return first + [c for c in ranked if c not in first]
 
