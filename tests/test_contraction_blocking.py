@@ -77,7 +77,21 @@ __kernel void syr2k(__global const float* a, __global const float* b, __global f
     }
 }
 """
-KERNELS = {"gemm": GEMM_CL, "syrk": SYRK_CL, "atb": ATB_CL, "syr2k": SYR2K_CL}
+# the lower triangle only: blocks above the diagonal have no output to write and leave at once
+LOWER_CL = """\
+__kernel void lower(__global const float* a, __global const float* b, __global float* c, float alpha, float beta,
+                    int ni, int nj, int nk)
+{
+    int j = get_global_id(0);
+    int i = get_global_id(1);
+    if (j > i || i >= ni || j >= nj) return;
+    float s = 0.0f;
+    for (int k = 0; k < nk; k++)
+        s += a[k * ni + i] * a[k * ni + j];
+    c[i * nj + j] = s;
+}
+"""
+KERNELS = {"gemm": GEMM_CL, "syrk": SYRK_CL, "atb": ATB_CL, "syr2k": SYR2K_CL, "lower": LOWER_CL}
 # (ni, nj, nk): 67 x 45 x 37 divides nothing, nor do the halved sizes the harness also checks (33 x 22 x 18), and no row
 # of them starts on a 16-byte boundary; 136 x 72 x 44 keeps every row 16-byte aligned
 ODD, ALIGNED = (67, 45, 37), (136, 72, 44)
@@ -119,7 +133,7 @@ def _candidate(kernel: str, mep: Path, sizes: tuple[int, int, int], pipeline: st
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kernel", list(KERNELS))
+@pytest.mark.parametrize("kernel", ["gemm", "syrk", "atb", "syr2k"])
 @pytest.mark.parametrize("sizes,pipeline", [(ODD, "contraction-blocking"), (ALIGNED, "contraction-blocking{prefetch=true}"),
                                             (ODD, "contraction-blocking{bk=16 prefetch=true}"), (ALIGNED, "contraction-blocking{bk=16}")],
                          ids=["odd", "aligned-prefetch", "odd-bk16-prefetch", "aligned-bk16"])
@@ -132,6 +146,19 @@ def test_matches_the_original_on_pocl(tmp_path: Path, kernel: str, sizes: tuple[
     m = _evaluate(tmp_path / "mep", state, cand)
     assert m.verdict == "ok", (m.verdict, m.messages)
     assert m.outputs and all(o.ok for o in m.outputs) and m.input_sets >= 1
+
+
+@pytest.mark.slow
+def test_a_triangular_guard_on_pocl(tmp_path: Path) -> None:
+    """300 x 300 outputs in 3 x 3 blocks of 128 x 128: the 3 above the diagonal leave at once, the diagonal ones
+    write only their lower part (the harness's poison shows any write above it)."""
+    pytest.importorskip("pyopencl")
+    state, cand = _candidate("lower", tmp_path / "mep", (300, 300, 37), "contraction-blocking")
+    assert b"if (!alive) return;" in cand.source
+    m = _evaluate(tmp_path / "mep", state, cand)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+    broken = cand.source.replace(b"if (!alive) return;", b"if (alive) return;")  # the live blocks leave instead
+    assert _evaluate(tmp_path / "mep", state, replace(cand, source=broken)).verdict != "ok"
 
 
 def _break_vector_path(cand: Candidate) -> Candidate:
@@ -171,7 +198,12 @@ def test_launch_rule_and_layout_notes() -> None:
     assert out.launch == LaunchChange((16, 16, 1), "tile-coarse", per_item=128)
     assert "a[k * ni + i] along i" in out.note and "b[k * nj + j] along j" in out.note  # both loaded along their unit stride
     text = out.text.decode()
-    assert "vload4(0, &(a[k * ni + i]))" in text and "__local float4 As[8][33];" in text
+    assert "vload4(0, &(a[k * ni + i]))" in text and "__local float4 As[8][33];" in text and "__launch_bounds__" not in text
+    gemm = run_pass(make_pass("contraction-blocking"), GEMM_CU.encode(), "cuda")
+    assert isinstance(gemm, Applied) and gemm.text.startswith(b"__global__ void __launch_bounds__(256, 2) gemm(")
+    capped = GEMM_CU.replace("__global__ void", "__global__ void __launch_bounds__(128)")
+    out2 = run_pass(make_pass("contraction-blocking"), capped.encode(), "cuda")
+    assert isinstance(out2, Refused) and "at most 128 threads" in out2.reason
     syrk = run_pass(make_pass("contraction-blocking"), SYRK_CL.encode(), "opencl")
     assert isinstance(syrk, Applied) and "a[j * nk + k] along k" in syrk.note
 
@@ -209,7 +241,9 @@ def _zoo_rewrites() -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for name in (*ZOO_2D, *ZOO_OPENED):
         text = (ROOT / "bench" / "zoo" / name / f"{name}.cu").read_bytes()
-        spec = f"{ZOO_OPENED[name]},contraction-blocking" if name in ZOO_OPENED else "contraction-blocking{prefetch=true}"
+        # prefetch where one operand stands on each side (syr2k's four tiles and their prefetch registers spill 8 bytes)
+        spec = f"{ZOO_OPENED[name]},contraction-blocking" if name in ZOO_OPENED else \
+            ("contraction-blocking" if name == "syr2k" else "contraction-blocking{prefetch=true}")
         for step, opts in parse_pipeline(spec):
             got = run_pass(make_pass(step, opts), text, "cuda", name)
             assert isinstance(got, Applied), (name, step, got)

@@ -175,11 +175,16 @@ class BlockingCode:
         acc = f"{n['acc']}[{n['m']}]"
         before = [self.txt(s, e) for s, e, _ in c.before]
         redeclared = [self.txt(s, e) for s, e, d in c.before if d and not (c.target_decl and c.target in self.txt(s, e).split("=")[0])]
-        head = [*decls, f"float {n['acc']}[64];",
+        live, alive = n["live"], n["alive"]
+        head = [*decls, f"{space} int {alive};", f"float {n['acc']}[64];",
                 f"const int {n['tx']} = {lx}, {n['ty']} = {ly}, {n['tid']} = {n['ty']} * 16 + {n['tx']};",
-                f"const int {n['row0']} = {gy} * {TILE}, {n['col0']} = {gx} * {TILE};",
+                f"const int {n['row0']} = {gy} * {TILE}, {n['col0']} = {gx} * {TILE};", f"int {live} = 0;",
                 *self.each(), f"    {acc} = 0;", f"    if ({c.inside}) {{", *("        " + s for s in before), f"        {acc} = {c.target};",
-                "    }", "}", *self.checks()]
+                f"        {live} = 1;", "    }", "}",
+                # a block none of whose outputs passes the guard (above the diagonal of a triangular one) leaves at
+                # once, all its threads together: every thread that stays reaches every barrier
+                f"if ({n['tid']} == 0) {alive} = 0;", sync, f"if ({live}) {alive} = 1;", sync, f"if (!{alive}) return;",
+                *self.checks()]
         tail = [*self.each(), f"    if ({c.inside}) {{", *("        " + s for s in redeclared), f"        {c.target_decl}{c.target} = {acc};",
                 *("        " + self.txt(s, e) for s, e in c.after), "    }", "}"]
         t = n["t"]

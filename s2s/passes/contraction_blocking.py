@@ -13,6 +13,7 @@ from the accumulator's value after the statements before the loop, so the result
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -20,8 +21,8 @@ from s2s.lang.contraction import find_contraction
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
-from ._blocking_code import TILE, BlockingCode
-from ._common import fresh
+from ._blocking_code import THREADS, TILE, BlockingCode
+from ._common import body_node, fresh
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -37,13 +38,15 @@ __global__ void syrk(int n, int m, float alpha, float beta, const float* a, floa
 }
 """
 EXAMPLE_AFTER = """\
-__global__ void syrk(int n, int m, float alpha, float beta, const float* a, float* c)
+__global__ void __launch_bounds__(256, 2) syrk(int n, int m, float alpha, float beta, const float* a, float* c)
 {
     __shared__ float4 As[8][33];
     __shared__ float4 Bs[8][33];
+    __shared__ int alive;
     float acc[64];
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
     const int row0 = blockIdx.y * 128, col0 = blockIdx.x * 128;
+    int live = 0;
     #pragma unroll
     for (int m1 = 0; m1 < 64; ++m1) {
         int i = row0 + ty * 4 + m1 / 8 % 4 + m1 / 32 * 64;
@@ -52,8 +55,14 @@ __global__ void syrk(int n, int m, float alpha, float beta, const float* a, floa
         if (i < n && j < n) {
             c[i * n + j] *= beta;
             acc[m1] = c[i * n + j];
+            live = 1;
         }
     }
+    if (tid == 0) alive = 0;
+    __syncthreads();
+    if (live) alive = 1;
+    __syncthreads();
+    if (!alive) return;
     int va0 = 1;
     { int i = row0; int k = 0; va0 = va0 && ((size_t)(const void*)&(a[i * m + k]) % 16 == 0); }
     { int i = row0 + 1; int k = 0; va0 = va0 && ((size_t)(const void*)&(a[i * m + k]) % 16 == 0); }
@@ -163,15 +172,22 @@ class ContractionBlocking:
         acc_ty = c.target_decl.strip() or (held.base_type if held is not None else "")
         if any(t != "float" for t in tys) or acc_ty != "float":
             return Refused(f"the float4 form needs float operands and a float accumulator (here {'/'.join(tys + [acc_ty])})")
-        words = ("acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "v", "pa", "pb", "buf")
+        words = ("acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "v", "pa", "pb", "buf", "live", "alive")
         n = {w: fresh(facts, source, w) for w in words}
         for side, ops in (("A", c.a), ("B", c.b)):
             for i in range(len(ops)):  # per operand: its shared tile, its fragment, its alignment flag, its prefetch registers
                 for key, want in (("s", f"{side}s"), ("r", f"r{side.lower()}"), ("v", f"v{side.lower()}"), ("p", f"p{side.lower()}")):
                     n[f"{key}{side}{i}"] = fresh(facts, source, want if (i == 0 and key == "s") else f"{want}{i + (key == 's')}")
+        bound = re.search(r"\(\s*(\d+)", facts.launch_bounds)
+        if bound is not None and int(bound.group(1)) < THREADS:
+            return Refused(f"__launch_bounds__ allows at most {bound.group(1)} threads per block ({THREADS} needed)")
         code = BlockingCode(self.bk, self.vec, self.prefetch, c, n, facts.dialect == "opencl", source).lines()
-        edit = Edit(c.start, c.rest[1], ("\n" + c.indent).join(code))
+        edits = [Edit(c.start, c.rest[1], ("\n" + c.indent).join(code))]
+        if facts.dialect != "opencl" and not facts.launch_bounds:  # at most 128 registers a thread: two blocks per SM
+            decl = body_node(source, facts).parent.child_by_field_name("declarator")  # type: ignore[union-attr]
+            if decl is not None:
+                edits.insert(0, Edit(decl.start_byte, decl.start_byte, f"__launch_bounds__({THREADS}, 2) "))
         launch = LaunchChange((16, 16, 1), "tile-coarse", per_item=TILE)
         sides = ", ".join([f"{o.text} along {c.k if o.k_fast else c.row}" for o in c.a] + [f"{o.text} along {c.k if o.k_fast else c.col}" for o in c.b])
         extra = (", float4 loads where aligned" if self.vec else "") + (", next slice prefetched" if self.prefetch else "")
-        return Rewrite((edit,), launch, f"128x128 tiles, 8x8 outputs per thread, k slices of {self.bk}{extra}: {sides}")
+        return Rewrite(tuple(edits), launch, f"128x128 tiles, 8x8 outputs per thread, k slices of {self.bk}{extra}: {sides}")

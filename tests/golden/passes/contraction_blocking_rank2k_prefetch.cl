@@ -22,9 +22,11 @@ __kernel void syr2k(__global const float* a, __global const float* b, __global f
     __local float4 As2[2][8][33];
     __local float4 Bs[2][8][33];
     __local float4 Bs2[2][8][33];
+    __local int alive;
     float acc[64];
     const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;
     const int row0 = get_group_id(1) * 128, col0 = get_group_id(0) * 128;
+    int live = 0;
     #pragma unroll
     for (int m = 0; m < 64; ++m) {
         int i = row0 + ty * 4 + m / 8 % 4 + m / 32 * 64;
@@ -33,8 +35,14 @@ __kernel void syr2k(__global const float* a, __global const float* b, __global f
         if (!(i >= n || j >= n)) {
             c[i * n + j] *= beta;
             acc[m] = c[i * n + j];
+            live = 1;
         }
     }
+    if (tid == 0) alive = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (live) alive = 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!alive) return;
     int va0 = 1;
     { int i = row0; int k = 0; va0 = va0 && ((size_t)&(BM(i, k)) % 16 == 0); }
     { int i = row0 + 1; int k = 0; va0 = va0 && ((size_t)&(BM(i, k)) % 16 == 0); }

@@ -24,13 +24,15 @@ __global__ void gemm_tn(const float* A, const float* B, float* C)
 #define AT(k, i) A[(k) * M + (i)]
 #define BB(k, j) B[(k) * NJ + (j)]
 
-__global__ void gemm_tn(const float* A, const float* B, float* C)
+__global__ void __launch_bounds__(256, 2) gemm_tn(const float* A, const float* B, float* C)
 {
     __shared__ float4 As[8][33];
     __shared__ float4 Bs[8][33];
+    __shared__ int alive;
     float acc[64];
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
     const int row0 = blockIdx.y * 128, col0 = blockIdx.x * 128;
+    int live = 0;
     #pragma unroll
     for (int m = 0; m < 64; ++m) {
         int i = row0 + ty * 4 + m / 8 % 4 + m / 32 * 64;
@@ -39,8 +41,14 @@ __global__ void gemm_tn(const float* A, const float* B, float* C)
         if (i < M && j < NJ) {
             float s = 0.0f;
             acc[m] = s;
+            live = 1;
         }
     }
+    if (tid == 0) alive = 0;
+    __syncthreads();
+    if (live) alive = 1;
+    __syncthreads();
+    if (!alive) return;
     int va0 = 1;
     { int i = row0; int k = 0; va0 = va0 && ((size_t)(const void*)&(AT(k, i)) % 16 == 0); }
     { int i = row0; int k = (0) + 1; va0 = va0 && ((size_t)(const void*)&(AT(k, i)) % 16 == 0); }
