@@ -13,6 +13,7 @@ import json
 import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,21 @@ def _leave_one_out(inherit: Path, name: str, dest: Path) -> int:
     return len(merged)
 
 
+def _on_captured_data(mep: Path, rows: list[Any]) -> dict[str, Any] | None:
+    """Whether the MEP carries the application's own data (`s2s capture --into`): every candidate was then checked on
+    it first; how many candidates it refused."""
+    from s2s.mep.manifest import load
+
+    cap = load(mep).capture
+    if not cap:
+        return None
+    refused = [r.id for r in rows if r.status != "ok" and "captured input set" in json.dumps(r.result or {})]
+    return {"sets": cap.get("sets"), "from": cap.get("from", ""), "refused_candidates": len(refused)}
+
+
 def one(mep_src: str, work: str, max_evals: int, rounds: int, patterns: str | None, deadline: float,
-        inherit: str | None = None) -> dict[str, Any]:
+        inherit: str | None = None, jobs: int = 6, reserve: float = 10.0) -> dict[str, Any]:
+    from s2s.base.errors import UserError
     from s2s.mep.history import History
     from s2s.optimize.loop import Options, optimize
 
@@ -50,12 +64,17 @@ def one(mep_src: str, work: str, max_evals: int, rounds: int, patterns: str | No
         patterns = str(Path(work) / f"inherited-{src.name}.json")
         row["inherited_patterns"] = _leave_one_out(Path(inherit), src.name, Path(patterns))
     opts = Options(max_evals=max_evals, rounds=rounds, patterns=patterns or str(Path(work) / f"patterns-{src.name}.json"),
-                   use_patterns=patterns is not None, jobs=6, time_budget_s=left - 10)
-    out = optimize(mep, opts)
+                   use_patterns=patterns is not None, jobs=jobs, time_budget_s=left - reserve)
+    try:
+        out = optimize(mep, opts)
+    except UserError as err:  # e.g. the reference does not reproduce the application's captured outputs
+        row.update(status=f"refused: {err.one_line()}"[:400], speedup=1.0, seconds=round(time.time() - t0, 1))
+        return row
     hist = History(mep / "history.sqlite")
     best = hist.get(out.best_id) if out.best_id else None  # the declared winner: re-timed, above the noise band
     rows = hist.rows()
-    row.update(noise_band=json.loads(hist.meta("noise_band") or "null"), winner=json.loads(hist.meta("winner") or "null"))
+    row.update(noise_band=json.loads(hist.meta("noise_band") or "null"), winner=json.loads(hist.meta("winner") or "null"),
+               captured=_on_captured_data(mep, rows))
     hist.close()
     row.update(evaluations=out.evaluations, evals_to_best=out.evals_to_best, stopped=out.stopped, seconds=round(time.time() - t0, 1),
                verdicts={s: sum(1 for r in rows if r.status == s) for s in {r.status for r in rows}},
@@ -86,6 +105,9 @@ def main() -> None:
     ap.add_argument("--patterns", default=None, help="shared pattern library (default: an empty one per kernel)")
     ap.add_argument("--deadline", type=float, default=480.0, help="seconds for the whole benchmark")
     ap.add_argument("--inherit", default=None, help="work dir of an earlier run: each kernel starts with the others' patterns")
+    ap.add_argument("--jobs", type=int, default=6, help="candidates each kernel builds at once")
+    ap.add_argument("--reserve", type=float, default=10.0,
+                    help="seconds before the deadline each kernel's loop stops, kept for declaring its winner")
     ap.add_argument("--tag", default="gpu_optimize", help="name of the result files")
     ap.add_argument("--sample-kind", default="in-sample: the sample kernels the built-in passes were developed on",
                     help="in-sample or out-of-sample, said in the output")
@@ -97,16 +119,22 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results: list[dict[str, Any]] = []
-    with ProcessPoolExecutor(max_workers=args.parallel) as pool:
+    pool = ProcessPoolExecutor(max_workers=args.parallel)
+    try:
         deadline = time.time() + args.deadline
-        futs = [pool.submit(one, str(p), args.work, args.max_evals, args.rounds, args.patterns, deadline, args.inherit) for p in meps]
-        for f in futs:
-            try:
-                r = f.result()
+        futs = [pool.submit(one, str(p), args.work, args.max_evals, args.rounds, args.patterns, deadline, args.inherit,
+                            args.jobs, args.reserve) for p in meps]
+        for p, f in zip(meps, futs):
+            try:  # a kernel still running 30 s past the deadline counts as not finished; the others' results are written
+                r = f.result(timeout=max(1.0, deadline + 30 - time.time()))
+            except FutureTimeout:
+                r = {"mep": p.name, "status": "not-run: not finished by the benchmark deadline"}
             except Exception as exc:  # noqa: BLE001 - one kernel's failure must not lose the others' results
-                r = {"mep": "?", "status": f"error: {type(exc).__name__}: {exc}"}
+                r = {"mep": p.name, "status": f"error: {type(exc).__name__}: {exc}"}
             results.append(r)
             print(json.dumps(r), flush=True)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     geo = geomean([r.get("speedup") if r.get("status") == "ok" else 1.0 for r in results])  # every kernel attempted
     commit_id = commit()
     doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit_id,
