@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
+from s2s.extract.infer import pointer_offset
 from s2s.extract.mep_writer import make_mep
 from s2s.lang.cexpr import try_evaluate
 from s2s.mep.manifest import FILL_IN
@@ -70,6 +71,22 @@ def test_shared_memory_per_block_and_a_loop_that_never_runs(tmp_path: Path) -> N
     assert m.launch.block == (64, 1, 1) and m.launch.grid == (24 * 24 // 64, 1, 1), m.launch.source
     assert "sharedMemPerBlock = 49152" in m.launch.source and "does not hold when reached" in m.launch.source
     assert not m.unfilled()
+
+
+def test_a_loop_run_on_known_values_and_a_buffer_that_starts_inside_its_allocation(tmp_path: Path) -> None:
+    _out, m, p = _mep(tmp_path, "app", "solver.cu:k_tile")
+    # side = 64; while (side * side > 1024) side = ceil(sqrt(side)): once, 8
+    assert m.launch.block == (8, 8, 1), m.launch.source
+    assert "runs 1 times from side = 64" in m.launch.source, m.launch.source
+    # d_u + skip, skip = 2 * nx = 48: a capture records from the pointer to the end of the allocation, 576 - 48
+    assert p["part"].count == 24 * 24 - 48, p["part"].source
+    assert not m.unfilled()
+
+
+def test_a_struct_member_pointer_is_not_an_offset() -> None:
+    assert pointer_offset("workload->d_data") == ""  # the `-` of `->` is no subtraction (cuda-samples simpleCallback)
+    assert pointer_offset("w->d + 4") == "4"
+    assert pointer_offset("r_device + ir[k]") == "ir[k]"
 
 
 @pytest.mark.parametrize(("kernel", "why"), [

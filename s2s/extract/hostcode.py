@@ -138,6 +138,10 @@ class Scope:
                                       if a.type in _BRANCHES):
                 dominating = (node, kind, value)
         last = dominating[0].start_byte if dominating else -1
+        after = [w[0] for w in writes if last < w[0].start_byte < self.limit]
+        looped = self._run_loop(name, after) if after else None
+        if looped is not None:  # `while (t * t > max) t = ceil(sqrt(t));` run on known values
+            return looped, ""
         from_argv: list[str] = []
         for node, kind, _value, _state in writes:
             if dominating is not None and node is dominating[0]:
@@ -166,6 +170,46 @@ class Scope:
         ctype = _declared_type(node) if node.type == "init_declarator" and "." not in name else ""
         origin = "; ".join(decided.get(node.start_byte, []) + skipped)
         return Found(expr, self._loc(node), self, node.start_byte, ", ".join(from_argv), ctype, origin), ""
+
+    def _run_loop(self, name: str, after: list[Node]) -> Found | None:
+        """The value `name` has after the last `while` loop before the limit, when every write after the dominating
+        one is that loop's single statement `name = expr;` (or an earlier such loop's): the loop is run on the value
+        it starts from and the values known before the run, at most 4096 times; None when that does not apply, a
+        value is not known, or the declared type is not a number."""
+        fold = self.program.fold
+        loop = after[-1].parent.parent if after[-1].parent is not None else None
+        if self.fn is None or fold is None or self.depth > 8 or not re.fullmatch(r"[A-Za-z_]\w*", name):
+            return None
+        if loop is not None and loop.type == "compound_statement":
+            loop = loop.parent
+        cond = loop.child_by_field_name("condition") if loop is not None and loop.type == "while_statement" else None
+        body = loop.child_by_field_name("body") if loop is not None else None
+        if loop is None or cond is None or body is None or loop.end_byte > self.limit or loop.parent is None or \
+                not loop.parent.start_byte <= self.limit < loop.parent.end_byte:
+            return None
+        stmt = body.named_children[0] if body.type == "compound_statement" and len(body.named_children) == 1 else body
+        assign = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
+        if assign is None or assign.type != "assignment_expression" or assign.start_byte != after[-1].start_byte or \
+                text(assign.child_by_field_name("operator")) != "=" or \
+                text(assign.child_by_field_name("left")).strip() != name:
+            return None
+        decl = self.declared(name)
+        at = Scope(self.source, self.fn, max(loop.start_byte - 1, self.fn.start_byte), self.program, self.depth + 1)
+        value = fold(name, at, decl[0] if decl else "")
+        right = text(assign.child_by_field_name("right"))
+        own = re.compile(r"(?<![\w.>])" + re.escape(name) + r"\b")
+        runs = 0
+        while value is not None:
+            holds = fold(own.sub(f"({value})", text(cond)), at, "int")
+            if holds is None or not holds:
+                break
+            runs += 1
+            value = fold(own.sub(f"({value})", right), at, decl[0] if decl else "") if runs <= 4096 else None
+        if value is None or holds is None:
+            return None
+        start = fold(name, at, decl[0] if decl else "")
+        return Found(repr(value), self._loc(loop), self, loop.start_byte,
+                     origin=f"the loop at {self._loc(loop)} runs {runs} times from {name} = {start}")
 
     def _branch_state(self, node: Node, decided: list[str]) -> str:
         """Whether a write runs whenever its function reaches that point, as far as the `if`s around it (and outside
@@ -567,6 +611,8 @@ class Program:
         self.files = files
         self._trees: dict[str, object] = {}
         self.decide: Decide | None = None  # set by whoever evaluates values (infer.Values): decides `if` conditions
+        # and evaluates an expression in a scope, converted to a declared type (None: not known)
+        self.fold: Callable[[str, Scope, str], float | int | None] | None = None
         self._global_writes: dict[tuple[str, str, int], tuple[Found | None, str]] = {}
 
     def tree_of(self, source: SourceFile):  # type: ignore[no-untyped-def]

@@ -66,7 +66,16 @@ class Values:
         self.sizeof_extra: dict[str, int] = {}
         self.aliases: dict[str, str] = {}
         self._files_absent: dict[str, bool] = {}
+        program.fold = self.fold
         program.set_decide(self.decide)
+
+    def fold(self, expr: str, scope: Scope, ctype: str) -> float | int | None:
+        """`expr` in `scope`, converted to `ctype` (an int or floating type): a step of a host loop run statically."""
+        kind = self.numeric_kind(ctype) if ctype else ""
+        v = self.number(expr, scope, Trail())
+        if v is None or not kind:
+            return None
+        return int(v) if kind == "int" else float(v)
 
     def decide(self, cond: str, scope: Scope) -> tuple[bool | None, str]:
         """An `if` condition in host code: True / False when it evaluates from values known before the run (None when
@@ -478,7 +487,7 @@ def pointer_offset(arg: str) -> str:
     mt = re.fullmatch(r"&\s*\(?\s*[A-Za-z_][\w.]*\s*\)?\s*\[(.*)\]", a)
     if mt:
         return "" if mt.group(1).strip() in {"0", "0u", "0U"} else mt.group(1).strip()
-    mt = re.fullmatch(r"[A-Za-z_][\w.]*\s*([-+])\s*(.+)", a)
+    mt = re.fullmatch(r"[A-Za-z_](?:[\w.]|->)*\s*([-+])(?!>)\s*(.+)", a)  # not the `-` of `w->d_data`
     if mt:
         return "" if mt.group(2).strip() == "0" else f"{mt.group(1)}{mt.group(2).strip()}".lstrip("+")
     return ""
@@ -598,8 +607,13 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
             if v is not None and values.sizeof(elem):
                 count, count_expr = int(v) // (values.sizeof(elem) or 1), f"({size_expr})/sizeof({elem})"
         elif arg and scope is not None and (offset := pointer_offset(arg)):  # the buffer starts inside its allocation
-            trail.add(f"{arg}: the pointer is {offset} elements into its allocation; the count behind it is not known before "
-                      "the run")
+            behind = _count_behind(values, scope, arg, offset, elem, trail)
+            if behind is not None:  # what a capture records too: from the pointer to the end of its allocation
+                count, count_expr = behind
+                src_note += f"; {offset} elements into its allocation, {count} behind it"
+            else:
+                trail.add(f"{arg}: the pointer is {offset} elements into its allocation; the count behind it is not known "
+                          "before the run")
         elif arg and scope is not None:
             var = base_var(arg)
             allocs = _find_alloc(scope, var)
@@ -720,6 +734,26 @@ def _find_alloc(scope: Scope, var: str, depth: int = 0) -> list[tuple[Found, Sco
             return None
         out += sub
     return out
+
+
+def _count_behind(values: Values, scope: Scope, arg: str, offset: str, elem: str, trail: Trail) -> tuple[int, str] | None:
+    """(count, expression) of the elements from `base + offset` to the end of base's allocation, when the offset is
+    known before the run, counts elements of the kernel's own element size (base declared as a plain pointer to a
+    type of that size), and every allocation base may hold has one size; else None."""
+    var = base_var(arg)
+    decl = scope.declared(var)
+    esize = values.sizeof(elem)
+    if decl is None or not esize or decl[1].count("*") != 1 or "[" in decl[1] or values.sizeof(decl[0]) != esize:
+        return None
+    off = values.number(offset, scope, trail)
+    allocs = _find_alloc(scope, var)
+    sizes = {values.number(a.expr, a_scope, trail) for a, a_scope in allocs or []}
+    if off is None or not isinstance(off, int) or off < 0 or not allocs or len(sizes) != 1 or None in sizes:
+        return None
+    total = int(next(iter(sizes)) or 0)
+    if total % esize or total // esize <= off:
+        return None
+    return total // esize - off, f"({allocs[0][0].expr})/sizeof({elem}) - ({offset})"
 
 
 def _bound_index(s: ParamSpec, indexes: dict[str, str], counts: dict[str, int]) -> ParamSpec:
