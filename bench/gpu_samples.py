@@ -2,7 +2,7 @@
 data where it can be captured, optimized with the built-in proposer, its winner re-timed against the original's noise
 band; refused, failed, not run and no win count 1.00x. bench/gpu_samples.sh runs the three steps in one device call.
 
-    python bench/gpu_samples.py capture --meps bench/meps --work DIR [--dry] [--timeout 90] [--parallel 8]
+    python bench/gpu_samples.py capture --meps bench/meps --work DIR [--dry] [--timeout 90] [--deadline S] [--parallel 8]
     python bench/gpu_samples.py summarize --work DIR --optimized OUT/gpu_samples_optimize.json --out OUT
 
 capture: copies every MEP to DIR/meps/NAME and attaches a real run's data to the copy (`s2s capture SAMPLE --kernel
@@ -82,19 +82,27 @@ def _run(argv: list[str], timeout: float) -> tuple[int, str]:
         out, _ = proc.communicate(timeout=timeout)
         return proc.returncode, out
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        return 124, (out or "") + f"\nkilled after {timeout:.0f} s"
+        os.killpg(proc.pid, signal.SIGTERM)  # s2s kills the build or run it started (their own sessions), then exits
+        try:
+            out, _ = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+        return 124, (out or "") + f"\nkilled after {timeout:.0f} s (the capture step's deadline)"
 
 
-def capture_one(p: dict[str, Any], into: Path, timeout: float, dry: bool) -> dict[str, Any]:
+def capture_one(p: dict[str, Any], into: Path, timeout: float, dry: bool, until: float) -> dict[str, Any]:
+    """One capture; killed at `until` (time.time()) whatever s2s's own build and run timeouts say."""
     row = dict(p)
     if p["skip"]:
         row.update(status="skipped", why=p["skip"])
         return row
     argv = capture_argv(p, into, timeout, dry)
     t0 = time.time()
-    rc, out = _run(argv, 2 * timeout + 60)
+    if until - t0 < 5:
+        row.update(status="failed", why="not started: the capture step's deadline")
+        return row
+    rc, out = _run(argv, until - t0)
     row.update(argv=argv[1:], rc=rc, seconds=round(time.time() - t0, 1), output=out.strip()[-800:])
     last = next((ln for ln in reversed(out.strip().splitlines()) if ln.strip()), "")
     if rc == 0 and not dry:
@@ -121,8 +129,9 @@ def cmd_capture(args: argparse.Namespace) -> int:
                         ignore=shutil.ignore_patterns("build", "variants", "history.sqlite*", "capture", "capture.log"))
         plans.append(plan(src))
     t0 = time.time()
+    until = t0 + args.deadline
     with ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
-        rows = list(pool.map(lambda p: capture_one(p, meps_dir / p["mep"], args.timeout, args.dry), plans))
+        rows = list(pool.map(lambda p: capture_one(p, meps_dir / p["mep"], args.timeout, args.dry, until), plans))
     doc = {"dry": args.dry, "seconds": round(time.time() - t0, 1), "captures": rows}
     (work / "captures.json").write_text(json.dumps(doc, indent=1) + "\n")
     for r in rows:
@@ -216,6 +225,7 @@ def main() -> int:
     c.add_argument("--work", required=True)
     c.add_argument("--only", default="", help="comma-separated MEP names")
     c.add_argument("--timeout", type=float, default=90.0, help="seconds for each capture's build, and for its run")
+    c.add_argument("--deadline", type=float, default=600.0, help="seconds for the whole step: a capture still running is killed")
     c.add_argument("--parallel", type=int, default=8)
     c.add_argument("--dry", action="store_true", help="run command `true`: build the instrumented applications only")
     s = sub.add_parser("summarize")
