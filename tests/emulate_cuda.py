@@ -31,6 +31,7 @@ static s2s_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __device__
 #define __restrict__
 #define __forceinline__ inline
+template <typename T> static T atomicAdd(T* p, T v) { T old = *p; *p += v; return old; }
 #define LAUNCH(k, g0, g1, g2, b0, b1, b2, ...) do { \\
     gridDim = {g0, g1, g2}; blockDim = {b0, b1, b2}; \\
     for (blockIdx.z = 0; blockIdx.z < g2; ++blockIdx.z) for (blockIdx.y = 0; blockIdx.y < g1; ++blockIdx.y) \\
@@ -55,9 +56,10 @@ def kernel_text(source: bytes, name: str, suffix: str) -> str:
 
 
 def same_outputs(tmp: Path, name: str, before: bytes, after: bytes, launches: tuple[Launch, Launch], counts: dict[str, int],
-                 scalars: dict[str, str], offset: int = 0) -> str:
+                 scalars: dict[str, str], offset: int = 0, rtol: float = 0.0) -> str:
     """Compile both kernels into one program, run each on identical buffers (each `offset` elements past a 16-byte
-    boundary), and return its report: "SAME" when every buffer matches byte for byte."""
+    boundary), and return its report: "SAME" when every buffer matches byte for byte (with `rtol`, floating-point
+    buffers within that relative tolerance: a sum in another order)."""
     gxx = shutil.which("g++")
     assert gxx is not None, "g++ is needed"
     facts = kernel_facts(before, "cuda", name)
@@ -76,8 +78,14 @@ def same_outputs(tmp: Path, name: str, before: bytes, after: bytes, launches: tu
             setup += [f"{ty}* {buf} = ({ty}*)aligned_alloc(16, ({n} + 8) * sizeof({ty})) + {offset};",
                       f"for (long i = 0; i < {n}; ++i) {buf}[i] = {fill};"]
             args[side].append(buf)
-    checks = [f'if (memcmp({p.name}_a, {p.name}_b, {counts[p.name]} * sizeof(*{p.name}_a))) {{ printf("DIFF {p.name}\\n"); return 1; }}'
-              for p in facts.params if p.pointer]
+    checks = []
+    for p in (q for q in facts.params if q.pointer):
+        a, b, n = f"{p.name}_a", f"{p.name}_b", counts[p.name]
+        if rtol and p.base_type.replace("const ", "").strip() in {"float", "double"}:
+            checks.append(f"for (long i = 0; i < {n}; ++i) if (!({a}[i] - {b}[i] <= {rtol} * ({a}[i] < 0 ? -{a}[i] : {a}[i]) + 1e-30 && "
+                          f'{b}[i] - {a}[i] <= {rtol} * ({a}[i] < 0 ? -{a}[i] : {a}[i]) + 1e-30)) {{ printf("DIFF {p.name}\\n"); return 1; }}')
+        else:
+            checks.append(f'if (memcmp({a}, {b}, {n} * sizeof(*{a}))) {{ printf("DIFF {p.name}\\n"); return 1; }}')
     (ga, ba), (gb, bb) = ((launches[0].grid, launches[0].block), (launches[1].grid, launches[1].block))
     main = ["int main() {", *setup,
             f"LAUNCH({name}_before, {', '.join(f'{v}u' for v in (*ga, *ba))}, {', '.join(args['a'])});",

@@ -30,6 +30,7 @@ _STRIDE = {"cuda": re.compile(r"^(?:blockDim\.x\*gridDim\.x|gridDim\.x\*blockDim
 _OBJ_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]+?)[ \t]*$", re.M)
 _FORBIDDEN = re.compile(r"__syncthreads|__syncwarp|__shfl|__ballot|barrier\s*\(|\batomic\w*|\batom_\w*|__shared__|__local\b|"
                         r"\bthreadIdx|\bblockIdx|\bget_local_id|\bget_group_id")
+_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "__global", "global"}
 _FLAT = {"declaration", "expression_statement", "comment"}
 _BRANCHING = {"if_statement", "for_statement", "while_statement", "do_statement", "return_statement", "break_statement",
               "continue_statement", "goto_statement", "switch_statement", "labeled_statement", "conditional_expression"}
@@ -58,6 +59,11 @@ class Shape:
     lane_end: int
     accesses: tuple[Access, ...]
     types: tuple[tuple[str, str], ...]  # (array, element type) in parameter order
+
+
+def elem_type(declared: str) -> str:
+    """`unsigned int` of `const unsigned int* __restrict__` (the facts' base type drops `unsigned`)."""
+    return " ".join(w for w in re.sub(r"[*&]", " ", declared).split() if w not in _QUALIFIERS)
 
 
 def _flat(text: str) -> str:
@@ -141,7 +147,7 @@ def _finish(source: bytes, facts: KernelFacts, kind: str, d: tuple[str, str, Nod
     accesses = _accesses(source, facts, nodes, var)
     if isinstance(accesses, str):
         return accesses
-    types = tuple((p.name, p.base_type.replace("const ", "").strip()) for p in facts.params if p.name in {a.array for a in accesses})
+    types = tuple((p.name, elem_type(p.type)) for p in facts.params if p.name in {a.array for a in accesses})
     return Shape(kind, var, ty, text(source, value), bound.strip(), stride, (first or last).start_byte, last.end_byte,
                  lane_start, lane_end, tuple(accesses), types)
 
@@ -187,19 +193,13 @@ def _accesses(source: bytes, facts: KernelFacts, nodes: list[Node], var: str) ->
 
 
 def _subscript(source: bytes, n: Node, macros: dict, pointers: set[str]) -> tuple[str | None, str]:
-    data, node = source, n
-    if n.type == "call_expression":
-        exp = expand(n, source, macros, {})
-        if exp is None:
-            return None, ""
-        data, node = exp.data, exp.node
-    if node.type != "subscript_expression":
+    """(array, index text) of `P[index]` or of a macro call expanding to it, P a pointer parameter; (None, "") else."""
+    exp = expand(n, source, macros, {}) if n.type == "call_expression" else None
+    data, node = (exp.data, exp.node) if exp is not None else (source, n)
+    arr, idx = node.child_by_field_name("argument"), node.child_by_field_name("indices")
+    if node.type != "subscript_expression" or arr is None or idx is None or src(data, arr) not in pointers:
         return None, ""
-    arr, idx = node.child_by_field_name("argument"), node.child_by_field_name("indices") or node.child_by_field_name("index")
-    name = src(data, arr) if arr is not None else ""
-    if name not in pointers or idx is None:
-        return None, ""
-    return name, src(data, idx).strip("[]")
+    return src(data, arr), src(data, idx).strip("[]")
 
 
 def _is_index(index: str, var: str, objects: dict[str, str]) -> bool:
