@@ -184,7 +184,7 @@ def markdown(doc: dict[str, Any]) -> str:
     lines = [f"# Sample kernels, the honest way, on {doc['device'] or '?'} ({doc['date']}, commit {doc['commit']})", "",
              f"Geometric-mean speedup ({doc['sample_kind']}): **{g['cuda']:.2f}x over the {n['cuda']} CUDA kernels**, "
              f"{g['hip']:.2f}x over the {n['hip']} HIP kernels (built by nvcc through the HIP-to-CUDA header), "
-             f"{g['all']:.2f}x over all {n['all']} (bench/geomean.py). At most {doc['max_evals']} evaluations each. "
+             f"{g['all']:.2f}x over all {n['all']} (bench/geomean.py). At most {doc['max_evals'] or '-'} evaluations each. "
              "A speedup is the declared winner's re-timing (a fresh alternation with the original, above the original's "
              "noise band against itself); no win, failed, refused on the captured data and not run count 1.00x. "
              f"{doc['held_to_captured_data']} of {n['all']} kernels were held to the application's own captured data "
