@@ -152,3 +152,58 @@ def test_atomic_accumulate_sums_what_the_atomics_summed(tmp_path: Path) -> None:
 
 def _zoo_source(name: str) -> bytes:
     return (ZOO / name / f"{name}.cu").read_bytes()
+
+
+HISTO_CL = """\
+#define NBINS 64
+__kernel void histo(__global const uchar* data, __global int* bins, const int n)
+{
+    __local int counts[NBINS];
+    for (int b = get_local_id(0); b < NBINS; b += get_local_size(0))
+        counts[b] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int i = get_global_id(0);
+    if (i < n)
+        atomic_inc(&counts[data[i] % NBINS]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int b = get_local_id(0); b < NBINS; b += get_local_size(0))
+        atomic_add(&bins[b], counts[b]);
+}
+"""
+
+
+@pytest.mark.slow
+def test_grid_stride_fill_on_a_shared_histogram_on_pocl(tmp_path: Path) -> None:
+    """histo_shared's shape in OpenCL, 600011 bytes: the grid becomes 270336 work-items (1056 groups flushing their bins
+    instead of 2344, each item taking two or three bytes) and every bin still counts every byte exactly; a loop that
+    skips every other element is caught."""
+    pytest.importorskip("pyopencl")
+    from dataclasses import replace
+
+    from mep_util import ParamSpec, make_mep, manifest
+
+    from s2s.lang.kernel_facts import kernel_facts
+    from s2s.mep.evaluate import evaluate
+    from s2s.mep.manifest import load
+    from s2s.optimize.candidate import Candidate
+    from s2s.optimize.loop import write_variant
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    n, mep = 600011, tmp_path / "mep"
+    params = [ParamSpec("data", "__global const uchar*", "in", "uchar", count=n, space="global", low=0.0, high=255.0),
+              ParamSpec("bins", "__global int*", "inout", "int", count=64, space="global", low=0.0, high=100.0),
+              ParamSpec("n", "const int", "scalar", "int", value=n)]
+    make_mep(mep, HISTO_CL, manifest("histo", "opencl", "kernel.cl", params, (2344 * 256, 1, 1), (256, 1, 1), repetitions=3,
+                                     warmup=1, timeout_s=120.0))
+    state = State(manifest=load(mep), original=HISTO_CL.encode(), kernel="histo", dialect="opencl",
+                  facts=kernel_facts(HISTO_CL.encode(), "opencl", "histo"))
+    cand = apply_pipeline("grid-stride-fill", state)
+    assert isinstance(cand, Candidate), cand
+    assert cand.launch is not None and cand.launch.grid == (270336, 1, 1) and cand.launch_rules == ("extent:270336",)
+    for c, verdict in ((cand, "ok"), (replace(cand, source=cand.source.replace(b"i += get_global_size(0)",
+                                                                                b"i += 2 * get_global_size(0)")), "wrong-output")):
+        assert c.source != cand.source or verdict == "ok"
+        write_variant(mep, state.manifest.kernel_file, c)
+        m = evaluate(mep, c.id)
+        assert m.verdict == verdict, (m.verdict, m.messages)

@@ -26,6 +26,7 @@ BUILTIN: dict[str, str] = {
     "contraction-tiling": "ContractionTiling",
     "delinearize-2d": "Delinearize2d",
     "fast-math": "FastMath",
+    "grid-stride-fill": "GridStrideFill",
     "hoist-invariants": "HoistInvariants",
     "inner-loop-threads": "InnerLoopThreads",
     "launch-config": "LaunchConfig",
