@@ -368,7 +368,8 @@ def _x(v: Any, fmt: str = "{:.2f}") -> str:
 
 def table(doc: dict[str, Any]) -> list[str]:
     copy = doc.get("copy") or {}
-    lines = [f"# Kernel zoo on {doc.get('device') or '?'}, part {doc.get('part', 'all')} ({doc['date']}, commit {doc['commit']})", "",
+    commits = ", ".join(doc.get("commits") or [doc["commit"]])
+    lines = [f"# Kernel zoo on {doc.get('device') or '?'}, part {doc.get('part', 'all')} ({doc['date']}, commit{'s' if ', ' in commits else ''} {commits})", "",
              f"Built-in proposer, at most {doc.get('max_evals')} evaluations per kernel; every winner verified against the original. "
              f"Measured copy bandwidth {_x(copy.get('gbs'), '{:.0f}')} GB/s (cudaMemcpy device to device, read + written). "
              f"All kernels {SAMPLE}.", "",
@@ -402,9 +403,9 @@ def summarize(run: Path, out: Path) -> int:
     """gpu_zoo_summary.{json,md} from every gpu_zoo_part*.json in RUN; a zoo kernel in no part counts 1.00x, not run."""
     rows: dict[str, dict[str, Any]] = {}
     docs = [json.loads(p.read_text()) for p in sorted(run.glob("gpu_zoo_part*.json"))]
-    for d in docs:
+    for d in docs:  # a kernel in several parts: the later file's row (name the parts in run order)
         for r in d["kernels"]:
-            rows[r["kernel"]] = r
+            rows[r["kernel"]] = {**r, "commit": d.get("commit")}
     for k in ZOO:
         rows.setdefault(k.name, {"kernel": k.name, "family": k.family, "status": "not-run: in no part's results", "speedup_counted": 1.0})
     ordered = [rows[k.name] for k in ZOO]
@@ -414,7 +415,8 @@ def summarize(run: Path, out: Path) -> int:
     gemm_like = [r for r in ordered if BY_NAME[r["kernel"]].family == "blas3" and r.get("vendor_over_best")]
     membound = [r for r in ordered if r.get("bound") == "memory" and r.get("floor_fraction_best")]
     doc = {"date": docs[-1]["date"] if docs else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-           "commit": docs[-1]["commit"] if docs else commit(), "device": next((d["device"] for d in docs if d.get("device")), ""),
+           "commit": docs[-1]["commit"] if docs else commit(),
+           "commits": sorted({str(r.get("commit")) for r in rows.values() if r.get("commit")}), "device": next((d["device"] for d in docs if d.get("device")), ""),
            "max_evals": docs[-1]["max_evals"] if docs else None, "copy": docs[-1]["copy"] if docs else None,
            "geomean": round(geomean([r.get("speedup_counted") for r in ordered]), 3), "kernels_attempted": len(ordered),
            "kernels_run": sum(1 for r in ordered if not str(r.get("status", "")).startswith(("not-run", "error"))),
