@@ -122,6 +122,7 @@ def test_a_local_pointer_that_may_be_one_of_two_buffers_of_one_size(tmp_path: Pa
 @pytest.mark.parametrize(("kernel", "why"), [
     ("k_uneven", "buffers of different sizes"),  # other = d_small or d_dst
     ("k_shifted", ""),  # moved = d_dst + 16: not a whole buffer
+    ("k_swapped", ""),  # first = d_dst, then swap_pointers(first, second) by reference: d_small
 ])
 def test_a_local_pointer_of_buffers_of_different_sizes_or_moved_is_fill_in(tmp_path: Path, kernel: str, why: str) -> None:
     _out, _m, p = _mep(tmp_path, "alias", f"sort.cu:{kernel}")

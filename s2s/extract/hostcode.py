@@ -376,6 +376,10 @@ class Scope:
             if kind != "def" or value is None or value.type != "identifier":
                 return None
             out.append((text(value), Scope(self.source, self.fn, node.start_byte, self.program, self.depth)))
+        for call in self.program.calls_in(self.fn):  # `std::swap(ikey, okey)` takes it by reference
+            args = call.child_by_field_name("arguments")
+            if call.start_byte < self.limit and args is not None and any(text(a).strip() == var for a in args.named_children):
+                return None
         return out or None
 
     def cl_kernel_args(self, kernel_object: str) -> dict[int, tuple[str, str, str]]:
@@ -629,6 +633,18 @@ class Program:
 
     def file_scope(self, source: SourceFile) -> Scope:
         return Scope(source, None, len(source.data), self)
+
+    @staticmethod
+    def calls_in(fn: Node) -> list[Node]:
+        """Every call expression in a function."""
+        out = []
+        stack = [fn]
+        while stack:
+            n = stack.pop()
+            if n.type == "call_expression":
+                out.append(n)
+            stack.extend(n.named_children)
+        return out
 
     def all_calls(self, source: SourceFile, name: str) -> list[Node]:
         out = []
