@@ -8,7 +8,8 @@ band; refused, failed, not run and no win count 1.00x. bench/gpu_samples.sh runs
 capture: copies every MEP to DIR/meps/NAME and attaches a real run's data to the copy (`s2s capture SAMPLE --kernel
 FILE:NAME --build-cmd 'make ...' --run-cmd ./APP --into DIR/meps/NAME`), the application built with the MEP's own sizes
 (its -D flags as make variables) so the captured buffers have the MEP's counts; several at once, each under a timeout.
-A copy whose capture failed keeps no captured data (the attach is atomic) and is optimized on generated inputs.
+Each captured copy is replayed (`s2s run --no-time`: the reference must reproduce the application's outputs); a copy
+whose capture or replay failed is put back as committed and is optimized on generated inputs.
 DIR/captures.json says per MEP what was run and what came of it. --dry runs each capture with `true` as the run command:
 everything up to the instrumented application's build happens (extraction, the same-kernel check, instrumentation,
 nvcc), and a capture that gets as far as "never launched" counts as built.
@@ -91,8 +92,29 @@ def _run(argv: list[str], timeout: float) -> tuple[int, str]:
         return 124, (out or "") + f"\nkilled after {timeout:.0f} s (the capture step's deadline)"
 
 
-def capture_one(p: dict[str, Any], into: Path, timeout: float, dry: bool, until: float) -> dict[str, Any]:
-    """One capture; killed at `until` (time.time()) whatever s2s's own build and run timeouts say."""
+def _json_line(out: str) -> dict[str, Any]:
+    """The last line of `out` that is a JSON object (`s2s run --json`), else {}."""
+    for line in reversed(out.splitlines()):
+        if line.startswith("{"):
+            try:
+                got = json.loads(line)
+            except ValueError:
+                continue
+            return got if isinstance(got, dict) else {}
+    return {}
+
+
+def fresh_copy(src: Path, dest: Path) -> None:
+    """`dest` as the committed MEP `src`: no build, variants, history or captured data."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("build", "variants", "history.sqlite*", "capture", "capture.log"))
+
+
+def capture_one(p: dict[str, Any], src: Path, into: Path, timeout: float, dry: bool, until: float) -> dict[str, Any]:
+    """One capture into the copy `into` of `src`, then its replay (`s2s run --no-time`: the reference must reproduce the
+    application's outputs); killed at `until` (time.time()) whatever s2s's own build and run timeouts say. A capture
+    that failed or does not replay leaves `into` as `src` (optimized on generated inputs)."""
     row = dict(p)
     if p["skip"]:
         row.update(status="skipped", why=p["skip"])
@@ -104,13 +126,24 @@ def capture_one(p: dict[str, Any], into: Path, timeout: float, dry: bool, until:
         return row
     rc, out = _run(argv, until - t0)
     row.update(argv=argv[1:], rc=rc, seconds=round(time.time() - t0, 1), output=out.strip()[-800:])
-    last = next((ln for ln in reversed(out.strip().splitlines()) if ln.strip()), "")
-    if rc == 0 and not dry:
-        row.update(status="captured", why="")
-    elif dry and rc == 2 and "was never launched by the run command" in out:
+    if dry and rc == 2 and "was never launched by the run command" in out:
         row.update(status="built", why="dry: the instrumented application built; not run")
+        return row
+    if rc == 0 and not dry:
+        rc, out = _run([sys.executable, "-m", "s2s", "run", str(into), "--no-time", "--json"], max(5.0, until - time.time()))
+        msgs = _json_line(out).get("messages", [])
+        row.update(replay_rc=rc, replay_messages=msgs[:6], seconds=round(time.time() - t0, 1))
+        shutil.rmtree(into / "build", ignore_errors=True)
+        if rc == 0:
+            row.update(status="captured", why="")
+            return row
+        tail = next((ln for ln in reversed(out.strip().splitlines()) if ln.strip()), "")
+        row.update(replay_output=out.strip()[-800:], status="failed",
+                   why=f"captured, but the replay failed (s2s run exit {rc}): {(' '.join(msgs) or tail)[:300]}")
     else:
+        last = next((ln for ln in reversed(out.strip().splitlines()) if ln.strip()), "")
         row.update(status="failed", why=last[:300] or f"exit {rc}")
+    fresh_copy(src, into)
     return row
 
 
@@ -123,15 +156,12 @@ def cmd_capture(args: argparse.Namespace) -> int:
     srcs = sorted(p for p in Path(args.meps).iterdir() if (p / "mep.toml").is_file())
     if args.only:
         srcs = [p for p in srcs if p.name in args.only.split(",")]
-    plans = []
     for src in srcs:
-        shutil.copytree(src, meps_dir / src.name,
-                        ignore=shutil.ignore_patterns("build", "variants", "history.sqlite*", "capture", "capture.log"))
-        plans.append(plan(src))
+        fresh_copy(src, meps_dir / src.name)
     t0 = time.time()
     until = t0 + args.deadline
     with ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
-        rows = list(pool.map(lambda p: capture_one(p, meps_dir / p["mep"], args.timeout, args.dry, until), plans))
+        rows = list(pool.map(lambda src: capture_one(plan(src), src, meps_dir / src.name, args.timeout, args.dry, until), srcs))
     doc = {"dry": args.dry, "seconds": round(time.time() - t0, 1), "captures": rows}
     (work / "captures.json").write_text(json.dumps(doc, indent=1) + "\n")
     for r in rows:

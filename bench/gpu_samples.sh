@@ -2,8 +2,9 @@
 # The sample figures re-run the honest way (issue 15), in one device call on ONE H200 (about 330 s in all):
 #   1. capture:  each of the 13 sample MEPs (bench/meps) copied, and the application's own data attached to the copy
 #                (`s2s capture samples/APP --kernel FILE:NAME --build-cmd 'make ... <the MEP's sizes>' --run-cmd ./APP
-#                --into COPY`), all at once, each under a timeout (bench/gpu_samples.py capture); a kernel whose capture
-#                fails (s2s capture does not instrument HIP applications yet) is optimized on generated inputs only
+#                --into COPY`), all at once, each under a timeout, then replayed (`s2s run --no-time`) (bench/gpu_samples.py
+#                capture); a kernel whose capture or replay fails (s2s capture does not instrument HIP applications yet)
+#                is optimized on generated inputs only
 #   2. optimize: all 13 at once with the built-in proposer (bench/gpu_bench.py), at most 30 evaluations each, until the
 #                call's deadline; every candidate of a captured MEP is checked on the captured data first, the top 3 are
 #                re-timed against the original's noise band before a winner is declared

@@ -96,6 +96,38 @@ def test_a_refusal_in_the_optimize_step_is_a_row(tmp_path: Path, monkeypatch: py
     assert (tmp_path / src.name / "mep.toml").is_file()
 
 
+@pytest.mark.parametrize("replay_rc", [0, 2])
+def test_a_capture_that_does_not_replay_leaves_the_committed_mep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 replay_rc: int) -> None:
+    """After `s2s capture --into` the copy is replayed (`s2s run --no-time --json`); a replay that fails puts the copy
+    back as committed (optimized on generated inputs) and says why; one that works keeps the data and its messages."""
+    src = ROOT / "bench" / "meps" / "03-heat3d_cuda.reduce_energy"
+    mep = tmp_path / src.name
+    gpu_samples.fresh_copy(src, mep)
+    calls: list[list[str]] = []
+    msg = "capture: the reference kernel on the captured input set reproduces the application's outputs" if replay_rc == 0 \
+        else "energy: captured input set: 1 value(s) differ beyond tolerance"
+
+    def fake_run(argv: list[str], timeout: float) -> tuple[int, str]:
+        calls.append(argv)
+        assert timeout > 0
+        if argv[3] == "capture":  # what a capture leaves: the data and a rewritten mep.toml
+            (mep / "capture").mkdir()
+            (mep / "mep.toml").write_text((mep / "mep.toml").read_text() + '\n[capture]\nindex = "capture/index.json"\n')
+            return 0, "attached to MEP ..."
+        return replay_rc, "warning: something {not json}\n" + json.dumps({"verdict": "ok", "messages": [msg]}) + "\n"
+
+    monkeypatch.setattr(gpu_samples, "_run", fake_run)
+    row = gpu_samples.capture_one(gpu_samples.plan(src), src, mep, 80, False, time.time() + 100)
+    assert [c[3] for c in calls] == ["capture", "run"] and calls[1][4:] == [str(mep), "--no-time", "--json"]
+    assert row["replay_messages"] == [msg]
+    if replay_rc == 0:
+        assert row["status"] == "captured" and (mep / "capture").is_dir()
+    else:
+        assert row["status"] == "failed" and "captured, but the replay failed (s2s run exit 2): energy" in row["why"]
+        assert not (mep / "capture").exists() and (mep / "mep.toml").read_bytes() == (src / "mep.toml").read_bytes()
+
+
 @pytest.mark.slow
 @needs_nvcc
 def test_one_capture_builds_the_instrumented_application(tmp_path: Path) -> None:
@@ -105,7 +137,7 @@ def test_one_capture_builds_the_instrumented_application(tmp_path: Path) -> None
     mep = tmp_path / src.name
     shutil.copytree(src, mep)
     before = (mep / "mep.toml").read_bytes()
-    row = gpu_samples.capture_one(gpu_samples.plan(src), mep, 240, True, time.time() + 400)
+    row = gpu_samples.capture_one(gpu_samples.plan(src), src, mep, 240, True, time.time() + 400)
     assert row["status"] == "built", row.get("output")
     assert (mep / "mep.toml").read_bytes() == before and not (mep / "capture").exists()  # nothing attached
     assert json.dumps(row)  # the row goes into captures.json
