@@ -33,13 +33,14 @@ def _leave_one_out(inherit: Path, name: str, dest: Path) -> int:
 
 def _on_captured_data(mep: Path, rows: list[Any]) -> dict[str, Any] | None:
     """Whether the MEP carries the application's own data (`s2s capture --into`): every candidate was then checked on
-    it first; how many candidates it refused."""
+    it first; how many candidates failed there (a failing output's message names the captured input set)."""
     from s2s.mep.manifest import load
 
     cap = load(mep).capture
     if not cap:
         return None
-    refused = [r.id for r in rows if r.status != "ok" and "captured input set" in json.dumps(r.result or {})]
+    refused = [r.id for r in rows if r.status != "ok" and any(not o.get("ok", True) and "captured input set" in str(o.get("message", ""))
+                                                              for o in (r.result or {}).get("outputs", []))]
     return {"sets": cap.get("sets"), "from": cap.get("from", ""), "refused_candidates": len(refused)}
 
 

@@ -29,7 +29,7 @@ WORK=/tmp/s2s-samples
 rm -rf "$WORK" && mkdir -p "$WORK"
 echo "setup done at ${SECONDS}s"
 
-stage 110 capture python3 bench/gpu_samples.py capture --meps bench/meps --work "$WORK" --timeout 80 --deadline 95 --parallel 13 $DRY
+stage 125 capture python3 bench/gpu_samples.py capture --meps bench/meps --work "$WORK" --timeout 80 --deadline 95 --parallel 13 $DRY
 cat "$OUT/capture.log"
 cp "$WORK/captures.json" "$OUT/" 2>/dev/null
 

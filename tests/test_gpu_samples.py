@@ -141,3 +141,26 @@ def test_one_capture_builds_the_instrumented_application(tmp_path: Path) -> None
     assert row["status"] == "built", row.get("output")
     assert (mep / "mep.toml").read_bytes() == before and not (mep / "capture").exists()  # nothing attached
     assert json.dumps(row)  # the row goes into captures.json
+
+
+def test_gpu_bench_counts_candidates_refused_on_the_captured_data(tmp_path: Path) -> None:
+    """Every evaluation on a captured MEP says the reference reproduced the application's outputs; only a failing
+    output that names the captured input set counts as a refusal there."""
+    from types import SimpleNamespace
+
+    mep = tmp_path / "m"
+    gpu_samples.fresh_copy(ROOT / "bench" / "meps" / "03-heat3d_cuda.reduce_energy", mep)
+    assert gpu_bench._on_captured_data(mep, []) is None  # not captured
+    (mep / "capture").mkdir()
+    (mep / "capture" / "index.json").write_text("{}")
+    (mep / "mep.toml").write_text((mep / "mep.toml").read_text()
+                                  + '\n[capture]\nindex = "capture/index.json"\nfrom = "capture: launch 1"\nsets = [1]\n')
+    reproduced = "the reference reproduces the application's outputs on the captured input set (launch 1 of the application)"
+    rows = [SimpleNamespace(id="a", status="ok", result={"messages": [reproduced], "outputs": [{"ok": True, "message": ""}]}),
+            SimpleNamespace(id="b", status="wrong-output", result={"messages": [reproduced], "outputs": [
+                {"ok": False, "message": "captured input set (launch 1 of the application, src/main.cu:226): 1 value(s) differ"}]}),
+            SimpleNamespace(id="c", status="wrong-output", result={"messages": [reproduced], "outputs": [
+                {"ok": False, "message": "seed 1235: 12 value(s) differ beyond tolerance"}]}),
+            SimpleNamespace(id="d", status="compile-failed", result={"messages": ["nvcc: error"]})]
+    got = gpu_bench._on_captured_data(mep, rows)
+    assert got == {"sets": [1], "from": "capture: launch 1", "refused_candidates": 1}
