@@ -28,9 +28,9 @@ PLANS: dict[str, tuple[str, ...]] = {
     "axpby_strided": ("vector-elementwise", "vector-elementwise{fill=1}"),
     "dot_atomic": ("warp-reduce-atomics",),
     "dot_blocks": ("block-reduce-shuffle",),
-    "reduce_atomic": ("warp-reduce-atomics",),
+    "reduce_atomic": ("atomic-accumulate,warp-reduce-atomics", "atomic-accumulate", "warp-reduce-atomics"),
     "reduce_max_blocks": ("loop-unroll{factor=4}", "block-reduce-shuffle"),
-    "gemv_rows": ("split-reduction", "warp-rows{lanes=32}", "split-reduction,vector-loads{width=4}"),
+    "gemv_rows": ("split-reduction", "warp-rows{lanes=32}", "vector-loads{width=4}"),
     "gemv_cols": ("split-reduction{splits=16}",),
     "gemv_colmajor": ("split-reduction{splits=16}", "warp-rows{lanes=32}"),
     "row_sums": ("split-reduction{splits=16}", "split-reduction"),
@@ -47,6 +47,7 @@ PLANS: dict[str, tuple[str, ...]] = {
     "spmv_csr": ("warp-rows{lanes=32}", "warp-rows{lanes=16}"),
     "scan_rows": ("warp-rows{lanes=32}",),
     "histo_global": ("shared-histogram",),
+    "histo_shared": ("grid-stride-fill",),
 }
 
 
