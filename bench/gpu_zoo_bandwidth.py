@@ -6,8 +6,8 @@ the named pipelines the analysis expects to get there, each verified and timed o
 Per kernel: the copy bandwidth (cudaMemcpy device to device, read + written, CuPy), the floor (the catalog's compulsory
 bytes / that bandwidth), and for the original and every pipeline its verdict, median µs and fraction of the floor
 (floor µs / measured µs). `--dry` (no GPU): extract, apply every pipeline and build each variant's harness with nvcc.
-Writes OUT/zoo_bandwidth[_partIofK].{json,md}. On the H200 an evaluation takes 5-25 s (eval_cost_77243d5.md): run it
-in two parts of about 8 minutes each (`--part 1/2`, `--part 2/2`).
+Writes OUT/zoo_bandwidth[_partIofK].{json,md}. On the H200 a pipeline costs its nvcc build and an evaluation of 5-25 s
+(eval_cost_77243d5.md), about 25 s in all for 35 pipelines: three device calls (bench/gpu_zoo_bandwidth.sh OUT COMMIT 1..3).
 """
 from __future__ import annotations
 
