@@ -219,11 +219,15 @@ def markdown(doc: dict[str, Any]) -> str:
              "noise band against itself); no win, failed, refused on the captured data and not run count 1.00x. "
              f"{doc['held_to_captured_data']} of {n['all']} kernels were held to the application's own captured data "
              "(every candidate checked on it first); the others were optimized on generated inputs only.", "",
-             "| kernel | speedup (counted) | held to captured data | evals (to best) | stopped | pipeline | status | "
-             "run 4 (single measurement) |", "|---|---|---|---|---|---|---|---|"]
+             "| kernel | speedup (counted) | original -> winner µs | noise band up to | held to captured data | "
+             "evals (to best) | stopped | pipeline | status | run 4 (single measurement) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in doc["kernels"]:
         r4 = r.get("run4_single_measurement")
-        lines.append(f"| {r['mep']} | {r['speedup_counted']:.2f}x | {r['captured_cell']} | {r.get('evaluations') or '-'} "
+        us = (f"{r['original_us']:.2f} -> {r['best_us']:.2f}" if isinstance(r.get("original_us"), (int, float))
+              and isinstance(r.get("best_us"), (int, float)) else "-")
+        noise = f"{r['noise_high']:.4f}x" if isinstance(r.get("noise_high"), (int, float)) else "-"
+        lines.append(f"| {r['mep']} | {r['speedup_counted']:.2f}x | {us} | {noise} | {r['captured_cell']} | {r.get('evaluations') or '-'} "
                      f"({r.get('evals_to_best') if r.get('evals_to_best') is not None else '-'}) | {r.get('stopped') or '-'} | "
                      f"`{r.get('pipeline') or ''}` | {str(r.get('status')).replace('|', '/')[:160]} | "
                      f"{f'{r4:.2f}x' if isinstance(r4, (int, float)) else '-'} |")
