@@ -12,6 +12,8 @@
 #                the captured data, not run), held to captured data or not, evaluations (to best); geomeans over the 8
 #                CUDA kernels, the 5 HIP kernels and all 13 (bench/geomean.py); in-sample
 #   bash bench/gpu_samples.sh OUT_DIR [COMMIT] [dry]
+# Wall time: setup (the wheels of .whl/, which the device call must carry) ~15 s, captures and replays ~30-60 s (at most
+# 95 s), optimizing until TOTAL - 45 s (each loop stops 75 s before that deadline), summary and archive ~10 s: 300-335 s.
 # dry (no GPU needed): the captures build the instrumented applications but do not run them (run command `true`), and
 # nothing is optimized: the summary then counts every kernel "not run", 1.00x.
 # OUT keeps gpu_samples.{md,json}, gpu.txt and samples.tgz (everything: logs, captures.json, gpu_bench's JSON, each
@@ -33,14 +35,14 @@ stage 125 capture python3 bench/gpu_samples.py capture --meps bench/meps --work 
 cat "$OUT/capture.log"
 cp "$WORK/captures.json" "$OUT/" 2>/dev/null
 
-# the rest of the budget, less the summary and the archive, goes to optimizing; each loop stops 60 s before the deadline
+# the rest of the budget, less the summary and the archive, goes to optimizing; each loop stops 75 s before the deadline
 # so that its winner can be declared (the original against itself three times, the top 3 re-timed)
 OPT=$((TOTAL - SECONDS - 45))
 [ "$OPT" -lt 120 ] && OPT=120
 if [ -z "$DRY" ]; then
   echo "optimize: deadline ${OPT}s"
   stage $((OPT + 40)) optimize python3 bench/gpu_bench.py --meps "$WORK/meps" --out "$OUT" --work "$WORK/opt" \
-    --tag gpu_samples_optimize --max-evals 30 --deadline "$OPT" --reserve 60 --parallel 13 --jobs 2
+    --tag gpu_samples_optimize --max-evals 30 --deadline "$OPT" --reserve 75 --parallel 13 --jobs 2
 fi
 
 stage 30 summary python3 bench/gpu_samples.py summarize --meps bench/meps --work "$WORK" \
