@@ -91,7 +91,22 @@ __kernel void lower(__global const float* a, __global const float* b, __global f
     c[i * nj + j] = s;
 }
 """
-KERNELS = {"gemm": GEMM_CL, "syrk": SYRK_CL, "atb": ATB_CL, "syr2k": SYR2K_CL, "lower": LOWER_CL}
+# every other element along i: the row side's loads run along i, but four neighbouring i are not one float4
+STRIDED_CL = """\
+__kernel void strided(__global const float* a, __global const float* b, __global float* c, float alpha, float beta,
+                      int ni, int nj, int nk)
+{
+    int j = get_global_id(0);
+    int i = get_global_id(1);
+    if (i < ni && j < nj) {
+        float s = 0.0f;
+        for (int k = 0; k < nk; ++k)
+            s += a[k * (2 * ni) + 2 * i] * b[k * nj + j];
+        c[i * nj + j] = s;
+    }
+}
+"""
+KERNELS = {"gemm": GEMM_CL, "syrk": SYRK_CL, "atb": ATB_CL, "syr2k": SYR2K_CL, "lower": LOWER_CL, "strided": STRIDED_CL}
 # (ni, nj, nk): 67 x 45 x 37 divides nothing, nor do the halved sizes the harness also checks (33 x 22 x 18), and no row
 # of them starts on a 16-byte boundary; 136 x 72 x 44 keeps every row 16-byte aligned
 ODD, ALIGNED = (67, 45, 37), (136, 72, 44)
@@ -104,7 +119,7 @@ def _state(kernel: str, mep: Path, sizes: tuple[int, int, int]):  # type: ignore
     ni, nj, nk = sizes
     rows = max(ni, nj)
     src = KERNELS[kernel]
-    params = [ParamSpec("a", "__global const float*", "in", "float", count=rows * nk, space="global"),
+    params = [ParamSpec("a", "__global const float*", "in", "float", count=2 * rows * nk, space="global"),
               ParamSpec("b", "__global const float*", "in", "float", count=max(rows * nk, nk * nj), space="global"),
               ParamSpec("c", "__global float*", "inout", "float", count=ni * nj, space="global"),
               ParamSpec("alpha", "float", "scalar", "float", value=1.5), ParamSpec("beta", "float", "scalar", "float", value=-0.5),
@@ -180,6 +195,19 @@ def test_vector_path_runs_where_aligned_and_only_there(tmp_path: Path) -> None:
     state, cand = _candidate("gemm", tmp_path / "odd", ODD, "contraction-blocking")
     m = _evaluate(tmp_path / "odd", state, _break_vector_path(cand))
     assert m.verdict == "ok", (m.verdict, m.messages)
+
+
+@pytest.mark.slow
+def test_a_strided_operand_keeps_to_scalar_loads(tmp_path: Path) -> None:
+    """a[k * 2ni + 2i] at sizes where every address check on alignment passes: only the stride check keeps the row
+    side off float4 loads, and without it the outputs are wrong."""
+    pytest.importorskip("pyopencl")
+    state, cand = _candidate("strided", tmp_path / "mep", ALIGNED, "contraction-blocking")
+    m = _evaluate(tmp_path / "mep", state, cand)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+    broken = cand.source.replace(b"== p0 + 4)", b"!= 0)", 1)
+    assert broken != cand.source
+    assert _evaluate(tmp_path / "mep", state, replace(cand, source=broken)).verdict == "wrong-output"
 
 
 @pytest.mark.slow

@@ -45,9 +45,10 @@ class BlockingCode:
         return "float4"
 
     def checks(self) -> list[str]:
-        """Per operand, whether its float4 loads are aligned: its address at the tile's origin and one step along the
-        index that is not unit-stride both on a 16-byte boundary (the base aligned and the leading dimension a
-        multiple of 4). The same for every thread of the block: a uniform branch."""
+        """Per operand, whether its float4 loads are right and aligned: neighbouring elements along the index the
+        loads run on are neighbours in memory (a stride of one float), and its address at the tile's origin and one
+        step along the other index are both on a 16-byte boundary (the base aligned, the leading dimension a multiple
+        of 4). The same for every thread of the block: a uniform branch."""
         out = []
         c, n = self.c, self.n
         for side, i, o in self.ops:
@@ -56,11 +57,13 @@ class BlockingCode:
             if not self.vec:
                 out.append(f"const int {flag} = 0;")
                 continue
-            step = [(origin, f"{c.lower}"), (f"{origin} + 1", f"{c.lower}")] if o.k_fast else \
-                [(origin, f"{c.lower}"), (origin, f"({c.lower}) + 1")]
+            other, unit = ((f"{origin} + 1", f"{c.lower}"), (origin, f"({c.lower}) + 1")) if o.k_fast else \
+                ((origin, f"({c.lower}) + 1"), (f"{origin} + 1", f"{c.lower}"))
             out.append(f"int {flag} = 1;")
-            for r, k in step:
+            for r, k in ((origin, f"{c.lower}"), other):
                 out.append(f"{{ {' '.join(self.place(side, r, k))} {flag} = {flag} && ({self.addr(o)} % 16 == 0); }}")
+            out.append(f"{{ {' '.join(self.place(side, origin, f'{c.lower}'))} const size_t {n['p0']} = {self.addr(o)}; "
+                       f"{{ {' '.join(self.place(side, *unit))} {flag} = {flag} && ({self.addr(o)} == {n['p0']} + 4); }} }}")
         return out
 
     def load(self, side: str, i: int, o: Operand, t: str, store: str) -> list[str]:

@@ -66,9 +66,11 @@ __global__ void __launch_bounds__(256, 2) syrk(int n, int m, float alpha, float 
     int va0 = 1;
     { int i = row0; int k = 0; va0 = va0 && ((size_t)(const void*)&(a[i * m + k]) % 16 == 0); }
     { int i = row0 + 1; int k = 0; va0 = va0 && ((size_t)(const void*)&(a[i * m + k]) % 16 == 0); }
+    { int i = row0; int k = 0; const size_t p0 = (size_t)(const void*)&(a[i * m + k]); { int i = row0; int k = (0) + 1; va0 = va0 && ((size_t)(const void*)&(a[i * m + k]) == p0 + 4); } }
     int vb0 = 1;
     { int j = col0; int k = 0; vb0 = vb0 && ((size_t)(const void*)&(a[j * m + k]) % 16 == 0); }
     { int j = col0 + 1; int k = 0; vb0 = vb0 && ((size_t)(const void*)&(a[j * m + k]) % 16 == 0); }
+    { int j = col0; int k = 0; const size_t p0 = (size_t)(const void*)&(a[j * m + k]); { int j = col0; int k = (0) + 1; vb0 = vb0 && ((size_t)(const void*)&(a[j * m + k]) == p0 + 4); } }
     for (int t = 0; t < m; t += 8) {
         #pragma unroll
         for (int e = 0; e < 1; ++e) {
@@ -172,7 +174,7 @@ class ContractionBlocking:
         acc_ty = c.target_decl.strip() or (held.base_type if held is not None else "")
         if any(t != "float" for t in tys) or acc_ty != "float":
             return Refused(f"the float4 form needs float operands and a float accumulator (here {'/'.join(tys + [acc_ty])})")
-        words = ("acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "v", "pa", "pb", "buf", "live", "alive")
+        words = ("acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "v", "pa", "pb", "buf", "live", "alive", "p0")
         n = {w: fresh(facts, source, w) for w in words}
         for side, ops in (("A", c.a), ("B", c.b)):
             for i in range(len(ops)):  # per operand: its shared tile, its fragment, its alignment flag, its prefetch registers

@@ -46,15 +46,19 @@ __kernel void syr2k(__global const float* a, __global const float* b, __global f
     int va0 = 1;
     { int i = row0; int k = 0; va0 = va0 && ((size_t)&(BM(i, k)) % 16 == 0); }
     { int i = row0 + 1; int k = 0; va0 = va0 && ((size_t)&(BM(i, k)) % 16 == 0); }
+    { int i = row0; int k = 0; const size_t p0 = (size_t)&(BM(i, k)); { int i = row0; int k = (0) + 1; va0 = va0 && ((size_t)&(BM(i, k)) == p0 + 4); } }
     int va1 = 1;
     { int i = row0; int k = 0; va1 = va1 && ((size_t)&(AM(i, k)) % 16 == 0); }
     { int i = row0 + 1; int k = 0; va1 = va1 && ((size_t)&(AM(i, k)) % 16 == 0); }
+    { int i = row0; int k = 0; const size_t p0 = (size_t)&(AM(i, k)); { int i = row0; int k = (0) + 1; va1 = va1 && ((size_t)&(AM(i, k)) == p0 + 4); } }
     int vb0 = 1;
     { int j = col0; int k = 0; vb0 = vb0 && ((size_t)&(AM(j, k)) % 16 == 0); }
     { int j = col0 + 1; int k = 0; vb0 = vb0 && ((size_t)&(AM(j, k)) % 16 == 0); }
+    { int j = col0; int k = 0; const size_t p0 = (size_t)&(AM(j, k)); { int j = col0; int k = (0) + 1; vb0 = vb0 && ((size_t)&(AM(j, k)) == p0 + 4); } }
     int vb1 = 1;
     { int j = col0; int k = 0; vb1 = vb1 && ((size_t)&(BM(j, k)) % 16 == 0); }
     { int j = col0 + 1; int k = 0; vb1 = vb1 && ((size_t)&(BM(j, k)) % 16 == 0); }
+    { int j = col0; int k = 0; const size_t p0 = (size_t)&(BM(j, k)); { int j = col0; int k = (0) + 1; vb1 = vb1 && ((size_t)&(BM(j, k)) == p0 + 4); } }
     int buf = 0;
     #pragma unroll
     for (int e = 0; e < 1; ++e) {

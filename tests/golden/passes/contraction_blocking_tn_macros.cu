@@ -52,9 +52,11 @@ __global__ void __launch_bounds__(256, 2) gemm_tn(const float* A, const float* B
     int va0 = 1;
     { int i = row0; int k = 0; va0 = va0 && ((size_t)(const void*)&(AT(k, i)) % 16 == 0); }
     { int i = row0; int k = (0) + 1; va0 = va0 && ((size_t)(const void*)&(AT(k, i)) % 16 == 0); }
+    { int i = row0; int k = 0; const size_t p0 = (size_t)(const void*)&(AT(k, i)); { int i = row0 + 1; int k = 0; va0 = va0 && ((size_t)(const void*)&(AT(k, i)) == p0 + 4); } }
     int vb0 = 1;
     { int j = col0; int k = 0; vb0 = vb0 && ((size_t)(const void*)&(BB(k, j)) % 16 == 0); }
     { int j = col0; int k = (0) + 1; vb0 = vb0 && ((size_t)(const void*)&(BB(k, j)) % 16 == 0); }
+    { int j = col0; int k = 0; const size_t p0 = (size_t)(const void*)&(BB(k, j)); { int j = col0 + 1; int k = 0; vb0 = vb0 && ((size_t)(const void*)&(BB(k, j)) == p0 + 4); } }
     for (int t = 0; t < K; t += 8) {
         #pragma unroll
         for (int e = 0; e < 1; ++e) {
