@@ -207,3 +207,33 @@ def test_grid_stride_fill_on_a_shared_histogram_on_pocl(tmp_path: Path) -> None:
         write_variant(mep, state.manifest.kernel_file, c)
         m = evaluate(mep, c.id)
         assert m.verdict == verdict, (m.verdict, m.messages)
+
+
+def test_a_grid_stride_loop_is_predicted_over_its_whole_range() -> None:
+    """axpby_strided's loop steps by the grid's thread count: the model used to count one iteration per thread (0.8%
+    of the work); now each thread runs n / threads of them, so the bytes no longer depend on the grid, the launch's
+    fill does, and vector-elementwise{fill=1} (2.51x on the H200 at 03e528e, 95% of the copy bandwidth) ranks first."""
+    from mep_util import ParamSpec, manifest
+
+    from s2s.lang.kernel_facts import kernel_facts
+    from s2s.optimize.candidate import Candidate
+    from s2s.optimize.cost import order, predict, predict_candidate
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    src = (ZOO / "axpby_strided" / "axpby_strided.cu").read_bytes()
+    n = 1 << 26
+    small = predict(src, "cuda", "axpby_strided", (528, 1, 1), (128, 1, 1), {"n": n, "alpha": 1.5, "beta": -0.5})
+    large = predict(src, "cuda", "axpby_strided", (2112, 1, 1), (128, 1, 1), {"n": n, "alpha": 1.5, "beta": -0.5})
+    assert small is not None and large is not None
+    assert small.dram_bytes == pytest.approx(large.dram_bytes) and small.dram_bytes >= 3 * 4 * n  # x, y read, y written
+    assert large.seconds == pytest.approx(small.seconds / 4)  # a quarter of the device filled before, all of it after
+    m = manifest("axpby_strided", "cuda", "axpby_strided.cu", [
+        ParamSpec("x", "const float*", "in", "float", count=n), ParamSpec("y", "float*", "inout", "float", count=n),
+        ParamSpec("alpha", "float", "scalar", "float", value=1.5), ParamSpec("beta", "float", "scalar", "float", value=-0.5),
+        ParamSpec("n", "int", "scalar", "int", value=n)], (528, 1, 1), (128, 1, 1))
+    state = State(manifest=m, original=src, kernel="axpby_strided", dialect="cuda", facts=kernel_facts(src, "cuda", "axpby_strided"))
+    cands = [apply_pipeline(p, state) for p in ("restrict-const", "vector-elementwise", "vector-elementwise{fill=1}")]
+    assert all(isinstance(c, Candidate) for c in cands), cands
+    assert predict_candidate(None, state) is not None
+    assert [c.origin for c in order(cands, state)][0] == "pass:vector-elementwise{fill=1}"  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ report (s2s.optimize.report_data.model_accuracy) says how well the model ranked 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -66,11 +67,14 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
                 values.setdefault(var, top / 2)
     for m in model.mapping:  # thread-local indices (tx = threadIdx.x) and unguarded ones at their first value
         values.setdefault(m.var, 0.0)
+    strided = _grid_strided(source, model)
+    if strided:  # a grid-stride loop runs its range over all the launch's threads
+        values[GRID_THREADS] = float(threads)
     dram = l1 = 0.0
     for a in model.accesses:
         if not model.pointer(a.array):
             continue  # shared memory and locals
-        runs = _runs(model, a.nest, values)
+        runs = _runs(model, a.nest, values, strided)
         if runs is None:
             return None
         per_lane = {"coalesced": 1.0, "uniform": 1.0 / 32}.get(a.pattern, SECTOR / a.element_bytes)
@@ -80,7 +84,7 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
         l1 += threads * runs * a.element_bytes * per_lane
         dram += threads * runs * a.element_bytes * per_lane / shared
     deepest = max(range(len(model.loops)), key=lambda i: model.loops[i].depth, default=-1)  # the first deepest, as model.flops
-    flop_runs = _runs(model, _nest(model, deepest), values)
+    flop_runs = _runs(model, _nest(model, deepest), values, strided)
     flops = threads * model.flops * (flop_runs or 0.0)
     fill = max(parallelism(grid, block, device).fill, 1.0 / device.sms)
     bounds = {"compute": flops / device.flops, "dram": dram / device.bandwidth, "l1": l1 / L1_BYTES_PER_S}
@@ -97,12 +101,41 @@ def _nest(model: KernelModel, i: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _runs(model: KernelModel, loops: tuple[int, ...], values: dict[str, float]) -> float | None:
+GRID_THREADS = "s2s.grid_threads"  # the launch's thread count, in the values a grid-stride loop is evaluated with
+_GRID_STEP = re.compile(r"\+=\s*\(?\s*(?:blockDim\.x\s*\*\s*gridDim\.x|gridDim\.x\s*\*\s*blockDim\.x|get_global_size\s*\(\s*0\s*\))\s*\)?\s*$")
+
+
+def _grid_strided(source: bytes, model: KernelModel) -> frozenset[int]:
+    """The loops stepping by the launch's thread count (`i += blockDim.x * gridDim.x`): a thread runs 1/threads of
+    their range, not all of it, and not once (what a step the model cannot read as a number otherwise means)."""
+    out = set()
+    for i, lp in enumerate(model.loops):
+        head = source[lp.start:lp.end].decode("utf-8", "replace")
+        depth, end = 0, -1
+        for j, ch in enumerate(head):
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if ch == ")" and depth == 0:
+                end = j
+                break
+        if lp.step is None and end > 0 and _GRID_STEP.search(head[:end].rsplit(";", 1)[-1]):
+            out.add(i)
+    return frozenset(out)
+
+
+def _runs(model: KernelModel, loops: tuple[int, ...], values: dict[str, float], strided: frozenset[int] = frozenset()) -> float | None:
     """How often a statement inside `loops` runs per thread: the product of the trip counts, an inner count that
-    depends on an outer variable (a triangular nest) taken at the outer loop's middle."""
+    depends on an outer variable (a triangular nest) taken at the outer loop's middle; a grid-stride loop's range
+    shared by all the launch's threads."""
     runs, bound = 1.0, dict(values)
     for i in loops:
         lp = model.loops[i]
+        if i in strided and lp.upper is not None:
+            lo = _value(lp.lower, bound) if lp.lower is not None else 0.0
+            hi = _value(lp.upper, bound)
+            if lo is None or hi is None:
+                return None
+            runs *= max(0.0, (hi - lo) / max(values.get(GRID_THREADS, 1.0), 1.0))
+            continue
         if lp.upper is None or not lp.step:  # a shuffle tree (off /= 2), a data-dependent bound: counted once
             continue
         # a start that is not affine (lane = threadIdx.x % 32) is taken as 0: it shifts the range, not its length
