@@ -20,6 +20,7 @@ from typing import ClassVar
 from s2s.lang.contraction import find_contraction
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
+from s2s.lang.typedefs import typedefs
 
 from ._blocking_code import THREADS, TILE, BlockingCode
 from ._common import body_node, fresh
@@ -172,7 +173,7 @@ class ContractionBlocking:
         tys = [(p.base_type if (p := facts.param(o.array)) is not None else "") for o in c.a + c.b]
         held = facts.param(c.target_array)
         acc_ty = c.target_decl.strip() or (held.base_type if held is not None else "")
-        if any(t != "float" for t in tys) or acc_ty != "float":
+        if not all(_is_float(t, source, facts.dialect) for t in [*tys, acc_ty]):
             return Refused(f"the float4 form needs float operands and a float accumulator (here {'/'.join(tys + [acc_ty])})")
         words = ("acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "v", "pa", "pb", "buf", "live", "alive", "p0")
         n = {w: fresh(facts, source, w) for w in words}
@@ -193,3 +194,21 @@ class ContractionBlocking:
         sides = ", ".join([f"{o.text} along {c.k if o.k_fast else c.row}" for o in c.a] + [f"{o.text} along {c.k if o.k_fast else c.col}" for o in c.b])
         extra = (", float4 loads where aligned" if self.vec else "") + (", next slice prefetched" if self.prefetch else "")
         return Rewrite(tuple(edits), launch, f"128x128 tiles, 8x8 outputs per thread, k slices of {self.bk}{extra}: {sides}")
+
+
+def _is_float(name: str, source: bytes, dialect: str) -> bool:
+    """`float`, or a name that means float wherever the file defines it: `typedef float real;`, `#define DATA_TYPE float`
+    (every definition of it; one that says double under an #ifdef makes it unknown)."""
+    name = name.replace("const ", "").strip()
+    for _ in range(4):  # a short chain of aliases
+        if name == "float":
+            return True
+        text = source.decode("utf-8", "replace")
+        macro = {m.group(1).strip() for m in re.finditer(rf"^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}[ \t]+([^\n/]*)", text, re.M)}
+        alias = set(typedefs(text, dialect).get(name, []))
+        targets = macro | alias
+        if len(targets) != 1:
+            return False
+        name = targets.pop()
+    return False
+
