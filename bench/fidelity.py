@@ -221,7 +221,14 @@ CAPTURE_APPS: list[dict[str, str]] = (
       "run": f"./bin/{bm}.S"} for bm in ("ep", "cg", "mg", "is", "ft")]
     + [{"program": f"cuda-samples {s}", "tree": f"cuda-samples/Samples/0_Introduction/{s}", "files": "", "build": _SAMPLE_BUILD,
         "run": "./app"} for s in ("vectorAdd", "matrixMul", "simpleAtomicIntrinsics", "asyncAPI", "clock", "simpleVoteIntrinsics")])
-PACK = ["NPB-GPU/CUDA", "cuda-samples/Common"] + [a["tree"] for a in CAPTURE_APPS if a["tree"].startswith("cuda-samples")]
+# programs captured only when --kernels names one of their kernels (the values of 746dca3's inference rules)
+EXTRA_APPS: list[dict[str, str]] = (
+    [{"program": f"NPB {bm.upper()}", "tree": "NPB-GPU/CUDA", "files": bm.upper() + "/", "build": _NPB_BUILD.replace("{bm}", bm),
+      "run": f"./bin/{bm}.S"} for bm in ("bt", "sp", "lu")]
+    + [{"program": f"cuda-samples {s}", "tree": f"cuda-samples/Samples/0_Introduction/{s}", "files": "", "build": _SAMPLE_BUILD,
+        "run": "./app"} for s in ("mergeSort", "simpleCallback")])
+PACK = ["NPB-GPU/CUDA", "cuda-samples/Common"] + [a["tree"] for a in CAPTURE_APPS + EXTRA_APPS
+                                                  if a["tree"].startswith("cuda-samples")]
 
 
 def pack(corpus: Path, dest: Path) -> None:
@@ -277,21 +284,33 @@ def capture_compare(tree: Path, kernel: str, build: str, run: str, mep: Path, ti
     return rec
 
 
-def capture_part(corpus: Path, per_program: int, deadline_s: float, only: list[str]) -> dict[str, object]:
-    """GPU machine: capture kernels of applications that build and run there, each compared with static inference."""
+def capture_part(corpus: Path, per_program: int, deadline_s: float, only: list[str],
+                 chosen: list[str] | None = None) -> dict[str, object]:
+    """GPU machine: capture kernels of applications that build and run there, each compared with static inference.
+    `chosen` (FILE:NAME, FILE relative to the program's tree): those kernels only, from CAPTURE_APPS and EXTRA_APPS."""
     results = []
     scratch = Path(tempfile.mkdtemp(prefix="s2s-fidcap-"))
     t0 = time.monotonic()
     queue: list[list[tuple[dict[str, str], Path, dict]]] = []  # type: ignore[type-arg]
-    for app in CAPTURE_APPS:
+    scanned: dict[Path, list[dict]] = {}  # type: ignore[type-arg]
+    for app in CAPTURE_APPS + (EXTRA_APPS if chosen else []):
         if only and not any(o in app["program"] for o in only):
             continue
         tree = corpus / app["tree"]
-        kernels = [k for k in scan_kernels(tree) if k["file"].startswith(app["files"]) and k["language"] == "cuda"]
+        if tree not in scanned:
+            scanned[tree] = scan_kernels(tree)
+        kernels = [k for k in scanned[tree] if k["file"].startswith(app["files"]) and k["language"] == "cuda"]
+        if chosen:
+            kernels = [k for k in kernels if f"{k['file']}:{k['name']}" in chosen]
+            if kernels:
+                queue.append([(app, tree, k) for k in kernels])
+            continue
         built = _built_files(tree, app["build"].replace("{corpus}", str(corpus.resolve())))
         if built:  # a file the build never compiles (NPB MG's mg-no-cast.cu) has kernels no run launches
             kernels = [k for k in kernels if k["file"] in built] or kernels
         queue.append([(app, tree, k) for k in kernels[:per_program]])
+    if chosen:
+        per_program = max((len(jobs) for jobs in queue), default=0)
     # round robin: every program's first kernel before any program's second, so a deadline cuts depth, not breadth
     order = [job for i in range(per_program) for jobs in queue for job in jobs[i:i + 1]]
     for app, tree, k in order:
@@ -338,6 +357,8 @@ def main() -> int:
     ap.add_argument("--capture", action="store_true", help="GPU machine: compare static values with captured ones")
     ap.add_argument("--per-program", type=int, default=3, help="--capture: kernels per program")
     ap.add_argument("--deadline", type=float, default=420.0, help="--capture: start no capture after this many seconds")
+    ap.add_argument("--kernels", action="append", default=[], metavar="FILE:NAME",
+                    help="--capture: these kernels only (also of the programs in EXTRA_APPS); repeat or comma-separate")
     ap.add_argument("--pack", metavar="DIR", help="copy the trees --capture needs into DIR (e.g. .gpu/corpus) and stop")
     args = ap.parse_args()
     corpus, out = Path(args.corpus), Path(args.out)
@@ -348,7 +369,8 @@ def main() -> int:
     if args.capture:
         gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
                              text=True).stdout.strip() if shutil.which("nvidia-smi") else ""
-        doc = {**head, "gpu": gpu, **capture_part(corpus, args.per_program, args.deadline, args.only)}
+        chosen = [k.strip() for item in args.kernels for k in item.split(",") if k.strip()]
+        doc = {**head, "gpu": gpu, **capture_part(corpus, args.per_program, args.deadline, args.only, chosen)}
         write_result(out, args.stem + "_capture", doc, capture_markdown(doc))
         print(capture_markdown(doc))
         return 0
