@@ -7,14 +7,8 @@ set -u
 OUT=${1:?output directory}
 export S2S_COMMIT=${2:-unknown}
 PART=${3:?part 1, 2 or 3}
-export CUDA_MODULE_LOADING=EAGER CUPY_TF32=0
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
-t0=$SECONDS
-timeout 580 python3 bench/gpu_zoo_bandwidth.py "$OUT" --part "$PART/3" --work /tmp/s2s-zoo-bw > "$OUT/bandwidth$PART.log" 2>&1
-echo "part $PART rc=$? $((SECONDS - t0))s"
+export CUPY_TF32=0
+. "$(dirname "$0")/gpu_preamble.sh"
+gpu_info
+stage 580 "bandwidth$PART" python3 bench/gpu_zoo_bandwidth.py "$OUT" --part "$PART/3" --work /tmp/s2s-zoo-bw
 cat "$OUT/zoo_bandwidth_part${PART}of3.md" 2>/dev/null
