@@ -10,14 +10,9 @@
 set -u
 OUT=${1:?output directory}
 export S2S_COMMIT=${2:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-export CUDA_MODULE_LOADING=EAGER
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
+. "$(dirname "$0")/gpu_preamble.sh"
 [ -d .gpu/corpus/NPB-GPU ] || { echo "no .gpu/corpus: run 'python bench/fidelity.py --pack .gpu/corpus' first and carry it"; exit 2; }
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+gpu_info
 KERNELS=SP/sp.cu:exact_rhs_gpu_kernel_2,SP/sp.cu:compute_rhs_gpu_kernel_2,LU/lu.cu:erhs_gpu_kernel_2
 KERNELS=$KERNELS,LU/lu.cu:pintgr_gpu_kernel_3,LU/lu.cu:setiv_gpu_kernel,BT/bt.cu:add_gpu_kernel,BT/bt.cu:y_solve_gpu_kernel_1
 KERNELS=$KERNELS,BT/bt.cu:z_solve_gpu_kernel_3,mergeSort.cu:mergeSortSharedKernel,simpleCallback.cu:incKernel
