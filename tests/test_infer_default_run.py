@@ -96,6 +96,7 @@ def test_a_struct_member_pointer_is_not_an_offset() -> None:
     ("k_mode", "under a condition"),  # fopen(..., "w") creates the file: which branch runs is not a default
     ("k_stale", "after a return"),  # `if (N > 1024) return;` holds: the write never happens
     ("k_loop", "under a condition or by 'tpb = tpb / 2'"),  # the while loop runs
+    ("k_macro", "macroed is named in a macro"),  # SET_FIRST(N / 128) writes macroed[0] after N / 64
 ])
 def test_elements_and_files_that_are_not_followed_stay_fill_in(tmp_path: Path, kernel: str, why: str) -> None:
     _out, m, _p = _mep(tmp_path, "refused", f"cases.cu:{kernel}")

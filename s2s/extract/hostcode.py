@@ -691,6 +691,8 @@ class Program:
         without a variable of its own)."""
         root = self.tree_of(source).root_node
         needle = base.encode()
+        if re.search(rb"^[ \t]*#[ \t]*define\b[^\n]*\b" + re.escape(needle) + rb"\b", source.data, re.M):
+            return f"{base} is named in a macro (its uses there are not seen)"
         local = fn is not None and _shadowed(fn, base)
         if fn is not None and local and not _shadowed_at_top(fn, base):
             return f"{base} is a local of an inner block of {_function_name(fn)}()"
