@@ -6,8 +6,9 @@ scaled first). 256 threads (16 x 16) share a 128 x 128 block of outputs; each th
 registers: rows ty*4 + {0..3} and ty*4 + 64 + {0..3}, columns likewise with tx, so that per k step its 8 row values
 and 8 column values come out of the k-major shared tiles (`As[bk][128 + 4]`) as two float4 each. Global loads go
 along each operand's unit-stride index four elements at a time where a uniform run-time check (the operand's base
-and leading dimension 16-byte aligned) allows it and all four lie inside the sizes; otherwise one element at a
-time, guarded and zero-padded. With `prefetch`, the next k slice is loaded into registers while the current one is
+and leading dimension 16-byte aligned, a stride of one along the loads' index) allows it and all four lie inside
+the sizes; otherwise one element at a time, guarded and zero-padded. A block with no output inside the guard (above
+the diagonal of a triangular update) leaves at once; CUDA gets __launch_bounds__(256, 2). With `prefetch`, the next k slice is loaded into registers while the current one is
 multiplied (one barrier per slice, two shared buffers). Every output still adds its terms in ascending k, starting
 from the accumulator's value after the statements before the loop, so the result is the original's bit for bit.
 """
