@@ -323,7 +323,11 @@ def run_part(index: int, count: int, args: argparse.Namespace) -> int:
                 results[name] = {"kernel": name, "status": f"error: {type(exc).__name__}: {exc}"[:400], "speedup_counted": 1.0,
                                  **history_summary(Path(prepared[name]["mep"]))}
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)  # past the deadline the results written so far are what counts
+        # past the deadline the results written so far are what counts: the kernels still running are stopped, so
+        # that they leave the device and the cores to the part's reports (their MEPs keep what they recorded)
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
     rows = []
     for k in kernels:
         row = {"kernel": k.name, "family": k.family, "style": k.style, "sample": SAMPLE, **prepared[k.name]}
@@ -335,13 +339,20 @@ def run_part(index: int, count: int, args: argparse.Namespace) -> int:
             if v.get("median_us") and row.get("best_us"):
                 row["vendor_over_best"] = round(v["median_us"] / row["best_us"], 4)  # > 1: faster than the library
         rows.append(row)
-        if "mep" in row and (Path(row["mep"]) / "history.sqlite").is_file():
-            _report(Path(row["mep"]), out / "reports" / k.name)
     doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit(), "device": device, "part": f"{index}/{count}",
            "max_evals": args.max_evals, "copy": copy, "roof": dataclasses.asdict(roof) if roof else None, "kernels": rows,
            "geomean_part": round(geomean([r.get("speedup_counted") for r in rows]), 3)}
-    write_result(out, f"gpu_zoo_part{index}of{count}", doc, "\n".join(table(doc)))
+    write_result(out, f"gpu_zoo_part{index}of{count}", doc, "\n".join(table(doc)))  # the results first, then the reports
     print("\n".join(table(doc)))
+    for row in rows:  # each MEP's own report (and its history), while the part's time lasts
+        where = Path(row["mep"]) if "mep" in row else None
+        if where is None or not (where / "history.sqlite").is_file():
+            continue
+        dest = out / "reports" / row["kernel"]
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(where / "history.sqlite", dest / "history.sqlite")
+        if time.time() < t_end:
+            _report(where, dest)
     return 0
 
 
