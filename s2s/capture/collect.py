@@ -236,6 +236,11 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
         raise UserError(f"capture: {m.kernel} was never launched by the run command ({run_cmd!r})",
                         hint="check the run command's arguments, or that this code path runs")
     if not records:
+        asked = int(want.split()[-1]) if want.startswith("--launch ") and want.split()[-1].isdigit() else 1
+        if seen is not None and seen >= asked:  # it ran, yet nothing was written for it: never "a later launch"
+            raise UserError(f"capture: the run launched {m.kernel} {seen} time(s), but launch {asked} left no record "
+                            "(the instrumented launch did not complete its recording)",
+                            hint="the capture log holds the run's output; try another --launch N")
         raise UserError(f"capture: the run launched {m.kernel} {seen} time(s); {want} asks for a later launch",
                         hint="use --launch N with N at most " + str(seen))
     for rec in records:
