@@ -381,7 +381,7 @@ def table(doc: dict[str, Any]) -> list[str]:
     copy = doc.get("copy") or {}
     commits = ", ".join(doc.get("commits") or [doc["commit"]])
     lines = [f"# Kernel zoo on {doc.get('device') or '?'}, part {doc.get('part', 'all')} ({doc['date']}, commit{'s' if ', ' in commits else ''} {commits})", "",
-             f"Built-in proposer, at most {doc.get('max_evals')} evaluations per kernel; every winner verified against the original. "
+             f"Built-in proposer, at most {doc.get('max_evals')} evaluations per kernel (per part); every winner verified against the original. "
              f"Measured copy bandwidth {_x(copy.get('gbs'), '{:.0f}')} GB/s (cudaMemcpy device to device, read + written). "
              f"All kernels {SAMPLE}.", "",
              f"Geometric mean over the {len(doc['kernels'])} kernels (failed / not run / no win = 1.00x): "
@@ -428,7 +428,8 @@ def summarize(run: Path, out: Path) -> int:
     doc = {"date": docs[-1]["date"] if docs else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "commit": docs[-1]["commit"] if docs else commit(),
            "commits": sorted({str(r.get("commit")) for r in rows.values() if r.get("commit")}), "device": next((d["device"] for d in docs if d.get("device")), ""),
-           "max_evals": docs[-1]["max_evals"] if docs else None, "copy": docs[-1]["copy"] if docs else None,
+           "max_evals": "-".join(str(v) for v in sorted({d["max_evals"] for d in docs if d.get("max_evals")})) or None,
+           "copy": docs[-1]["copy"] if docs else None,
            "geomean": round(geomean([r.get("speedup_counted") for r in ordered]), 3), "kernels_attempted": len(ordered),
            "kernels_run": sum(1 for r in ordered if not str(r.get("status", "")).startswith(("not-run", "error"))),
            "geomean_by_family": {f: round(geomean(v), 3) for f, v in fams.items()},
