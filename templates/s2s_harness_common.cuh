@@ -97,6 +97,17 @@ struct DeviceLock {
     void release() { if (fd >= 0) flock(fd, LOCK_UN); }
 };
 
+// the device held for one stretch of GPU work (released when the scope ends, an exception included): a check holds it
+// shared only around its uploads, launches and downloads, never around the host's fills and comparisons, so that a
+// timing waiting for the device waits for GPU work only
+struct Held {
+    DeviceLock& lock;
+    Held(DeviceLock& l, bool exclusive, const char* what) : lock(l) { lock.hold(exclusive, what); }
+    ~Held() { lock.release(); }
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+};
+
 // ---- random numbers: splitmix64, one stream per (seed, buffer) -------------------------------
 struct Rng {
     unsigned long long s;
@@ -851,6 +862,7 @@ struct Run {
     // buffer as the real run left it); otherwise the MEP is not the application's kernel
     void reproduce(const CapturedData& cd, const std::string& label) {
         fill_set(o.seed, &cd);
+        Held held(lock, false, "checks");
         for (size_t i = 0; i < bufs.size(); ++i) {
             Buffer& b = bufs[i];
             if (!b.bytes) continue;
@@ -917,16 +929,18 @@ struct Run {
     bool check_set(unsigned long long seed, const std::string& label, bool stale = false, const CapturedData* cd = nullptr,
                    bool refuse_empty = true) {
         fill_set(seed, cd);
+        std::vector<std::vector<unsigned char>> written(bufs.size());
+        std::vector<char> prefilled(bufs.size(), 0);
+        bool any_prefilled = false;
+        {
+        Held held(lock, false, "checks");
         run_reference(seed, label, POISON);
         run_reference(seed, label + ", outputs poisoned with zeros", POISON2);
-        std::vector<std::vector<unsigned char>> written(bufs.size());
         for (size_t i = 0; i < bufs.size(); ++i) {
             Buffer& b = bufs[i];
             if (b.bytes && b.is("out")) written[i] = written_mask(b.ref_after.data(), b.ref_after2.data(), b.spec->count, b.spec->esz);
         }
         if (refuse_empty) refuse_empty_reference(written, label);
-        std::vector<char> prefilled(bufs.size(), 0);
-        bool any_prefilled = false;
         for (int run_no = 1; run_no <= 2; ++run_no) {
             reset(run_no == 1 ? POISON : POISON2);
             if (run_no == 1 && stale) {
@@ -946,6 +960,7 @@ struct Run {
                 download(run_no == 1 ? b.var_after : b.var_after2, b);
             }
         }
+        }  // the device is released: the comparisons run on the host
         bool all_ok = true;
         const std::string where = label + (any_prefilled ? " with outputs pre-filled with the previous set's results" : "") + ": ";
         const std::string where2 = label + ", second run: ";
@@ -1009,6 +1024,7 @@ struct Run {
         api(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
         if (total > free_b / 2) { messages.push_back("bounds probe skipped: the buffers and their probe regions exceed the free device memory"); return; }
         fill_set(seed);
+        Held held(lock, false, "checks");
         std::vector<unsigned char*> probe(bufs.size(), nullptr);
         const std::vector<void*> saved = ptrs;
         auto release = [&]() {
@@ -1208,7 +1224,6 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
     try {
         run.setup();
         bool ok = true;
-        run.lock.hold(false, "checks");
         if (run.o.check) run.probe_bounds(run.o.seed);
         if (run.o.check) {
             for (const CapturedSet& cs : spec.captured) {  // the data of a real run first (s2s capture)
@@ -1225,7 +1240,6 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
             const int smaller = run.check_smaller_size(run.o.seed + 7919ULL);
             if (smaller >= 0) { ok = smaller == 1 && ok; ++sets_done; }
         }
-        run.lock.release();
         if (!ok) return emit(run.result("wrong-output", nullptr, nullptr, "", sets_done));
         if (!run.o.time) return emit(run.result("ok", nullptr, nullptr, "", sets_done));
         Stats rs, vs;
@@ -1233,9 +1247,7 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
         std::string verdict = "ok";
         if (run.o.check && run.o.post_check) {
             const unsigned long long seed = run.o.seed + (unsigned long long)run.o.input_sets;
-            run.lock.hold(false, "checks");
             if (!run.check_set(seed, "after timing, fresh input set (seed " + std::to_string(seed) + ")")) verdict = "wrong-output";
-            run.lock.release();
             ++sets_done;
         }
         if (!run.o.check) run.messages.push_back("outputs were not checked (--time-only)");

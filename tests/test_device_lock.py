@@ -113,3 +113,29 @@ def test_an_opencl_harness_times_only_when_the_device_is_free(tmp_path: Path) ->
     assert elapsed >= 4.5  # it could not check or time while the other held the device
     assert m.ref is not None and m.ref.samples == 5
     assert m.phase_seconds["wait"] >= 3.0 and m.phase_seconds["checks"] > 0 and m.phase_seconds["timing"] > 0, m.phase_seconds
+
+
+@pytest.mark.slow
+def test_an_opencl_harness_checks_beside_other_checks_and_times_alone(tmp_path: Path) -> None:
+    pytest.importorskip("pyopencl")
+    from mep_util import make_mep
+    from test_run_opencl import SAXPY, saxpy_manifest
+
+    from s2s.base.devicelock import lock_path
+    from s2s.mep.evaluate import build, run_built
+
+    mep = make_mep(tmp_path / "mep", SAXPY, saxpy_manifest(timeout_s=3.0))
+    b = build(mep, None)
+    assert b.ok, b.log
+    started = threading.Event()
+    events: list[str] = []
+    holder = threading.Thread(target=_hold, args=(events, "other checks", True, 4.0, started))
+    holder.start()
+    started.wait()
+    t0 = time.monotonic()
+    m = run_built(b, harness_lock=lock_path())  # its checks share the device; its timing waits for the other's checks
+    elapsed = time.monotonic() - t0
+    holder.join()
+    assert m.verdict == "ok", m.messages
+    assert elapsed >= 3.5 and m.phase_seconds["wait"] >= 2.0, (elapsed, m.phase_seconds)
+    assert m.phase_seconds["checks"] > 0 and m.ref is not None and m.ref.samples == 5

@@ -718,8 +718,14 @@ class Run:
         first run finds the reference's results of the previous set in its outputs (as stale memory would)
         instead of the poison, so that a variant that keeps what it finds there fails. With `captured`, the
         inputs are those of a real run."""
-        np = self.np
         self.fill_set(seed, captured)
+        with device_held(False, "checks"):  # the device for the runs only: the comparisons below run on the host
+            written, prefill = self._run_set(seed, label, stale, refuse_empty)
+        return self._compare_set(label, written, prefill)
+
+    def _run_set(self, seed: int, label: str, stale: bool, refuse_empty: bool) -> tuple[dict[int, Any], dict[int, bytes]]:
+        """check_set's device part: the reference twice, then the variant twice; what each wrote is downloaded."""
+        np = self.np
         self.run_reference(seed, label, POISON)
         self.run_reference(seed, label + ", outputs poisoned with zeros", POISON2)
         written = {b.index: written_mask(b.ref_after, b.ref_after2, b.dtype, b.count) for b in self.bufs
@@ -747,6 +753,11 @@ class Run:
                     b.var_after = self.download(b)
                 else:
                     b.var_after2 = self.download(b)
+        return written, prefill
+
+    def _compare_set(self, label: str, written: dict[int, Any], prefill: dict[int, bytes]) -> bool:
+        """check_set's host part: the variant's outputs against the reference's; False when a check failed."""
+        np = self.np
         where = label + (" with outputs pre-filled with the previous set's results" if prefill else "") + ": "
         all_ok = True
         for b in self.bufs:
@@ -1012,23 +1023,25 @@ def main(argv: list[str] | None = None) -> int:
             run.allocate()
             ok = True
             sets = 0
-            with device_held(False, "checks"):
-                if not args.time_only:
+            # each check holds the device (shared with other evaluations' checks) for its runs only
+            if not args.time_only:
+                with device_held(False, "checks"):
                     run.probe_bounds(cfg.seed)
-                if not args.time_only and cfg.capture:
-                    for cap in run.load_captured():
+            if not args.time_only and cfg.capture:
+                for cap in run.load_captured():
+                    with device_held(False, "checks"):
                         run.reproduce(cap)
-                        ok = run.check_set(cfg.seed, cap.label, captured=cap) and ok
-                        sets += 1
-                if not args.time_only:
-                    for s in range(cfg.input_sets):
-                        seed = cfg.seed + s
-                        ok = run.check_set(seed, f"input set {s + 1} (seed {seed})", stale=s % 2 == 1) and ok
-                        sets += 1
-                    smaller = run.check_smaller_size(cfg.seed + 7919)
-                    if smaller is not None:
-                        ok = smaller and ok
-                        sets += 1
+                    ok = run.check_set(cfg.seed, cap.label, captured=cap) and ok
+                    sets += 1
+            if not args.time_only:
+                for s in range(cfg.input_sets):
+                    seed = cfg.seed + s
+                    ok = run.check_set(seed, f"input set {s + 1} (seed {seed})", stale=s % 2 == 1) and ok
+                    sets += 1
+                smaller = run.check_smaller_size(cfg.seed + 7919)
+                if smaller is not None:
+                    ok = smaller and ok
+                    sets += 1
             verdict = "ok" if ok else "wrong-output"
             if ok and not args.no_time:
                 with device_held(True, "timing"):
@@ -1037,9 +1050,8 @@ def main(argv: list[str] | None = None) -> int:
                 result["speedup"] = ref["median_us"] / var["median_us"] if var["median_us"] > 0 else None
                 if not args.time_only and not args.no_post_check:
                     seed = cfg.seed + cfg.input_sets
-                    with device_held(False, "checks"):
-                        if not run.check_set(seed, f"after timing, fresh input set (seed {seed})"):
-                            verdict = "wrong-output"
+                    if not run.check_set(seed, f"after timing, fresh input set (seed {seed})"):
+                        verdict = "wrong-output"
                     sets += 1
             if args.time_only:
                 run.messages.append("outputs were not checked (--time-only)")
