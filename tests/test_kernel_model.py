@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from s2s.lang.affine import Poly
-from s2s.lang.kernel_model import Device, kernel_model, parallelism
+from s2s.lang.kernel_model import SM_SPREAD, Device, kernel_model, parallelism
 
 SYRK = b"""
 __global__ void syrk(int N, int M, float alpha, float beta, const float* a, float* c)
@@ -166,7 +166,8 @@ __global__ void k(float a[64][64], float* out, int n)
 def test_launch_parallelism_against_the_device() -> None:
     rows = parallelism((16, 1, 1), (256, 1, 1))  # one thread per row of a 4096-row matrix
     assert rows.threads == 4096 and rows.blocks == 16 and rows.underfilled
-    assert rows.resident == 132 * 2048 and abs(rows.fill - 4096 / (132 * 2048)) < 1e-12
+    assert rows.resident == 132 * 2048 and abs(rows.occupancy - 4096 / (132 * 2048)) < 1e-12
+    assert abs(rows.fill - rows.occupancy * (16 / 132) ** SM_SPREAD) < 1e-12  # 16 of the 132 SMs get a block
     full = parallelism((256, 256, 1), (16, 16, 1))
     assert full.fill == 1.0 and not full.underfilled
     small = Device(name="small", sms=2, threads_per_sm=1024, blocks_per_sm=4)

@@ -534,12 +534,17 @@ class Device:
     flops: float = 6.7e13  # fp32 FLOP/s
 
 
+SM_SPREAD = 0.16  # how much an underfilled launch gains from spreading its warps over more SMs (see `parallelism`)
+
+
 @dataclass(frozen=True)
 class Parallelism:
     threads: int
     blocks: int
-    resident: int  # threads the device holds at once
-    fill: float  # threads / resident, capped at 1: below ~0.5 the launch underfills the device
+    resident: int  # threads the device holds at once with this block size
+    fill: float  # the share of the device the launch keeps busy: occupancy x sm_fill ** SM_SPREAD; below ~0.5 it underfills
+    occupancy: float = 1.0  # threads resident at once / the device's thread slots
+    sm_fill: float = 1.0  # the share of the SMs that get at least one block
 
     @property
     def underfilled(self) -> bool:
@@ -547,12 +552,23 @@ class Parallelism:
 
 
 def parallelism(grid: tuple[int, int, int], block: tuple[int, int, int], device: Device = Device()) -> Parallelism:
-    """The launch (grid in blocks, block in threads) against the device: how much of it the launch can keep busy."""
+    """The launch (grid in blocks, block in threads) against the device: how much of it the launch can keep busy.
+
+    occupancy: the threads resident at once over the device's thread slots; a block too small to reach the SM's thread
+    limit under its block limit (32 threads: 32 blocks x 32 = 1024 of 2048) holds fewer, whatever the launch's size.
+    sm_fill: min(blocks, SMs) / SMs. An underfilled launch is latency-bound, and an SM without a block lends it none of
+    its issue slots, L1 or memory pipeline: the same warps spread over more SMs run faster. The gain is weak, not
+    proportional (fill = occupancy x sm_fill ** SM_SPREAD): on the H200, trsm_cols's 8192 threads as 64 blocks of 128
+    ran 1.25x faster than as 16 blocks of 512 (4181 µs vs 0.80x), which is (64/16) ** 0.16. A launch with a block on
+    every SM keeps fill = occupancy."""
     per_block = block[0] * block[1] * block[2]
     blocks = grid[0] * grid[1] * grid[2]
     per_sm = min(device.blocks_per_sm, device.threads_per_sm // max(per_block, 1)) * per_block
     resident = device.sms * max(per_sm, 1)
-    return Parallelism(blocks * per_block, blocks, resident, min(1.0, blocks * per_block / resident))
+    threads = blocks * per_block
+    occupancy = min(1.0, min(threads, resident) / (device.sms * device.threads_per_sm))
+    sm_fill = min(blocks, device.sms) / device.sms
+    return Parallelism(threads, blocks, resident, occupancy * sm_fill ** SM_SPREAD, occupancy, sm_fill)
 
 
 def model_and_body(source: bytes, dialect: str, name: str | None = None) -> tuple[KernelModel, Node] | None:

@@ -1,4 +1,7 @@
-"""launch-config: a different block shape with the same global thread coverage; the kernel text is unchanged."""
+"""launch-config: a different block shape with the same global thread coverage; the kernel text is unchanged.
+
+Smaller 1-D blocks (32, 64 threads) spread an underfilled launch over more SMs; they are `speculative`: tried only where
+the cost model predicts them faster."""
 from __future__ import annotations
 
 import re
@@ -30,7 +33,14 @@ class LaunchConfig:
         "launch-config{block=32x4}",
         "launch-config{block=64x2x2}",
         "launch-config{block=32x4x2}",
+        "launch-config{block=64}",
+        "launch-config{block=32}",
     )
+    # More, smaller blocks only help a launch that leaves SMs without a block (s2s.lang.kernel_model.parallelism:
+    # trsm_cols's 64 blocks of 128 on 132 SMs); elsewhere they cost an evaluation for nothing, or occupancy (32 threads:
+    # 32 blocks x 32 = half an SM's threads). The built-in search keeps these steps only where the cost model predicts
+    # them faster than the launch they replace.
+    speculative: ClassVar[frozenset[str]] = frozenset({"launch-config{block=64}", "launch-config{block=32}"})
     block: tuple[int, ...] = (128,)
 
     def applies(self, facts: KernelFacts) -> bool | str:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from s2s.lang.cuda_compat import builtin_repair
 from s2s.optimize.candidate import Candidate, LaunchOverride
-from s2s.optimize.cost import order
-from s2s.optimize.registry import Applied, make_pass, parse_pipeline, run_pass, search_space
+from s2s.optimize.cost import order, predict_candidate
+from s2s.optimize.registry import Applied, get_pass, make_pass, parse_pipeline, run_pass, search_space
 
 from .base import State
 
@@ -62,6 +62,25 @@ def _steps(pipeline: str) -> set[str]:
     return {name for name, _ in parse_pipeline(pipeline)} if pipeline else set()
 
 
+def _speculative(step: str) -> bool:
+    """A step its pass lists as `speculative`: tried only where the cost model predicts it faster than without it."""
+    return step in getattr(get_pass(parse_pipeline(step)[0][0]), "speculative", frozenset())
+
+
+def _no_gain(c: Candidate, without: Candidate | None, state: State) -> str | None:
+    """Why a speculative step is not tried: the model predicts `c` no faster than `without` (None: the original), or
+    cannot predict one of them. None when it predicts a gain."""
+    try:
+        p, q = predict_candidate(c, state), predict_candidate(without, state)
+    except Exception:  # noqa: BLE001 - a model failure leaves the step out, as no prediction does
+        p = q = None
+    if p is None or q is None:
+        return "the cost model cannot predict it (tried only where it predicts a gain)"
+    if p.seconds >= q.seconds * (1 - 1e-6):
+        return f"the cost model predicts no gain ({p.seconds * 1e6:.1f} vs {q.seconds * 1e6:.1f} µs): the launch does not leave SMs idle"
+    return None
+
+
 class BuiltinProposer:
     name = "builtin"
 
@@ -79,6 +98,14 @@ class BuiltinProposer:
             return None
         return out
 
+    def _wanted(self, c: Candidate, without: Candidate | None, state: State) -> bool:
+        """False (the reason kept in `refusals`) for a speculative last step the cost model predicts no gain from."""
+        step = c.origin.removeprefix("pass:").split(",")[-1]
+        why = _no_gain(c, without, state) if _speculative(step) else None
+        if why is not None:
+            self.refusals[c.origin.removeprefix("pass:")] = f"{parse_pipeline(step)[0][0]}: {why}"
+        return why is None
+
     def propose(self, state: State) -> list[Candidate]:
         cands: list[Candidate] = []
         if state.round == 1:
@@ -88,16 +115,17 @@ class BuiltinProposer:
                     cands.append(Candidate(c.source, c.origin, None, c.launch, note=f"pattern from {pat.kernel} ({pat.speedup:.2f}x)",
                                            launch_rules=c.launch_rules))
             steps = [c for c in (self._make(step, state) for step in search_space()) if c is not None]
+            steps = [c for c in steps if self._wanted(c, None, state)]
             return cands + order(steps, state)  # the cost model's likely winners first (s2s.optimize.cost)
         bases = sorted(state.ok_candidates, key=lambda t: -t[0])[:3]
-        for _speedup, _cand, pipeline in bases:
+        for _speedup, base, pipeline in bases:
             used = _steps(pipeline)
             for step in search_space():
                 name = parse_pipeline(step)[0][0]
                 if name in used:
                     continue
                 c = self._make(f"{pipeline},{step}", state)
-                if c is not None:
+                if c is not None and self._wanted(c, base, state):
                     cands.append(c)
         return cands
 
