@@ -9,6 +9,7 @@ Plain frozen records with byte offsets into the kernel file; no parser node surv
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -136,6 +137,7 @@ class KernelModel:
     flops: int  # floating-point operations per iteration of the deepest loop (the whole body without loops)
     bytes: int  # bytes its global accesses move, without reuse
     values: tuple[tuple[str, Poly], ...] = ()  # affine single-assignment locals (`xx = x + dx`) over mapped variables
+    shared: frozenset[str] = frozenset()  # arrays declared in shared memory (`__shared__`, OpenCL `__local`)
 
     @property
     def intensity(self) -> float:
@@ -181,6 +183,7 @@ class _Builder:
         self.expanded: dict[str, Expansion | None] = {}
         self.guards: list[Guard] = []
         self.deepest: tuple[int, int, int] = (-1, 0, 0)  # (depth, flops, bytes) of the deepest loop body
+        self.shared: set[str] = set()
 
     def model(self) -> KernelModel:
         body = self.fn.child_by_field_name("body")
@@ -192,7 +195,7 @@ class _Builder:
         name = _function_name(self.fn, self.data)
         values = tuple((n, p) for n, p in self.env.items() if p is not None and n not in self.mapped)
         return KernelModel(name, self.dialect, self.params, mapping, tuple(self.loops), tuple(self.accesses),
-                           tuple(self.reductions), tuple(self.guards), flops, nbytes, values)
+                           tuple(self.reductions), tuple(self.guards), flops, nbytes, values, frozenset(self.shared))
 
     # -- names ---------------------------------------------------------------------------------------
     def _count(self, node: Node) -> None:
@@ -208,6 +211,8 @@ class _Builder:
                         d = d.child_by_field_name("declarator")
                     if d is not None and d.type == "identifier":
                         self.types.setdefault(src(self.data, d), src(self.data, n.child_by_field_name("type") or n))
+                        if _in_shared(n, self.data):
+                            self.shared.add(src(self.data, d))
             elif n.type in {"assignment_expression", "update_expression"}:
                 target = n.child_by_field_name("left" if n.type == "assignment_expression" else "argument")
                 if target is not None and target.type == "identifier":
@@ -439,6 +444,18 @@ def _thread_map(var: str, p: Poly) -> ThreadMap | None:
             return None
         return ThreadMap(var, axis, "global" if glob else "local", offset)
     return None
+
+
+_SHARED = re.compile(rb"(?:^|[^\w])(?:__shared__|__local|local)\s")
+
+
+def _in_shared(decl: Node, data: bytes) -> bool:
+    """Whether a declaration is in shared memory: a `__shared__` qualifier, or OpenCL's `__local`/`local` (blanked
+    before parsing, so read from the text on its line before the type)."""
+    if any(c.type == "type_qualifier" and src(data, c) == "__shared__" for c in decl.children):
+        return True
+    before = re.split(rb"[;{}]", data[data.rfind(b"\n", 0, decl.start_byte) + 1:decl.start_byte])[-1]
+    return bool(_SHARED.search(before + data[decl.start_byte:decl.end_byte].split(b"[", 1)[0]))
 
 
 def _nodes(node: Node) -> list[Node]:

@@ -5,11 +5,17 @@ are counted per thread (each multiplied by the trip counts of its loops), then o
   - compute: the floating-point operations of the deepest loop body at the device's FP32 rate;
   - DRAM: global bytes, unit-stride accesses once, accesses uniform across a warp once per warp, strided ones a sector
     (32 bytes) per element; an access that every thread along a block dimension shares is read once per block row;
-  - L1: the same bytes before that sharing, at the caches' rate (what a naive product really waits on).
-Each bound is divided by the fraction of the device the launch keeps busy (`parallelism`). Shared-memory accesses
-cost nothing here: tiling shows up as global loads that run once per tile. Absolute times are rough; the model is
-for ordering candidates; `record` keeps every candidate's prediction in the history beside its measurement, and the
-report (s2s.optimize.report_data.model_accuracy) says how well the model ranked them.
+  - L1: the same bytes before that sharing, at the caches' rate (what a naive product really waits on), plus every
+    shared-memory access: on NVIDIA GPUs shared memory and L1 are the same SRAM at the same rate, a warp-uniform
+    shared read a broadcast (1/32 of a lane's bytes), any other one per lane.
+Stencil neighbours reach DRAM once: the reads of one array whose indices differ only by a parameter offset
+(`u[c - NX]`, `u[c + NX*NY]`) or by a short constant window loop moving with a thread index (`img[(y+dy)*W + x+dx]`,
+dy in [-1, 1]) come from L1/L2 after the first, so DRAM counts one of them, L1 all of them (the original of a
+stencil is not charged nine loads for what shared tiling then "saves").
+Each bound is divided by the fraction of the device the launch keeps busy (`parallelism`). Absolute times are rough;
+the model is for ordering candidates; `record` keeps every candidate's prediction in the history beside its
+measurement, and the report (s2s.optimize.report_data.model_accuracy) says how well the model ranked them. `order`
+also reads the original's Nsight Compute profile where the loop has one (`profiled`).
 """
 from __future__ import annotations
 
@@ -71,10 +77,20 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
     if strided:  # a grid-stride loop runs its range over all the launch's threads
         values[GRID_THREADS] = float(threads)
     dram = l1 = 0.0
-    for a in model.accesses:
+    neighbours: dict[tuple[object, ...], float] = {}  # DRAM bytes of a stencil's neighbour reads: the largest one counts
+    other_branch = _other_branch(source, model)
+    for n, a in enumerate(model.accesses):
+        if n in other_branch:
+            continue
+        if a.array in model.shared:  # shared memory: the L1's SRAM and rate
+            runs = _runs(model, _hoisted(model, a), values, strided)
+            if runs is None:
+                return None
+            l1 += threads * runs * a.element_bytes * (1.0 / 32 if a.pattern == "uniform" and not a.write else 1.0)
+            continue
         if not model.pointer(a.array):
-            continue  # shared memory and locals
-        runs = _runs(model, a.nest, values, strided)
+            continue  # locals
+        runs = _runs(model, _hoisted(model, a), values, strided)
         if runs is None:
             return None
         per_lane = {"coalesced": 1.0, "uniform": 1.0 / 32}.get(a.pattern, SECTOR / a.element_bytes)
@@ -82,7 +98,14 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
         for axis in a.shared_by(("x", "y")):
             shared *= block["xy".index(axis)]
         l1 += threads * runs * a.element_bytes * per_lane
-        dram += threads * runs * a.element_bytes * per_lane / shared
+        key, window = _neighbourhood(model, a)
+        if key is None:
+            dram += threads * runs * a.element_bytes * per_lane / shared
+            continue
+        outer = _runs(model, tuple(i for i in a.nest if i not in window), values, strided)
+        once = threads * (outer or 0.0) * a.element_bytes * per_lane / shared
+        neighbours[key] = max(neighbours.get(key, 0.0), once)
+    dram += sum(neighbours.values())
     deepest = max(range(len(model.loops)), key=lambda i: model.loops[i].depth, default=-1)  # the first deepest, as model.flops
     flop_runs = _runs(model, _nest(model, deepest), values, strided)
     flops = threads * model.flops * (flop_runs or 0.0)
@@ -90,6 +113,87 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
     bounds = {"compute": flops / device.flops, "dram": dram / device.bandwidth, "l1": l1 / L1_BYTES_PER_S}
     which = max(bounds, key=lambda k: bounds[k])
     return Prediction(bounds[which] / fill, which, flops, dram, l1, fill)
+
+
+UNROLLED = 16  # a constant-bounded loop of at most this many steps is unrolled by the compiler
+
+
+def _hoisted(model: KernelModel, a: ArrayAccess) -> tuple[int, ...]:
+    """The loops a read runs in once the compiler has hoisted it out of the innermost unrolled loops its index does
+    not use: `for (kk) for (r < 8) acc[r] += As[ty + 8*r][kk] * Bs[kk][tx]` loads Bs[kk][tx] once per kk, into a
+    register (what register blocking is for). Writes, and reads under a loop whose index they use, stay where they are."""
+    nest = list(a.nest)
+    if a.write or not a.affine:
+        return a.nest
+    while nest:
+        lp = model.loops[nest[-1]]
+        lo, hi = (p.constant() if p is not None else None for p in (lp.lower, lp.upper))
+        if lo is None or hi is None or not lp.step or (hi - lo) / lp.step > UNROLLED or a.depends_on(lp.var):
+            break
+        nest.pop()
+    return tuple(nest)
+
+
+_ELSE = re.compile(r"\s*\}?\s*else\s*\{?\s*")
+
+
+def _other_branch(source: bytes, model: KernelModel) -> frozenset[int]:
+    """Accesses in the `else` branch of an if/else whose branches hold the same loops over the same accesses (a full
+    tile and an edge tile, `if (t + 64 <= n) for (kk < 64) ... else for (kk < n - t) ...`): one branch runs, the first
+    (the full tile, all but the last step), so the second's copies are not counted again."""
+    out = set()
+    for j, b in enumerate(model.accesses):
+        for a in model.accesses[:j]:
+            if (a.array, a.text) != (b.array, b.text) or a.nest == b.nest or len(a.nest) != len(b.nest):
+                continue
+            k = next(i for i, (x, y) in enumerate(zip(a.nest, b.nest)) if x != y)
+            first, second = model.loops[a.nest[k]], model.loops[b.nest[k]]
+            if first.end <= second.start and _ELSE.fullmatch(source[first.end:second.start].decode("utf-8", "replace")):
+                out.add(j)
+                break
+    return frozenset(out)
+
+
+WINDOW = 8  # a constant-bounded loop of at most this many steps, moving an index with a thread: a stencil's window
+
+
+def _neighbourhood(model: KernelModel, a: ArrayAccess) -> tuple[tuple[object, ...] | None, frozenset[int]]:
+    """(key, window loops) of a global read whose neighbours come from the caches: the array and its index without
+    parameter-only offsets and without window loops' variables, in the same loops; reads with one key are one stencil.
+    A window loop (constant bounds, at most WINDOW steps) has a variable whose coefficient in the index is a mapped
+    thread variable's (`x + dx`); in an index the model cannot read, one whose name the access's text holds.
+    (None, {}) for writes, reads with no thread variable, and unreadable reads outside a window."""
+    if a.write:
+        return None, frozenset()
+    mapped = {m.var for m in model.mapping}
+    window: set[int] = set()
+    for i in a.nest:
+        lp = model.loops[i]
+        lo, hi = (p.constant() if p is not None else None for p in (lp.lower, lp.upper))
+        if lo is None or hi is None or not lp.step or (hi - lo) / lp.step > WINDOW:
+            continue
+        if not a.affine or a.pattern == "unknown":  # `a[IDX(i + di, j + dj)]` over `i = p / N`: the name in the text
+            if re.search(rf"\b{re.escape(lp.var)}\b", a.text):
+                window.add(i)
+        elif any(p is not None and not p.coeff(lp.var).is_zero and any(p.coeff(lp.var) == p.coeff(m) for m in mapped)
+                 for p in a.index):
+            window.add(i)
+    if not a.affine or a.pattern == "unknown":  # its own text is its neighbourhood; only a window saves DRAM here
+        outer = tuple(i for i in a.nest if i not in window)
+        return ((a.array, outer, a.text), frozenset(window)) if window else (None, frozenset())
+    variables = mapped | {model.loops[i].var for i in a.nest} | {"threadIdx.x", "threadIdx.y", "threadIdx.z",
+                                                               "blockIdx.x", "blockIdx.y", "blockIdx.z"}
+    drop = {model.loops[i].var for i in window}
+    index = []
+    for p in a.index:
+        assert p is not None
+        q = p.drop(drop)
+        kept = Poly(tuple((m, c) for m, c in q.terms if set(m) & variables))  # parameter-only offsets dropped
+        index.append(kept)
+    if not any(p.names & mapped or p.names & {"threadIdx.x", "threadIdx.y", "threadIdx.z"} for p in index):
+        return None, frozenset()
+    outer = tuple(i for i in a.nest if i not in window)
+    return (a.array, outer, tuple(index)), frozenset(window)
 
 
 def _nest(model: KernelModel, i: int) -> tuple[int, ...]:
@@ -166,7 +270,7 @@ def rank(predictions: dict[str, Prediction | None]) -> list[str]:
     return [k for _, _, k in known] + [k for k, p in predictions.items() if p is None]
 
 
-__all__ = ["Prediction", "predict", "predict_candidate", "rank", "order", "record", "original_prediction", "ArrayAccess"]
+__all__ = ["Prediction", "predict", "predict_candidate", "rank", "order", "profiled", "record", "original_prediction", "ArrayAccess"]
 
 
 def _scalars(state: State) -> dict[str, float]:
@@ -178,10 +282,21 @@ BLIND = 0.25  # a candidate predicted to move less than this share of the bytes 
 
 
 def predict_candidate(c: Candidate | None, state: State) -> Prediction | None:
-    """The model's time for one launch of candidate `c` (None: the original) with the MEP's scalars."""
+    """The model's time for one launch of candidate `c` (None: the original) with the MEP's scalars. A candidate
+    moves at least the bytes the launch must move (mep.toml's buffers once, or the original's own bytes where fewer):
+    its DRAM bound never goes below theirs, whatever loops the model could not count (a z-chunk between max() and
+    min() bounds counted once)."""
     launch = (c.launch if c is not None else None) or state.base_launch
-    return predict(c.source if c is not None else state.original, state.dialect, state.kernel, launch.grid, launch.block,
-                   _scalars(state))
+    p = predict(c.source if c is not None else state.original, state.dialect, state.kernel, launch.grid, launch.block,
+                _scalars(state))
+    if c is None or p is None:
+        return p
+    base = predict_candidate(None, state)
+    need = min(compulsory_bytes(state.manifest) or base.dram_bytes, base.dram_bytes) if base is not None else None
+    if not need or p.dram_bytes >= need:
+        return p
+    floor = need / H200.bandwidth  # at the full bandwidth: a floor, whatever the launch fills
+    return p if floor <= p.seconds else Prediction(floor, "dram", p.flops, p.dram_bytes, p.l1_bytes, p.fill)
 
 
 def _plausible(p: Prediction | None, need: float | None) -> Prediction | None:
@@ -203,8 +318,53 @@ def order(candidates: list[Candidate], state: State) -> list[Candidate]:
     need = min(compulsory_bytes(state.manifest) or base.dram_bytes, base.dram_bytes)  # the original's own, where less
     timed = {str(i): predict_candidate(c, state) for i, c in enumerate(candidates)}
     ranked = [candidates[int(k)] for k in rank({k: _plausible(p, need) for k, p in timed.items()})]
+    ranked = profiled(ranked, state.feedback.get("original"), base,
+                      {id(c): timed[str(i)] for i, c in enumerate(candidates)}, state)
     first = [c for c in ranked if _register_blocked(c, state, timed[str(candidates.index(c))])]
     return first + [c for c in ranked if c not in first]
+
+
+LOW_OCCUPANCY = 40.0  # % of the SMs' warp slots: below it a latency-limited kernel lacks warps to hide latency
+NEAR_COPY = 0.8  # of the copy bandwidth: a memory-bound kernel this close can only gain by moving fewer bytes
+COPY_GBS = 4216.0  # measured device-to-device copy on the H200 (bench/results/gpu-zoo: the roofline's bandwidth)
+IN_FLIGHT = frozenset({"vector-loads", "vector-elementwise", "struct-wide-io", "loop-unroll"})  # wider or more loads per thread
+
+
+def profiled(ranked: list[Candidate], profile: Any, base: Prediction, timed: dict[int, Prediction | None],
+             state: State) -> list[Candidate]:
+    """The model's order adjusted by the original's Nsight Compute profile (s2s.mep.profile_ncu.Profile), stable within
+    each group: a latency-limited original at low occupancy ranks first the candidates that add parallelism (more
+    threads, or a launch that fills more of the device) or bytes in flight (IN_FLIGHT passes); a memory-bound original
+    near the copy bandwidth ranks last those not predicted to move fewer DRAM bytes (reordered compute cannot help it).
+    Unchanged without a profile."""
+    if profile is None:
+        return ranked
+    if profile.limiter == "latency" and profile.occupancy_pct < LOW_OCCUPANCY:
+        threads = _threads(state.base_launch)
+        up = [c for c in ranked if _last_step(c) in IN_FLIGHT or _threads(c.launch or state.base_launch) > threads
+              or ((p := timed.get(id(c))) is not None and p.fill > base.fill)]
+        return up + [c for c in ranked if c not in up]
+    if profile.limiter == "memory" and profile.dram_gbs >= NEAR_COPY * COPY_GBS:
+        down = [c for c in ranked if (p := timed.get(id(c))) is None or p.dram_bytes >= 0.95 * base.dram_bytes]
+        return [c for c in ranked if c not in down] + down
+    return ranked
+
+
+def _threads(launch: Any) -> int:
+    return launch.grid[0] * launch.grid[1] * launch.grid[2] * launch.block[0] * launch.block[1] * launch.block[2]
+
+
+def _last_step(c: Candidate) -> str:
+    """The pass of a candidate's last step: `pass:a,b{x=1}+repair` -> `b`."""
+    if not c.origin.startswith("pass:"):
+        return ""
+    head = c.origin.split("+repair")[0][len("pass:"):]
+    depth, cut = 0, 0
+    for i, ch in enumerate(head):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            cut = i + 1
+    return head[cut:].split("{")[0]
 
 
 BLOCKED_PASS, BLOCKED_TILE = "contraction-blocking", 128
