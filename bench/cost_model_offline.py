@@ -143,6 +143,14 @@ def judge(cost: ModuleType, state: Any, made: list[tuple[Any, float]]) -> dict[s
             "median_log_error": median(logs) if logs else None}
 
 
+ROUND1 = ("jacobi2d", "heat3d_zloop", "laplace3d", "conv2d_3x3", "gemm_naive", "syrk")
+
+
+def round1_order(cost: ModuleType, state: Any, cands: list[Any]) -> list[str]:
+    """The first three round-1 candidates' pipelines in `cost`'s order (patterns off, no profile)."""
+    return [c.origin[len("pass:"):] for c in cost.order(cands, state)[:3]]
+
+
 def _profile(d: dict[str, Any] | None) -> Any:
     from s2s.mep.profile_ncu import Profile
 
@@ -175,7 +183,8 @@ def markdown(doc: dict[str, Any]) -> str:
            "", "**In-sample**: the zoo is the optimizer's development set; the measured candidates are the ones the model at each "
            "run's commit chose to evaluate (a few per MEP), so this judges the ordering among those, not the whole search space. "
            "Every candidate's text was made again at this checkout and matches the recorded id or source hash; nothing here was "
-           "run on a GPU now.", "",
+           "run on a GPU now." + (f" The working tree differed from the commit in: {', '.join(doc['uncommitted'])}."
+                                  if doc["uncommitted"] else ""), "",
            f"{doc['meps_read']} MEPs read ({doc['candidates_recorded']} verified candidates); {b['meps']} with at least one "
            f"candidate re-made exactly ({doc['candidates_made']} candidates), {b['meps_with_2_or_more']} with two or more.", "",
            f"{doc['profiled_meps']} of them hold an ncu profile of the original: only there can \"after + profile\" differ "
@@ -191,7 +200,14 @@ def markdown(doc: dict[str, Any]) -> str:
            f"{am['side_right']}/{am['side_judged']} | {a['side_right']}/{a['side_judged']} |",
            f"| median per-MEP median abs(log(predicted/measured speedup)) | {_f(b['median_log_error'])} | "
            f"{_f(am['median_log_error'])} | {_f(a['median_log_error'])} |",
-           "", "## Per MEP", "",
+           "", "## Round 1 on the kernels the issue names: the first three of every search-space step, before → after",
+           "", "(No measurement: what the loop would evaluate first; the H200 measured stencil-tiling 0.56-0.62x on jacobi2d and "
+           "conv2d_3x3, stencil-streaming 0.23-0.47x on heat3d_zloop and laplace3d.)", "",
+           "| kernel | round-1 candidates | first three before | first three after |", "|---|---|---|---|"]
+    for r in doc["round1_first3"]:
+        out.append(f"| {r['kernel']} | {r['candidates']} | {'<br>'.join(f'`{x}`' for x in r['before'])} | "
+                   f"{'<br>'.join(f'`{x}`' for x in r['after'])} |")
+    out += ["", "## Per MEP", "",
            "| kernel | run | profile | re-made / verified | Spearman before → after | first ordered (measured x) before → after + profile | best measured |",
            "|---|---|---|---|---|---|---|"]
     for m in doc["meps"]:
@@ -264,7 +280,21 @@ def main(argv: list[str] | None = None) -> int:
         state.feedback = {"original": prof} if prof is not None else {}
         row["after"] = judge(after_cost, state, made)
         state.feedback = {}
-    doc = {"commit": commit(), "before_rev": subprocess.run(["git", "rev-parse", "--short", args.before], capture_output=True,
+    from s2s.optimize.proposers.builtin import BuiltinProposer
+
+    first3 = []
+    for name in ROUND1:  # the round-1 order on the kernels the issue names: every search-space step on the original
+        if name not in states:
+            mep, _unfilled, _fixes = extract(BY_NAME[name], work)
+            states[name] = _state(mep)
+        state = states[name]
+        state.feedback = {}
+        cands = BuiltinProposer().propose(state)
+        first3.append({"kernel": name, "candidates": len(cands), "before": round1_order(before_cost, state, cands),
+                       "after": round1_order(after_cost, state, cands)})
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                           cwd=ROOT).stdout.split("\n")
+    doc = {"commit": commit(), "uncommitted": [ln[3:] for ln in dirty if ln.strip()], "round1_first3": first3, "before_rev": subprocess.run(["git", "rev-parse", "--short", args.before], capture_output=True,
                                                             text=True, cwd=ROOT).stdout.strip(),
            "in_sample": True, "meps_read": len(sets), "profiled_meps": sum(1 for m in meps if m.get("after") and m["profile"]), "candidates_recorded": sum(len(e["candidates"]) for e in sets),
            "candidates_made": sum(len(m["made"]) for m in meps),

@@ -171,7 +171,7 @@ def test_a_candidate_is_never_predicted_below_the_bytes_it_must_move() -> None:
     raw = predict(chunked, "cuda", "cp", (n // 16 // 256, 1, 1), (256, 1, 1), {"n": n})
     floored = predict_candidate(c, state)
     assert raw is not None and floored is not None and raw.seconds < floored.seconds
-    assert floored.seconds == 8.0 * n / H200.bandwidth and floored.bound == "dram"
+    assert floored.seconds == 8.0 * n / H200.bandwidth and floored.bound == "floor"
 
 
 def _profile(limiter: str, occupancy: float, dram_gbs: float) -> Profile:
@@ -210,3 +210,21 @@ def test_order_reads_the_profile_the_loop_recorded() -> None:
     assert order(cands, state) == plain  # type: ignore[arg-type]  # tiling moves fewer bytes: still first
     state.feedback["original"] = _profile("latency", 5.0, 10.0)
     assert [c.origin for c in order(cands, state)] == [c.origin for c in plain]  # type: ignore[arg-type]  # neither adds threads
+
+
+def test_integer_macros_of_the_kernel_file_bound_its_loops() -> None:
+    zloop = b"""
+#define NZ 66
+__global__ void zsum(const float* u, float* out, int plane)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0.0f;
+    for (int z = 1; z < NZ - 1; z++)
+        s += u[z * plane + i];
+    out[i] = s;
+}
+"""
+    p = predict(zloop, "cuda", None, (16, 1, 1), (256, 1, 1), {"plane": 4096})
+    assert p is not None and p.l1_bytes == 4096 * (64 * 4 + 4)  # 64 planes read, one write
+    twice = zloop.replace(b"#define NZ 66", b"#ifdef BIG\n#define NZ 130\n#else\n#define NZ 66\n#endif")
+    assert predict(twice, "cuda", None, (16, 1, 1), (256, 1, 1), {"plane": 4096}) is None  # which one: unknown

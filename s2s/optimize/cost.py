@@ -31,6 +31,7 @@ from s2s.mep.roofline import compulsory_bytes
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.proposers.base import State
 
+FLOOR = "floor"
 L1_BYTES_PER_S = 3.3e13  # 132 SMs x 128 B/clock x ~1.98 GHz (H200)
 SECTOR = 32
 H200 = Device()
@@ -39,7 +40,7 @@ H200 = Device()
 @dataclass(frozen=True)
 class Prediction:
     seconds: float
-    bound: str  # compute | dram | l1
+    bound: str  # compute | dram | l1 | floor (the compulsory bytes at full bandwidth: the model counted less)
     flops: float
     dram_bytes: float
     l1_bytes: float
@@ -63,7 +64,7 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
         return None
     if dialect == "opencl":  # OpenCL sizes are work-items
         grid = (-(-grid[0] // max(block[0], 1)), -(-grid[1] // max(block[1], 1)), -(-grid[2] // max(block[2], 1)))
-    values = {**scalars, **{f"blockDim.{a}": float(b) for a, b in zip("xyz", block)},
+    values = {**_defines(source), **scalars, **{f"blockDim.{a}": float(b) for a, b in zip("xyz", block)},
               **{f"gridDim.{a}": float(g) for a, g in zip("xyz", grid)}}
     threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
     for g in model.guards:  # a thread variable at the middle of the range its guard lets through
@@ -196,6 +197,18 @@ def _neighbourhood(model: KernelModel, a: ArrayAccess) -> tuple[tuple[object, ..
     return (a.array, outer, tuple(index)), frozenset(window)
 
 
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+\(?[ \t]*(\d+)[ \t]*\)?[ \t]*(?://.*)?$", re.M)
+
+
+def _defines(source: bytes) -> dict[str, float]:
+    """The kernel file's integer object-like macros (`#define NZ 512`, the sizes an extracted MEP carries), for the
+    loop bounds that use them; a name defined twice (under #if branches) is left out."""
+    seen: dict[str, set[float]] = {}
+    for m in _DEFINE.finditer(source):
+        seen.setdefault(m.group(1).decode(), set()).add(float(m.group(2)))
+    return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
+
+
 def _nest(model: KernelModel, i: int) -> tuple[int, ...]:
     """Loop i and the loops around it, outermost first (indices into model.loops)."""
     out: list[int] = []
@@ -265,9 +278,10 @@ def _value(p: Poly, values: dict[str, float]) -> float | None:
 
 
 def rank(predictions: dict[str, Prediction | None]) -> list[str]:
-    """Candidate ids, the ones predicted fastest first; those without a prediction last, in the order given."""
-    known = sorted((p.seconds, i, k) for i, (k, p) in enumerate(predictions.items()) if p is not None)
-    return [k for _, _, k in known] + [k for k, p in predictions.items() if p is None]
+    """Candidate ids, the ones predicted fastest first (at equal times a counted prediction before a floored one);
+    those without a prediction last, in the order given."""
+    known = sorted((p.seconds, p.bound == FLOOR, i, k) for i, (k, p) in enumerate(predictions.items()) if p is not None)
+    return [k for *_, k in known] + [k for k, p in predictions.items() if p is None]
 
 
 __all__ = ["Prediction", "predict", "predict_candidate", "rank", "order", "profiled", "record", "original_prediction", "ArrayAccess"]
@@ -296,7 +310,7 @@ def predict_candidate(c: Candidate | None, state: State) -> Prediction | None:
     if not need or p.dram_bytes >= need:
         return p
     floor = need / H200.bandwidth  # at the full bandwidth: a floor, whatever the launch fills
-    return p if floor <= p.seconds else Prediction(floor, "dram", p.flops, p.dram_bytes, p.l1_bytes, p.fill)
+    return p if floor <= p.seconds else Prediction(floor, FLOOR, p.flops, p.dram_bytes, p.l1_bytes, p.fill)
 
 
 def _plausible(p: Prediction | None, need: float | None) -> Prediction | None:
