@@ -180,11 +180,17 @@ def test_round_two_adds_a_smaller_block_only_where_it_gains() -> None:
         assert "restrict-const,launch-config{block=512}" in got
 
 
-def test_without_a_prediction_the_smaller_blocks_are_left_out() -> None:
-    state = _state(8192, n="FILL-IN")  # n unknown: no trip count, no prediction
-    prop = BuiltinProposer()
-    got = [c.origin for c in prop.propose(state)]
-    assert "pass:launch-config{block=32}" not in got and "cannot predict" in prop.refusals["launch-config{block=32}"]
+def test_without_a_time_the_launch_fill_decides() -> None:
+    """A size the MEP does not give (FILL-IN): the model has no trip count, so no time; the launch's fill still says
+    whether the smaller blocks put more SMs to work."""
+    for nrhs, wanted in ((8192, True), (1 << 20, False)):
+        state = _state(nrhs, n="FILL-IN")
+        assert predict(TRSM, "cuda", "trsm", state.manifest.launch.grid, (128, 1, 1), {"nrhs": nrhs}) is None
+        prop = BuiltinProposer()
+        got = [c.origin.removeprefix("pass:") for c in prop.propose(state)]
+        assert ("launch-config{block=32}" in got and "launch-config{block=64}" in got) is wanted, got
+        if not wanted:
+            assert "fill does not grow" in prop.refusals["launch-config{block=32}"]
 
 
 @pytest.mark.slow

@@ -7,6 +7,7 @@ to the original kernel, so every winner is a reproducible pipeline string.
 from __future__ import annotations
 
 from s2s.lang.cuda_compat import builtin_repair
+from s2s.lang.kernel_model import parallelism
 from s2s.optimize.candidate import Candidate, LaunchOverride
 from s2s.optimize.cost import order, predict_candidate
 from s2s.optimize.registry import Applied, get_pass, make_pass, parse_pipeline, run_pass, search_space
@@ -68,16 +69,21 @@ def _speculative(step: str) -> bool:
 
 
 def _no_gain(c: Candidate, without: Candidate | None, state: State) -> str | None:
-    """Why a speculative step is not tried: the model predicts `c` no faster than `without` (None: the original), or
-    cannot predict one of them. None when it predicts a gain."""
+    """Why a speculative step is not tried: the model predicts `c` no faster than `without` (None: the original).
+    Where it cannot predict a time (a trip count behind a macro, `#define N 512`), the launches' fill decides (the
+    part of the model a launch change moves: s2s.lang.kernel_model.parallelism). None when it predicts a gain."""
     try:
         p, q = predict_candidate(c, state), predict_candidate(without, state)
-    except Exception:  # noqa: BLE001 - a model failure leaves the step out, as no prediction does
+    except Exception:  # noqa: BLE001 - a model failure leaves the fill to decide, as no prediction does
         p = q = None
-    if p is None or q is None:
-        return "the cost model cannot predict it (tried only where it predicts a gain)"
-    if p.seconds >= q.seconds * (1 - 1e-6):
-        return f"the cost model predicts no gain ({p.seconds * 1e6:.1f} vs {q.seconds * 1e6:.1f} µs): the launch does not leave SMs idle"
+    if p is not None and q is not None:
+        if p.seconds >= q.seconds * (1 - 1e-6):
+            return f"the cost model predicts no gain ({p.seconds * 1e6:.1f} vs {q.seconds * 1e6:.1f} µs)"
+        return None
+    new, old = (parallelism(*_in_blocks((x.launch if x is not None else None) or state.base_launch, state.dialect))
+                for x in (c, without))
+    if new.fill <= old.fill * (1 + 1e-6):
+        return f"the launch's fill does not grow ({new.fill:.3f} vs {old.fill:.3f}): no SM is left without a block"
     return None
 
 
