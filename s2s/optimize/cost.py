@@ -163,7 +163,7 @@ def _neighbourhood(model: KernelModel, a: ArrayAccess) -> tuple[tuple[object, ..
     parameter-only offsets and without window loops' variables, in the same loops; reads with one key are one stencil.
     A window loop (constant bounds, at most WINDOW steps) has a variable whose coefficient in the index is a mapped
     thread variable's (`x + dx`); in an index the model cannot read, one whose name the access's text holds.
-    (None, {}) for writes, reads with no thread variable, and unreadable reads outside a window."""
+    (None, {}) for writes, reads with no thread or loop variable, and unreadable reads outside a window."""
     if a.write:
         return None, frozenset()
     mapped = {m.var for m in model.mapping}
@@ -191,7 +191,7 @@ def _neighbourhood(model: KernelModel, a: ArrayAccess) -> tuple[tuple[object, ..
         q = p.drop(drop)
         kept = Poly(tuple((m, c) for m, c in q.terms if set(m) & variables))  # parameter-only offsets dropped
         index.append(kept)
-    if not any(p.names & mapped or p.names & {"threadIdx.x", "threadIdx.y", "threadIdx.z"} for p in index):
+    if not any(p.names & variables for p in index):  # `a[0]`, `a[n]`: no neighbourhood
         return None, frozenset()
     outer = tuple(i for i in a.nest if i not in window)
     return (a.array, outer, tuple(index)), frozenset(window)
