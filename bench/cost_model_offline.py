@@ -213,7 +213,7 @@ def markdown(doc: dict[str, Any]) -> str:
            f"{doc['meps_read']} MEPs read ({doc['candidates_recorded']} verified candidates); {b['meps']} with at least one "
            f"candidate re-made exactly ({doc['candidates_made']} candidates), {b['meps_with_2_or_more']} with two or more.", "",
            f"{doc['profiled_meps']} of them hold an ncu profile of the original: only there can \"after + profile\" differ "
-           "from \"after, model only\".", "",
+           f"from \"after, model only\"; the profile changed the order of {doc['profile_changed']} of them.", "",
            "| | before | after, model only | after + profile |", "|---|---|---|---|",
            f"| median Spearman (MEPs with 2+; defined on {b['spearman_defined']} / {am['spearman_defined']} / {a['spearman_defined']}) | "
            f"{_f(b['median_spearman'], '{:+.2f}')} | {_f(am['median_spearman'], '{:+.2f}')} | {_f(a['median_spearman'], '{:+.2f}')} |",
@@ -328,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
                            cwd=ROOT).stdout.split("\n")
     doc = {"commit": commit(), "uncommitted": [ln[3:] for ln in dirty if ln.strip()], "round1_first3": first3, "before_rev": subprocess.run(["git", "rev-parse", "--short", args.before], capture_output=True,
                                                             text=True, cwd=ROOT).stdout.strip(),
+           "profile_changed": sum(1 for m in meps if m.get("after") and m["after"]["order"] != m["after_model"]["order"]),
            "in_sample": True, "meps_read": len(sets), "profiled_meps": sum(1 for m in meps if m.get("after") and m["profile"]), "candidates_recorded": sum(len(e["candidates"]) for e in sets),
            "candidates_made": sum(len(m["made"]) for m in meps),
            "summary": {"before": summary(meps, "before"), "after_model": summary(meps, "after_model"),
