@@ -193,6 +193,35 @@ def test_without_a_time_the_launch_fill_decides() -> None:
             assert "fill does not grow" in prop.refusals["launch-config{block=32}"]
 
 
+COLSUM = b"""\
+__global__ void colsum(const float* a, float* out, int m, int n)
+{
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c < n) {
+        float s = 0.0f;
+        for (int i = 0; i < m; i++)
+            s += a[i * n + c];
+        out[c] = s;
+    }
+}
+"""
+
+
+def test_a_tiny_launch_held_by_the_one_sm_floor_still_gets_them() -> None:
+    """512 threads in 2 blocks: the model's time is floored at one SM's share for 2 and for 16 blocks alike (the same
+    bytes: no access is shared by a block), so the fill, which grows with the SMs, decides."""
+    m = manifest("colsum", "cuda", "kernel.cu", [
+        ParamSpec("a", "const float *", "in", "float", count=4096 * 512), ParamSpec("out", "float *", "out", "float", count=512),
+        ParamSpec("m", "int", "scalar", "int", value=4096), ParamSpec("n", "int", "scalar", "int", value=512)],
+        (2, 1, 1), (256, 1, 1))
+    state = State(manifest=m, original=COLSUM, kernel="colsum", dialect="cuda", facts=kernel_facts(COLSUM, "cuda", "colsum"))
+    two = predict(COLSUM, "cuda", "colsum", (2, 1, 1), (256, 1, 1), {"m": 4096, "n": 512})
+    sixteen = predict(COLSUM, "cuda", "colsum", (16, 1, 1), (32, 1, 1), {"m": 4096, "n": 512})
+    assert two is not None and sixteen is not None and two.seconds == sixteen.seconds
+    got = [c.origin.removeprefix("pass:") for c in BuiltinProposer().propose(state)]
+    assert "launch-config{block=32}" in got and "launch-config{block=64}" in got, got
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 def test_the_smaller_block_variant_builds_with_nvcc(tmp_path: Path) -> None:

@@ -69,21 +69,23 @@ def _speculative(step: str) -> bool:
 
 
 def _no_gain(c: Candidate, without: Candidate | None, state: State) -> str | None:
-    """Why a speculative step is not tried: the model predicts `c` no faster than `without` (None: the original).
-    Where it cannot predict a time (a trip count behind a macro, `#define N 512`), the launches' fill decides (the
-    part of the model a launch change moves: s2s.lang.kernel_model.parallelism). None when it predicts a gain."""
+    """Why a speculative step is not tried: the model predicts `c` slower than `without` (None: the original). Where
+    it predicts the same time or none (a size the MEP does not give), the launches' fill decides (the part of the
+    model a launch change moves: s2s.lang.kernel_model.parallelism). None when it predicts a gain."""
     try:
         p, q = predict_candidate(c, state), predict_candidate(without, state)
     except Exception:  # noqa: BLE001 - a model failure leaves the fill to decide, as no prediction does
         p = q = None
     if p is not None and q is not None:
-        if p.seconds >= q.seconds * (1 - 1e-6):
+        if p.seconds < q.seconds * (1 - 1e-6):
+            return None
+        if p.seconds > q.seconds * (1 + 1e-6):
             return f"the cost model predicts no gain ({p.seconds * 1e6:.1f} vs {q.seconds * 1e6:.1f} µs)"
-        return None
+        # the same time: a launch so small that the model's one-SM floor holds both (cost.predict); the fill decides
     new, old = (parallelism(*_in_blocks((x.launch if x is not None else None) or state.base_launch, state.dialect))
                 for x in (c, without))
     if new.fill <= old.fill * (1 + 1e-6):
-        return f"the launch's fill does not grow ({new.fill:.3f} vs {old.fill:.3f}): no SM is left without a block"
+        return f"the launch's fill does not grow ({new.fill:.4f} vs {old.fill:.4f})"
     return None
 
 
