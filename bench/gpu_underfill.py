@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from provenance import commit, write_result  # noqa: E402
 from zoo_catalog import BY_NAME  # noqa: E402
+from zoo_runs import part_of, rows_of, stem_of, workdir  # noqa: E402
 
 # the zoo kernels whose launch leaves SMs of an H200 without a block (bench/results/underfill_audit.md)
 KERNELS = ("trsm_cols", "gemv_rows", "gemv_cols", "gemv_colmajor", "row_sums", "scan_rows", "covar_cols", "nbody_aos")
@@ -148,33 +148,22 @@ def main() -> int:
     if bad:
         print(f"gpu_underfill: no zoo kernel {', '.join(bad)}", file=sys.stderr)
         return 2
-    i, _, n = args.part.partition("/")
-    if not (i.isdigit() and n.isdigit() and 1 <= int(i) <= int(n)):
-        print(f"gpu_underfill: --part {args.part}: want I/K with 1 <= I <= K", file=sys.stderr)
+    picked = part_of(names, args.part, "gpu_underfill")
+    if picked is None:
         return 2
-    names = names[int(i) - 1::int(n)]
+    names = picked
     device = "none (dry)"
     if not args.dry:
         from gpu_zoo import _smi_name
 
         device = _smi_name()
-    tmp = None if args.work else tempfile.TemporaryDirectory(prefix="s2s-underfill-")
-    work = Path(args.work or tmp.name)  # type: ignore[union-attr]
-    rows = []
-    for name in names:
-        t0 = time.time()
-        try:
-            rows.append({**one(name, work, args.dry), "seconds": round(time.time() - t0, 1)})
-        except Exception as exc:  # noqa: BLE001 - one kernel's failure is a row of the table, not the end of the run
-            rows.append({"kernel": name, "error": f"{type(exc).__name__}: {exc}"})
-        print(f"{name}: {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+    with workdir(args.work, "s2s-underfill-") as work:
+        rows = rows_of(names, lambda name: one(name, work, args.dry))
     doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit(), "dry": args.dry,
            "device": device, "kernels": rows}
-    stem = "underfill" + ("" if args.part == "1/1" else f"_part{i}of{n}")
+    stem = stem_of("underfill", args.part)
     write_result(Path(args.out), stem, doc, markdown(doc))
     print(markdown(doc))
-    if tmp is not None:
-        tmp.cleanup()
     return 0
 
 

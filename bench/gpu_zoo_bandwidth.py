@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from provenance import commit, write_result  # noqa: E402
 from zoo_catalog import BY_NAME, work_of  # noqa: E402
+from zoo_runs import part_of, rows_of, stem_of, workdir  # noqa: E402
 
 # kernel -> pipelines that should reach 70% of the copy bandwidth (the analysis in the issue-15 report), best guess first
 PLANS: dict[str, tuple[str, ...]] = {
@@ -125,11 +125,10 @@ def main() -> int:
     if bad:
         print(f"gpu_zoo_bandwidth: no plan for {', '.join(bad)} (known: {', '.join(PLANS)})", file=sys.stderr)
         return 2
-    i, _, n = args.part.partition("/")
-    if not (i.isdigit() and n.isdigit() and 1 <= int(i) <= int(n)):
-        print(f"gpu_zoo_bandwidth: --part {args.part}: want I/K with 1 <= I <= K", file=sys.stderr)
+    picked = part_of(names, args.part, "gpu_zoo_bandwidth")
+    if picked is None:
         return 2
-    names = names[int(i) - 1::int(n)]
+    names = picked
     copy: dict[str, Any] = {}
     roof = None
     if not args.dry:
@@ -139,23 +138,13 @@ def main() -> int:
 
         copy = copy_bandwidth_gbs()
         roof = measured_roof(copy.get("device") or "NVIDIA H200", copy.get("gbs"))
-    tmp = None if args.work else tempfile.TemporaryDirectory(prefix="s2s-zoo-bw-")
-    work = Path(args.work or tmp.name)  # type: ignore[union-attr]
-    rows = []
-    for name in names:
-        t0 = time.time()
-        try:
-            rows.append({**one(name, work, roof, args.dry), "seconds": round(time.time() - t0, 1)})
-        except Exception as exc:  # noqa: BLE001 - one kernel's failure is a row of the table, not the end of the run
-            rows.append({"kernel": name, "error": f"{type(exc).__name__}: {exc}"})
-        print(f"{name}: {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+    with workdir(args.work, "s2s-zoo-bw-") as work:
+        rows = rows_of(names, lambda name: one(name, work, roof, args.dry))
     doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit(), "dry": args.dry,
            "device": copy.get("device", "none (dry)"), "copy_gbs": copy.get("gbs"), "kernels": rows}
-    stem = "zoo_bandwidth" + ("" if args.part == "1/1" else f"_part{i}of{n}")
+    stem = stem_of("zoo_bandwidth", args.part)
     write_result(Path(args.out), stem, doc, markdown(doc))
     print(markdown(doc))
-    if tmp is not None:
-        tmp.cleanup()
     return 0
 
 
