@@ -161,17 +161,18 @@ def capture(k: ZooKernel, mep: Path, work: Path) -> dict[str, Any]:
     return {"rc": p.returncode, "seconds": round(time.time() - t0, 1), "output": (p.stdout + p.stderr).strip()[-600:]}
 
 
-def history_summary(mep: Path) -> dict[str, Any]:
-    """What the MEP's history holds, also for a kernel the part stopped waiting for: the verdicts, where the
-    evaluations' time went (builds; the harness runs split into start, waits for the device, checks and timing), and
-    the best single measurement (not re-timed: never counted as a win)."""
+def history_summary(mep: Path, rows: list[Any] | None = None) -> dict[str, Any]:
+    """What the MEP's history holds (`rows`, when the caller has read them), also for a kernel the part stopped
+    waiting for: the verdicts, where the evaluations' time went (builds; the harness runs split into start, waits for
+    the device, checks and timing), and the best single measurement (not re-timed: never counted as a win)."""
     from s2s.mep.history import History
 
-    if not (mep / "history.sqlite").is_file():
-        return {}
-    hist = History(mep / "history.sqlite")
-    rows = hist.rows()
-    hist.close()
+    if rows is None:
+        if not (mep / "history.sqlite").is_file():
+            return {}
+        hist = History(mep / "history.sqlite")
+        rows = hist.rows()
+        hist.close()
     spent: dict[str, float] = {}
     for r in rows:
         res = r.result or {}
@@ -206,7 +207,7 @@ def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int, bu
     best = hist.get(out.best_id) if out.best_id else None
     rows, noise, decision = hist.rows(), hist.meta("noise_band"), hist.meta("winner")
     hist.close()
-    row.update(history_summary(Path(mep)))
+    row.update(history_summary(Path(mep), rows))
     row.update(evaluations=out.evaluations, evals_to_best=out.evals_to_best, stopped=out.stopped, seconds=round(time.time() - t0, 1),
                device=next(((r.result or {}).get("device", "") for r in rows if r.result and r.result.get("device")), ""),
                noise_band=json.loads(noise) if noise else None, winner=json.loads(decision) if decision else None)

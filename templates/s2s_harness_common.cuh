@@ -1131,7 +1131,7 @@ struct Run {
         flush_bytes = l2 > 0 ? 2 * (size_t)l2 : (size_t)64 << 20;
         if (cudaMalloc((void**)&flush, flush_bytes) != cudaSuccess) { flush = nullptr; cudaGetLastError(); messages.push_back("no memory for the L2 flush buffer: timed without flushing"); }
         fill_set(seed);
-        lock.hold(true, "timing");
+        Held held(lock, true, "timing");  // nothing else uses the device until the timing is done
         reset();
         for (Buffer& b : bufs) {
             if (!b.bytes || !b.is("inout")) continue;
@@ -1179,7 +1179,6 @@ struct Run {
         if (flush) messages.push_back("L2 flushed before every timed launch (" + std::to_string(flush_bytes >> 20) + " MiB written)");
         cudaEventDestroy(e0);
         cudaEventDestroy(e1);
-        lock.release();
     }
 
     std::string result(const std::string& verdict, const Stats* rs, const Stats* vs, const std::string& input_error, int sets) {
