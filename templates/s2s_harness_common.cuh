@@ -266,6 +266,16 @@ inline std::vector<unsigned char> written_mask(const unsigned char* first, const
     return w;
 }
 
+// What the variant's first run finds in a stale set: the reference's previous results, except where those are all
+// POISON2 bytes (a 0.0, a 0). There the first fill would equal the second run's and a written zero could not be told
+// from an element left alone (an exclusive scan's first column, an empty CSR row), so POISON goes there.
+inline std::vector<unsigned char> stale_fill(const std::vector<unsigned char>& prev, size_t esz) {
+    std::vector<unsigned char> f(prev);
+    for (size_t i = 0; i + esz <= f.size(); i += esz)
+        if (all_bytes(f.data() + i, esz, POISON2)) memset(f.data() + i, POISON, esz);
+    return f;
+}
+
 // Compare one output buffer of the variant with the reference's (host copies, `count` elements of T), on the
 // elements the reference wrote (`written`, nullptr: all). With `var_written`, an element the reference wrote
 // and the variant did not fails, and so does one the variant wrote and the reference did not.
@@ -633,11 +643,30 @@ constexpr size_t PROBE_TAIL_MAX = (size_t)256 << 20;
 constexpr unsigned char GUARD_BYTE2 = 0x5A;
 
 // ---- the run ----------------------------------------------------------------------------------
+constexpr size_t NO_DIFF = ~(size_t)0;
+
+// the first byte at which two device buffers differ (atomicMin into *first, which starts at NO_DIFF)
+__global__ void s2s_first_difference(const unsigned char* a, const unsigned char* b, size_t n, unsigned long long* first) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        if (a[i] != b[i]) {
+            atomicMin(first, (unsigned long long)i);
+            return;
+        }
+    }
+}
+
 struct Buffer {
     const BufSpec* spec;
     unsigned char* base = nullptr;  // GUARD | data | GUARD
     unsigned char* data = nullptr;
     unsigned char* saved = nullptr; // device copy of the initial contents (inout), for timing
+    // a device copy of `init` (inputs, in-out buffers) for the current input set: uploaded once per set, every reset
+    // copies from it on the device, and an input is checked against it on the device instead of downloaded
+    unsigned char* pristine = nullptr;
+    bool pristine_tried = false, pristine_ok = false;
+    bool dev_in = false;      // this set: the input is checked on the device (the reference left it as it was)
+    bool ref1_equal = false;  // this set: the reference's first run left the input equal to `init`
+    size_t var_diff[2] = {0, 0};  // the variant's runs: first byte that differs from `init` (NO_DIFF: none)
     size_t bytes = 0;
     std::vector<unsigned char> init, ref_after, var_after, prev_ref;  // prev_ref: the reference's output of the last set
     std::vector<unsigned char> ref_after2, var_after2;  // the second runs, over POISON2
@@ -657,6 +686,7 @@ struct Run {
     unsigned char* flush = nullptr;
     size_t flush_bytes = 0;
     DeviceLock lock;  // $S2S_HARNESS_LOCK: checks shared with other evaluations, the timing alone
+    unsigned long long* diff_slot = nullptr;  // s2s_first_difference's result
     std::vector<unsigned char> guard_pattern = std::vector<unsigned char>(GUARD, GUARD_BYTE);
 
     explicit Run(const Spec& s) : spec(s), o(s.defaults) {}
@@ -782,6 +812,7 @@ struct Run {
         for (size_t i = 0; i < bufs.size(); ++i) {
             Buffer& b = bufs[i];
             if (!b.bytes || b.is("out")) continue;
+            b.pristine_ok = false;
             if (cd) { b.init = cd->before[i]; continue; }
             b.spec->fill_fn(b.init.data(), b.spec->count, seed, i, b.spec->fill, b.spec->lo, b.spec->hi);
         }
@@ -799,8 +830,41 @@ struct Run {
         for (Buffer& b : bufs) {
             if (!b.bytes) continue;
             if (b.is("out")) api(cudaMemset(b.data, poison, b.bytes), "cudaMemset(poison)");
+            else if (keep_pristine(b)) api(cudaMemcpy(b.data, b.pristine, b.bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy(inputs)");
             else api(cudaMemcpy(b.data, b.init.data(), b.bytes, cudaMemcpyHostToDevice), "cudaMemcpy(inputs)");
         }
+    }
+
+    // `init` on the device for this set (one upload per set, not one per launch), where the device has room for a
+    // copy; false: the caller uploads from the host as before
+    bool keep_pristine(Buffer& b) {
+        if (!b.pristine && !b.pristine_tried) {
+            b.pristine_tried = true;
+            size_t free_b = 0, total_b = 0;
+            if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || b.bytes > free_b / 4 ||
+                cudaMalloc((void**)&b.pristine, b.bytes) != cudaSuccess) {
+                b.pristine = nullptr;
+                cudaGetLastError();
+            }
+        }
+        if (!b.pristine) return false;
+        if (!b.pristine_ok) {
+            api(cudaMemcpy(b.pristine, b.init.data(), b.bytes, cudaMemcpyHostToDevice), "cudaMemcpy(inputs)");
+            b.pristine_ok = true;
+        }
+        return true;
+    }
+
+    // the first byte where the buffer differs from its initial contents, compared on the device (NO_DIFF: none)
+    size_t first_difference(const Buffer& b) {
+        if (!diff_slot) api(cudaMalloc((void**)&diff_slot, sizeof *diff_slot), "cudaMalloc(comparison)");
+        const unsigned long long none = NO_DIFF;
+        api(cudaMemcpy(diff_slot, &none, sizeof none, cudaMemcpyHostToDevice), "cudaMemcpy(comparison)");
+        s2s_first_difference<<<1024, 256>>>(b.data, b.pristine, b.bytes, diff_slot);
+        api(cudaGetLastError(), "s2s_first_difference");
+        unsigned long long first = NO_DIFF;
+        api(cudaMemcpy(&first, diff_slot, sizeof first, cudaMemcpyDeviceToHost), "cudaMemcpy(comparison)");
+        return (size_t)first;
     }
 
     void launch_once(const KernelSpec& k, unsigned long long seed, bool reference, const std::string& when) {
@@ -898,13 +962,24 @@ struct Run {
     void run_reference(unsigned long long seed, const std::string& label, unsigned char poison) {
         reset(poison);
         launch_once(spec.ref, seed, true, label);
+        const bool first = poison == POISON;
         for (Buffer& b : bufs) {
             if (!b.bytes) continue;
             std::string g = guard_violation(b);
             if (!g.empty())
                 throw Failure{"runtime-failed", std::string("params.") + b.spec->name + ".count = " + std::to_string(b.spec->count) +
                                                     ": the reference " + g + "; the count is smaller than what the kernel writes at the MEP's sizes", true};
-            download(poison == POISON ? b.ref_after : b.ref_after2, b);
+            if (first) {
+                b.dev_in = b.is("in") && b.pristine_ok;
+                b.ref1_equal = false;
+            }
+            if (b.dev_in) {  // an input the reference leaves as it was is checked on the device, not downloaded
+                const bool same = first_difference(b) == NO_DIFF;
+                if (first) b.ref1_equal = same;
+                if (same) continue;
+                b.dev_in = false;
+            }
+            download(first ? b.ref_after : b.ref_after2, b);
         }
     }
 
@@ -936,11 +1011,6 @@ struct Run {
         Held held(lock, false, "checks");
         run_reference(seed, label, POISON);
         run_reference(seed, label + ", outputs poisoned with zeros", POISON2);
-        for (size_t i = 0; i < bufs.size(); ++i) {
-            Buffer& b = bufs[i];
-            if (b.bytes && b.is("out")) written[i] = written_mask(b.ref_after.data(), b.ref_after2.data(), b.spec->count, b.spec->esz);
-        }
-        if (refuse_empty) refuse_empty_reference(written, label);
         for (int run_no = 1; run_no <= 2; ++run_no) {
             reset(run_no == 1 ? POISON : POISON2);
             if (run_no == 1 && stale) {
@@ -957,10 +1027,16 @@ struct Run {
                 if (!b.bytes) continue;
                 std::string g = guard_violation(b);
                 if (!g.empty()) check_of(b).fail(label + ": " + g, (long long)b.spec->count);
-                download(run_no == 1 ? b.var_after : b.var_after2, b);
+                if (b.dev_in) b.var_diff[run_no - 1] = first_difference(b);
+                else download(run_no == 1 ? b.var_after : b.var_after2, b);
             }
         }
         }  // the device is released: the comparisons run on the host
+        for (size_t i = 0; i < bufs.size(); ++i) {
+            Buffer& b = bufs[i];
+            if (b.bytes && b.is("out")) written[i] = written_mask(b.ref_after.data(), b.ref_after2.data(), b.spec->count, b.spec->esz);
+        }
+        if (refuse_empty) refuse_empty_reference(written, label);
         bool all_ok = true;
         const std::string where = label + (any_prefilled ? " with outputs pre-filled with the previous set's results" : "") + ": ";
         const std::string where2 = label + ", second run: ";
@@ -969,9 +1045,12 @@ struct Run {
             if (!b.bytes) continue;
             Check& c = check_of(b);
             if (b.is("in")) {
-                for (const std::vector<unsigned char>* after : {&b.var_after, &b.var_after2}) {
+                const std::vector<unsigned char>& ref = b.ref1_equal ? b.init : b.ref_after;
+                for (int run_no = 0; run_no < 2; ++run_no) {
+                    const std::vector<unsigned char>& after = run_no == 0 ? b.var_after : b.var_after2;
                     size_t k = 0;
-                    while (k < b.bytes && b.ref_after[k] == (*after)[k]) ++k;
+                    if (b.dev_in) k = b.var_diff[run_no] == NO_DIFF ? b.bytes : b.var_diff[run_no];
+                    else while (k < b.bytes && ref[k] == after[k]) ++k;
                     if (k < b.bytes) {
                         c.fail(where + "the variant modified this input (first at element " + std::to_string(k / b.spec->esz) +
                                    "); the reference leaves it unchanged", (long long)(k / b.spec->esz));
@@ -983,7 +1062,7 @@ struct Run {
                                                              prefilled[i] ? b.prev_ref.data() : nullptr);
                 b.spec->cmp(c, where, b.ref_after.data(), b.var_after.data(), b.spec->count, written[i].data(), vw.data(), rtol_of(b), atol_of(b));
                 b.spec->cmp(c, where2, b.ref_after.data(), b.var_after2.data(), b.spec->count, written[i].data(), vw.data(), rtol_of(b), atol_of(b));
-                b.prev_ref = b.ref_after;
+                b.prev_ref = stale_fill(b.ref_after, b.spec->esz);
             } else {
                 b.spec->cmp(c, where, b.ref_after.data(), b.var_after.data(), b.spec->count, nullptr, nullptr, rtol_of(b), atol_of(b));
                 b.spec->cmp(c, where2, b.ref_after.data(), b.var_after2.data(), b.spec->count, nullptr, nullptr, rtol_of(b), atol_of(b));
@@ -1135,6 +1214,7 @@ struct Run {
         reset();
         for (Buffer& b : bufs) {
             if (!b.bytes || !b.is("inout")) continue;
+            if (b.pristine_ok) { b.saved = b.pristine; continue; }  // reset() left the initial contents on the device
             api(cudaMalloc((void**)&b.saved, b.bytes), "cudaMalloc(saved inout)");
             api(cudaMemcpy(b.saved, b.init.data(), b.bytes, cudaMemcpyHostToDevice), "cudaMemcpy(saved inout)");
         }
