@@ -86,6 +86,13 @@ def search_space() -> tuple[str, ...]:
     return tuple(step for cls in classes for step in getattr(cls, "space", (cls.name,)))
 
 
+def is_speculative(step: str) -> bool:
+    """Whether a pipeline step is one its pass declares `speculative` (True: every step of its space; or a set of its
+    steps): the search keeps it only where the cost model predicts a gain (s2s.optimize.search)."""
+    declared: object = getattr(get_pass(parse_pipeline(step)[0][0]), "speculative", frozenset())
+    return declared is True or (isinstance(declared, (set, frozenset, tuple)) and step in declared)
+
+
 def example(name: str) -> tuple[str, str, str]:
     """(before, after, dialect) of a built-in pass's example."""
     mod = importlib.import_module(module_name(name))

@@ -1,7 +1,7 @@
 """launch-config: a different block shape with the same global thread coverage; the kernel text is unchanged.
 
-Smaller 1-D blocks (32, 64 threads) spread an underfilled launch over more SMs; they are `speculative`: tried only where
-the cost model predicts them faster."""
+Smaller 1-D blocks (32, 64 threads) spread an underfilled launch over more SMs; they are `speculative` steps: the search tries
+them only where the cost model predicts them faster (s2s.optimize.search)."""
 from __future__ import annotations
 
 import re
@@ -38,8 +38,8 @@ class LaunchConfig:
     )
     # More, smaller blocks only help a launch that leaves SMs without a block (s2s.lang.kernel_model.parallelism:
     # trsm_cols's 64 blocks of 128 on 132 SMs); elsewhere they cost an evaluation for nothing, or occupancy (32 threads:
-    # 32 blocks x 32 = half an SM's threads). The built-in search keeps these steps only where the cost model predicts
-    # them faster than the launch they replace.
+    # 32 blocks x 32 = half an SM's threads). The search keeps a speculative step only where the cost model predicts
+    # it faster than the pipeline without it (s2s.optimize.search, for any pass that declares steps speculative).
     speculative: ClassVar[frozenset[str]] = frozenset({"launch-config{block=64}", "launch-config{block=32}"})
     block: tuple[int, ...] = (128,)
 

@@ -7,10 +7,10 @@ to the original kernel, so every winner is a reproducible pipeline string.
 from __future__ import annotations
 
 from s2s.lang.cuda_compat import builtin_repair
-from s2s.lang.kernel_model import parallelism
 from s2s.optimize.candidate import Candidate, LaunchOverride
-from s2s.optimize.cost import order, predict_candidate
-from s2s.optimize.registry import Applied, get_pass, make_pass, parse_pipeline, run_pass, search_space
+from s2s.optimize.cost import order
+from s2s.optimize.registry import Applied, make_pass, parse_pipeline, run_pass, search_space
+from s2s.optimize.search import in_blocks, keep_gainful
 
 from .base import State
 
@@ -32,7 +32,7 @@ def apply_pipeline(pipeline: str, state: State) -> Candidate | str:
         if out.launch is not None:
             rules.append(out.launch.grid_from)
             try:
-                grid, block = out.launch.resolve(*_in_blocks(launch, state.dialect), values=_scalars(state))
+                grid, block = out.launch.resolve(*in_blocks(launch, state.dialect), values=_scalars(state))
             except ValueError as exc:
                 return f"{name}: {exc}"
             if state.dialect == "opencl":  # OpenCL sizes are work-items: global = groups x local
@@ -50,43 +50,8 @@ def _scalars(state: State) -> dict[str, object]:
     return {p.name: p.value for p in state.manifest.params if p.role == "scalar"}
 
 
-def _in_blocks(launch: LaunchOverride, dialect: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """(grid in blocks, block): CUDA's convention, which launch rules are written in."""
-    if dialect != "opencl":
-        return launch.grid, launch.block
-    block = tuple(b if b > 0 else 1 for b in launch.block)
-    grid = tuple(-(-g // b) for g, b in zip(launch.grid, block))
-    return grid, block  # type: ignore[return-value]
-
-
 def _steps(pipeline: str) -> set[str]:
     return {name for name, _ in parse_pipeline(pipeline)} if pipeline else set()
-
-
-def _speculative(step: str) -> bool:
-    """A step its pass lists as `speculative`: tried only where the cost model predicts it faster than without it."""
-    return step in getattr(get_pass(parse_pipeline(step)[0][0]), "speculative", frozenset())
-
-
-def _no_gain(c: Candidate, without: Candidate | None, state: State) -> str | None:
-    """Why a speculative step is not tried: the model predicts `c` slower than `without` (None: the original). Where
-    it predicts the same time or none (a size the MEP does not give), the launches' fill decides (the part of the
-    model a launch change moves: s2s.lang.kernel_model.parallelism). None when it predicts a gain."""
-    try:
-        p, q = predict_candidate(c, state), predict_candidate(without, state)
-    except Exception:  # noqa: BLE001 - a model failure leaves the fill to decide, as no prediction does
-        p = q = None
-    if p is not None and q is not None:
-        if p.seconds < q.seconds * (1 - 1e-6):
-            return None
-        if p.seconds > q.seconds * (1 + 1e-6):
-            return f"the cost model predicts no gain ({p.seconds * 1e6:.1f} vs {q.seconds * 1e6:.1f} µs)"
-        # the same time: a launch so small that the model's one-SM floor holds both (cost.predict); the fill decides
-    new, old = (parallelism(*_in_blocks((x.launch if x is not None else None) or state.base_launch, state.dialect))
-                for x in (c, without))
-    if new.fill <= old.fill * (1 + 1e-6):
-        return f"the launch's fill does not grow ({new.fill:.4f} vs {old.fill:.4f})"
-    return None
 
 
 class BuiltinProposer:
@@ -106,13 +71,12 @@ class BuiltinProposer:
             return None
         return out
 
-    def _wanted(self, c: Candidate, without: Candidate | None, state: State) -> bool:
-        """False (the reason kept in `refusals`) for a speculative last step the cost model predicts no gain from."""
-        step = c.origin.removeprefix("pass:").split(",")[-1]
-        why = _no_gain(c, without, state) if _speculative(step) else None
-        if why is not None:
-            self.refusals[c.origin.removeprefix("pass:")] = f"{parse_pipeline(step)[0][0]}: {why}"
-        return why is None
+    def _gainful(self, pairs: list[tuple[Candidate, Candidate | None]], state: State) -> list[Candidate]:
+        """The candidates kept by the search's speculative-step rule (s2s.optimize.search); why the others were dropped
+        goes to `refusals`."""
+        kept, dropped = keep_gainful(pairs, state)
+        self.refusals.update(dropped)
+        return kept
 
     def propose(self, state: State) -> list[Candidate]:
         cands: list[Candidate] = []
@@ -123,18 +87,12 @@ class BuiltinProposer:
                     cands.append(Candidate(c.source, c.origin, None, c.launch, note=f"pattern from {pat.kernel} ({pat.speedup:.2f}x)",
                                            launch_rules=c.launch_rules))
             steps = [c for c in (self._make(step, state) for step in search_space()) if c is not None]
-            steps = [c for c in steps if self._wanted(c, None, state)]
-            return cands + order(steps, state)  # the cost model's likely winners first (s2s.optimize.cost)
+            return cands + order(self._gainful([(c, None) for c in steps], state), state)  # likely winners first (cost model)
         bases = sorted(state.ok_candidates, key=lambda t: -t[0])[:3]
         for _speedup, base, pipeline in bases:
             used = _steps(pipeline)
-            for step in search_space():
-                name = parse_pipeline(step)[0][0]
-                if name in used:
-                    continue
-                c = self._make(f"{pipeline},{step}", state)
-                if c is not None and self._wanted(c, base, state):
-                    cands.append(c)
+            made = (self._make(f"{pipeline},{step}", state) for step in search_space() if parse_pipeline(step)[0][0] not in used)
+            cands += self._gainful([(c, base) for c in made if c is not None], state)
         return cands
 
     def repair(self, candidate: Candidate, log: str, state: State) -> Candidate | None:
