@@ -175,7 +175,7 @@ struct VisitPrim {
 };
 
 // fill modes of ParamSpec.fill
-enum FillMode { FILL_UNIFORM = 0, FILL_INDEX = 1, FILL_ZEROS = 2 };
+enum FillMode { FILL_UNIFORM = 0, FILL_INDEX = 1, FILL_ZEROS = 2, FILL_OFFSETS = 3 };
 
 struct Filler {
     Rng* rng; double lo, hi; int mode;
@@ -552,6 +552,24 @@ using SymCopyFn = cudaError_t (*)(const void*, size_t);
 template <class T, class V>
 void fill_bytes(unsigned char* p, size_t n, unsigned long long seed, unsigned long long stream, int mode, double lo, double hi) {
     if (mode == FILL_ZEROS) { memset(p, 0, n * sizeof(T)); return; }
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        // row pointers: element i is i * step + u_i, u_i in [0, step] from its draw (0 at both ends), step =
+        // floor(hi / (n - 1)): never falling, from 0 to at most hi, ranges from empty to twice the mean length
+        if (mode == FILL_OFFSETS && n > 1) {
+            const unsigned long long step = hi >= 1.0 ? (unsigned long long)hi / (unsigned long long)(n - 1) : 0ULL;
+            parallel_chunks(n, [&](size_t a, size_t b) {
+                Rng rng(seed, stream);
+                rng.skip((unsigned long long)a);
+                for (size_t i = a; i < b; ++i) {
+                    unsigned long long u = rng.next() % (step + 1);
+                    if (i == 0 || i + 1 == n) u = 0;
+                    const T e = T(i * step + u);
+                    memcpy(p + i * sizeof(T), (const void*)&e, sizeof(T));
+                }
+            });
+            return;
+        }
+    }
     const size_t draws = draws_per_element<T, V>();
     parallel_chunks(n, [&](size_t a, size_t b) {
         Rng rng(seed, stream);

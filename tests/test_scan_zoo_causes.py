@@ -108,3 +108,107 @@ def test_cuda_harness_stale_fill_on_the_host(tmp_path: Path) -> None:
     assert cc.returncode == 0, cc.stderr
     out = subprocess.run([str(tmp_path / "t")], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["111", f"{POISON}0"]  # every zero written; the zero previous result became POISON, 3.0 kept
+
+
+# ---- 2. CSR row pointers: an `offsets` fill -------------------------------------------------------------------------
+def test_row_pointers_are_found_and_plain_index_arrays_are_not() -> None:
+    from s2s.lang.access import offset_arrays
+
+    spmv = (Path(__file__).parents[1] / "bench/zoo/spmv_csr/spmv_csr.cu").read_text()
+    assert offset_arrays(spmv, ["rowptr", "cols"], ["rowptr", "cols", "vals", "x", "y"]) == {"rowptr": "cols"}
+    vector = """__global__ void v(const int* ptr, const int* idx, const float* a, const float* x, float* y) {
+        int row = blockIdx.x, lane = threadIdx.x;
+        int row_start = ptr[row]; int row_end = ptr[row + 1];
+        float s = 0; for (int jj = row_start + lane; jj < row_end; jj += 32) s += a[jj] * x[idx[jj]]; y[row] = s; }"""
+    assert offset_arrays(vector, ["ptr", "idx"], ["ptr", "idx", "a", "x", "y"]) == {"ptr": "idx"}  # idx and a: both NNZ long
+    neighbours = "__global__ void d(const int* a, int* b) { int i = threadIdx.x; b[i] = a[i] + a[i + 1]; }"
+    assert offset_arrays(neighbours, ["a", "b"], ["a", "b"]) == {}  # read at i and i + 1, but bounds no range
+
+
+def test_the_zoo_spmv_extracts_with_monotone_row_pointers_up_to_nnz(tmp_path: Path) -> None:
+    from s2s.extract.mep_writer import make_mep as extract_mep
+
+    _out, m, _ex = extract_mep(Path(__file__).parents[1] / "bench/zoo/spmv_csr", "spmv_csr", tmp_path / "mep")
+    params = {p.name: p for p in m.params}
+    assert (params["rowptr"].fill, params["rowptr"].high) == ("offsets", float(1 << 25))  # NNZ = cols' count
+    assert params["cols"].fill == "index" and params["vals"].fill == "uniform"
+
+
+def test_the_offsets_fill_rises_from_zero_to_at_most_high_with_varied_lengths() -> None:
+    from s2s.mep.backends.opencl_runner import fill
+
+    a = fill(np.dtype("i4"), 1025, 11, 0, "offsets", 0.0, 32 * 1024.0)
+    d = np.diff(a)
+    assert a[0] == 0 and a[-1] <= 32 * 1024 and (d >= 0).all()
+    assert d.min() < 16 < 48 < d.max() and abs(d.mean() - 32) < 1  # rows of many lengths, 32 on average
+    assert not (a == fill(np.dtype("i4"), 1025, 12, 0, "offsets", 0.0, 32 * 1024.0)).all()  # a fresh set per seed
+
+
+OFFSETS_HOST = r'''
+#include "s2s_harness_common.cuh"
+using namespace s2s;
+int main() {
+    std::vector<int> a(3000001);  // several host threads fill their chunks
+    fill_bytes<int, VisitPrim>((unsigned char*)a.data(), a.size(), 5, 0, FILL_OFFSETS, 0.0, 32.0 * 3000000);
+    long long falls = 0, lo = 1 << 30, hi = 0;
+    for (size_t i = 1; i < a.size(); ++i) {
+        long long d = (long long)a[i] - a[i - 1];
+        falls += d < 0; lo = std::min(lo, d); hi = std::max(hi, d);
+    }
+    printf("%d %d %lld %lld %lld\n", a[0], a.back(), falls, lo, hi);
+}
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_cuda_harness_offsets_fill_on_the_host(tmp_path: Path) -> None:
+    from s2s.base.resources import templates_dir
+    from s2s.mep.backends.cuda import CudaBackend
+
+    (tmp_path / "t.cu").write_text(OFFSETS_HOST)
+    cc = subprocess.run([*CudaBackend().compiler(), f"-I{templates_dir()}", "t.cu", "-o", "t"], cwd=tmp_path,
+                        capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr
+    first, last, falls, lo, hi = map(int, subprocess.run([str(tmp_path / "t")], capture_output=True, text=True,
+                                                         check=True).stdout.split())
+    assert (first, falls) == (0, 0) and last <= 32 * 3000000 and lo == 0 and hi == 64
+
+
+CSR = r'''
+__kernel void spmv_csr(__global const int* rowptr, __global const int* cols, __global const float* vals,
+                       __global const float* x, __global float* y, const int nrows)
+{
+    int row = get_global_id(0);
+    if (row < nrows) {
+        float dot = 0.0f;
+        for (int k = rowptr[row]; k < rowptr[row + 1]; k++)
+            dot += vals[k] * x[cols[k]];
+        y[row] = dot;
+    }
+}
+'''
+NR, PER = 256, 8
+
+
+@pytest.mark.slow
+def test_a_csr_variant_that_assumes_equal_row_lengths_fails_on_generated_row_pointers(tmp_path: Path) -> None:
+    """Before the offsets fill the generated rowptr was uniform in [0, 16): about half the rows empty, the rest reading
+    vals[0..16) only. Now every set is a valid CSR matrix: the kernel passes against itself, and a variant that takes
+    every row to hold PER entries (as the captured matrix does) fails on the generated ones."""
+    pytest.importorskip("pyopencl")
+    m = manifest("spmv_csr", "opencl", "kernel.cl", [
+        ParamSpec("rowptr", "__global const int*", "in", "int", count=NR + 1, space="global", fill="offsets", high=NR * PER),
+        ParamSpec("cols", "__global const int*", "in", "int", count=NR * PER, space="global", fill="index", high=NR),
+        ParamSpec("vals", "__global const float*", "in", "float", count=NR * PER, space="global"),
+        ParamSpec("x", "__global const float*", "in", "float", count=NR, space="global"),
+        ParamSpec("y", "__global float*", "out", "float", count=NR, space="global"),
+        ParamSpec("nrows", "const int", "scalar", "int", value=NR, space="private"),
+    ], (NR, 1, 1), (64, 1, 1), input_sets=2, repetitions=3, warmup=1, timeout_s=60.0)
+    fixed = CSR.replace("k < rowptr[row + 1]", f"k < min(rowptr[row] + {PER}, rowptr[nrows])")
+    mep = make_mep(tmp_path / "mep", CSR, m, {"same": CSR, "fixed_rows": fixed})
+    same = evaluate(mep, "same", time=False)
+    assert same.verdict == "ok", [o.message for o in same.outputs if not o.ok]
+    bad = evaluate(mep, "fixed_rows", time=False)
+    y = next(o for o in bad.outputs if o.name == "y")
+    assert bad.verdict == "wrong-output" and "differ beyond tolerance" in y.message

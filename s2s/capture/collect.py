@@ -410,6 +410,11 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                 if top is not None and top + 1 > p.high:
                     extra = {"low": 0.0, "high": float(top + 1)}
                     notes.append(f"params.{p.name}: index fill bound high = {top + 1} (the largest captured index + 1)")
+            elif p.fill == "offsets":  # generated row pointers rise to high: the captured last offset is the real one
+                top = _index_max([e["params"][p.name] for e in sets if e["replayed"]], p.elem, cap)
+                if top is not None and top >= 1:
+                    extra = {"low": 0.0, "high": float(top)}
+                    notes.append(f"params.{p.name}: offsets fill bound high = {top} (the largest captured offset)")
             new_params.append(replace(p, count=int(info["count"]), count_expr=f"{info['bytes']} bytes (captured)",
                                       role=role, source=origin, hint="", **extra))
     new_symbols = []

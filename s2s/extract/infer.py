@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from s2s.base.records import Kernel, LaunchSite, Param
-from s2s.lang.access import index_arrays, param_access, roles
+from s2s.lang.access import index_arrays, offset_arrays, param_access, roles
 from s2s.lang.cexpr import SIZEOF, try_evaluate
 from s2s.lang.dialect import dialect_of
 from s2s.lang.parsing import text
@@ -551,6 +551,7 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
     role_of = roles(access)
     ints = [p.name for p in kernel.params if p.pointer and elem_type(p, tmap) in _INT_TYPES]
     indexes = index_arrays(kernel_text, ints, pointers)
+    offsets = offset_arrays(kernel_text, ints, pointers)
     scope: Scope | None = None
     args: list[str] = launch_args(site.args) if site and "args" not in unknown else []
     cl_args: dict[int, tuple[str, str, str]] = {}
@@ -635,7 +636,10 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
         role = "in" if p.const else role_of.get(p.name, "in")
         fill = "uniform"
         low, high = -1.0, 1.0
-        if p.name in indexes:
+        if p.name in offsets:  # row pointers: a monotone sequence up to the ranged buffer's count (bound below)
+            fill = "offsets"
+            low, high = 0.0, 0.0
+        elif p.name in indexes:
             fill = "index"
             low, high = 0.0, 0.0  # bound filled below
         elif elem in _INT_TYPES:
@@ -643,7 +647,7 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
         specs.append(ParamSpec(name=p.name, type=p.type, role=role, elem=elem, count=count, count_expr=count_expr, fill=fill,
                                low=low, high=high, source=src_note, space=p.address_space,
                                hint="" if count != FILL_IN else f"number of {elem} elements behind '{arg or p.name}'"))
-    specs = [_bound_index(s, indexes, counts) for s in specs]
+    specs = [_bound_offsets(s, offsets, counts) if s.name in offsets else _bound_index(s, indexes, counts) for s in specs]
     for s in specs:
         for step in s.source.split("; "):
             m = re.match(r"(\w+) = (.+) \((-D.*|#define at .*|--define)\)$", step.split(": ")[-1])
@@ -763,6 +767,14 @@ def _bound_index(s: ParamSpec, indexes: dict[str, str], counts: dict[str, int]) 
     if target and target in counts:
         return ParamSpec(**{**s.__dict__, "high": float(counts[target]), "source": s.source + f"; values index {target}[0..{counts[target]})"})
     return ParamSpec(**{**s.__dict__, "fill": "index", "high": 0.0, "hint": f"upper bound of the indices stored in {s.name}"})
+
+
+def _bound_offsets(s: ParamSpec, offsets: dict[str, str], counts: dict[str, int]) -> ParamSpec:
+    target = offsets[s.name]
+    if target in counts:
+        return ParamSpec(**{**s.__dict__, "high": float(counts[target]),
+                            "source": s.source + f"; offsets into {target}[0..{counts[target]}) (row pointers: 0 up to its count)"})
+    return ParamSpec(**{**s.__dict__, "hint": f"the count of {target}, the last of the offsets stored in {s.name}"})
 
 
 def _launch(site: LaunchSite | None, values: Values, scope: Scope | None, notes: list[str]) -> LaunchSpec:

@@ -148,6 +148,27 @@ def index_arrays(kernel_text: str, int_pointer_params: list[str], all_pointer_pa
     return out
 
 
+def offset_arrays(kernel_text: str, int_pointer_params: list[str], all_pointer_params: list[str]) -> dict[str, str]:
+    """{offsets_param: ranged_param} for integer arrays read at i and i + 1 whose values bound a range of another
+    buffer's elements (CSR row pointers: `for (k = rowptr[r]; k < rowptr[r + 1]; k++) ... vals[k]`, also through
+    locals `start = rowptr[r]`). Their generated values must rise from 0 to that buffer's count, not be random."""
+    flat = re.sub(r"\s+", " ", re.sub(r"\s*([^\w\s])\s*", r"\1", kernel_text))  # `int k=rowptr[row+1]`
+    out: dict[str, str] = {}
+    for idx in int_pointer_params:
+        subs = set(re.findall(rf"\b{re.escape(idx)}\[([^\[\]]+)\]", flat))
+        firsts = [e for e in subs if f"{e}+1" in subs or f"1+{e}" in subs or f"({e})+1" in subs]
+        for e in firsts:
+            held = set(re.findall(rf"\b(\w+)=\b{re.escape(idx)}\[{re.escape(e)}\]", flat))
+            for v in list(held):  # `start = rowptr[r]; for (k = start; ...)`
+                held |= set(re.findall(rf"\b(\w+)=\b{re.escape(v)}(?:\+\w+)?[;,)]", flat))
+            ranged = [o for o in all_pointer_params if o != idx and any(
+                re.search(rf"\b{re.escape(o)}\[{re.escape(v)}\]", flat) for v in held)]
+            if ranged:
+                out[idx] = ranged[0]
+                break
+    return out
+
+
 def roles(access: dict[str, set[str]]) -> dict[str, str]:
     out = {}
     for name, acc in access.items():

@@ -36,7 +36,7 @@ from s2s.mep.measure import (
 from s2s.mep.variant import FILE as VARIANT_FILE
 from s2s.mep.variant import Variant
 
-FILLS = ("uniform", "index", "zeros", "random-struct")
+FILLS = ("uniform", "index", "zeros", "random-struct", "offsets")
 SPACES = ("", "global", "local", "constant", "private")
 REF_ID = "ref"  # build directory of the reference-against-itself harness
 
@@ -354,11 +354,14 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
                 bad(f"params.{p.name}.count", f"{p.count}: a buffer needs at least one element", f'"{p.name}"',
                     hint="set the element count of the buffer")
             if p.fill not in FILLS:
-                bad(f"params.{p.name}.fill", f"{p.fill!r}: one of {', '.join(FILLS[:3])}", f'"{p.name}"')
+                bad(f"params.{p.name}.fill", f"{p.fill!r}: one of {', '.join(FILLS[:3])}, offsets", f'"{p.name}"')
             if p.low > p.high:
                 bad(f"params.{p.name}.low", f"low = {p.low} is above high = {p.high}", f'"{p.name}"')
             if p.fill == "index" and p.high < 1:
                 bad(f"params.{p.name}.high", f"an index fill draws from [0, high): high = {p.high} leaves nothing", f'"{p.name}"')
+            if p.fill == "offsets" and p.high < 1:
+                bad(f"params.{p.name}.high", f"an offsets fill rises from 0 to high: high = {p.high} leaves every range empty",
+                    f'"{p.name}"', hint="the count of the buffer the offsets range over")
         if p.space not in SPACES:
             bad(f"params.{p.name}.space", f"{p.space!r}: one of global, local, constant", f'"{p.name}"')
         if not str(p.elem).strip() or p.elem == FILL_IN:

@@ -37,7 +37,7 @@ from .struct_args import hidden_buffers, hidden_captured, struct_arg_contexts
 HARNESS = "harness.cu"
 BINARY = "harness"
 DEFAULT_ARCH = "sm_90"
-FILL_MODES = {"uniform": 0, "index": 1, "zeros": 2, "random-struct": 0}
+FILL_MODES = {"uniform": 0, "index": 1, "zeros": 2, "random-struct": 0, "offsets": 3}
 _IDENT = re.compile(r"[A-Za-z_]\w*\Z")
 
 

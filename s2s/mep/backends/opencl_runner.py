@@ -33,7 +33,7 @@ GUARD_BYTE = 0xA5
 GUARD_BYTE2 = 0x5A  # the bounds probe: what lies past a buffer, changed
 POISON = 0xFF  # outputs before the first run of each kernel on an input set
 POISON2 = 0x00  # ... and before the second: an element is unwritten only when it kept both
-FILL_MODES = ("uniform", "index", "zeros", "random-struct")
+FILL_MODES = ("uniform", "index", "zeros", "random-struct", "offsets")
 
 
 class Failure(Exception):
@@ -161,8 +161,23 @@ def fill(dtype: Any, count: int, seed: int, stream: int, mode: str, low: float, 
     if mode == "zeros":
         return arr
     rng = np.random.default_rng([seed, stream])
+    if mode == "offsets" and np.issubdtype(arr.dtype, np.integer) and count > 1:
+        arr[:] = offsets(rng.integers(0, 2**62, size=count, dtype=np.int64), high).astype(arr.dtype)
+        return arr
     _fill_into(arr, rng, mode, low, high)
     return arr
+
+
+def offsets(draws: Any, high: float) -> Any:
+    """Row pointers from one random draw per element: element i is i * step + u_i, u_i in [0, step] (0 at both ends),
+    step = floor(high / (count - 1)), so the sequence never falls, starts at 0, ends at most at `high`, and the
+    ranges between neighbours run from empty to twice the mean length (as the CUDA harness's fill_bytes does)."""
+    np = sys.modules["numpy"]
+    n = len(draws)
+    step = int(high) // (n - 1)
+    u = (draws.astype(np.uint64) % np.uint64(step + 1)).astype(np.int64)
+    u[0] = u[-1] = 0
+    return np.arange(n, dtype=np.int64) * step + u
 
 
 def _fill_into(view: Any, rng: Any, mode: str, low: float, high: float) -> None:
