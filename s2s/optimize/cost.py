@@ -335,7 +335,27 @@ def order(candidates: list[Candidate], state: State) -> list[Candidate]:
     ranked = profiled(ranked, state.feedback.get("original"), base,
                       {id(c): timed[str(i)] for i, c in enumerate(candidates)}, state)
     first = [c for c in ranked if _register_blocked(c, state, timed[str(candidates.index(c))])]
-    return first + [c for c in ranked if c not in first]
+    return halved_first(first + [c for c in ranked if c not in first])
+
+
+HALVED_PASS = "contraction-triangle"  # contraction-blocking's tiles on one side of the diagonal: half the blocks
+
+
+def halved_first(ranked: list[Candidate]) -> list[Candidate]:
+    """Each contraction-triangle candidate moved just before the first contraction-blocking one of the same pipeline
+    prefix: it applies only where the output is a triangle or a symmetric product, and there it runs the same tiles
+    with the blocks above the diagonal left out (the model counts the whole grid's work for both)."""
+    out = list(ranked)
+    for c in ranked:
+        if _last_step(c) != HALVED_PASS:
+            continue
+        prefix = c.origin.split("+repair")[0].rsplit(HALVED_PASS, 1)[0]
+        peer = next((i for i, x in enumerate(out) if _last_step(x) == BLOCKED_PASS and x.origin.startswith(prefix)
+                     and x.origin.split("+repair")[0][len(prefix):].startswith(BLOCKED_PASS)), None)
+        if peer is not None and out.index(c) > peer:
+            out.remove(c)
+            out.insert(peer, c)
+    return out
 
 
 LOW_OCCUPANCY = 40.0  # % of the SMs' warp slots: below it a latency-limited kernel lacks warps to hide latency

@@ -24,6 +24,7 @@ BUILTIN: dict[str, str] = {
     "coalesce-remap": "CoalesceRemap",
     "contraction-blocking": "ContractionBlocking",
     "contraction-tiling": "ContractionTiling",
+    "contraction-triangle": "ContractionTriangle",
     "delinearize-2d": "Delinearize2d",
     "fast-math": "FastMath",
     "grid-stride-fill": "GridStrideFill",

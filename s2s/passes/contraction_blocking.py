@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from s2s.lang.contraction import find_contraction
+from s2s.lang.contraction import Contraction, find_contraction
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.typedefs import typedefs
@@ -176,12 +176,7 @@ class ContractionBlocking:
         acc_ty = c.target_decl.strip() or (held.base_type if held is not None else "")
         if not all(_is_float(t, source, facts.dialect) for t in [*tys, acc_ty]):
             return Refused(f"the float4 form needs float operands and a float accumulator (here {'/'.join(tys + [acc_ty])})")
-        words = ("acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "v", "pa", "pb", "buf", "live", "alive", "p0")
-        n = {w: fresh(facts, source, w) for w in words}
-        for side, ops in (("A", c.a), ("B", c.b)):
-            for i in range(len(ops)):  # per operand: its shared tile, its fragment, its alignment flag, its prefetch registers
-                for key, want in (("s", f"{side}s"), ("r", f"r{side.lower()}"), ("v", f"v{side.lower()}"), ("p", f"p{side.lower()}")):
-                    n[f"{key}{side}{i}"] = fresh(facts, source, want if (i == 0 and key == "s") else f"{want}{i + (key == 's')}")
+        n = self.names(source, facts, c)
         bound = re.search(r"\(\s*(\d+)", facts.launch_bounds)
         if bound is not None and int(bound.group(1)) < THREADS:
             return Refused(f"__launch_bounds__ allows at most {bound.group(1)} threads per block ({THREADS} needed)")
@@ -195,6 +190,17 @@ class ContractionBlocking:
         sides = ", ".join([f"{o.text} along {c.k if o.k_fast else c.row}" for o in c.a] + [f"{o.text} along {c.k if o.k_fast else c.col}" for o in c.b])
         extra = (", float4 loads where aligned" if self.vec else "") + (", next slice prefetched" if self.prefetch else "")
         return Rewrite(tuple(edits), launch, f"128x128 tiles, 8x8 outputs per thread, k slices of {self.bk}{extra}: {sides}")
+
+    @staticmethod
+    def names(source: bytes, facts: KernelFacts, c: Contraction) -> dict[str, str]:
+        """The tiled body's names, each fresh in the kernel."""
+        words = ("acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "v", "pa", "pb", "buf", "live", "alive", "p0")
+        n = {w: fresh(facts, source, w) for w in words}
+        for side, ops in (("A", c.a), ("B", c.b)):
+            for i in range(len(ops)):  # per operand: its shared tile, its fragment, its alignment flag, its prefetch registers
+                for key, want in (("s", f"{side}s"), ("r", f"r{side.lower()}"), ("v", f"v{side.lower()}"), ("p", f"p{side.lower()}")):
+                    n[f"{key}{side}{i}"] = fresh(facts, source, want if (i == 0 and key == "s") else f"{want}{i + (key == 's')}")
+        return n
 
 
 def _is_float(name: str, source: bytes, dialect: str) -> bool:

@@ -1,0 +1,218 @@
+"""contraction-triangle: contraction-blocking's 128x128 tiles launched only on one side of the diagonal.
+
+Two shapes halve the work of a blocked contraction:
+- a **triangular output**: the guard bounds the column by the row (`j <= i`, `j > i` as an exit, `j2 >= j1` after
+  inner-loop-threads): only the tiles that meet the triangle get a block; the per-element guard stays, so the diagonal
+  tiles write their own side only;
+- a **symmetric product over a square guard**: one operand array read on both sides with the row and column exchanged
+  (`a[i*m+k] * a[j*m+k]`, S = A A^T), the term a product of the two, nothing read from what the kernel writes except the
+  output element itself (its `beta*C` term): the tiles below the diagonal compute S once and write it to both places,
+  each with its own statements before and after the loop; the diagonal tiles once.
+The blocks are numbered in launch order and mapped onto the triangle's tiles (the grid keeps contraction-blocking's
+launch: the blocks past the triangle leave at once). The triangular form keeps the original's sums bit for bit; the
+symmetric one sums each output's terms from zero and adds the sum after the statements before the loop (the rounding
+of a reordered sum, within the MEP's tolerance), and its mirrored term multiplies the operands in the other order.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from s2s.lang.contraction import find_contraction
+from s2s.lang.edits import Edit, Refused, Rewrite
+from s2s.lang.kernel_facts import KernelFacts
+from s2s.lang.kernel_model import model_and_body
+
+from ._blocking_code import BlockingCode
+from ._symmetry import fresh_names, symmetric, triangle
+from .contraction_blocking import ContractionBlocking
+
+EXAMPLE_DIALECT = "cuda"
+EXAMPLE_BEFORE = """\
+__global__ void syrk(int n, int m, float alpha, float beta, const float* a, float* c)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i < n && j < n) {
+        c[i * n + j] *= beta;
+        for (int k = 0; k < m; k++)
+            c[i * n + j] += alpha * a[i * m + k] * a[j * m + k];
+    }
+}
+"""
+EXAMPLE_AFTER = """\
+__global__ void __launch_bounds__(256, 2) syrk(int n, int m, float alpha, float beta, const float* a, float* c)
+{
+    __shared__ float4 As[8][33];
+    __shared__ float4 Bs[8][33];
+    __shared__ int alive;
+    float acc[64];
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
+    const int nmin = gridDim.x, nmaj = gridDim.y, lin = blockIdx.y * gridDim.x + blockIdx.x, tri = nmin * (nmin + 1) / 2;
+    int bmaj, bmin;
+    if (lin < tri) {
+        bmaj = (int)((sqrtf(8.0f * lin + 1.0f) - 1.0f) * 0.5f);
+        while (bmaj > 0 && bmaj * (bmaj + 1) / 2 > lin) --bmaj;
+        while ((bmaj + 1) * (bmaj + 2) / 2 <= lin) ++bmaj;
+        bmin = lin - bmaj * (bmaj + 1) / 2;
+    } else {
+        bmaj = nmin + (lin - tri) / nmin;
+        bmin = (lin - tri) % nmin;
+    }
+    if (bmaj >= nmaj) return;  // past the last tile of the triangle: the whole block, before any barrier
+    const int row0 = bmaj * 128, col0 = bmin * 128;
+    int live = 0;
+    #pragma unroll
+    for (int m1 = 0; m1 < 64; ++m1) {
+        int i = row0 + ty * 4 + m1 / 8 % 4 + m1 / 32 * 64;
+        int j = col0 + tx * 4 + m1 % 4 + m1 % 8 / 4 * 64;
+        acc[m1] = 0;
+        if (i < n && j < n) {
+            live = 1;
+        }
+    }
+    if (tid == 0) alive = 0;
+    __syncthreads();
+    if (live) alive = 1;
+    __syncthreads();
+    if (!alive) return;
+    int va0 = 1;
+    { int i = row0; int k = 0; va0 = va0 && ((size_t)(const void*)&(a[i * m + k]) % 16 == 0); }
+    { int i = row0 + 1; int k = 0; va0 = va0 && ((size_t)(const void*)&(a[i * m + k]) % 16 == 0); }
+    { int i = row0; int k = 0; const size_t p0 = (size_t)(const void*)&(a[i * m + k]); { int i = row0; int k = (0) + 1; va0 = va0 && ((size_t)(const void*)&(a[i * m + k]) == p0 + 4); } }
+    int vb0 = 1;
+    { int j = col0; int k = 0; vb0 = vb0 && ((size_t)(const void*)&(a[j * m + k]) % 16 == 0); }
+    { int j = col0 + 1; int k = 0; vb0 = vb0 && ((size_t)(const void*)&(a[j * m + k]) % 16 == 0); }
+    { int j = col0; int k = 0; const size_t p0 = (size_t)(const void*)&(a[j * m + k]); { int j = col0; int k = (0) + 1; vb0 = vb0 && ((size_t)(const void*)&(a[j * m + k]) == p0 + 4); } }
+    for (int t = 0; t < m; t += 8) {
+        #pragma unroll
+        for (int e = 0; e < 1; ++e) {
+            const int pa = (tid + e * 256) / 2, pb = (tid + e * 256) % 2 * 4;
+            { int i = row0 + pa; int k = t + pb;
+            if (va0 && i < n && k + 3 < m) {
+                const float4 v = *(const float4*)&(a[i * m + k]);
+                ((float*)As[pb + 0])[pa] = v.x;
+                ((float*)As[pb + 1])[pa] = v.y;
+                ((float*)As[pb + 2])[pa] = v.z;
+                ((float*)As[pb + 3])[pa] = v.w;
+            } else {
+                { int i = row0 + pa; int k = t + pb + 0; ((float*)As[pb + 0])[pa] = (i < n && k < m) ? a[i * m + k] : 0.0f; }
+                { int i = row0 + pa; int k = t + pb + 1; ((float*)As[pb + 1])[pa] = (i < n && k < m) ? a[i * m + k] : 0.0f; }
+                { int i = row0 + pa; int k = t + pb + 2; ((float*)As[pb + 2])[pa] = (i < n && k < m) ? a[i * m + k] : 0.0f; }
+                { int i = row0 + pa; int k = t + pb + 3; ((float*)As[pb + 3])[pa] = (i < n && k < m) ? a[i * m + k] : 0.0f; }
+            } }
+        }
+        #pragma unroll
+        for (int e = 0; e < 1; ++e) {
+            const int pa = (tid + e * 256) / 2, pb = (tid + e * 256) % 2 * 4;
+            { int j = col0 + pa; int k = t + pb;
+            if (vb0 && j < n && k + 3 < m) {
+                const float4 v = *(const float4*)&(a[j * m + k]);
+                ((float*)Bs[pb + 0])[pa] = v.x;
+                ((float*)Bs[pb + 1])[pa] = v.y;
+                ((float*)Bs[pb + 2])[pa] = v.z;
+                ((float*)Bs[pb + 3])[pa] = v.w;
+            } else {
+                { int j = col0 + pa; int k = t + pb + 0; ((float*)Bs[pb + 0])[pa] = (j < n && k < m) ? a[j * m + k] : 0.0f; }
+                { int j = col0 + pa; int k = t + pb + 1; ((float*)Bs[pb + 1])[pa] = (j < n && k < m) ? a[j * m + k] : 0.0f; }
+                { int j = col0 + pa; int k = t + pb + 2; ((float*)Bs[pb + 2])[pa] = (j < n && k < m) ? a[j * m + k] : 0.0f; }
+                { int j = col0 + pa; int k = t + pb + 3; ((float*)Bs[pb + 3])[pa] = (j < n && k < m) ? a[j * m + k] : 0.0f; }
+            } }
+        }
+        __syncthreads();
+        if (t + 8 <= m) {
+            #pragma unroll
+            for (int kk = 0; kk < 8; ++kk) {
+                float ra0[8];
+                { const float4 v = As[kk][ty]; ra0[0] = v.x; ra0[1] = v.y; ra0[2] = v.z; ra0[3] = v.w; }
+                { const float4 v = As[kk][ty + 16]; ra0[4] = v.x; ra0[5] = v.y; ra0[6] = v.z; ra0[7] = v.w; }
+                float rb0[8];
+                { const float4 v = Bs[kk][tx]; rb0[0] = v.x; rb0[1] = v.y; rb0[2] = v.z; rb0[3] = v.w; }
+                { const float4 v = Bs[kk][tx + 16]; rb0[4] = v.x; rb0[5] = v.y; rb0[6] = v.z; rb0[7] = v.w; }
+                #pragma unroll
+                for (int m1 = 0; m1 < 64; ++m1)
+                    acc[m1] += alpha * ra0[m1 / 8] * rb0[m1 % 8];
+            }
+        } else {
+            for (int kk = 0; kk < m - t; ++kk) {
+                float ra0[8];
+                { const float4 v = As[kk][ty]; ra0[0] = v.x; ra0[1] = v.y; ra0[2] = v.z; ra0[3] = v.w; }
+                { const float4 v = As[kk][ty + 16]; ra0[4] = v.x; ra0[5] = v.y; ra0[6] = v.z; ra0[7] = v.w; }
+                float rb0[8];
+                { const float4 v = Bs[kk][tx]; rb0[0] = v.x; rb0[1] = v.y; rb0[2] = v.z; rb0[3] = v.w; }
+                { const float4 v = Bs[kk][tx + 16]; rb0[4] = v.x; rb0[5] = v.y; rb0[6] = v.z; rb0[7] = v.w; }
+                #pragma unroll
+                for (int m1 = 0; m1 < 64; ++m1)
+                    acc[m1] += alpha * ra0[m1 / 8] * rb0[m1 % 8];
+            }
+        }
+        __syncthreads();
+    }
+    #pragma unroll
+    for (int m1 = 0; m1 < 64; ++m1) {
+        int i = row0 + ty * 4 + m1 / 8 % 4 + m1 / 32 * 64;
+        int j = col0 + tx * 4 + m1 % 4 + m1 % 8 / 4 * 64;
+        if (i < n && j < n) {
+            c[i * n + j] *= beta;
+            c[i * n + j] += acc[m1];
+        }
+    }
+    if (row0 != col0) {
+        #pragma unroll
+        for (int m1 = 0; m1 < 64; ++m1) {
+            int j = row0 + ty * 4 + m1 / 8 % 4 + m1 / 32 * 64;
+            int i = col0 + tx * 4 + m1 % 4 + m1 % 8 / 4 * 64;
+            if (i < n && j < n) {
+                c[i * n + j] *= beta;
+                c[i * n + j] += acc[m1];
+            }
+        }
+    }
+}
+"""
+_WORDS = ("lin", "tri", "bmaj", "bmin", "nmin", "nmaj")
+
+
+@dataclass(frozen=True)
+class ContractionTriangle:
+    name: ClassVar[str] = "contraction-triangle"
+    priority: ClassVar[int] = 10  # beside contraction-blocking; the cost model tries it first where both apply
+    space: ClassVar[tuple[str, ...]] = ("contraction-triangle{prefetch=true}", "contraction-triangle")
+    bk: int = 8
+    prefetch: bool = False
+
+    def applies(self, facts: KernelFacts) -> bool | str:
+        return ContractionBlocking(bk=self.bk, prefetch=self.prefetch).applies(facts)
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        c = find_contraction(source, facts.dialect, facts.name)
+        if isinstance(c, str):
+            return Refused(c)
+        got = model_and_body(source, facts.dialect, facts.name)
+        assert got is not None  # find_contraction found the kernel
+        model = got[0]
+        guard = next((g for g in model.guards if g.start == c.rest[0]), None)
+        if not c.guarded or guard is None:
+            return Refused("needs a guard bounding the outputs")
+        if any(c.offsets):
+            return Refused(f"{c.row} and {c.col} must be the thread indices without an offset")
+        tri = triangle(guard, c.row, c.col)
+        mirror = False
+        if not tri:
+            why = symmetric(source, facts, model, guard, c)
+            if why:
+                return Refused(f"neither a triangular guard ({c.col} <= {c.row} or {c.row} <= {c.col}) nor a symmetric product: {why}")
+            tri, mirror = "lower", True
+        base = ContractionBlocking(bk=self.bk, prefetch=self.prefetch)
+        out = base.rewrite(source, facts)
+        if isinstance(out, Refused):
+            return out
+        # the same rewrite with the tile map and the stores of this form: only the body's edit changes
+        n = base.names(source, facts, c)
+        n.update({w: fresh_names(n, source, facts, w) for w in _WORDS})
+        code = BlockingCode(self.bk, True, self.prefetch, c, n, facts.dialect == "opencl", source, tri=tri, mirror=mirror).lines()
+        body = Edit(c.start, c.rest[1], ("\n" + c.indent).join(code))
+        edits = tuple(body if (e.start, e.end) == (c.start, c.rest[1]) else e for e in out.edits)
+        what = f"the tiles {'below' if tri == 'lower' else 'above'} the diagonal only"
+        what += (f", each written at ({c.row}, {c.col}) and ({c.col}, {c.row})" if mirror else "")
+        return Rewrite(edits, out.launch, f"{what}; {out.note}")

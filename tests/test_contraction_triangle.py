@@ -1,0 +1,292 @@
+"""contraction-triangle: only the tiles on one side of the diagonal get a block.
+
+Real runs on PoCL against the original at sizes that divide nothing (300 rows: 3 x 3 tiles of 128 with a short last
+one; 45 terms: a short last k slice; the harness also checks the halved sizes), refusals, the zoo's symmetric and
+triangular kernels rewritten and compiled by nvcc, and the search's order. Kernels written here from scratch.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, needs_nvcc
+from mep_util import ParamSpec, make_mep, manifest
+
+from s2s.lang.edits import LaunchChange, Refused
+from s2s.lang.kernel_facts import kernel_facts
+from s2s.optimize.candidate import Candidate
+from s2s.optimize.registry import Applied, make_pass, parse_pipeline, run_pass
+
+HEAD = """__kernel void {name}(__global const float* a, __global float* c, float alpha, float beta, int n, int nk)
+{{
+    int j = get_global_id(0);
+    int i = get_global_id(1);
+"""
+# C = alpha A A^T + beta C over all n x n, accumulated in global memory (syrk's own shape)
+SYRK = HEAD.format(name="syrk") + """\
+    if (i < n && j < n) {
+        c[i * n + j] *= beta;
+        for (int k = 0; k < nk; k++)
+            c[i * n + j] += alpha * a[i * nk + k] * a[j * nk + k];
+    }
+}
+"""
+# C = alpha A^T A + beta C (column k of A is a[k*n + i]), an exit guard, a local accumulator, beta after the loop
+GRAM = HEAD.format(name="gram") + """\
+    if (i >= n || j >= n) return;
+    float s = 0.0f;
+    for (int k = 0; k < nk; ++k)
+        s += a[k * n + i] * a[k * n + j];
+    c[i * n + j] = alpha * s + beta * c[i * n + j];
+}
+"""
+# the lower triangle only (a triangular output: j <= i), a product of two different arrays is fine here
+LOWER = HEAD.format(name="lower").replace("__global float* c", "__global const float* b, __global float* c") + """\
+    if (j > i || i >= n || j >= n) return;
+    float s = 0.0f;
+    for (int k = 0; k < nk; k++)
+        s += a[i * nk + k] * b[j * nk + k];
+    c[i * n + j] = s;
+}
+"""
+# the upper triangle (i <= j) of a rectangular output: n rows, 2n columns
+UPPER = HEAD.format(name="upper") + """\
+    if (i < n && j >= i && j < 2 * n) {
+        float s = 0.0f;
+        for (int k = 0; k < nk; k++)
+            s += a[i * nk + k] * a[j * nk + k];
+        c[i * 2 * n + j] = s;
+    }
+}
+"""
+KERNELS = {"syrk": SYRK, "gram": GRAM, "lower": LOWER, "upper": UPPER}
+WIDE = {"upper": 2}  # columns per row of n
+
+
+def _state(kernel: str, mep: Path, n: int, nk: int):  # type: ignore[no-untyped-def]
+    from s2s.mep.manifest import load
+    from s2s.optimize.proposers.base import State
+
+    src = KERNELS[kernel]
+    cols = WIDE.get(kernel, 1) * n
+    params = [ParamSpec("a", "__global const float*", "in", "float", count=cols * nk, space="global"),
+              *([ParamSpec("b", "__global const float*", "in", "float", count=n * nk, space="global")] if "float* b" in src else []),
+              ParamSpec("c", "__global float*", "inout", "float", count=n * cols, space="global"),
+              ParamSpec("alpha", "float", "scalar", "float", value=1.5), ParamSpec("beta", "float", "scalar", "float", value=-0.5),
+              ParamSpec("n", "int", "scalar", "int", value=n), ParamSpec("nk", "int", "scalar", "int", value=nk)]
+    grid = (-(-cols // 16) * 16, -(-n // 16) * 16, 1)
+    make_mep(mep, src, manifest(kernel, "opencl", "kernel.cl", params, grid, (16, 16, 1), repetitions=2, warmup=1, timeout_s=120.0))
+    return State(manifest=load(mep), original=src.encode(), kernel=kernel, dialect="opencl", facts=kernel_facts(src.encode(), "opencl", kernel))
+
+
+def _evaluate(mep: Path, state, cand: Candidate):  # type: ignore[no-untyped-def]
+    from s2s.mep.evaluate import evaluate
+    from s2s.optimize.loop import write_variant
+
+    write_variant(mep, state.manifest.kernel_file, cand)
+    return evaluate(mep, cand.id, time=False)
+
+
+def _candidate(kernel: str, mep: Path, n: int, nk: int, pipeline: str):  # type: ignore[no-untyped-def]
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    state = _state(kernel, mep, n, nk)
+    cand = apply_pipeline(pipeline, state)
+    assert isinstance(cand, Candidate), cand
+    return state, cand
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kernel,n,pipeline", [
+    ("syrk", 300, "contraction-triangle"), ("gram", 300, "contraction-triangle{prefetch=true}"),
+    ("lower", 300, "contraction-triangle"), ("upper", 150, "contraction-triangle{prefetch=true}"),
+    ("syrk", 67, "contraction-triangle{bk=16}")])
+def test_matches_the_original_on_pocl(tmp_path: Path, kernel: str, n: int, pipeline: str) -> None:
+    """Every element the original writes (the diagonal tiles' own side, both places of a symmetric one), nothing else:
+    the harness poisons the output and compares all of it, at n and at n/2."""
+    pytest.importorskip("pyopencl")
+    state, cand = _candidate(kernel, tmp_path / "mep", n, 45, pipeline)
+    assert cand.launch is not None and cand.launch.block == (16, 16, 1)
+    m = _evaluate(tmp_path / "mep", state, cand)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+    assert m.outputs and all(o.ok for o in m.outputs) and m.input_sets >= 1
+
+
+@pytest.mark.slow
+def test_the_mirrored_store_and_the_tile_map_are_not_vacuous(tmp_path: Path) -> None:
+    """Without the mirrored stores the upper triangle stays unwritten; with the diagonal tiles mirrored too their
+    (row, col) and (col, row) elements race, each with beta applied twice; a triangular output whose blocks' map is
+    read the other way round (the tiles above the diagonal) misses its elements: each is caught."""
+    pytest.importorskip("pyopencl")
+    state, cand = _candidate("syrk", tmp_path / "syrk", 300, 45, "contraction-triangle")
+    text = cand.source.decode()
+    assert text.count("c[i * n + j] += acc[m];") == 2
+    broken = {"no mirror": text.replace("if (row0 != col0) {", "if (0) {"),
+              "diagonal twice": text.replace("if (row0 != col0) {", "if (1) {")}
+    for why, src in broken.items():
+        assert src != text, why
+        assert _evaluate(tmp_path / "syrk", state, replace(cand, source=src.encode())).verdict == "wrong-output", why
+    state, cand = _candidate("lower", tmp_path / "lower", 300, 45, "contraction-triangle")
+    text = cand.source.decode()
+    src = text.replace("row0 = bmaj * 128, col0 = bmin * 128", "row0 = bmin * 128, col0 = bmaj * 128")
+    assert src != text
+    assert _evaluate(tmp_path / "lower", state, replace(cand, source=src.encode())).verdict == "wrong-output"
+
+
+@pytest.mark.slow
+def test_a_column_loop_opened_by_inner_loop_threads_on_pocl(tmp_path: Path) -> None:
+    """covar_cols' shape: one thread per column j1 looping j2 >= j1, the mirrored store in the loop body; after
+    inner-loop-threads the guard is j2 >= j1, so only the tiles below the diagonal run, and they write both places."""
+    pytest.importorskip("pyopencl")
+    from s2s.mep.manifest import load
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    src = """\
+__kernel void cols(__global const float* data, __global float* sym, int m, int rows)
+{
+    int j1 = get_global_id(0);
+    if (j1 < m) {
+        for (int j2 = j1; j2 < m; j2++) {
+            sym[j1 * m + j2] = 0.0f;
+            for (int r = 0; r < rows; r++)
+                sym[j1 * m + j2] += data[r * m + j1] * data[r * m + j2];
+            sym[j2 * m + j1] = sym[j1 * m + j2];
+        }
+    }
+}
+"""
+    m_, rows = 290, 45
+    params = [ParamSpec("data", "__global const float*", "in", "float", count=rows * m_, space="global"),
+              ParamSpec("sym", "__global float*", "out", "float", count=m_ * m_, space="global"),
+              ParamSpec("m", "int", "scalar", "int", value=m_), ParamSpec("rows", "int", "scalar", "int", value=rows)]
+    mep = tmp_path / "mep"
+    make_mep(mep, src, manifest("cols", "opencl", "kernel.cl", params, (-(-m_ // 64) * 64, 1, 1), (64, 1, 1),
+                                repetitions=2, warmup=1, timeout_s=120.0))
+    state = State(manifest=load(mep), original=src.encode(), kernel="cols", dialect="opencl", facts=kernel_facts(src.encode(), "opencl", "cols"))
+    cand = apply_pipeline("inner-loop-threads{block=16x16},contraction-triangle", state)
+    assert isinstance(cand, Candidate), cand
+    assert b"if (bmaj >= nmaj) return;" in cand.source and b"sym[j2 * m + j1] = sym[j1 * m + j2];" in cand.source
+    m = _evaluate(mep, state, cand)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+
+
+def test_forms_and_launch() -> None:
+    syrk = run_pass(make_pass("contraction-triangle"), SYRK.encode(), "opencl")
+    assert isinstance(syrk, Applied), syrk
+    assert syrk.launch == LaunchChange((16, 16, 1), "tile-coarse", per_item=128)  # contraction-blocking's launch
+    assert syrk.note.startswith("the tiles below the diagonal only, each written at (i, j) and (j, i); 128x128 tiles")
+    text = syrk.text.decode()
+    assert "sqrt(8.0f * lin + 1.0f)" in text and "get_num_groups(0)" in text  # OpenCL's names
+    # summed from zero, beta applied at the store, once per place
+    assert "acc[m] = c[i * n + j];" not in text and text.count("c[i * n + j] *= beta;") == 2
+    lower = run_pass(make_pass("contraction-triangle"), LOWER.encode(), "opencl")
+    assert isinstance(lower, Applied) and lower.note.startswith("the tiles below the diagonal only; ")
+    ltext = lower.text.decode()
+    assert "acc[m] = s;" in ltext and "float s = acc[m];" in ltext and "row0 != col0" not in ltext  # the original's sums
+    upper = run_pass(make_pass("contraction-triangle"), UPPER.encode(), "opencl")
+    assert isinstance(upper, Applied) and upper.note.startswith("the tiles above the diagonal only; ")
+    assert "row0 = bmin * 128, col0 = bmaj * 128" in upper.text.decode()
+    gram = run_pass(make_pass("contraction-triangle"), GRAM.encode(), "opencl")
+    assert isinstance(gram, Applied) and "(j, i)" in gram.note
+    assert "float s = 0.0f;\n            s += acc[m];\n            c[i * n + j] = alpha * s + beta * c[i * n + j];" in gram.text.decode()
+
+
+@pytest.mark.parametrize("src,why", [
+    (LOWER.replace("if (j > i || i >= n || j >= n) return;", "if (i >= n || j >= n) return;"), "one operand array read on both sides"),
+    (SYRK.replace("a[j * nk + k]", "a[k * nk + j]"), "not the same element with i and j exchanged"),
+    (SYRK.replace("a[j * nk + k]", "a[j * nk + k + 1]"), "not the same element with i and j exchanged"),
+    (GRAM.replace("beta * c[i * n + j]", "beta * c[j * n + i]"), "reads or writes its output at more than the output element"),
+    (GRAM.replace("if (i >= n || j >= n) return;", "if (i >= n || j >= nk) return;"), "does not bound i and j alike"),
+    (GRAM.replace("if (i >= n || j >= n) return;", "if (i >= n || j >= n || alpha > 2.0f) return;"), "does not bound i and j alike"),
+    (GRAM.replace("s += a[k * n + i] * a[k * n + j];", "s -= a[k * n + i] * a[k * n + j];"), "must be ACC += term"),
+    (GRAM.replace("s += a[k * n + i] * a[k * n + j];", "s += a[k * n + i] / a[k * n + j];"), "a product of the two operands"),
+    (GRAM.replace("__global const float* a", "__global float* a").replace("c[i * n + j] = alpha", "a[0] = 0.0f; c[i * n + j] = alpha"),
+     "a is written by the kernel"),
+    (SYRK.replace("int j = get_global_id(0);", "int j = get_global_id(0) + 1;"), "without an offset"),
+    (SYRK.replace("float", "double"), "float4 form needs float operands"),
+], ids=["different-arrays", "not-mirrored", "shifted", "output-read-elsewhere", "not-square", "extra-condition",
+        "minus", "quotient", "operand-written", "offset", "double"])
+def test_refusals_say_why(src: str, why: str) -> None:
+    out = run_pass(make_pass("contraction-triangle"), src.encode(), "opencl")
+    assert isinstance(out, Refused) and why in out.reason, out
+
+
+ZOO = {"syrk": "contraction-triangle{prefetch=true}", "syrk_lower": "delinearize-2d,contraction-triangle{prefetch=true}",
+       "covar_cols": "inner-loop-threads{block=16x16},contraction-triangle{prefetch=true}"}
+
+
+def _zoo(name: str) -> bytes:
+    text = (ROOT / "bench" / "zoo" / name / f"{name}.cu").read_bytes()
+    for step, opts in parse_pipeline(ZOO[name]):
+        got = run_pass(make_pass(step, opts), text, "cuda", name)
+        assert isinstance(got, Applied), (name, step, got)
+        text = got.text
+    return text
+
+
+def test_zoo_forms_and_refusals() -> None:
+    notes = {}
+    for name in ZOO:
+        text = _zoo(name).decode()
+        assert "if (bmaj >= nmaj) return;" in text and "sqrtf(" in text, name
+        notes[name] = text.count("if (row0 != col0)")
+    assert notes == {"syrk": 1, "syrk_lower": 0, "covar_cols": 0}  # only syrk computes its mirror itself
+    for name, why in (("gemm_naive", "one operand array"), ("syr2k", "one operand array"), ("gemm_tn", "does not bound i and j alike")):
+        out = run_pass(make_pass("contraction-triangle"), (ROOT / "bench" / "zoo" / name / f"{name}.cu").read_bytes(), "cuda", name)
+        assert isinstance(out, Refused) and why in out.reason, (name, out)
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_zoo_rewrites_compile_without_spills(tmp_path: Path) -> None:
+    files = []
+    for name in ZOO:
+        files.append(tmp_path / f"{name}.cu")
+        files[-1].write_bytes(_zoo(name))
+    nvcc = shutil.which("nvcc")
+    assert nvcc is not None
+    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-O3", "-Xptxas", "-v", "-I", str(ROOT / "bench" / "zoo" / "syrk"), *map(str, files),
+                           "--output-directory", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    spills = [line for line in proc.stderr.splitlines() if "spill" in line]
+    assert len(spills) >= len(ZOO) and all(" 0 bytes spill stores" in line for line in spills), proc.stderr[-3000:]
+
+
+SYRK_CU = SYRK.replace("__kernel", "__global__").replace("__global const", "const").replace("__global ", "") \
+    .replace("get_global_id(0)", "blockIdx.x * blockDim.x + threadIdx.x").replace("get_global_id(1)", "blockIdx.y * blockDim.y + threadIdx.y")
+
+
+def _round_one(src: str, n: int) -> list[str]:
+    """The built-in proposer's first round for an n x n output over n terms, in the order it evaluates it."""
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import BuiltinProposer
+
+    params = [ParamSpec("a", "const float*", "in", "float", count=n * n), ParamSpec("c", "float*", "inout", "float", count=n * n),
+              ParamSpec("alpha", "float", "scalar", "float", value=1.5), ParamSpec("beta", "float", "scalar", "float", value=0.5),
+              ParamSpec("n", "int", "scalar", "int", value=n), ParamSpec("nk", "int", "scalar", "int", value=n)]
+    m = manifest("syrk", "cuda", "kernel.cu", params, (n // 16, n // 16, 1), (16, 16, 1))
+    state = State(manifest=m, original=src.encode(), kernel="syrk", dialect="cuda", facts=kernel_facts(src.encode(), "cuda", "syrk"))
+    return [c.origin.removeprefix("pass:") for c in BuiltinProposer().propose(state)]
+
+
+def test_the_search_tries_it_first_where_it_applies() -> None:
+    got = _round_one(SYRK_CU, 2048)
+    assert set(got[:2]) == {"contraction-triangle{prefetch=true}", "contraction-triangle"} and got[2] == "contraction-blocking", got[:5]
+    gemm = SYRK_CU.replace("a[j * nk + k]", "a[k * n + j]")  # A A: not symmetric, contraction-blocking's order stands
+    plain = _round_one(gemm, 2048)
+    assert plain[0] == "contraction-blocking" and not any("triangle" in x for x in plain), plain[:5]
+
+
+def test_halved_first_moves_it_before_its_own_pipeline_only() -> None:
+    from s2s.optimize.cost import halved_first
+
+    def cand(origin: str) -> Candidate:
+        return Candidate(source=b"", origin=f"pass:{origin}")
+
+    ranked = [cand(x) for x in ("a,contraction-blocking", "contraction-blocking", "b", "a,contraction-triangle", "contraction-triangle+repair")]
+    got = [c.origin.removeprefix("pass:") for c in halved_first(ranked)]
+    assert got == ["a,contraction-triangle", "a,contraction-blocking", "contraction-triangle+repair", "contraction-blocking", "b"]
