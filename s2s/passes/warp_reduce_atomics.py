@@ -1,7 +1,11 @@
-"""warp-reduce-atomics: every thread's `atomicAdd(target, v)` becomes a warp shuffle sum and one atomic per warp.
+"""warp-reduce-atomics: every thread's `atomicAdd(target, v)` becomes a shuffle sum and one atomic per block (or warp).
 
-The target must be the same address for every thread; the warp's lanes that exist (the last warp of a
-block may be partial) are computed from the block size, so any block shape works.
+The target must be the same address for every thread. Each thread adds its values into a register; at the end of the
+kernel the block adds its threads' sums with warp shuffles and shared memory and thread 0 does the one atomic
+(`scope=warp`: lane 0 of each warp, no barrier). Same-address atomics are serialized (about 1.4 to 1.9 ns each on an
+H200): dot_atomic's 1024 blocks of 256 threads do 1024 instead of 8192 (warp scope measured 61.7 µs of a 31.6 µs
+floor). The warp's lanes that exist (the last warp of a block may be partial) are computed from the block size, so
+any block shape works.
 """
 from __future__ import annotations
 
@@ -12,7 +16,9 @@ from typing import ClassVar
 from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 
+from ._block_sum import block_sum
 from ._common import fresh, node_at, text
+from ._elementwise import elem_type
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -33,14 +39,26 @@ __global__ void energy(const float* u, float* out, int n)
         wsum += (0.5f * u[i] * u[i]);
     }
     {
+        __shared__ float wsum_w[32];
         const int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const int here = blockDim.x * blockDim.y * blockDim.z - (tid & ~31);
+        const int size = blockDim.x * blockDim.y * blockDim.z;
+        const int here = size - (tid & ~31);
         const unsigned wmask = here >= 32 ? 0xffffffffu : (1u << here) - 1u;
         for (int off = 16; off > 0; off /= 2) {
             float other = __shfl_down_sync(wmask, wsum, off);
             if ((tid & 31) + off < here) wsum += other;
         }
-        if ((tid & 31) == 0) atomicAdd(out, wsum);
+        if ((tid & 31) == 0) wsum_w[tid / 32] = wsum;
+        __syncthreads();
+        if (tid < 32) {
+            const int warps = (size + 31) / 32;
+            wsum = tid < warps ? wsum_w[tid] : (float)0;
+            for (int off = 16; off > 0; off /= 2) {
+                float other = __shfl_down_sync(wmask, wsum, off);
+                if (tid + off < here) wsum += other;
+            }
+            if (tid == 0) atomicAdd(out, wsum);
+        }
     }
 }
 """
@@ -52,10 +70,13 @@ class WarpReduceAtomics:
     name: ClassVar[str] = "warp-reduce-atomics"
     priority: ClassVar[int] = 50  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("warp-reduce-atomics",)
+    scope: str = "block"  # block: one atomic per block (a barrier at the end) | warp: one per warp (no barrier)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if facts.dialect == "opencl":
             return "warp shuffles have no portable OpenCL 1.2 equivalent"
+        if self.scope not in {"block", "warp"}:
+            return "scope must be block or warp"
         if not facts.atomics or any(a.function != "atomicAdd" for a in facts.atomics):
             return "needs atomicAdd calls (and no other atomics)"
         targets = {a.target.replace(" ", "") for a in facts.atomics}
@@ -77,9 +98,9 @@ class WarpReduceAtomics:
         target = facts.atomics[0].target
         array = re.findall(r"[A-Za-z_]\w*", target)
         p = facts.param(array[0]) if array else None
-        if p is None or p.base_type not in _TYPES:
+        ty = elem_type(p.type) if p is not None else ""
+        if ty not in _TYPES:
             return Refused("the target must be a float, double or integer parameter")
-        ty = p.base_type
         edits: list[Edit] = []
         wsum = fresh(facts, source, "wsum")
         for a in facts.atomics:
@@ -88,6 +109,11 @@ class WarpReduceAtomics:
             if call is None or call.parent is None or call.parent.type != "expression_statement" or args is None:
                 return Refused("the atomic's result is used")
             edits.append(Edit(a.start, a.end, f"{wsum} += ({text(source, args.named_children[1])})"))
+        close = facts.body_end - 1
+        edits.insert(0, Edit(facts.body_start + 1, facts.body_start + 1, f"\n    {ty} {wsum} = 0;"))
+        if self.scope == "block":
+            edits.append(Edit(close, close, "".join(f"    {line}\n" for line in block_sum(facts, source, wsum, ty, target))))
+            return Rewrite(tuple(edits), None, f"block-level sum (warp shuffles, shared memory) before one atomicAdd to {target}")
         tid, here, wmask, off, other = (fresh(facts, source, w) for w in ("tid", "here", "wmask", "off", "other"))
         lines = [
             "{",
@@ -101,7 +127,5 @@ class WarpReduceAtomics:
             f"    if (({tid} & 31) == 0) atomicAdd({target}, {wsum});",
             "}",
         ]
-        close = facts.body_end - 1
-        edits.insert(0, Edit(facts.body_start + 1, facts.body_start + 1, f"\n    {ty} {wsum} = 0;"))
         edits.append(Edit(close, close, "".join(f"    {line}\n" for line in lines)))
         return Rewrite(tuple(edits), None, f"warp-level sum before atomicAdd to {target}")
