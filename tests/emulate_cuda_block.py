@@ -56,6 +56,30 @@ template <typename T> static T __shfl_down_sync(unsigned mask, T v, int off, int
     s2s_warps[tid / 32]->arrive_and_wait();
     return out;
 }
+template <typename T> static T __shfl_up_sync(unsigned mask, T v, int off, int width = 32) {
+    int tid = s2s_tid(), lane = tid & 31, here = s2s_size() - (tid & ~31);
+    unsigned present = here >= 32 ? 0xffffffffu : (1u << here) - 1u;
+    if ((mask & present) != mask) { printf("BAD MASK\\n"); fflush(stdout); _Exit(3); }
+    std::memcpy(&s2s_slot[tid], &v, sizeof(T));
+    s2s_warps[tid / 32]->arrive_and_wait();
+    T out = v;
+    if ((lane % width) - off >= 0) std::memcpy(&out, &s2s_slot[tid - off], sizeof(T));
+    s2s_warps[tid / 32]->arrive_and_wait();
+    return out;
+}
+template <typename T> static T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
+    int tid = s2s_tid(), lane = tid & 31, here = s2s_size() - (tid & ~31);
+    unsigned present = here >= 32 ? 0xffffffffu : (1u << here) - 1u;
+    if ((mask & present) != mask) { printf("BAD MASK\\n"); fflush(stdout); _Exit(3); }
+    std::memcpy(&s2s_slot[tid], &v, sizeof(T));
+    s2s_warps[tid / 32]->arrive_and_wait();
+    T out;
+    int from = lane / width * width + src % width;
+    if (from < here) std::memcpy(&out, &s2s_slot[(tid & ~31) + from], sizeof(T));
+    else std::memset(&out, 0xff, sizeof(T));
+    s2s_warps[tid / 32]->arrive_and_wait();
+    return out;
+}
 template <typename F> static void s2s_launch(F k, s2s_dim3 g, s2s_dim3 b) {
     gridDim = g; blockDim = b;
     int n = b.x * b.y * b.z;

@@ -21,6 +21,7 @@ from s2s.lang.kernel_facts import KernelFacts, kernel_facts
 BUILTIN: dict[str, str] = {
     "atomic-accumulate": "AtomicAccumulate",
     "block-reduce-shuffle": "BlockReduceShuffle",
+    "block-scan-shuffle": "BlockScanShuffle",
     "coalesce-remap": "CoalesceRemap",
     "contraction-blocking": "ContractionBlocking",
     "contraction-tiling": "ContractionTiling",

@@ -1,0 +1,75 @@
+"""block-scan-shuffle (issue 15: scan_blocks at 28% of the copy bandwidth, no candidate): Hillis-Steele block scans in
+shared memory become warp-shuffle scans; run threaded on the CPU (tests/emulate_cuda_block.py: barriers, shuffles,
+shared memory) against the originals, with mutants that must fail. Golden files: tests/golden/passes/block_scan_shuffle_*."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from emulate_cuda import Launch
+from emulate_cuda_block import same_outputs
+
+from s2s.optimize.registry import Applied, make_pass, run_pass
+
+ZOO = ROOT / "bench" / "zoo"
+GOLDEN = ROOT / "tests" / "golden" / "passes"
+
+
+def _input(golden: str) -> bytes:
+    text = (GOLDEN / f"block_scan_shuffle_{golden}.cu").read_text()
+    return text.split("// ----- INPUT\n", 1)[1].split("// ----- EXPECTED\n", 1)[0].encode()
+
+
+def _scan(source: bytes, kernel: str) -> bytes:
+    out = run_pass(make_pass("block-scan-shuffle"), source, "cuda", kernel)
+    assert isinstance(out, Applied), out
+    assert out.launch is None  # the launch is unchanged: one value per thread, B threads per block
+    return out.text
+
+
+def test_the_zoo_scan_blocks_loses_its_shared_buffers_and_log2_barriers() -> None:
+    src = (ZOO / "scan_blocks" / "scan_blocks.cu").read_bytes()
+    after = _scan(src, "scan_blocks").decode()
+    kernel = after[after.index("__global__"):after.index("int main")]
+    assert "buf[2][B]" not in kernel and kernel.count("__syncthreads();") == 2 and kernel.count("__shfl_up_sync") == 2
+    assert "out[g] = buf_v;" in kernel and "float buf_v = in[g];" in kernel
+    assert after[after.index("int main"):] == src.decode()[src.decode().index("int main"):]  # the host code untouched
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["zoo", "gems_exclusive", "single_buffer_double"])
+def test_the_shuffle_scan_computes_what_the_shared_memory_scan_did(tmp_path: Path, case: str) -> None:
+    """The zoo's inclusive scan (B = 1024, 2 blocks), GPU Gems' exclusive one with its pout/pin buffers (N = 256, 3
+    blocks), a single-buffered double scan with a guarded tail (BS = 128, n = 300 over 3 blocks): the same outputs
+    within float rounding (the sums are added in another order)."""
+    if case == "zoo":
+        before, name, launch, counts, scalars = (ZOO / "scan_blocks" / "scan_blocks.cu").read_bytes(), "scan_blocks", \
+            Launch((2, 1, 1), (1024, 1, 1)), {"in": 2048, "out": 2048}, {}
+    elif case == "gems_exclusive":
+        before, name, launch, counts, scalars = _input(case), "scan_gems", Launch((3, 1, 1), (256, 1, 1)), \
+            {"g_idata": 768, "g_odata": 768}, {}
+    else:
+        before, name, launch, counts, scalars = _input(case), "scan_single", Launch((3, 1, 1), (128, 1, 1)), \
+            {"x": 384, "y": 384}, {"n": "300"}
+    after = _scan(before, name)
+    assert same_outputs(tmp_path, name, before, after, (launch, launch), counts, scalars, rtol=1e-5) == "SAME"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", ["no_warp_carry", "carry_own_warp", "second_level_skipped"])
+def test_mutants_of_the_shuffle_scan_fail(tmp_path: Path, mutant: str) -> None:
+    """The emulation tells a broken scan apart: the totals of earlier warps not added, a warp adding its own total, the
+    totals not scanned."""
+    before = _input("gems_exclusive")
+    after = _scan(before, "scan_gems").decode()
+    broken = {
+        "no_warp_carry": after.replace("if (warp > 0) temp_v += temp_w[warp - 1];", ""),
+        "carry_own_warp": after.replace("temp_v += temp_w[warp - 1]", "temp_v += temp_w[warp]"),
+        "second_level_skipped": after.replace("            temp_w[lane] = tot;\n", ""),
+    }[mutant]
+    assert broken != after
+    launch = Launch((3, 1, 1), (256, 1, 1))
+    got = same_outputs(tmp_path, "scan_gems", before, broken.encode(), (launch, launch), {"g_idata": 768, "g_odata": 768}, {},
+                       rtol=1e-5)
+    assert got == "DIFF g_odata"
