@@ -42,6 +42,7 @@ BUILTIN: dict[str, str] = {
     "smem-tiling": "SmemTiling",
     "smem-transpose": "SmemTranspose",
     "split-reduction": "SplitReduction",
+    "stencil-registers": "StencilRegisters",
     "stencil-streaming": "StencilStreaming",
     "stencil-tiling": "StencilTiling",
     "struct-wide-io": "StructWideIo",

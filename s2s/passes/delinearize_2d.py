@@ -6,7 +6,9 @@ moduli below it, and the sizes are kernel parameters or compile-time values, the
 instead: the unit-stride digit from x (the writes stay coalesced), the next from y, a batch from z. The guard keeps
 its own terms (`t < M*N` becomes `i < M`) and gains a bound for every digit it did not bound. The kernel's
 2-D shape is then what contraction-tiling and register-accumulation tile. The new grid is computed from the sizes
-(`extent:` launch rule). Refused: t used otherwise, thread indices elsewhere, barriers, shared memory, atomics.
+(`extent:` launch rule). The digits may share one declaration (`int y = p / W, x = p % W;`); another read of t
+(`out[p] = s`) becomes the number the digits spell (`(y * W + x)`, t's own type). Refused: t assigned or its address
+taken, thread indices elsewhere, barriers, shared memory, atomics.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
 from s2s.lang.kernel_model import kernel_model
 
 from ._common import body_node, indent_of, statements, text, walk
+from ._digits import decl_type, guard_cond, header, returns, spelled
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -96,7 +99,7 @@ class Delinearize2d:
             return Refused(f"thread indices used outside {t}'s declaration: the kernel may depend on the 1-D order")
         macros = ix.int_macros(source)
         params = {n for n, _, p in model.params if not p}
-        digits, guards = self._header(source, stmts, t, params | set(macros))
+        digits, guards = header(source, stmts, t, params | set(macros))
         if isinstance(digits, str):
             return Refused(digits)
         chain = ix.radix_chain(digits, t)
@@ -105,49 +108,27 @@ class Delinearize2d:
         if len(chain) == 2 and len(self.block) == 3 and self.block[2] != 1:
             return Refused("a 3-D block for an index split in two")
         names = {d.var for d in chain}
-        conds = [_cond(g) for g in guards]
+        conds = [guard_cond(g) for g in guards]
+        uses: list[Node] = []  # reads of t past the split: the number its digits spell
         for n in walk(body):
             at = n.start_byte
             if n.type == "identifier" and text(source, n) == t and not stmts[0].start_byte <= at < stmts[0].end_byte \
                     and not any(d.decl.start_byte <= at < d.decl.end_byte for d in chain) \
                     and not any(c.start_byte <= at < c.end_byte for c in conds):
-                return Refused(f"{t} is used beyond the index split and the guard")
+                if n.parent is not None and n.parent.type == "pointer_expression":
+                    return Refused(f"the address of {t} is taken")
+                uses.append(n)
             if n.type in {"assignment_expression", "update_expression"}:
                 target = n.child_by_field_name("left" if n.type == "assignment_expression" else "argument")
                 if target is not None and text(source, target) in names | {t}:
                     return Refused(f"{text(source, target)} is assigned after its declaration")
         if not guards:
             return Refused(f"needs a guard bounding {chain[-1].var} (or {t}): the launch's size is the only bound")
-        return self._rewrite(source, facts, model, t, chain, guards, stmts[0], macros)
-
-    def _header(self, source: bytes, stmts: list[Node], t: str, sizes: set[str]) -> tuple[list[ix.Digit] | str, list[Node]]:
-        """The digit declarations and the guards (return or block form) before the work, in order."""
-        digits: list[ix.Digit] = []
-        guards: list[Node] = []
-        seq, i = stmts, 1
-        while i < len(seq):
-            s = seq[i]
-            d = ix.digit_of(source, s, t)
-            if d is not None:
-                unproven = sorted((d.div.names | (d.mod.names if d.mod is not None else frozenset())) - sizes)
-                if unproven:
-                    return f"{d.var}: {', '.join(unproven)} is no kernel parameter nor a compile-time value the build cannot change", guards
-                digits.append(d)
-            elif s.type == "if_statement" and s.child_by_field_name("alternative") is None and seq is stmts \
-                    and (_returns(s.child_by_field_name("consequence")) or i == len(seq) - 1):
-                guards.append(s)  # an early exit, or the guarded block that holds the rest of the kernel
-                cons = s.child_by_field_name("consequence")
-                if not _returns(cons):
-                    if cons is None or cons.type != "compound_statement":
-                        break
-                    seq, i = statements(cons), 0
-                    continue
-            elif s.type == "declaration" and t in ix.idents_in(source, s):
-                return f"'{text(source, s)}' is not {t} / D, {t} % E or ({t} / D) % E with sizes D and E", guards
-            else:
-                break
-            i += 1
-        return digits, guards
+        out = self._rewrite(source, facts, model, t, chain, guards, stmts[0], macros)
+        if isinstance(out, Refused) or not uses:
+            return out
+        number = spelled(source, stmts[0], chain)
+        return Rewrite(out.edits + tuple(Edit(n.start_byte, n.end_byte, number) for n in uses), out.launch, out.note)
 
     def _rewrite(self, source: bytes, facts: KernelFacts, model, t: str, chain: list[ix.Digit], guards: list[Node],  # type: ignore[no-untyped-def]
                  first: Node, macros: dict[str, int]) -> Rewrite | Refused:
@@ -155,8 +136,8 @@ class Delinearize2d:
         known = {(v, b) for g in guards for x in model.guards if x.start == g.start_byte for v, b in x.upper}
         swaps: list[Edit] = []  # guard terms on t, as terms on the top digit
         for g in guards:
-            ret = _returns(g.child_by_field_name("consequence"))
-            for term in ix.terms(_cond(g), source, "||" if ret else "&&"):
+            ret = returns(g.child_by_field_name("consequence"))
+            for term in ix.terms(guard_cond(g), source, "||" if ret else "&&"):
                 if t not in ix.idents_in(source, term):
                     continue
                 q = ix.t_bound(source, term, t, ret)
@@ -169,9 +150,9 @@ class Delinearize2d:
         if bound is None or (top.mod is not None and (top.var, top.mod) not in known):
             return Refused(f"needs a guard bounding {top.var} (or {t}) from above by a size")
         extent = [d.mod for d in chain[:-1]] + [top.mod or bound]
-        ret = _returns(guards[0].child_by_field_name("consequence"))
+        ret = returns(guards[0].child_by_field_name("consequence"))
         extra = [f"{d.var} {'>=' if ret else '<'} {e.text()}" for d, e in zip(chain, extent) if e is not None and (d.var, e) not in known]
-        cond = _cond(guards[0])
+        cond = guard_cond(guards[0])
         inner = [c for c in cond.named_children if c.type != "comment"]
         expr = inner[0] if cond.type == "condition_clause" and len(inner) == 1 else cond
         mine = sorted((e for e in swaps if expr.start_byte <= e.start < expr.end_byte), key=lambda e: -e.start)
@@ -188,12 +169,12 @@ class Delinearize2d:
         pad = indent_of(source, first.start_byte)
         lines = []
         for axis, d in zip("xyz", chain):
-            ty = source[d.decl.start_byte:d.decl.child_by_field_name("declarator").start_byte].decode().strip()  # type: ignore[union-attr]
+            ty = decl_type(source, d.decl)
             gid = f"get_global_id({'xyz'.index(axis)})" if facts.dialect == "opencl" else \
                 f"blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}"
             lines.append(f"{ty} {d.var} = {gid};")
         edits.append(Edit(first.start_byte, first.end_byte, ("\n" + pad).join(lines)))
-        edits += [ix.delete_statement(source, d.decl) for d in chain]
+        edits += [ix.delete_statement(source, decl) for decl in {(d.decl.start_byte, d.decl.end_byte): d.decl for d in chain}.values()]
         block = (tuple(self.block) + (1,))[:3]
         sizes = [ix.value_text(e, macros) for e in extent]
         small = next((f"{a}: {s} outputs, blocks of {b}" for a, s, b in zip("xy", sizes, block) if s.isdigit() and int(s) < b), None)
@@ -203,14 +184,4 @@ class Delinearize2d:
         axes = ", ".join(f"{d.var} from {a} (< {e.text()})" for a, d, e in zip("xyz", chain, extent))
         return Rewrite(tuple(edits), launch, f"{t} split into {axes}")
 
-
-def _cond(guard: Node) -> Node:
-    c = guard.child_by_field_name("condition")
-    assert c is not None
-    return c
-
-
-def _returns(cons: Node | None) -> bool:
-    return cons is not None and (cons.type == "return_statement" or (cons.type == "compound_statement" and
-                                                                     [c.type for c in statements(cons)] == ["return_statement"]))
 
