@@ -21,7 +21,18 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
-from ._common import body_node, fresh, indent_of, statements, text, walk
+from ._block_scan import (
+    aliases,
+    assigned,
+    declares,
+    element_type,
+    hillis_steele,
+    load_value,
+    own_reads,
+    shared_names,
+    whole_lines,
+)
+from ._common import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -77,8 +88,6 @@ __global__ void scan_blocks(const float* in, float* out)
     out[g] = buf_v;
 }
 """
-_SUB = r"\[([^\[\]]*)\]"
-
 
 @dataclass(frozen=True)
 class BlockScanShuffle:
@@ -96,17 +105,17 @@ class BlockScanShuffle:
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         body = body_node(source, facts)
         stmts = statements(body)
-        tvars = {"threadIdx.x"} | {v for s in stmts if s.type == "declaration" for v in _aliases(source, s)}
+        tvars = {"threadIdx.x"} | {v for s in stmts if s.type == "declaration" for v in aliases(source, s)}
         why = "needs a top-level loop `for (off = 1; off < B; off <<= 1)` reading S[t - off] of a __shared__ array S"
         for k, loop in enumerate(stmts):
             if loop.type != "for_statement" or k < 2 or text(source, stmts[k - 1]) != "__syncthreads();":
                 continue
-            found = _hillis_steele(source, loop, _shared_names(facts), tvars)
+            found = hillis_steele(source, loop, shared_names(facts), tvars)
             if isinstance(found, str):
                 why = found
                 continue
             array, t, b = found
-            load = _load(source, stmts[k - 2], array, t)
+            load = load_value(source, stmts[k - 2], array, t)
             if isinstance(load, Refused):
                 return load
             named = set(re.findall(r"[A-Za-z_]\w*", b)) & ({p.name for p in facts.params} | set(facts.locals))
@@ -115,17 +124,17 @@ class BlockScanShuffle:
                                "up to 1024, checked by a static_assert)")
             if re.search(r"\breturn\b", source[facts.body_start : loop.start_byte].decode("utf-8", "replace")):
                 return Refused("a return before the scan: every thread of the block must reach the shuffles")
-            if any(re.search(rf"\b{array}\b", text(source, s)) for s in stmts[: k - 2] if not _declares(source, s, array)):
+            if any(re.search(rf"\b{array}\b", text(source, s)) for s in stmts[: k - 2] if not declares(source, s, array)):
                 return Refused(f"{array} is used before its load: the scan must start from one value per thread")
-            decl = next((s for s in stmts[: k - 2] if _declares(source, s, array)), None)
-            elem = _element_type(source, decl, array) if decl is not None else None
+            decl = next((s for s in stmts[: k - 2] if declares(source, s, array)), None)
+            elem = element_type(source, decl, array) if decl is not None else None
             if decl is None or elem is None:
                 return Refused(f"{array} must be a __shared__ array declared in the kernel")
             v = fresh(facts, source, f"{array}_v")
-            reads = _own_reads(source, stmts[k + 1 :], array, t, _assigned(source, loop))
+            reads = own_reads(source, stmts[k + 1 :], array, t, assigned(source, loop))
             if isinstance(reads, str):
                 return Refused(reads)
-            edits = (Edit(*_whole_lines(source, decl), ""),  # S is no longer used
+            edits = (Edit(*whole_lines(source, decl), ""),  # S is no longer used
                      Edit(stmts[k - 2].start_byte, loop.end_byte, self._code(source, facts, stmts[k - 2], load, v, t, b, elem, array)),
                      *(Edit(r.start_byte, r.end_byte, v) for r in reads))
             return Rewrite(edits, None, f"warp-shuffle scan instead of the shared-memory Hillis-Steele scan over {array}")
@@ -157,130 +166,3 @@ class BlockScanShuffle:
                  f"    if ({warp} > 0) {v} += {w}[{warp} - 1];",
                  "}"]
         return ("\n" + indent_of(source, at.start_byte)).join(lines)
-
-
-def _aliases(source: bytes, decl: Node) -> list[str]:
-    """Locals declared as exactly threadIdx.x (`int t = threadIdx.x;`)."""
-    out = []
-    for d in decl.children_by_field_name("declarator"):
-        value = d.child_by_field_name("value") if d.type == "init_declarator" else None
-        if value is not None and text(source, value).replace(" ", "") == "threadIdx.x":
-            out.append(text(source, d.child_by_field_name("declarator")))
-    return out
-
-
-def _flat(code: str) -> str:
-    """The code without the blanks around punctuation (`else temp[p * N + t]` -> `else temp[p*N+t]`)."""
-    return re.sub(r"\s+", " ", re.sub(r"\s*([^\w\s])\s*", r"\1", code)).strip()
-
-
-def _shared_names(facts: KernelFacts) -> tuple[str, ...]:
-    """The arrays of the kernel's `__shared__` declarations (facts.shared holds the declarations' text)."""
-    return tuple(m.group(1) for d in facts.shared for m in [re.search(r"(\w+)\s*\[", d)] if m is not None)
-
-
-def _own(sub: str, t: str) -> bool:
-    """A last subscript naming the thread's own element: `t`, or `p * B + t` (a buffer chosen by p)."""
-    return sub == t or re.fullmatch(rf".+\*.+\+{re.escape(t)}", sub) is not None
-
-
-def _hillis_steele(source: bytes, loop: Node, shared: tuple[str, ...], tvars: set[str]) -> tuple[str, str, str] | str:
-    """(S, t, B) of a Hillis-Steele scan loop over the shared array S, or why it is not one."""
-    init, cond, step, body = (loop.child_by_field_name(f) for f in ("initializer", "condition", "update", "body"))
-    head = re.fullmatch(r"(?:(?:unsigned\s+)?int|unsigned)\s+(\w+)\s*=\s*1\s*;?", text(source, init).strip())
-    if head is None or cond is None or step is None or body is None:
-        return "the scan loop must declare its offset from 1: for (int off = 1; off < B; off <<= 1)"
-    off = head.group(1)
-    bound = re.fullmatch(rf"{off}\s*<\s*(.+)", text(source, cond).strip())
-    if bound is None or text(source, step).replace(" ", "") not in {f"{off}<<=1", f"{off}*=2", f"{off}={off}*2", f"{off}+={off}"}:
-        return "the offset must double from 1 below B: for (int off = 1; off < B; off <<= 1)"
-    flat = _flat(text(source, body))
-    if "__syncthreads();" not in flat:
-        return "the scan loop must synchronize the block (__syncthreads) between steps"
-    for s in shared:
-        for t in tvars:
-            pick = rf"\b{re.escape(s)}(?:\[[^\[\]]*\])*\[(?:[^\[\]]*\*[^\[\]]*\+)?{re.escape(t)}-{off}\]"
-            if not re.search(pick, flat):
-                continue
-            held = re.findall(rf"\b(\w+)\+?={pick};", flat)  # `add = S[t - d]; ... S[t] += add;`
-            if not re.search(rf"(\+=|\+){pick}|{pick}\+", flat) and \
-                    not any(re.search(rf"\+={a};|\+{a}\b|\b{a}\+", flat) for a in held):
-                return f"the scan adds nothing: {s}[.. t - {off}] must be combined with + (a sum scan)"
-            if not any(g in flat for g in (f"{t}>={off}", f"{off}<={t}", f"{t}-{off}>=0")):
-                return f"the read of {s}[.. t - {off}] must be guarded by `{t} >= {off}`"
-            for m in re.finditer(rf"\b{re.escape(s)}((?:{_SUB})+)(?:=(?!=)|\+=)", flat):
-                if not _own(re.findall(_SUB, m.group(1))[-1], t):
-                    return f"the scan loop writes {s} at {m.group(1)}: only a thread's own element S[..][{t}] may be written"
-            if re.search(r"\b(atomic\w*|__shfl\w*)\s*\(|\[[^\[\]]*\](?:=(?!=)|\+=|-=)", re.sub(rf"\b{re.escape(s)}(?:{_SUB})+", "", flat)):
-                return "the scan loop writes memory other than the scanned array (or uses atomics or shuffles)"
-            return s, t, bound.group(1).strip()
-    return f"no read of a __shared__ array at [t - {off}] in the loop (t = threadIdx.x)"
-
-
-def _load(source: bytes, stmt: Node, array: str, t: str) -> str | Refused:
-    """The value `e` of the load `S[..][t] = e;` before the scan, or why there is none."""
-    e = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
-    left = e.child_by_field_name("left") if e is not None and e.type == "assignment_expression" else None
-    right = e.child_by_field_name("right") if e is not None else None
-    if e is None or left is None or right is None or text(source, e.child_by_field_name("operator")) != "=":
-        return Refused(f"the scan must start from one load `{array}[..][{t}] = e;` right before its `__syncthreads();`")
-    subs = re.findall(_SUB, re.sub(r"\s+", "", text(source, left)))
-    if not text(source, left).lstrip().startswith(array) or not subs or not _own(subs[-1], t):
-        return Refused(f"the scan must start from one load `{array}[..][{t}] = e;` right before its `__syncthreads();`")
-    if re.search(rf"\b{array}\b", text(source, right)):
-        return Refused(f"the load reads {array} itself")
-    return text(source, right)
-
-
-def _assigned(source: bytes, loop: Node) -> set[str]:
-    """Locals declared outside the loop and assigned in it (the buffer selectors `src = 1 - src`)."""
-    body = loop.child_by_field_name("body")
-    flat = text(source, body) if body is not None else ""
-    declared = set(re.findall(r"\b(?:int|unsigned|float|double)\s+(\w+)\s*=", flat))
-    return {m for m in re.findall(r"\b(\w+)\s*(?:=(?!=)|\+=|-=|\^=)", flat) if m not in declared} - {"__syncthreads"}
-
-
-def _own_reads(source: bytes, after: list[Node], array: str, t: str, selectors: set[str]) -> list[Node] | str:
-    """The outermost S[..][t] subscripts after the scan (all reads of the thread's own element), or why not."""
-    out: list[Node] = []
-    for s in after:
-        for n in walk(s):
-            if n.type != "subscript_expression" or (n.parent is not None and n.parent.type == "subscript_expression"
-                                                    and n.parent.child_by_field_name("argument") == n):
-                continue
-            flat = re.sub(r"\s+", "", text(source, n))
-            if not re.match(rf"{array}\[", flat):
-                continue
-            p = n.parent
-            if p is not None and p.type in {"assignment_expression", "update_expression"} and p.child_by_field_name("left") == n:
-                return f"{array} is written after the scan: the rewrite keeps the scan in a register"
-            if not _own(re.findall(_SUB, flat)[-1], t):
-                return f"after the scan only a thread's own element {array}[..][{t}] may be read (found {flat})"
-            out.append(n)
-    rest = "".join(re.sub(rf"\b{array}(?:\s*\[[^\[\]]*\])+", "", text(source, s)) for s in after)
-    if re.search(rf"\b{array}\b", rest):
-        return f"{array} is used after the scan other than through a subscript"
-    used = sorted(v for v in selectors if re.search(rf"\b{re.escape(v)}\b", rest))
-    if used:
-        return f"{', '.join(used)} (set by the scan loop) used after it for more than choosing {array}'s buffer"
-    return out
-
-
-def _declares(source: bytes, stmt: Node, name: str) -> bool:
-    return stmt.type == "declaration" and re.search(rf"\b{name}\s*\[", text(source, stmt)) is not None \
-        and "__shared__" in text(source, stmt)
-
-
-def _element_type(source: bytes, decl: Node, array: str) -> str | None:
-    m = re.fullmatch(rf"__shared__\s+(?:volatile\s+)?([\w ]+?)\s+{array}\s*(?:\[[^\]\[]+\]\s*)+;", text(source, decl).strip())
-    return m.group(1) if m is not None else None
-
-
-def _whole_lines(source: bytes, node: Node) -> tuple[int, int]:
-    """The node's byte range widened to its whole lines where only blanks share them (deleting it leaves no blank line)."""
-    start, end = node.start_byte, node.end_byte
-    line = source.rfind(b"\n", 0, start) + 1
-    tail = re.match(rb"[ \t]*\n", source[end:])
-    if source[line:start].strip() or tail is None:
-        return start, end
-    return line, end + tail.end()
