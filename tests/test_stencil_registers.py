@@ -1,0 +1,177 @@
+"""stencil-registers (issue 15: conv2d_5x5 at 23% of the copy bandwidth): factor outputs per thread along y from a
+register window, thread-uniform filter coefficients loaded once; on the zoo's own kernels at odd sizes.
+
+The CUDA rewrites run on the CPU thread after thread (tests/emulate_cuda.py) against the originals, byte for byte (the
+additions happen in the same order); the OpenCL twin runs on PoCL through the MEP's own check. Each has a mutant
+(a window one row short, a coefficient from the wrong place) that the same check must catch."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from emulate_cuda import Launch, same_outputs
+from mep_util import ParamSpec, make_mep, manifest
+
+from s2s.lang.kernel_facts import kernel_facts
+from s2s.optimize.candidate import Candidate
+from s2s.optimize.registry import Applied, build_pipeline, make_pass, run_pass, search_space
+
+ZOO = ROOT / "bench" / "zoo"
+W, H = 37, 29  # odd, and no multiple of the blocks (32x8) or of any factor
+
+
+def _zoo(name: str) -> bytes:
+    """The zoo kernel's file at W x H (its #defines rewritten; nothing else changes)."""
+    text = (ZOO / name / f"{name}.cu").read_text()
+    text = re.sub(r"#define W \d+", f"#define W {W}", text)
+    return re.sub(r"#define H \d+", f"#define H {H}", text).encode()
+
+
+def _apply(data: bytes, name: str, pipeline: str, grid: tuple[int, int, int], block: tuple[int, int, int]
+           ) -> tuple[bytes, Launch, list[str]]:
+    notes = []
+    for p in build_pipeline(pipeline):
+        res = run_pass(p, data, "cuda", name)
+        assert isinstance(res, Applied), (pipeline, res)
+        if res.launch is not None:
+            grid, block = res.launch.resolve(grid, block, values={})
+        data = res.text
+        notes.append(res.note)
+    return data, Launch(grid, block), notes
+
+
+def test_the_zoo_conv2d_5x5_opens_to_the_register_window() -> None:
+    """The 1-D zoo kernel (y = p / W, x = p % W in one declaration, out[p]) is delinearized, then each thread computes
+    8 rows from a 12x5 window with the 25 coefficients in registers; the grid's y shrinks 8-fold."""
+    data = (ZOO / "conv2d_5x5" / "conv2d_5x5.cu").read_bytes()
+    out, launch, notes = _apply(data, "conv2d_5x5", "delinearize-2d,stencil-registers{factor=8}", (65536, 1, 1), (256, 1, 1))
+    text = out.decode()
+    assert "out[(y * W + x)] = s;" in text and "img_w[12][5]" in text and "k_r[5][5]" in text
+    assert "s += k_r[i + 2][j + 2] * img_w[cy + i + 2][j + 2];" in text
+    assert launch == Launch((128, 512 // 8, 1), (32, 8, 1)) and "k in registers" in notes[-1]
+    assert text.count("k[") == 2  # the parameter and the one load into registers
+
+
+def test_search_space_offers_it_after_delinearize() -> None:
+    space = search_space()
+    assert "delinearize-2d,stencil-registers{factor=8}" in space and "stencil-registers{factor=16}" in space
+    assert space.index("delinearize-2d") < space.index("stencil-registers") < space.index("stencil-tiling")
+
+
+def test_a_condition_keeps_the_coefficients_and_shared_memory_refuses() -> None:
+    src = b"""__global__ void c(const float* img, const float* k, float* out, int w, int h)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= w || y < 1 || y >= h - 1)
+        return;
+    float s = 0.0f;
+    for (int i = -1; i <= 1; i++)
+        for (int j = -1; j <= 1; j++) {
+            int xx = x + j;
+            if (xx >= 0 && xx < w)
+                s += k[(i + 1) * 3 + j + 1] * img[(y + i) * w + xx];
+        }
+    out[y * w + x] = s;
+}
+"""
+    out = run_pass(make_pass("stencil-registers"), src, "cuda")
+    assert isinstance(out, Applied) and "k_r" not in out.text.decode()
+    assert "coefficients stay: k[(i + 1) * 3 + j + 1] is read under a condition" in out.note
+    shared = src.replace(b"    float s = 0.0f;\n", b"    __shared__ float t[4];\n    float s = 0.0f;\n")
+    refused = run_pass(make_pass("stencil-registers"), shared, "cuda")
+    assert not isinstance(refused, Applied) and "shared memory" in refused.reason
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,pipeline,grid,block,counts", [
+    ("conv2d_5x5", "delinearize-2d,stencil-registers", (-(-W * H // 256), 1, 1), (256, 1, 1),
+     {"img": W * H, "k": 25, "out": W * H}),
+    ("conv2d_5x5", "delinearize-2d,stencil-registers{factor=8}", (-(-W * H // 256), 1, 1), (256, 1, 1),
+     {"img": W * H, "k": 25, "out": W * H}),
+    ("conv2d_5x5", "delinearize-2d,stencil-registers{factor=16}", (-(-W * H // 256), 1, 1), (256, 1, 1),
+     {"img": W * H, "k": 25, "out": W * H}),
+])
+def test_zoo_conv_computes_what_the_original_does(tmp_path: Path, name: str, pipeline: str, grid: tuple[int, int, int],
+                                                 block: tuple[int, int, int], counts: dict[str, int]) -> None:
+    before = _zoo(name)
+    after, launch, _ = _apply(before, name, pipeline, grid, block)
+    launches = (Launch(grid, block), launch)
+    assert same_outputs(tmp_path, name, before, after, launches, counts, {}) == "SAME"
+    rows = re.search(rb"wr < (\d+);", after)
+    assert rows is not None
+    short = after.replace(rows.group(0), b"wr < " + str(int(rows.group(1)) - 1).encode() + b";")  # the window's last row
+    assert same_outputs(tmp_path, name, before, short, launches, counts, {}) != "SAME"
+    shifted = after.replace(b"k_r[i + 2][j + 2] = k[", b"k_r[i + 2][j + 2] = k[1 + ")  # coefficients one place off
+    assert shifted != after and same_outputs(tmp_path, name, before, shifted, launches, counts, {}) != "SAME"
+
+
+@pytest.mark.slow
+def test_zoo_conv3x3_with_zero_padding_computes_what_the_original_does(tmp_path: Path) -> None:
+    """The __constant__ 3x3 filter under the padding test stays; the window holds rows past the image's edge as 0,
+    never read: the outputs at the edges match."""
+    filt = b"#ifndef FILT\n#define FILT\nstatic const float filt[9] = {0.05f, 0.1f, 0.05f, 0.1f, 0.4f, 0.1f, 0.05f, 0.1f, 0.05f};\n#endif"
+    before = _zoo("conv2d_3x3").replace(b"__constant__ float filt[9];", filt)  # one filter for both kernels on the CPU
+    block = (16, 16, 1)
+    grid = (-(-W // 16), -(-H // 16), 1)
+    after, launch, notes = _apply(before, "conv2d_3x3", "stencil-registers{factor=8}", grid, block)
+    assert launch == Launch((3, 1, 1), (16, 16, 1)) and "filt" not in notes[-1].split(";")[0]
+    assert same_outputs(tmp_path, "conv2d_3x3", before, after, (Launch(grid, block), launch), {"img": W * H, "out": W * H},
+                        {}) == "SAME"
+
+
+# -- PoCL: an OpenCL twin through the MEP's own check ---------------------------------------------------------------
+CONV5_CL = """\
+#define R 2
+__kernel void conv5(__global const float* img, __global const float* k, __global float* out, const int w, const int h)
+{
+    int p = get_global_id(0);
+    int y = p / w, x = p % w;
+    if (y < R || y >= h - R || x < R || x >= w - R)
+        return;
+    float s = 0.0f;
+    for (int i = -R; i <= R; i++)
+        for (int j = -R; j <= R; j++)
+            s += k[(i + R) * (2 * R + 1) + (j + R)] * img[(y + i) * w + (x + j)];
+    out[p] = s;
+}
+"""
+
+
+def _state(mep: Path):  # type: ignore[no-untyped-def]
+    from s2s.mep.manifest import load
+    from s2s.optimize.proposers.base import State
+
+    g = "__global const float*"
+    params = [ParamSpec("img", g, "in", "float", count=W * H, space="global"), ParamSpec("k", g, "in", "float", count=25, space="global"),
+              ParamSpec("out", "__global float*", "out", "float", count=W * H, space="global"),
+              ParamSpec("w", "const int", "scalar", "int", value=W), ParamSpec("h", "const int", "scalar", "int", value=H)]
+    make_mep(mep, CONV5_CL, manifest("conv5", "opencl", "kernel.cl", params, (-(-W * H // 64) * 64, 1, 1), (64, 1, 1),
+                                     repetitions=3, warmup=1, timeout_s=60.0))
+    src = CONV5_CL.encode()
+    return State(manifest=load(mep), original=src, kernel="conv5", dialect="opencl", facts=kernel_facts(src, "opencl", "conv5"))
+
+
+@pytest.mark.slow
+def test_opencl_conv5_matches_the_original_on_pocl(tmp_path: Path) -> None:
+    pytest.importorskip("pyopencl")
+    from dataclasses import replace
+
+    from s2s.mep.evaluate import evaluate
+    from s2s.optimize.loop import write_variant
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    state = _state(tmp_path / "mep")
+    cand = apply_pipeline("delinearize-2d,stencil-registers{factor=8}", state)
+    assert isinstance(cand, Candidate), cand
+    assert cand.launch is not None and cand.launch_rules == ("extent:w|h-2", "coarsen-y")
+    assert b"k_r[i + 2][j + 2] * img_w[cy + i + 2][j + 2]" in cand.source
+    write_variant(tmp_path / "mep", state.manifest.kernel_file, cand)
+    m = evaluate(tmp_path / "mep", cand.id)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+    broken = replace(cand, source=cand.source.replace(b"wr < 12;", b"wr < 11;"))
+    assert broken.source != cand.source
+    write_variant(tmp_path / "mep", state.manifest.kernel_file, broken)
+    assert evaluate(tmp_path / "mep", broken.id).verdict != "ok"
