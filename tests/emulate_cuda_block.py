@@ -2,8 +2,9 @@
 
 tests/emulate_cuda.py runs threads one after another, a legal schedule only for kernels without collectives. Here the
 blocks run one after another and the threads of a block at once: `__syncthreads()` is a barrier of the block's
-threads, `__shfl_down_sync` a barrier of the warp's lanes around an exchange through per-thread slots, `__shared__`
-one array per kernel (blocks do not overlap), `atomicAdd` a locked add. A shuffle checks its mask: it must name
+threads, `__shfl_down_sync` (`_up_`, plain) a barrier of the warp's lanes around an exchange through per-thread slots, `__shared__`
+one array per kernel (blocks do not overlap), `atomicAdd` a locked add; `float4`, `int4`, `uint4` are plain structs, and
+buffers can start off a 16-byte boundary to take a rewrite's scalar path. A shuffle checks its mask: it must name
 exactly the lanes of the warp that exist (a full mask on a partial warp is undefined on a GPU and stops the program
 with BAD MASK), and a lane that reads a lane the warp lacks gets NaN bits. No GPU needed.
 """
@@ -33,6 +34,9 @@ static std::barrier<>* s2s_block;
 static std::vector<std::barrier<>*> s2s_warps;
 static unsigned long long s2s_slot[1024];
 static std::mutex s2s_atomic;
+struct float4 { float x, y, z, w; };
+struct int4 { int x, y, z, w; };
+struct uint4 { unsigned x, y, z, w; };
 #define __global__
 #define __device__
 #define __restrict__
@@ -100,9 +104,10 @@ template <typename F> static void s2s_launch(F k, s2s_dim3 g, s2s_dim3 b) {
 
 
 def same_outputs(tmp: Path, name: str, before: bytes, after: bytes, launches: tuple[Launch, Launch], counts: dict[str, int],
-                 scalars: dict[str, str], rtol: float = 0.0) -> str:
-    """Both kernels on identical buffers (outputs start at zero), threaded; "SAME" when every buffer matches (floating-point
-    ones within `rtol`, relative), else what differed (DIFF name, BAD MASK, a compiler or runtime error)."""
+                 scalars: dict[str, str], rtol: float = 0.0, offset: int = 0) -> str:
+    """Both kernels on identical buffers (each `offset` elements past a 16-byte boundary), threaded; "SAME" when every
+    buffer matches (floating-point ones within `rtol`, relative), else what differed (DIFF name, BAD MASK, a compiler or
+    runtime error)."""
     gxx = shutil.which("g++")
     assert gxx is not None, "g++ is needed"
     facts = kernel_facts(before, "cuda", name)
@@ -117,7 +122,7 @@ def same_outputs(tmp: Path, name: str, before: bytes, after: bytes, launches: tu
         n, real = counts[p.name], ty in {"float", "double"}
         fill = f"({ty})((i * 7919u + {i * 104729}u) % 1000u) / ({ty})7" if real else f"({ty})((i * 31u + {i}) % 97u)"
         for side in args:
-            setup += [f"{ty}* {p.name}_{side} = new {ty}[{n}];", f"for (long i = 0; i < {n}; ++i) {p.name}_{side}[i] = {fill};"]
+            setup += [f"{ty}* {p.name}_{side} = ({ty}*)aligned_alloc(16, ({n} + 8) * sizeof({ty})) + {offset};", f"for (long i = 0; i < {n}; ++i) {p.name}_{side}[i] = {fill};"]
             args[side].append(f"{p.name}_{side}")
         a, b = f"{p.name}_a", f"{p.name}_b"
         if rtol and real:

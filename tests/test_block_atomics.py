@@ -71,24 +71,46 @@ def test_warp_reduce_atomics_scopes() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("block", [(256, 1, 1), (80, 1, 1), (20, 1, 1), (16, 4, 1)])
-def test_atomic_accumulate_sums_what_the_atomics_summed(tmp_path: Path, block: tuple[int, int, int]) -> None:
-    """reduce_atomic over 20011 elements, the rewrite on grids of several block shapes (a partial last warp at 80 and
-    20 threads, a 2-D block at 16x4 whose threads of one x repeat the original's duplicates): the total matches within
-    float rounding. Mutants: the warps' sums not kept, a full shuffle mask on a partial warp, a per-thread grid-stride
-    sum that keeps only its last element."""
-    before, n = _zoo("reduce_atomic"), 20011
+@pytest.mark.parametrize("block,offset", [((256, 1, 1), 0), ((80, 1, 1), 1), ((20, 1, 1), 0), ((16, 4, 1), 1)])
+def test_atomic_accumulate_sums_what_the_atomics_summed(tmp_path: Path, block: tuple[int, int, int], offset: int) -> None:
+    """reduce_atomic over 4011 elements (not a multiple of 4: three in the scalar tail), the rewrite on grids of several
+    block shapes (a partial last warp at 80 and 20 threads, a 2-D block at 16x4 whose threads of one x repeat the
+    original's duplicates), the input 16-byte aligned (the float4 loop) or one element off (the scalar loop alone): the
+    total matches within float rounding. Mutants: the warps' sums not kept, a full shuffle mask on a partial warp, a sum
+    that keeps only its last element, a quad's last lane dropped, the tail starting at the first element again."""
+    before, n = _zoo("reduce_atomic"), 4011
     out = _run("atomic-accumulate", before, "reduce_atomic")
     launches = (Launch(((n + block[0] - 1) // block[0], 1, 1), block), Launch((5, 1, 1), block))
     counts, scalars = {"in": n, "total": 1}, {"n": str(n)}
-    assert same_outputs(tmp_path, "reduce_atomic", before, out.text, launches, counts, scalars, rtol=1e-4) == "SAME"
+    assert same_outputs(tmp_path, "reduce_atomic", before, out.text, launches, counts, scalars, 1e-4, offset) == "SAME"
     mutants = [out.text.replace(b"if ((tid & 31) == 0) acc_w[tid / 32] = acc;", b""),
                out.text.replace(b"acc += in[i] * in[i]", b"acc = in[i] * in[i]")]
     if block[0] * block[1] % 32:
         mutants.append(out.text.replace(b"(1u << here) - 1u", b"0xffffffffu"))
+    if offset == 0:
+        mutants += [out.text.replace(b"acc += in_4.w * in_4.w;", b""), out.text.replace(b"i0 += (n) / 4 * 4;", b"")]
     for broken in mutants:
         assert broken != out.text
-        assert same_outputs(tmp_path, "reduce_atomic", before, broken, launches, counts, scalars, rtol=1e-4) != "SAME"
+        assert same_outputs(tmp_path, "reduce_atomic", before, broken, launches, counts, scalars, 1e-4, offset) != "SAME"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("offset", [0, 1])
+def test_atomic_accumulate_on_a_grid_stride_partial(tmp_path: Path, offset: int) -> None:
+    """dot_atomic (a partial per thread over a grid-stride loop, then one atomic per thread) keeps its launch and gets
+    float4 loads of both vectors and one atomic per block; 10007 elements, 7 blocks of 80 threads: the same dot
+    product. A quad loop that reads x where it should read y is caught on the aligned path."""
+    before, n = _zoo("dot_atomic"), 10007
+    out = _run("atomic-accumulate", before, "dot_atomic")
+    body = _body(out)
+    assert out.launch is None and body.count("atomicAdd(") == 1 and "reinterpret_cast<const float4*>(y)[q]" in body
+    launch = Launch((7, 1, 1), (80, 1, 1))
+    counts, scalars = {"x": n, "y": n, "result": 1}, {"n": str(n)}
+    assert same_outputs(tmp_path, "dot_atomic", before, out.text, (launch, launch), counts, scalars, 1e-4, offset) == "SAME"
+    wrong = out.text.replace(b"part += x_4.z * y_4.z;", b"part += x_4.z * x_4.z;")
+    assert wrong != out.text
+    verdict = same_outputs(tmp_path, "dot_atomic", before, wrong, (launch, launch), counts, scalars, 1e-4, offset)
+    assert (verdict == "SAME") == (offset == 1), verdict
 
 
 @pytest.mark.slow
@@ -130,8 +152,9 @@ def test_block_sums_compile_with_nvcc(tmp_path: Path) -> None:
     if nvcc is None:
         pytest.skip("no nvcc")
     files = []
-    for name, pipeline in (("reduce_atomic", "atomic-accumulate"), ("dot_atomic", "warp-reduce-atomics")):
-        files.append(tmp_path / f"{name}.cu")
+    for k, (name, pipeline) in enumerate((("reduce_atomic", "atomic-accumulate"), ("dot_atomic", "atomic-accumulate"),
+                                          ("dot_atomic", "warp-reduce-atomics"))):
+        files.append(tmp_path / f"{name}_{k}.cu")
         files[-1].write_bytes(_run(pipeline, _zoo(name), name).text.replace(b'"../zoo.h"', f'"{ZOO / "zoo.h"}"'.encode()))
     files.append(tmp_path / "count_big.cu")
     files[-1].write_bytes(_run("atomic-accumulate", COUNT_BIG.encode(), "count_big").text)

@@ -1,5 +1,8 @@
-"""One atomic per block: the block's threads add their values with warp shuffles and shared memory, thread 0 adds the
-block's sum to the target (helpers of atomic-accumulate and warp-reduce-atomics).
+"""Same-address sums (helpers of atomic-accumulate and warp-reduce-atomics): one atomic per block, and a grid-stride
+sum through 16-byte loads.
+
+One atomic per block: the block's threads add their values with warp shuffles and shared memory, thread 0 adds the
+block's sum to the target.
 
 Any block shape works: the flat thread index counts x fastest, the last warp of a block may be partial (its shuffle
 mask names the lanes that exist and no lane adds a value from a lane that does not), and the first warp adds the
@@ -7,9 +10,13 @@ warps' sums the same way. Every thread of the block must reach the code: it hold
 """
 from __future__ import annotations
 
-from s2s.lang.kernel_facts import KernelFacts
+import re
+from collections.abc import Callable
+
+from s2s.lang.kernel_facts import KernelFacts, idents
 
 from ._common import fresh
+from ._elementwise import elem_type
 
 
 def block_sum(facts: KernelFacts, source: bytes, value: str, ty: str, target: str) -> list[str]:
@@ -41,3 +48,43 @@ def block_sum(facts: KernelFacts, source: bytes, value: str, ty: str, target: st
             f"        if ({tid} == 0) atomicAdd({target}, {value});",
             "    }",
             "}"]
+
+
+def _lane(words: dict[str, str], c: str) -> Callable[[re.Match[str]], str]:
+    return lambda m: f"{words[m.group(1)]}.{c}"
+
+
+_VECTOR = {"float": "float4", "int": "int4", "unsigned": "uint4", "unsigned int": "uint4"}
+
+
+def quad_sum(facts: KernelFacts, source: bytes, head: tuple[str, str, str, str], acc: str, value: str) -> list[str] | None:
+    """A grid-stride sum `for (TYPE i = GID; i < BOUND; i += STRIDE) acc += VALUE;` (head = TYPE, i, GID, BOUND) as
+    16-byte loads: where VALUE reads every array only at `P[i]` (4-byte elements), each thread takes whole quads of
+    elements through float4/int4/uint4 words, four times the bytes in flight of one 4-byte load per array; the
+    elements past the last whole quad, or all of them when a pointer is not 16-byte aligned, follow in the scalar
+    loop. None where VALUE does not qualify (another use of i, a macro, another element type)."""
+    ty, var, gid, bound = head
+    arrays = list(dict.fromkeys(re.findall(rf"\b([A-Za-z_]\w*)\s*\[\s*{re.escape(var)}\s*\]", value)))
+    kinds = {a: _VECTOR.get(elem_type(p.type), "") if (p := facts.param(a)) is not None and p.pointer else "" for a in arrays}
+    macros = set(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", source.decode("utf-8", "replace"), re.M))
+    if not arrays or not all(kinds.values()) or idents(value) & macros:
+        return None
+    words = {a: fresh(facts, source, f"{a}_4") for a in arrays}
+    terms = []
+    for c in "xyzw":
+        term = re.sub(rf"\b([A-Za-z_]\w*)\s*\[\s*{re.escape(var)}\s*\]", _lane(words, c), value)
+        if re.search(rf"\b{re.escape(var)}\b", term):
+            return None
+        terms.append(term)
+    q, start = fresh(facts, source, "q"), fresh(facts, source, f"{var}0")
+    aligned = " | ".join(f"reinterpret_cast<unsigned long long>({a})" for a in arrays)
+    return [f"{ty} {start} = {gid};",
+            f"if ((({aligned}) & 15) == 0) {{",
+            f"    for ({ty} {q} = {start}; {q} < ({bound}) / 4; {q} += blockDim.x * gridDim.x) {{",
+            *(f"        const {kinds[a]} {words[a]} = reinterpret_cast<const {kinds[a]}*>({a})[{q}];" for a in arrays),
+            *(f"        {acc} += {t};" for t in terms),
+            "    }",
+            f"    {start} += ({bound}) / 4 * 4;",
+            "}",
+            f"for ({ty} {var} = {start}; {var} < ({bound}); {var} += blockDim.x * gridDim.x)",
+            f"    {acc} += {value};"]
