@@ -73,3 +73,27 @@ def test_mutants_of_the_shuffle_scan_fail(tmp_path: Path, mutant: str) -> None:
     got = same_outputs(tmp_path, "scan_gems", before, broken.encode(), (launch, launch), {"g_idata": 768, "g_odata": 768}, {},
                        rtol=1e-5)
     assert got == "DIFF g_odata"
+
+
+# ---- warp-rows{unroll=U}: a row scan whose lanes load U chunks before scanning them -----------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("cols", [100, 300])
+def test_warp_rows_unrolled_scan_matches_the_zoo_scan_rows(tmp_path: Path, cols: int) -> None:
+    """scan_rows with 4 chunks of 32 a trip: 100 columns (one partial trip) and 300 (two whole trips and a partial one),
+    24 rows; a mutant whose carry skips the last chunk of each trip fails where a trip follows one."""
+    from s2s.optimize.registry import make_pass
+
+    before = (ZOO / "scan_rows" / "scan_rows.cu").read_bytes()
+    out = run_pass(make_pass("warp-rows", {"unroll": "4"}), before, "cuda", "scan_rows")
+    assert isinstance(out, Applied) and out.launch is not None and b"c0 += 128" in out.text
+    rows = 24
+    grid, block = out.launch.resolve((1, 1, 1), (32, 1, 1), values={"rows": rows, "cols": cols})
+    launches = (Launch((1, 1, 1), (32, 1, 1)), Launch(grid, block))
+    counts, scalars = {"in": rows * cols, "out": rows * cols}, {"rows": str(rows), "cols": str(cols)}
+    assert same_outputs(tmp_path, "scan_rows", before, out.text, launches, counts, scalars, rtol=1e-5) == "SAME"
+    text = out.text.decode()
+    broken = text.replace("run += __shfl_sync(mask, inc, 32 - 1, 32);", "if (u < 3) run += __shfl_sync(mask, inc, 32 - 1, 32);")
+    assert broken != text
+    if cols > 128:
+        assert same_outputs(tmp_path, "scan_rows", before, broken.encode(), launches, counts, scalars,
+                            rtol=1e-5) == "DIFF out"

@@ -13,9 +13,11 @@ from ._common import fresh, indent_of, statements, text
 
 
 def scan_loop(source: bytes, facts: KernelFacts, loop: Node, scan: tuple[str, Node, Node, bool], ty: str, lanes: int,
-          lane: str, mask: str, off: str) -> str | Refused:
+          lane: str, mask: str, off: str, unroll: int = 1) -> str | Refused:
     """The running-sum loop `for (c ...) { X[f(c)] = run; run += e(c); }` as a warp scan: the lanes take `lanes`
-    consecutive c at a time, scan their terms with shuffles, store, and carry the chunk's total."""
+    consecutive c at a time, scan their terms with shuffles, store, and carry the chunk's total. With `unroll` > 1 each
+    trip loads the terms of `unroll` chunks first (that many loads in flight per lane, where one trip of the scan's
+    shuffles otherwise waited for each load), then scans the chunks one after another."""
     acc, store, add, exclusive = scan
     init, cond = loop.child_by_field_name("initializer"), loop.child_by_field_name("condition")
     value = value_of(init)
@@ -30,6 +32,9 @@ def scan_loop(source: bytes, facts: KernelFacts, loop: Node, scan: tuple[str, No
     stored = text(source, store)[: target.start_byte - store.start_byte] + \
         (f"{acc} + {ex}" if exclusive else f"{acc} + {inc}") + text(source, store)[target.end_byte - store.start_byte:]
     pad = indent_of(source, loop.start_byte)
+    if unroll > 1:
+        return ("\n" + pad).join(_unrolled(source, facts, init, cond, value, right, stored, scan, ty, lanes, lane, mask, off, unroll,
+                                           (var, c0, inc, up, ex)))
     lines = [f"for ({text(source, init.child_by_field_name('type'))} {c0} = {text(source, value)}; {c0} < {_bound(source, cond, var)}; "
              f"{c0} += {lanes}) {{",
              f"    const {text(source, init.child_by_field_name('type'))} {var} = {c0} + {lane};",
@@ -45,6 +50,37 @@ def scan_loop(source: bytes, facts: KernelFacts, loop: Node, scan: tuple[str, No
              f"    {acc} += __shfl_sync({mask}, {inc}, {lanes} - 1, {lanes});",
              "}"]
     return ("\n" + pad).join(lines)
+
+
+def _unrolled(source: bytes, facts: KernelFacts, init: Node, cond: Node, value: Node, right: Node, stored: str,
+              scan: tuple[str, Node, Node, bool], ty: str, lanes: int, lane: str, mask: str, off: str, unroll: int,
+              names: tuple[str, str, str, str, str]) -> list[str]:
+    var, c0, inc, up, ex = names
+    acc, exclusive = scan[0], scan[3]
+    ity, test = text(source, init.child_by_field_name("type")), text(source, cond)
+    term, u = fresh(facts, source, "term"), fresh(facts, source, "u")
+    at = f"const {ity} {var} = {c0} + {u} * {lanes} + {lane};"
+    return [f"for ({ity} {c0} = {text(source, value)}; {c0} < {_bound(source, cond, var)}; {c0} += {lanes * unroll}) {{",
+            f"    {ty} {term}[{unroll}];",
+            "    #pragma unroll",
+            f"    for (int {u} = 0; {u} < {unroll}; ++{u}) {{",
+            f"        {at}",
+            f"        {term}[{u}] = {test} ? ({ty})({text(source, right)}) : ({ty})0;",
+            "    }",
+            "    #pragma unroll",
+            f"    for (int {u} = 0; {u} < {unroll}; ++{u}) {{",
+            f"        {at}",
+            f"        {ty} {inc} = {term}[{u}];",
+            f"        for (int {off} = 1; {off} < {lanes}; {off} *= 2) {{",
+            f"            {ty} {up} = __shfl_up_sync({mask}, {inc}, {off}, {lanes});",
+            f"            if ({lane} >= {off}) {inc} += {up};",
+            "        }",
+            *([f"        {ty} {ex} = __shfl_up_sync({mask}, {inc}, 1, {lanes});", f"        if ({lane} == 0) {ex} = ({ty})0;"]
+              if exclusive else []),
+            f"        if ({test}) {stored.strip()};",
+            f"        {acc} += __shfl_sync({mask}, {inc}, {lanes} - 1, {lanes});",
+            "    }",
+            "}"]
 
 
 def value_of(stmt: Node | None) -> Node | None:

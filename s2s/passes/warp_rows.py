@@ -58,15 +58,16 @@ _STEP = re.compile(r"^\s*(\+\+\s*(\w+)|(\w+)\s*\+\+|(\w+)\s*\+=\s*1)\s*$")
 class WarpRows:
     name: ClassVar[str] = "warp-rows"
     priority: ClassVar[int] = 30  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("warp-rows{lanes=32}", "warp-rows{lanes=16}")
+    space: ClassVar[tuple[str, ...]] = ("warp-rows{lanes=32}", "warp-rows{lanes=16}", "warp-rows{lanes=32 unroll=4}")
     lanes: int = 32
     block: int = 256
+    unroll: int = 1  # a scan's chunks whose loads one trip issues together (running sums only)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if facts.dialect == "opencl":
             return "warp shuffles have no portable OpenCL 1.2 equivalent"
-        if self.lanes not in {2, 4, 8, 16, 32} or self.block % 32:
-            return "lanes must be a power of two up to 32 and block a multiple of 32"
+        if self.lanes not in {2, 4, 8, 16, 32} or self.block % 32 or self.unroll not in {1, 2, 4, 8}:
+            return "lanes must be a power of two up to 32, block a multiple of 32 and unroll 1, 2, 4 or 8"
         if facts.dims != 1 or facts.var_for("x") == "":
             return "needs a 1-D thread mapping (i = blockIdx.x * blockDim.x + threadIdx.x)"
         if len(facts.loops) != 1 or facts.loops[0].kind != "for_statement":
@@ -119,7 +120,8 @@ class WarpRows:
                          f"{a} += __shfl_down_sync({mask}, {a}, {off}, {lanes});" for a in accs)
         if isinstance(scan, tuple):
             acc_decl = next(x for x in [*before, *stmts[:at]] if _declares(source, x, scan[0]))
-            scanned = scan_loop(source, facts, loop_node, scan, text(source, acc_decl.child_by_field_name("type")), lanes, lane, mask, off)
+            scanned = scan_loop(source, facts, loop_node, scan, text(source, acc_decl.child_by_field_name("type")), lanes, lane, mask, off,
+                                self.unroll)
             if isinstance(scanned, Refused):
                 return scanned
             scan_edits = (Edit(decl.start_byte, decl.end_byte, f"({text(source, decl)}) / {lanes}"),
@@ -127,7 +129,9 @@ class WarpRows:
                                                                    f"\n{pad}const unsigned {mask} = {mask_value};"),
                           Edit(loop.start, loop.end, scanned + f"\n{lpad}if ({lane} != 0) return;"))
             return Rewrite(scan_edits, LaunchChange((self.block, 1, 1), "rows-per-warp", per_item=lanes),
-                           f"{lanes} lanes per row of {var}, shuffle scan of {scan[0]}")
+                           f"{lanes} lanes per row of {var}, shuffle scan of {scan[0]}" + (f", {self.unroll} chunks a trip" if self.unroll > 1 else ""))
+        if self.unroll > 1:
+            return Refused("unroll batches the loads of a running sum's chunks: this loop is a reduction (use lanes alone)")
         edits = (
             Edit(decl.start_byte, decl.end_byte, f"({text(source, decl)}) / {lanes}"),
             Edit(mapping.end_byte, mapping.end_byte, f"\n{pad}const int {lane} = threadIdx.x % {lanes};"
