@@ -103,13 +103,17 @@ def _candidate(kernel: str, mep: Path, n: int, nk: int, pipeline: str):  # type:
 @pytest.mark.parametrize("kernel,n,pipeline", [
     ("syrk", 300, "contraction-triangle"), ("gram", 300, "contraction-triangle{prefetch=true}"),
     ("lower", 300, "contraction-triangle"), ("upper", 150, "contraction-triangle{prefetch=true}"),
-    ("syrk", 67, "contraction-triangle{bk=16}")])
+    ("syrk", 67, "contraction-triangle{bk=16}"), ("syrk", 300, "contraction-triangle{tile=64}"),
+    ("gram", 67, "contraction-triangle{tile=64 bk=16 prefetch=true}"), ("lower", 300, "contraction-triangle{tile=64 prefetch=true}"),
+    ("upper", 150, "contraction-triangle{tile=64}")])
 def test_matches_the_original_on_pocl(tmp_path: Path, kernel: str, n: int, pipeline: str) -> None:
     """Every element the original writes (the diagonal tiles' own side, both places of a symmetric one), nothing else:
     the harness poisons the output and compares all of it, at n and at n/2."""
     pytest.importorskip("pyopencl")
     state, cand = _candidate(kernel, tmp_path / "mep", n, 45, pipeline)
-    assert cand.launch is not None and cand.launch.block == (16, 16, 1)
+    side = 64 if "tile=64" in pipeline else 128
+    assert cand.launch is not None and cand.launch.block == (side // 8, side // 8, 1)
+    assert cand.launch.grid[:2] == (-(-n * WIDE.get(kernel, 1) // side) * side // 8, -(-n // side) * side // 8)  # work-items
     m = _evaluate(tmp_path / "mep", state, cand)
     assert m.verdict == "ok", (m.verdict, m.messages)
     assert m.outputs and all(o.ok for o in m.outputs) and m.input_sets >= 1
@@ -167,11 +171,12 @@ __kernel void cols(__global const float* data, __global float* sym, int m, int r
     make_mep(mep, src, manifest("cols", "opencl", "kernel.cl", params, (-(-m_ // 64) * 64, 1, 1), (64, 1, 1),
                                 repetitions=2, warmup=1, timeout_s=120.0))
     state = State(manifest=load(mep), original=src.encode(), kernel="cols", dialect="opencl", facts=kernel_facts(src.encode(), "opencl", "cols"))
-    cand = apply_pipeline("inner-loop-threads{block=16x16},contraction-triangle", state)
-    assert isinstance(cand, Candidate), cand
-    assert b"if (bmaj >= nmaj) return;" in cand.source and b"sym[j2 * m + j1] = sym[j1 * m + j2];" in cand.source
-    m = _evaluate(mep, state, cand)
-    assert m.verdict == "ok", (m.verdict, m.messages)
+    for tile in (128, 64):
+        cand = apply_pipeline(f"inner-loop-threads{{block=16x16}},contraction-triangle{{tile={tile}}}", state)
+        assert isinstance(cand, Candidate), cand
+        assert b"if (bmaj >= nmaj) return;" in cand.source and b"sym[j2 * m + j1] = sym[j1 * m + j2];" in cand.source
+        m = _evaluate(mep, state, cand)
+        assert m.verdict == "ok", (tile, m.verdict, m.messages)
 
 
 def test_forms_and_launch() -> None:
@@ -190,6 +195,12 @@ def test_forms_and_launch() -> None:
     upper = run_pass(make_pass("contraction-triangle"), UPPER.encode(), "opencl")
     assert isinstance(upper, Applied) and upper.note.startswith("the tiles above the diagonal only; ")
     assert "row0 = bmin * 128, col0 = bmaj * 128" in upper.text.decode()
+    small = run_pass(make_pass("contraction-triangle", {"tile": "64"}), SYRK_CU.encode(), "cuda")
+    assert isinstance(small, Applied) and small.launch == LaunchChange((8, 8, 1), "tile-coarse", per_item=64)
+    assert small.text.startswith(b"__global__ void __launch_bounds__(64, 8) syrk(") and small.note.count("64x64 tiles") == 1
+    assert b"row0 = bmaj * 64, col0 = bmin * 64;" in small.text and b"__shared__ float4 As[8][17];" in small.text
+    bad = run_pass(make_pass("contraction-triangle", {"tile": "32"}), SYRK_CU.encode(), "cuda")
+    assert isinstance(bad, Refused) and "tile must be 128 or 64" in bad.reason
     gram = run_pass(make_pass("contraction-triangle"), GRAM.encode(), "opencl")
     assert isinstance(gram, Applied) and "(j, i)" in gram.note
     assert "float s = 0.0f;\n            s += acc[m];\n            c[i * n + j] = alpha * s + beta * c[i * n + j];" in gram.text.decode()
@@ -219,9 +230,9 @@ ZOO = {"syrk": "contraction-triangle{prefetch=true}", "syrk_lower": "delinearize
        "covar_cols": "inner-loop-threads{block=16x16},contraction-triangle{prefetch=true}"}
 
 
-def _zoo(name: str) -> bytes:
+def _zoo(name: str, small: bool = False) -> bytes:
     text = (ROOT / "bench" / "zoo" / name / f"{name}.cu").read_bytes()
-    for step, opts in parse_pipeline(ZOO[name]):
+    for step, opts in parse_pipeline(ZOO[name].replace("prefetch=true", "tile=64 prefetch=true" if small else "prefetch=true")):
         got = run_pass(make_pass(step, opts), text, "cuda", name)
         assert isinstance(got, Applied), (name, step, got)
         text = got.text
@@ -245,15 +256,16 @@ def test_zoo_forms_and_refusals() -> None:
 def test_zoo_rewrites_compile_without_spills(tmp_path: Path) -> None:
     files = []
     for name in ZOO:
-        files.append(tmp_path / f"{name}.cu")
-        files[-1].write_bytes(_zoo(name))
+        for small in (False, True):
+            files.append(tmp_path / f"{name}{'_64' if small else ''}.cu")
+            files[-1].write_bytes(_zoo(name, small))
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
     proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-O3", "-Xptxas", "-v", "-I", str(ROOT / "bench" / "zoo" / "syrk"), *map(str, files),
                            "--output-directory", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     spills = [line for line in proc.stderr.splitlines() if "spill" in line]
-    assert len(spills) >= len(ZOO) and all(" 0 bytes spill stores" in line for line in spills), proc.stderr[-3000:]
+    assert len(spills) >= 2 * len(ZOO) and all(" 0 bytes spill stores" in line for line in spills), proc.stderr[-3000:]
 
 
 SYRK_CU = SYRK.replace("__kernel", "__global__").replace("__global const", "const").replace("__global ", "") \
@@ -274,8 +286,11 @@ def _round_one(src: str, n: int) -> list[str]:
 
 
 def test_the_search_tries_it_first_where_it_applies() -> None:
-    got = _round_one(SYRK_CU, 2048)
-    assert set(got[:2]) == {"contraction-triangle{prefetch=true}", "contraction-triangle"} and got[2] == "contraction-blocking", got[:5]
+    got = _round_one(SYRK_CU, 2048)  # 136 tiles of 128 below the diagonal, under two an SM: the 64-wide ones first
+    assert set(got[:2]) == {"contraction-triangle{tile=64 prefetch=true}", "contraction-triangle{tile=64}"}, got[:6]
+    assert set(got[2:4]) == {"contraction-triangle{prefetch=true}", "contraction-triangle"} and got[4] == "contraction-blocking", got[:6]
+    big = _round_one(SYRK_CU, 8192)  # 2080 tiles: the 128-wide ones first
+    assert set(big[:2]) == {"contraction-triangle{prefetch=true}", "contraction-triangle"}, big[:6]
     gemm = SYRK_CU.replace("a[j * nk + k]", "a[k * n + j]")  # A A: not symmetric, contraction-blocking's order stands
     plain = _round_one(gemm, 2048)
     assert plain[0] == "contraction-blocking" and not any("triangle" in x for x in plain), plain[:5]

@@ -12,6 +12,14 @@ Stencil neighbours reach DRAM once: the reads of one array whose indices differ 
 (`u[c - NX]`, `u[c + NX*NY]`) or by a short constant window loop moving with a thread index (`img[(y+dy)*W + x+dx]`,
 dy in [-1, 1]) come from L1/L2 after the first, so DRAM counts one of them, L1 all of them (the original of a
 stencil is not charged nine loads for what shared tiling then "saves").
+The L1's rate is in wavefronts, one 128-byte line per SM per clock, not in lanes' bytes: a warp's global read costs one
+wavefront per line it touches (`_wavefronts`): a warp-uniform read a whole one (a filter coefficient `k[i*5+j]` read
+by every thread is one L1 request per warp, as costly as a coalesced row), a unit-stride read one per 128 bytes of each
+row segment the warp covers (two segments for a 16-wide block), plus one where the segment starts off a line (a
+neighbour at x - 1 touches two lines). A 5x5 convolution with the filter in global memory is then bound by its 70
+wavefronts per warp of outputs (predicted 142 us, measured 137 us on the H200), and a register window that loads
+(F + 4) x 5 points and the 25 coefficients once per F outputs (stencil-registers) by far fewer. A read inside
+`if (!flag) { ... flag = true; }` runs once per thread, whatever loops are around that block (`_once`).
 Each bound is divided by the fraction of the device the launch keeps busy (`parallelism`). Absolute times are rough;
 the model is for ordering candidates; `record` keeps every candidate's prediction in the history beside its
 measurement, and the report (s2s.optimize.report_data.model_accuracy) says how well the model ranked them. `order`
@@ -19,9 +27,10 @@ also reads the original's Nsight Compute profile where the loop has one (`profil
 """
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -64,6 +73,7 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
         return None
     if dialect == "opencl":  # OpenCL sizes are work-items
         grid = (-(-grid[0] // max(block[0], 1)), -(-grid[1] // max(block[1], 1)), -(-grid[2] // max(block[2], 1)))
+    model = _with_defines(model, _defines(source))  # `for (i = -R; i <= R; i++)`: a window of constant bounds
     values = {**_defines(source), **scalars, **{f"blockDim.{a}": float(b) for a, b in zip("xyz", block)},
               **{f"gridDim.{a}": float(g) for a, g in zip("xyz", grid)}}
     threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
@@ -80,9 +90,12 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
     dram = l1 = 0.0
     neighbours: dict[tuple[object, ...], float] = {}  # DRAM bytes of a stencil's neighbour reads: the largest one counts
     other_branch = _other_branch(source, model)
+    first_time = _once(source, model)
     for n, a in enumerate(model.accesses):
         if n in other_branch:
             continue
+        if n in first_time:
+            a = replace(a, nest=tuple(i for i in a.nest if model.loops[i].start >= first_time[n]))
         if a.array in model.shared:  # shared memory: the L1's SRAM and rate
             runs = _runs(model, _hoisted(model, a), values, strided)
             if runs is None:
@@ -98,7 +111,7 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
         shared = 1.0
         for axis in a.shared_by(("x", "y")):
             shared *= block["xy".index(axis)]
-        l1 += threads * runs * a.element_bytes * per_lane
+        l1 += threads * runs * _wavefronts(model, a, block, values) * LINE / 32
         key, window = _neighbourhood(model, a)
         if key is None:
             dram += threads * runs * a.element_bytes * per_lane / shared
@@ -114,6 +127,70 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
     bounds = {"compute": flops / device.flops, "dram": dram / device.bandwidth, "l1": l1 / L1_BYTES_PER_S}
     which = max(bounds, key=lambda k: bounds[k])
     return Prediction(bounds[which] / fill, which, flops, dram, l1, fill)
+
+
+LINE = 128  # bytes of an L1 wavefront (a cache line)
+_ONCE = re.compile(rb"\bif\s*\(\s*!\s*(\w+)\s*\)\s*\{")
+
+
+def _once(source: bytes, model: KernelModel) -> dict[int, int]:
+    """{access index: start of its block} for the accesses inside `if (!flag) { ... flag = true; }` (a load made the
+    first time a thread gets there, stencil-registers' coefficients): the loops around the block do not repeat it."""
+    out: dict[int, int] = {}
+    for m in _ONCE.finditer(source):
+        depth, end = 0, -1
+        for j in range(m.end() - 1, len(source)):
+            depth += {ord("{"): 1, ord("}"): -1}.get(source[j], 0)
+            if depth == 0:
+                end = j
+                break
+        flag = re.escape(m.group(1))
+        if end < 0 or not re.search(rb"\b" + flag + rb"\s*=\s*true\s*;\s*$", source[m.end():end]):
+            continue
+        for n, a in enumerate(model.accesses):
+            if m.start() <= a.start < end:
+                out[n] = m.start()
+    return out
+
+
+def _wavefronts(model: KernelModel, a: ArrayAccess, block: tuple[int, int, int], values: dict[str, float]) -> float:
+    """L1 wavefronts (lines) one warp's execution of a global access costs: one for a warp-uniform read, for a
+    unit-stride one ceil(bytes / 128) per row segment of the warp (32 / block.x segments of block.x lanes where the
+    block is narrower than a warp) plus the share of its executions that start a segment off a line (the index's offset
+    from the thread's point, evaluated over its short loops, not a multiple of the segment); sectors for the rest."""
+    if a.pattern == "uniform":
+        return 1.0
+    if a.pattern != "coalesced":
+        per_lane = SECTOR / a.element_bytes if a.pattern in {"strided", "unknown"} else 1.0
+        return 32 * a.element_bytes * per_lane / LINE
+    width = max(1, min(32, block[0]))
+    segments, seg_bytes = max(1, 32 // width), width * a.element_bytes
+    return segments * (-(-seg_bytes // LINE) + _off_line(model, a, values, seg_bytes) * min(1.0, seg_bytes / LINE))
+
+
+def _off_line(model: KernelModel, a: ArrayAccess, values: dict[str, float], seg_bytes: int) -> float:
+    """The share of an access's executions whose offset from the thread's point is not a multiple of a segment (0
+    where the offset is not known: counted as on the line)."""
+    p = a.index[-1]
+    if p is None or len(a.index) != 1:
+        return 0.0
+    mapped = {m.var for m in model.mapping} | {"threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z"}
+    rest = Poly(tuple((mono, c) for mono, c in p.terms if not set(mono) & mapped))
+    short = [model.loops[i] for i in a.nest if model.loops[i].var in rest.names]
+    ranges = []
+    for lp in short:
+        lo, hi = (_value(b, values) if b is not None else None for b in (lp.lower, lp.upper))
+        if lo is None or hi is None or not lp.step or not 0 < (hi - lo) / lp.step <= UNROLLED:
+            return 0.0
+        ranges.append((lp.var, range(int(lo), int(hi), lp.step)))
+    offs = []
+    for combo in itertools.product(*(r for _, r in ranges)):
+        env = {**values, **dict(zip((v for v, _ in ranges), map(float, combo)))}
+        v = _value(rest, env)
+        if v is None or any(n not in env for n in rest.names):
+            return 0.0
+        offs.append(int(v) * a.element_bytes % seg_bytes != 0)
+    return sum(offs) / len(offs) if offs else 0.0
 
 
 UNROLLED = 16  # a constant-bounded loop of at most this many steps is unrolled by the compiler
@@ -207,6 +284,17 @@ def _defines(source: bytes) -> dict[str, float]:
     for m in _DEFINE.finditer(source):
         seen.setdefault(m.group(1).decode(), set()).add(float(m.group(2)))
     return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
+
+
+def _with_defines(model: KernelModel, defines: dict[str, float]) -> KernelModel:
+    """The model with the file's integer macros in its loop bounds."""
+    def sub(p: Poly | None) -> Poly | None:
+        for n in (p.names if p is not None else frozenset()) & set(defines):
+            p = p.subst(n, Poly.const(int(defines[n])))  # type: ignore[union-attr]
+        return p
+    if not defines:
+        return model
+    return replace(model, loops=tuple(replace(lp, lower=sub(lp.lower), upper=sub(lp.upper)) for lp in model.loops))
 
 
 def _nest(model: KernelModel, i: int) -> tuple[int, ...]:
@@ -344,7 +432,15 @@ HALVED_PASS = "contraction-triangle"  # contraction-blocking's tiles on one side
 def halved_first(ranked: list[Candidate]) -> list[Candidate]:
     """Each contraction-triangle candidate moved just before the first contraction-blocking one of the same pipeline
     prefix: it applies only where the output is a triangle or a symmetric product, and there it runs the same tiles
-    with the blocks above the diagonal left out (the model counts the whole grid's work for both)."""
+    with the blocks above the diagonal left out (the model counts the whole grid's work for both). Among them the
+    64-wide tiles first where the triangle has fewer 128-wide tiles than two a SM (four times the blocks: 2048 x 2048
+    has 136, one an SM and four SMs with two, the time of two), the 128-wide ones first otherwise."""
+    halved = [c for c in ranked if _last_step(c) == HALVED_PASS]
+    small = [c for c in halved if "tile=64" in c.origin.rsplit(HALVED_PASS, 1)[1]]
+    wide = [c for c in halved if c not in small and c.launch is not None]
+    few = bool(wide) and _triangle_tiles(wide[0].launch.grid) < 2 * H200.sms  # type: ignore[union-attr]
+    order_ = (small + [c for c in halved if c not in small]) if few else ([c for c in halved if c not in small] + small)
+    ranked = [order_.pop(0) if _last_step(c) == HALVED_PASS else c for c in ranked]
     out = list(ranked)
     for c in ranked:
         if _last_step(c) != HALVED_PASS:
@@ -356,6 +452,11 @@ def halved_first(ranked: list[Candidate]) -> list[Candidate]:
             out.remove(c)
             out.insert(peer, c)
     return out
+
+
+def _triangle_tiles(grid: tuple[int, ...]) -> int:
+    """The tiles on one side of the diagonal (with it) of a grid of tiles, rows clipped to the columns."""
+    return sum(min(b + 1, grid[0]) for b in range(grid[1]))
 
 
 LOW_OCCUPANCY = 40.0  # % of the SMs' warp slots: below it a latency-limited kernel lacks warps to hide latency

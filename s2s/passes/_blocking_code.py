@@ -1,6 +1,6 @@
 """The text of contraction-blocking's tiled body (s2s/passes/contraction_blocking.py says what it computes and why).
 
-Layout: 256 threads (tx, ty in 16 x 16); the block's 128 x 128 outputs; thread (tx, ty) holds rows ty*4 + {0..3}
+Layout (`size` 128; 64 halves every length and keeps 8 x 8 outputs a thread): 256 threads (tx, ty in 16 x 16); the block's 128 x 128 outputs; thread (tx, ty) holds rows ty*4 + {0..3}
 and ty*4 + 64 + {0..3}, columns tx*4 + {0..3} and tx*4 + 64 + {0..3}: output m of the thread is row m / 8, column
 m % 8 of that 8 x 8 set. Shared tiles are k-major rows of float4 (`As[bk][33]`, 132 floats: the 4 of padding keep
 the transposed stores of a warp on distinct banks), so a thread's 8 row values at one k are two aligned float4.
@@ -21,9 +21,10 @@ class BlockingCode:
     """The text of the tiled body, one list of lines (joined at the body's indent)."""
 
     def __init__(self, bk: int, vec: bool, prefetch: bool, c: Contraction, n: dict[str, str], cl: bool, source: bytes,
-                 tri: str = "", mirror: bool = False) -> None:
+                 tri: str = "", mirror: bool = False, size: int = TILE) -> None:
         self.bk, self.vec, self.prefetch, self.c, self.n, self.cl, self.src = bk, vec, prefetch, c, n, cl, source
         self.tri, self.mirror = tri, mirror
+        self.size, self.dim, self.threads = size, size // 8, (size // 8) ** 2  # outputs a side, threads a side, threads
         self.ops = [("A", i, o) for i, o in enumerate(c.a)] + [("B", i, o) for i, o in enumerate(c.b)]
 
     def txt(self, s: int, e: int) -> str:
@@ -82,9 +83,9 @@ class BlockingCode:
         flag = n[f"v{side}{i}"]
         e, v = n["e"], n["v"]
         origin = n["row0"] if side == "A" else n["col0"]
-        per = 32 * bk // THREADS  # float4 groups per thread
+        per = self.size // 4 * bk // self.threads  # float4 groups per thread
         lines = ["#pragma unroll", f"for (int {e} = 0; {e} < {per}; ++{e}) {{"]
-        g = f"({n['tid']} + {e} * {THREADS})"
+        g = f"({n['tid']} + {e} * {self.threads})"
         if o.k_fast:  # four neighbouring k of one row (column): stored transposed, k-major
             r, kq = f"{g} / {bk // 4}", f"{g} % {bk // 4} * 4"
             lines += [f"    const int {n['pa']} = {r}, {n['pb']} = {kq};"]
@@ -92,7 +93,7 @@ class BlockingCode:
             inside_all = f"{var} < {lim} && {c.k} + 3 < {c.upper}"
             one = lambda q: (f"{origin} + {n['pa']}", f"{t} + {n['pb']} + {q}")  # noqa: E731
         else:  # four neighbouring rows (columns) of one k: stored as they are
-            r, kq = f"{g} % 32 * 4", f"{g} / 32"
+            r, kq = f"{g} % {self.size // 4} * 4", f"{g} / {self.size // 4}"
             lines += [f"    const int {n['pa']} = {r}, {n['pb']} = {kq};"]
             at = (f"{origin} + {n['pa']}", f"{t} + {n['pb']}")
             inside_all = f"{var} + 3 < {lim} && {c.k} < {c.upper}"
@@ -129,9 +130,9 @@ class BlockingCode:
     def spill(self, side: str, i: int, o: Operand, reg: str, buf: str) -> list[str]:
         """The prefetched registers of one operand into the shared buffer `buf` (the same places `load` would use)."""
         n, bk = self.n, self.bk
-        e, g = n["e"], f"({n['tid']} + {n['e']} * {THREADS})"
-        pa, pb = (f"{g} / {bk // 4}", f"{g} % {bk // 4} * 4") if o.k_fast else (f"{g} % 32 * 4", f"{g} / 32")
-        out = ["#pragma unroll", f"for (int {e} = 0; {e} < {32 * bk // THREADS}; ++{e}) {{",
+        e, g, q = n["e"], f"({n['tid']} + {n['e']} * {self.threads})", self.size // 4
+        pa, pb = (f"{g} / {bk // 4}", f"{g} % {bk // 4} * 4") if o.k_fast else (f"{g} % {q} * 4", f"{g} / {q}")
+        out = ["#pragma unroll", f"for (int {e} = 0; {e} < {q * bk // self.threads}; ++{e}) {{",
                f"    const int {n['pa']} = {pa}, {n['pb']} = {pb};"]
         out += [f"    {self.scalar(side, i, o, f'[{buf}]', comp)} = {reg}[{e} * 4 + {comp}];" for comp in range(4)]
         return out + ["}"]
@@ -144,7 +145,7 @@ class BlockingCode:
         tile = self.tile(side, i, buf)
         out = [f"float {reg}[8];"]
         for half in (0, 1):
-            out.append(f"{{ const float4 {n['v']} = {tile}[{kk}][{me}{' + 16' if half else ''}]; " + " ".join(
+            out.append(f"{{ const float4 {n['v']} = {tile}[{kk}][{me}{f' + {self.dim}' if half else ''}]; " + " ".join(
                 f"{reg}[{half * 4 + j}] = {n['v']}.{x};" for j, x in enumerate("xyzw")) + " }")
         return out
 
@@ -175,8 +176,8 @@ class BlockingCode:
         ro, co = c.offsets
         row, col = (c.col, c.row) if swap else (c.row, c.col)
         return ["#pragma unroll", f"for (int {m} = 0; {m} < 64; ++{m}) {{",
-                f"    int {row} = {n['row0']} + {n['ty']} * 4 + {m} / 8 % 4 + {m} / 32 * 64{ro};",
-                f"    int {col} = {n['col0']} + {n['tx']} * 4 + {m} % 4 + {m} % 8 / 4 * 64{co};"]
+                f"    int {row} = {n['row0']} + {n['ty']} * 4 + {m} / 8 % 4 + {m} / 32 * {self.size // 2}{ro};",
+                f"    int {col} = {n['col0']} + {n['tx']} * 4 + {m} % 4 + {m} % 8 / 4 * {self.size // 2}{co};"]
 
     def origin(self, gx: str, gy: str) -> list[str]:
         """row0 and col0: the block's tile, straight from the grid, or (tri) the launch-order number's tile on one side
@@ -184,7 +185,7 @@ class BlockingCode:
         launched count along the minor axis, then that many each; blocks past the last such tile leave at once."""
         n = self.n
         if not self.tri:
-            return [f"const int {n['row0']} = {gy} * {TILE}, {n['col0']} = {gx} * {TILE};"]
+            return [f"const int {n['row0']} = {gy} * {self.size}, {n['col0']} = {gx} * {self.size};"]
         nx, ny = ("get_num_groups(0)", "get_num_groups(1)") if self.cl else ("gridDim.x", "gridDim.y")
         nmin, nmaj = (nx, ny) if self.tri == "lower" else (ny, nx)
         lin, tri, bmaj, bmin, lo, hi = n["lin"], n["tri"], n["bmaj"], n["bmin"], n["nmin"], n["nmaj"]
@@ -202,7 +203,7 @@ class BlockingCode:
                 f"    {bmin} = ({lin} - {tri}) % {lo};",
                 "}",
                 f"if ({bmaj} >= {hi}) return;  // past the last tile of the triangle: the whole block, before any barrier",
-                f"const int {n['row0']} = {row} * {TILE}, {n['col0']} = {col} * {TILE};"]
+                f"const int {n['row0']} = {row} * {self.size}, {n['col0']} = {col} * {self.size};"]
 
     def store(self) -> list[str]:
         """The outputs written back: as the original writes them, or (mirror) at (row, col) and at (col, row)."""
@@ -223,12 +224,12 @@ class BlockingCode:
         lx, ly, gx, gy = ("get_local_id(0)", "get_local_id(1)", "get_group_id(0)", "get_group_id(1)") if self.cl else \
             ("threadIdx.x", "threadIdx.y", "blockIdx.x", "blockIdx.y")
         bufs = "[2]" if self.prefetch else ""
-        decls = [f"{space} float4 {self.tile(side, i)}{bufs}[{bk}][{(TILE + PAD) // 4}];" for side, i, _ in self.ops]
+        decls = [f"{space} float4 {self.tile(side, i)}{bufs}[{bk}][{(self.size + PAD) // 4}];" for side, i, _ in self.ops]
         acc = f"{n['acc']}[{n['m']}]"
         before = [] if self.mirror else [self.txt(s, e) for s, e, _ in c.before]  # mirror: sums from zero, the rest at the store
         live, alive = n["live"], n["alive"]
         head = [*decls, f"{space} int {alive};", f"float {n['acc']}[64];",
-                f"const int {n['tx']} = {lx}, {n['ty']} = {ly}, {n['tid']} = {n['ty']} * 16 + {n['tx']};",
+                f"const int {n['tx']} = {lx}, {n['ty']} = {ly}, {n['tid']} = {n['ty']} * {self.dim} + {n['tx']};",
                 *self.origin(gx, gy), f"int {live} = 0;",
                 *self.each(), f"    {acc} = 0;", f"    if ({c.inside}) {{", *("        " + s for s in before),
                 *([] if self.mirror else [f"        {acc} = {c.target};"]),
@@ -246,7 +247,7 @@ class BlockingCode:
             return head + body + tail
         # double buffering: slice t multiplied out of buffer buf while slice t + bk waits in registers
         regs = {(side, i): n[f"p{side}{i}"] for side, i, _ in self.ops}
-        per = 4 * 32 * bk // THREADS
+        per = self.size * bk // self.threads
         first = [f"int {n['buf']} = 0;",
                  *(s for side, i, o in self.ops for s in self.load(side, i, o, f"{c.lower}", "smem")), sync,
                  f"for (int {t} = {c.lower}; {t} < {c.upper}; {t} += {bk}) {{",

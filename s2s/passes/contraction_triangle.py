@@ -1,25 +1,22 @@
-"""contraction-triangle: contraction-blocking's 128x128 tiles launched only on one side of the diagonal.
+"""contraction-triangle: contraction-blocking's tiles launched only on one side of the diagonal (128 or 64 a side).
 
-Two shapes halve the work of a blocked contraction:
-- a **triangular output**: the guard bounds the column by the row (`j <= i`, `j > i` as an exit, `j2 >= j1` after
-  inner-loop-threads): only the tiles that meet the triangle get a block; the per-element guard stays, so the diagonal
-  tiles write their own side only;
-- a **symmetric product over a square guard**: one operand array read on both sides with the row and column exchanged
-  (`a[i*m+k] * a[j*m+k]`, S = A A^T), the term a product of the two, nothing read from what the kernel writes except the
-  output element itself (its `beta*C` term): the tiles below the diagonal compute S once and write it to both places,
-  each with its own statements before and after the loop; the diagonal tiles once.
-The blocks are numbered in launch order and mapped onto the triangle's tiles (the grid keeps contraction-blocking's
-launch: the blocks past the triangle leave at once). The triangular form keeps the original's sums bit for bit; the
-symmetric one sums each output's terms from zero and adds the sum after the statements before the loop (the rounding
-of a reordered sum, within the MEP's tolerance), and its mirrored term multiplies the operands in the other order.
+Two shapes halve a blocked contraction's work. A **triangular output** (the guard bounds the column by the row: `j <=
+i`, `j > i` as an exit, `j2 >= j1` after inner-loop-threads): only the tiles meeting the triangle get a block, the
+per-element guard stays. A **symmetric product over a square guard** (one array on both sides with the row and column
+exchanged, `a[i*m+k] * a[j*m+k]`; the term their product; nothing the kernel writes read but the output element, its
+`beta*C`): the tiles below the diagonal compute S = A A^T once and write both places, each with its own statements
+before and after the loop; the diagonal tiles once. Blocks are numbered in launch order and mapped onto the triangle
+(contraction-blocking's grid: the blocks past it leave at once). The triangular form keeps the sums bit for bit; the
+symmetric one sums from zero and adds the sum after the statements before the loop (a reordered sum's rounding).
+`tile=64`: 64 threads, still 8 x 8 outputs each, four times the blocks (for a triangle with fewer tiles than SMs).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from s2s.lang.contraction import find_contraction
-from s2s.lang.edits import Edit, Refused, Rewrite
+from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import model_and_body
 
@@ -177,27 +174,26 @@ _WORDS = ("lin", "tri", "bmaj", "bmin", "nmin", "nmaj")
 class ContractionTriangle:
     name: ClassVar[str] = "contraction-triangle"
     priority: ClassVar[int] = 10  # beside contraction-blocking; the cost model tries it first where both apply
-    space: ClassVar[tuple[str, ...]] = ("contraction-triangle{prefetch=true}", "contraction-triangle")
+    space: ClassVar[tuple[str, ...]] = ("contraction-triangle{prefetch=true}", "contraction-triangle{tile=64 prefetch=true}",
+                                        "contraction-triangle", "contraction-triangle{tile=64}")
     bk: int = 8
     prefetch: bool = False
+    tile: int = 128
 
     def applies(self, facts: KernelFacts) -> bool | str:
-        return ContractionBlocking(bk=self.bk, prefetch=self.prefetch).applies(facts)
+        return "tile must be 128 or 64" if self.tile not in {128, 64} else ContractionBlocking(bk=self.bk, prefetch=self.prefetch).applies(facts)
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         c = find_contraction(source, facts.dialect, facts.name)
         if isinstance(c, str):
             return Refused(c)
-        got = model_and_body(source, facts.dialect, facts.name)
-        assert got is not None  # find_contraction found the kernel
-        model = got[0]
+        model = model_and_body(source, facts.dialect, facts.name)[0]  # type: ignore[index]  # find_contraction found it
         guard = next((g for g in model.guards if g.start == c.rest[0]), None)
         if not c.guarded or guard is None:
             return Refused("needs a guard bounding the outputs")
         if any(c.offsets):
             return Refused(f"{c.row} and {c.col} must be the thread indices without an offset")
-        tri = triangle(guard, c.row, c.col)
-        mirror = False
+        tri, mirror = triangle(guard, c.row, c.col), False
         if not tri:
             why = symmetric(source, facts, model, guard, c)
             if why:
@@ -210,9 +206,13 @@ class ContractionTriangle:
         # the same rewrite with the tile map and the stores of this form: only the body's edit changes
         n = base.names(source, facts, c)
         n.update({w: fresh_names(n, source, facts, w) for w in _WORDS})
-        code = BlockingCode(self.bk, True, self.prefetch, c, n, facts.dialect == "opencl", source, tri=tri, mirror=mirror).lines()
+        code = BlockingCode(self.bk, True, self.prefetch, c, n, facts.dialect == "opencl", source, tri, mirror, self.tile).lines()
         body = Edit(c.start, c.rest[1], ("\n" + c.indent).join(code))
-        edits = tuple(body if (e.start, e.end) == (c.start, c.rest[1]) else e for e in out.edits)
+        dim = self.tile // 8  # 128 registers a thread: 2 blocks of 256 an SM, 8 of 64; 64 prefetching: 4 of 64, no spills
+        bounds = f"__launch_bounds__({dim * dim}, {(256 if self.prefetch and dim == 8 else 512) // dim // dim}) "
+        edits = tuple(body if (e.start, e.end) == (c.start, c.rest[1]) else replace(e, text=bounds) if e.start == e.end else e
+                      for e in out.edits)
+        launch = LaunchChange((dim, dim, 1), "tile-coarse", per_item=self.tile)
         what = f"the tiles {'below' if tri == 'lower' else 'above'} the diagonal only"
         what += (f", each written at ({c.row}, {c.col}) and ({c.col}, {c.row})" if mirror else "")
-        return Rewrite(edits, out.launch, f"{what}; {out.note}")
+        return Rewrite(edits, launch, f"{what}; {out.note.replace('128x128', f'{self.tile}x{self.tile}')}")
