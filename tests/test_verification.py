@@ -225,6 +225,38 @@ def test_a_leader_dropped_below_an_untimed_candidate_brings_that_one_in(tmp_path
     assert calls[-1] == "d" and best is not None and best.id == "d" and best.speedup == 2.6
 
 
+def test_the_noise_band_is_measured_with_the_timing_only_evaluate_where_given(tmp_path: Path) -> None:
+    from s2s.optimize.winner import declare
+
+    h = _history(tmp_path, {"a": 2.0})
+    evaluate, calls = _timer({"a": [1.9]})
+    noise, noise_calls = _timer({None: [1.01, 0.99, 1.0]})
+    best, _ = declare(tmp_path, h, evaluate, noise=noise)
+    assert noise_calls == [None, None, None] and calls == ["a"]  # the original only timed against itself, the top one checked
+    assert best is not None and best.speedup == 1.9
+
+
+def test_a_timing_only_run_passes_time_only_to_the_harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from s2s.mep.backends import base as backend_base
+    from s2s.mep.backends import get_backend
+    from s2s.mep.backends.base import BuildResult
+    from s2s.mep.measure import Measurement
+
+    seen: list[list[str]] = []
+
+    def fake_run(argv: list[str], **kw: object) -> Measurement:
+        seen.append(list(argv))
+        return Measurement("ok", "opencl", "k", None)
+
+    monkeypatch.setattr(backend_base, "run_harness_process", fake_run)
+    b = BuildResult(mep_dir=tmp_path, variant=None, backend="opencl", kernel="k", ok=True, seconds=0.0, build_dir=tmp_path,
+                    run_argv=("runner",))
+    backend = get_backend("opencl")
+    backend.run(b, check=False)
+    backend.run(b)
+    assert seen[0][-1] == "--time-only" and "--time-only" not in seen[1]
+
+
 def test_a_win_inside_the_noise_band_is_no_win(tmp_path: Path) -> None:
     from s2s.optimize.winner import declare
 

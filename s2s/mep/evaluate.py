@@ -64,17 +64,18 @@ def build_many(mep_dir: Path, variants: Iterable[str | None], *, jobs: int | Non
         return list(pool.map(backend.build, targets))
 
 
-def run_built(b: BuildResult, *, time: bool = True, sanitize: bool = False, harness_lock: Path | None = None) -> Measurement:
+def run_built(b: BuildResult, *, time: bool = True, sanitize: bool = False, harness_lock: Path | None = None,
+              check: bool = True) -> Measurement:
     """Run a build: the check on every input set, then (when it passed and `time`) the timing. With `harness_lock`
     the harness takes the device lock itself (s2s.base.devicelock): its checks beside other evaluations' checks,
-    its timing alone."""
+    its timing alone. `check=False` times without checking (the original against itself)."""
     if b.input_error:
         raise _input_error(b.mep_dir, b.input_error)
     if not b.ok:
         return failed(b.failure, backend=b.backend, kernel=b.kernel, variant=b.variant, messages=b.messages,
                       build_seconds=b.seconds)
     backend = get_backend(b.backend)
-    m = backend.run(b, time=time, sanitize=sanitize, harness_lock=harness_lock)
+    m = backend.run(b, time=time, sanitize=sanitize, harness_lock=harness_lock, check=check)
     if m.input_error:
         raise _input_error(b.mep_dir, m.input_error)
     note = b.extra.get("note")
@@ -86,8 +87,8 @@ def run_built(b: BuildResult, *, time: bool = True, sanitize: bool = False, harn
 
 
 def evaluate(mep_dir: Path, variant: str | None = None, *, time: bool = True, sanitize: bool = False,
-             harness_lock: Path | None = None) -> Measurement:
-    return run_built(build(Path(mep_dir), variant), time=time, sanitize=sanitize, harness_lock=harness_lock)
+             harness_lock: Path | None = None, check: bool = True) -> Measurement:
+    return run_built(build(Path(mep_dir), variant), time=time, sanitize=sanitize, harness_lock=harness_lock, check=check)
 
 
 def variants(mep_dir: Path) -> list[str]:

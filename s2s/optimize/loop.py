@@ -34,6 +34,7 @@ from .patterns import Library, features
 from .proposers import PROPOSERS, State
 from .resume import pending_candidates, with_pending
 from .winner import declare as declare_winner
+from .winner import noise_band
 
 Progress = Callable[[dict[str, Any]], None]
 _LIBRARY_LOCK = threading.Lock()  # several MEPs optimized at once (auto --cluster) share the library
@@ -142,6 +143,11 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     t0 = time.monotonic()
     executor = opts.executor or open_executor(opts.cluster)  # the CLI and auto pass one open executor for all MEPs
     session = executor.session(mep_dir, jobs=opts.jobs)
+    remote = executor.name != "local"
+    # each re-timing holds the device as the harness does it: checks beside other evaluations, the timing alone; the
+    # original against itself is only timed (a check would hold it to itself)
+    timed = functools.partial(ev.evaluate, harness_lock=lock_path())
+    timed_only = functools.partial(ev.evaluate, harness_lock=lock_path(), check=False)
     if opts.profile and executor.name == "local":  # the LLM prompt shows it; a cluster's coordinator may have no GPU
         state.feedback["original"] = profile_ncu.feedback(mep_dir, history, None)
     stopped = "rounds"
@@ -177,6 +183,10 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
         by_id = {c.id: c for c in fresh}
         repaired = dict.fromkeys(by_id, 0)
         session.submit([c.id for c in fresh])
+        if round_no == 1 and not remote:
+            # the noise band while the first candidates build: measured at the end, it queued every MEP's timings
+            # of the original behind the same deadline (parallel MEPs on one device end together)
+            noise_band(mep_dir, history, timed_only)
         improved = False
         while True:
             if opts.time_budget_s is not None and time.monotonic() - t0 > opts.time_budget_s:
@@ -233,13 +243,11 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
             stopped = "no-improvement"
             break
     session.close()
-    remote = executor.name != "local"
     if executor is not opts.executor:
         executor.close()
     # the top 3 re-timed, above the noise band (winner.py); with a cluster, in a scratch copy (the MEP stays unbuilt)
-    # each re-timing holds the device as the harness does it: checks beside other evaluations, the timing alone
-    timed = functools.partial(ev.evaluate, harness_lock=lock_path())
-    best, _ = declare_winner(mep_dir, history, _scratch_evaluate(timed) if remote else timed)
+    best, _ = declare_winner(mep_dir, history, _scratch_evaluate(timed) if remote else timed,
+                             noise=_scratch_evaluate(timed_only) if remote else timed_only)
     if best is None:
         (mep_dir / "variants" / "BEST").unlink(missing_ok=True)
     if best is not None:

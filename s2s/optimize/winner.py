@@ -76,15 +76,17 @@ def retime(mep_dir: Path, history: History, row: Row, evaluate: Evaluate) -> Row
     return history.get(row.id)
 
 
-def declare(mep_dir: Path, history: History, evaluate: Evaluate, *, top: int = TOP) -> tuple[Row | None, dict[str, Any]]:
+def declare(mep_dir: Path, history: History, evaluate: Evaluate, *, top: int = TOP,
+            noise: Evaluate | None = None) -> tuple[Row | None, dict[str, Any]]:
     """(the winner or None, what was declared). The top `top` verified candidates are re-timed; while the fastest
     after that is one not re-timed yet, it is re-timed too (at most EXTRA more). The winner is the fastest
-    re-timed candidate whose speedup lies above the noise band."""
+    re-timed candidate whose speedup lies above the noise band (measured with `noise` where given: a timing
+    without checks does for the original against itself)."""
     if not _ranked(history):
         decision: dict[str, Any] = {"id": None, "speedup": 1.0, "why": "no verified candidate"}
         history.set_meta("winner", json.dumps(decision))
         return None, decision
-    band = noise_band(mep_dir, history, evaluate)
+    band = noise_band(mep_dir, history, noise or evaluate)
     done: set[str] = set()
     for row in _ranked(history)[:top]:
         retime(mep_dir, history, row, evaluate)

@@ -112,10 +112,12 @@ class Backend(ABC):
         env.update(dict(build.env))
         return env
 
-    def run(self, build: BuildResult, *, time: bool = True, sanitize: bool = False, harness_lock: Path | None = None) -> Measurement:
+    def run(self, build: BuildResult, *, time: bool = True, sanitize: bool = False, harness_lock: Path | None = None,
+            check: bool = True) -> Measurement:
         """Run the harness; with `harness_lock` it takes the device lock itself (checks shared, timing exclusive),
-        without it the caller holds the device (or runs alone)."""
-        argv = self.run_argv(build, time=time)
+        without it the caller holds the device (or runs alone). `check=False`: timed only (the original against
+        itself, where a check holds nothing to anything)."""
+        argv = self.run_argv(build, time=time) + ([] if check else ["--time-only"])
         env = self.run_env(build)
         env.pop(HARNESS_ENV, None)
         if harness_lock is not None:

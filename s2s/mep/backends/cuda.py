@@ -293,8 +293,9 @@ class CudaBackend(Backend):
     def _support_files(self, mep_dir: Path) -> list[Path]:
         return []
 
-    def run(self, build: BuildResult, *, time: bool = True, sanitize: bool = False, harness_lock: Path | None = None) -> Measurement:
-        m = super().run(build, time=time, sanitize=sanitize, harness_lock=harness_lock)
+    def run(self, build: BuildResult, *, time: bool = True, sanitize: bool = False, harness_lock: Path | None = None,
+            check: bool = True) -> Measurement:
+        m = super().run(build, time=time, sanitize=sanitize, harness_lock=harness_lock, check=check)
         if any(e in msg for msg in m.messages for e in ("cudaErrorInsufficientDriver", "cudaErrorNoDevice")):
             m = m.with_messages("hint: this machine has no usable NVIDIA GPU or driver; the MEP builds here, run it on a GPU "
                                 "machine (its README has the one command)")
