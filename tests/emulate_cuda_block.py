@@ -21,6 +21,7 @@ from s2s.passes._elementwise import elem_type
 
 SHIM = """\
 #include <barrier>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -16,9 +16,10 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from s2s.lang.edits import Edit, Refused, Rewrite
+from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
+from ._coarse_tree import coarse_prefix
 from ._common import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
@@ -76,11 +77,14 @@ _FUNCS = {"fmaxf", "fminf", "fmax", "fmin", "max", "min"}
 class BlockReduceShuffle:
     name: ClassVar[str] = "block-reduce-shuffle"
     priority: ClassVar[int] = 45  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("block-reduce-shuffle",)
+    space: ClassVar[tuple[str, ...]] = ("block-reduce-shuffle", "block-reduce-shuffle{coarsen=4}")
+    coarsen: int = 1  # F > 1: B / F threads per block, each combining F values in registers (passes/_coarse_tree.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if facts.dialect == "opencl":
             return "warp shuffles have no portable OpenCL 1.2 equivalent"
+        if self.coarsen not in {1, 2, 4, 8}:
+            return "coarsen must be 1, 2, 4 or 8"
         if not facts.shared:
             return "no shared-memory array to reduce"
         return True
@@ -109,11 +113,20 @@ class BlockReduceShuffle:
             elem = _element_type(source, stmts[:k], array)
             if elem is None:
                 return Refused(f"{array} must be a one-dimensional __shared__ array declared in the kernel")
+            if self.coarsen > 1:
+                c = coarse_prefix(source, facts, stmts, k, (array, op, t, extent), tvars, elem, self.coarsen)
+                if isinstance(c, Refused):
+                    return c
+                pad = "\n" + indent_of(source, c[0])
+                code = pad.join(c[1]) + pad + self._code(source, facts, s, array, op, t, f"({extent}) / {self.coarsen}", elem, c[2])
+                return Rewrite((Edit(c[0], s.end_byte, code),), LaunchChange((c[3], 1, 1), "same"),
+                               f"{c[3]} threads per block, {self.coarsen} values each, then warp shuffles over {array}[0..{extent})")
             return Rewrite((Edit(s.start_byte, s.end_byte, self._code(source, facts, s, array, op, t, extent, elem)),), None,
                            f"warp shuffles instead of the shared-memory tree over {array}[0..{extent})")
         return Refused(why)
 
-    def _code(self, source: bytes, facts: KernelFacts, loop: Node, array: str, op: str, t: str, b: str, elem: str) -> str:
+    def _code(self, source: bytes, facts: KernelFacts, loop: Node, array: str, op: str, t: str, b: str, elem: str,
+              start: str = "") -> str:
         v, off, w = fresh(facts, source, "v"), fresh(facts, source, "off"), fresh(facts, source, f"{array}_w")
 
         def combine(a: str, c: str) -> str:
@@ -123,7 +136,7 @@ class BlockReduceShuffle:
         lines = ["{",
                  f"    static_assert(({b}) >= 32 && ({b}) <= 1024 && (({b}) & (({b}) - 1)) == 0, \"block-reduce-shuffle: B\");",
                  f"    __shared__ {elem} {w}[32];",
-                 f"    {elem} {v} = {array}[{t} < ({b}) ? {t} : 0];",
+                 f"    {elem} {v} = {start or f'{array}[{t} < ({b}) ? {t} : 0]'};",
                  f"    for (int {off} = 16; {off} > 0; {off} >>= 1)",
                  f"        {v} = {combine(v, shfl)};",
                  f"    if ({t} % 32 == 0) {w}[{t} / 32] = {v};",
