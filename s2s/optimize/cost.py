@@ -233,6 +233,22 @@ def _other_branch(source: bytes, model: KernelModel) -> frozenset[int]:
 
 
 WINDOW = 8  # a constant-bounded loop of at most this many steps, moving an index with a thread: a stencil's window
+ROWS = 40  # a constant-bounded loop over rows that neighbouring threads' loops continue (a register window's)
+
+
+def _overlapping(a: ArrayAccess, var: str, trips: int) -> bool:
+    """A loop whose steps move the index by 1/k of a thread axis's step (k <= its trips): the rows of neighbouring
+    threads along that axis touch or overlap (stencil-registers' window of F + 4 rows, F rows apart, thread-coarsen's
+    F points), so DRAM serves each row once and the caches the rest."""
+    for p, t in zip(a.index, a.threads):
+        c = p.coeff(var) if p is not None else Poly()
+        if c.is_zero or t is None:
+            continue
+        for axis in ("threadIdx.y", "threadIdx.z"):
+            step = t.coeff(axis)
+            if not step.is_zero and any(c * Poly.const(k) == step for k in range(1, trips + 1)):
+                return True
+    return False
 
 
 def _neighbourhood(model: KernelModel, a: ArrayAccess) -> tuple[tuple[object, ...] | None, frozenset[int]]:
@@ -248,6 +264,10 @@ def _neighbourhood(model: KernelModel, a: ArrayAccess) -> tuple[tuple[object, ..
     for i in a.nest:
         lp = model.loops[i]
         lo, hi = (p.constant() if p is not None else None for p in (lp.lower, lp.upper))
+        if lo is not None and hi is not None and lp.step and (hi - lo) / lp.step <= ROWS and a.affine \
+                and _overlapping(a, lp.var, int((hi - lo) / lp.step)):
+            window.add(i)
+            continue
         if lo is None or hi is None or not lp.step or (hi - lo) / lp.step > WINDOW:
             continue
         if not a.affine or a.pattern == "unknown":  # `a[IDX(i + di, j + dj)]` over `i = p / N`: the name in the text
