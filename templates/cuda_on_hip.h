@@ -29,6 +29,8 @@
 #define cudaMemcpyDeviceToHost      hipMemcpyDeviceToHost
 #define cudaMemcpyDeviceToDevice    hipMemcpyDeviceToDevice
 #define cudaMemset                  hipMemset
+#define cudaHostRegister            hipHostRegister
+#define cudaHostRegisterDefault     hipHostRegisterDefault
 #define cudaMemsetAsync             hipMemsetAsync
 #define cudaMemcpyToSymbol(sym, src, n) hipMemcpyToSymbol(HIP_SYMBOL(sym), src, n)
 #define cudaStream_t                hipStream_t

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -705,6 +706,7 @@ struct Run {
     size_t flush_bytes = 0;
     DeviceLock lock;  // $S2S_HARNESS_LOCK: checks shared with other evaluations, the timing alone
     unsigned long long* diff_slot = nullptr;  // s2s_first_difference's result
+    std::set<const void*> pinned;  // host copies page-locked by pin()
     std::vector<unsigned char> guard_pattern = std::vector<unsigned char>(GUARD, GUARD_BYTE);
 
     explicit Run(const Spec& s) : spec(s), o(s.defaults) {}
@@ -867,6 +869,7 @@ struct Run {
         }
         if (!b.pristine) return false;
         if (!b.pristine_ok) {
+            pin(b.init);
             api(cudaMemcpy(b.pristine, b.init.data(), b.bytes, cudaMemcpyHostToDevice), "cudaMemcpy(inputs)");
             b.pristine_ok = true;
         }
@@ -906,6 +909,21 @@ struct Run {
     void download(std::vector<unsigned char>& dst, const Buffer& b) {
         dst.resize(b.bytes);
         api(cudaMemcpy(dst.data(), b.data, b.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(outputs)");
+    }
+
+    // a buffer's own host copy (sized once, never reallocated: it lives as long as the run), page-locked the first
+    // time, so that every later copy is a DMA that needs no CPU while the device is held (a pageable copy goes through
+    // a staging buffer, slow on a loaded host); where it cannot be locked, the copy stays pageable
+    void pin(std::vector<unsigned char>& v) {
+        if (v.empty() || pinned.count(v.data())) return;
+        pinned.insert(v.data());
+        if (cudaHostRegister(v.data(), v.size(), cudaHostRegisterDefault) != cudaSuccess) cudaGetLastError();
+    }
+
+    void download_own(std::vector<unsigned char>& dst, const Buffer& b) {
+        dst.resize(b.bytes);
+        pin(dst);
+        download(dst, b);
     }
 
     // ---- captured data (s2s capture) ----
@@ -997,7 +1015,7 @@ struct Run {
                 if (same) continue;
                 b.dev_in = false;
             }
-            download(first ? b.ref_after : b.ref_after2, b);
+            download_own(first ? b.ref_after : b.ref_after2, b);
         }
     }
 
@@ -1046,7 +1064,7 @@ struct Run {
                 std::string g = guard_violation(b);
                 if (!g.empty()) check_of(b).fail(label + ": " + g, (long long)b.spec->count);
                 if (b.dev_in) b.var_diff[run_no - 1] = first_difference(b);
-                else download(run_no == 1 ? b.var_after : b.var_after2, b);
+                else download_own(run_no == 1 ? b.var_after : b.var_after2, b);
             }
         }
         }  // the device is released: the comparisons run on the host
