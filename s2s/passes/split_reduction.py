@@ -7,6 +7,8 @@ read neighbouring elements (a column walk, `A[k*n+i]`), the threads stay and `sp
 output, adding their partials in order through shared memory (CUDA and OpenCL). Either way the accumulator gets
 the statements before the loop first and then the sum of the terms: the order of additions changes, within the
 MEP's tolerance; no atomics. The guard becomes a condition, so every thread reaches the shuffle or the barrier.
+In lanes mode each lane reads quads of the row in float4 words where every array steps by one element and the row
+starts 16-byte aligned (passes/_lane_quads.py; `vec=1` keeps one element per lane and trip).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.reduction_loop import ReductionLoop, find_reduction_loop
 
 from ._common import fresh
+from ._lane_quads import lane_quads
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -38,8 +41,22 @@ __global__ void gemv(const float* a, const float* x, float* y, int n)
     const int lane = threadIdx.x % 32;
     float part = 0;
     if (i < n) {
-        for (int j = 0 + lane; j < n; j += 32)
-            part += a[i * n + j] * x[j];
+        if (((reinterpret_cast<unsigned long long>(&a[i * n + (0)]) | reinterpret_cast<unsigned long long>(&x[(0)])) & 15) == 0) {
+            const int j_end = (0) + ((n) - (0)) / 4 * 4;
+            for (int j = (0) + 4 * lane; j < j_end; j += 128) {
+                const float4 w0 = *reinterpret_cast<const float4*>(&a[i * n + j]);
+                const float4 w1 = *reinterpret_cast<const float4*>(&x[j]);
+                part += w0.x * w1.x;
+                part += w0.y * w1.y;
+                part += w0.z * w1.z;
+                part += w0.w * w1.w;
+            }
+            for (int j = j_end + lane; j < (n); j += 32)
+                part += a[i * n + j] * x[j];
+        } else {
+            for (int j = (0) + lane; j < n; j += 32)
+                part += a[i * n + j] * x[j];
+        }
     }
     for (int off = 16; off > 0; off /= 2)
         part += __shfl_down_sync(0xffffffffu, part, off);
@@ -59,10 +76,12 @@ class SplitReduction:
     mode: str = "auto"  # auto (from the model) | lanes | splits
     splits: int = 8  # threads along y sharing an output (splits mode)
     block: int = 256  # threads per block (lanes mode)
+    vec: int = 4  # lanes mode: 4 = each lane reads quads of the row in float4 words where they qualify (passes/_lane_quads.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:
-        if self.mode not in {"auto", "lanes", "splits"} or self.splits not in {2, 4, 8, 16, 32} or self.block % 32 or not 32 <= self.block <= 1024:
-            return "mode must be auto, lanes or splits; splits 2 to 32 (a power of two); block a multiple of 32 up to 1024"
+        if self.mode not in {"auto", "lanes", "splits"} or self.splits not in {2, 4, 8, 16, 32} or self.block % 32 or \
+                not 32 <= self.block <= 1024 or self.vec not in {1, 4}:
+            return "mode must be auto, lanes or splits; splits 2 to 32 (a power of two); block a multiple of 32 up to 1024; vec 1 or 4"
         if facts.shared or facts.atomics:
             return "kernel uses shared memory or atomics"
         return True
@@ -91,6 +110,9 @@ class SplitReduction:
         final = f"{r.target} = {r.target} + {n['part']};" if r.op == "= x +" else f"{r.target} += {n['part']};"
         tail = [*("    " + txt(s, e) for s, e, _ in r.before), f"    {final}", *("    " + txt(s, e) for s, e in r.after), "}"]
         work = [f"{acc_ty} {n['part']} = 0;", f"if ({r.inside}) {{", f"    {loop}", f"        {stmt}", "}"]
+        quads = lane_quads(facts, source, r.k, txt(*r.init), r.upper, 32, n["lane"], stmt) if mode == "lanes" and self.vec == 4 else None
+        if quads is not None:
+            work = [*work[:2], *(f"    {line}" for line in quads), "}"]
         if mode == "lanes":
             code = [f"const int {n['lane']} = {axis[0]} % 32;", *work, f"for (int {n['off']} = 16; {n['off']} > 0; {n['off']} /= 2)",
                     f"    {n['part']} += __shfl_down_sync(0xffffffffu, {n['part']}, {n['off']});",
@@ -107,7 +129,8 @@ class SplitReduction:
             edits = []
             launch = LaunchChange((32, self.splits, 1), "same-coverage")
         edits.append(Edit(r.mapping[1], r.rest[1], "\n" + r.indent + ("\n" + r.indent).join(code)))
-        return Rewrite(tuple(edits), launch, f"{mode}: {'32 lanes per output' if mode == 'lanes' else f'{self.splits} threads along y per output'}")
+        what = "32 lanes per output" + (", float4 words" if quads is not None else "") if mode == "lanes" else f"{self.splits} threads along y per output"
+        return Rewrite(tuple(edits), launch, f"{mode}: {what}")
 
 
 def _local_type(source: bytes, r: ReductionLoop) -> str:
