@@ -530,7 +530,7 @@ def _register_blocked(c: Candidate, state: State, p: Prediction | None) -> bool:
     and whose outputs each sum at least 128 terms: what the model cannot see makes it the likely winner, so it goes
     first. The model counts shared memory as free and reads its float4 loads, whose thread mapping is not affine,
     as strided; it does not credit the 64 independent accumulators per thread that hide latency where few threads
-    run. (The fastest form of a hand-written SGEMM; bench/gpu_gemm_forms.py measures it against the others.)"""
+    run. (The fastest form of a hand-written SGEMM; bench/plans/gemm_forms.toml measures it against the others.)"""
     steps = c.origin.split("+repair")[0].removeprefix("pass:").split(",")
     if not c.origin.startswith("pass:") or not steps[-1].startswith(BLOCKED_PASS) or c.launch is None or p is None:
         return False
