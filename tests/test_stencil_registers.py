@@ -22,11 +22,12 @@ ZOO = ROOT / "bench" / "zoo"
 W, H = 37, 29  # odd, and no multiple of the blocks (32x8) or of any factor
 
 
-def _zoo(name: str) -> bytes:
-    """The zoo kernel's file at W x H (its #defines rewritten; nothing else changes)."""
+def _zoo(name: str, sizes: tuple[tuple[str, int], ...] = (("W", W), ("H", H))) -> bytes:
+    """The zoo kernel's file at odd sizes (its #defines rewritten; nothing else changes)."""
     text = (ZOO / name / f"{name}.cu").read_text()
-    text = re.sub(r"#define W \d+", f"#define W {W}", text)
-    return re.sub(r"#define H \d+", f"#define H {H}", text).encode()
+    for macro, value in sizes:
+        text = re.sub(rf"#define {macro} \d+", f"#define {macro} {value}", text)
+    return text.encode()
 
 
 def _apply(data: bytes, name: str, pipeline: str, grid: tuple[int, int, int], block: tuple[int, int, int]
@@ -106,6 +107,25 @@ def test_zoo_conv_computes_what_the_original_does(tmp_path: Path, name: str, pip
     assert same_outputs(tmp_path, name, before, short, launches, counts, {}) != "SAME"
     shifted = after.replace(b"k_r[i + 2][j + 2] = k[", b"k_r[i + 2][j + 2] = k[1 + ")  # coefficients one place off
     assert shifted != after and same_outputs(tmp_path, name, before, shifted, launches, counts, {}) != "SAME"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,pipeline,sizes,grid,block,counts", [
+    ("jacobi2d_macro", "delinearize-2d,stencil-registers{factor=8}", (("N", W),), (-(-W * W // 256), 1, 1), (256, 1, 1),
+     {"a": W * W, "b": W * W}),
+    ("jacobi2d", "stencil-registers{factor=16}", (("NX", W), ("NY", H)), (2, 4, 1), (32, 8, 1), {"in": W * H, "out": W * H}),
+    ("fdtd_hz", "stencil-registers{factor=8}", (("NXF", H), ("NYF", W)), (2, 4, 1), (32, 8, 1),
+     {"ex": H * (W + 1), "ey": (H + 1) * W, "hz": H * W}),
+])
+def test_zoo_stencils_compute_what_the_originals_do(tmp_path: Path, name: str, pipeline: str, sizes: tuple[tuple[str, int], ...],
+                                                    grid: tuple[int, int, int], block: tuple[int, int, int],
+                                                    counts: dict[str, int]) -> None:
+    """A 3x3 box behind an IDX macro over a 1-D launch, a 5-point Jacobi under an if block, FDTD's two fields of
+    different pitch beside an in-place array."""
+    before = _zoo(name, sizes)
+    after, launch, _ = _apply(before, name, pipeline, grid, block)
+    assert b"_w[" in after
+    assert same_outputs(tmp_path, name, before, after, (Launch(grid, block), launch), counts, {}) == "SAME"
 
 
 @pytest.mark.slow
