@@ -142,8 +142,9 @@ class StencilRegisters:
         rest_text = source[decl.end_byte:end].decode("utf-8", "replace")
         if _uses_axis(rest_text, "y") or (facts.dialect == "opencl" and "(1)" in rest_text and "get_" in rest_text):
             return Refused("the body uses the y thread or block index beyond y's declaration: the block's extent matters")
-        if _assigned(yv, rest_text):
-            return Refused(f"`{yv}` is assigned or its address taken after its declaration")
+        moved = next((v for v in (yv, xv) if _assigned(v, source[facts.body_start:end].decode("utf-8", "replace"))), "")
+        if moved:
+            return Refused(f"`{moved}` is assigned or its address taken after its declaration")
         carried = [n for n in _declared_before(source, stmts, decl) if _assigned(n, rest_text)]
         if carried:
             return Refused(f"`{carried[0]}` is declared before {yv} and changed after it: it would carry over between points")
