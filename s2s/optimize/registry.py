@@ -47,6 +47,7 @@ BUILTIN: dict[str, str] = {
     "stencil-tiling": "StencilTiling",
     "struct-wide-io": "StructWideIo",
     "thread-coarsen": "ThreadCoarsen",
+    "triangular-solve-blocking": "TriangularSolveBlocking",
     "vector-elementwise": "VectorElementwise",
     "vector-loads": "VectorLoads",
     "warp-reduce-atomics": "WarpReduceAtomics",

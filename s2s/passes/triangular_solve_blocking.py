@@ -1,0 +1,228 @@
+"""triangular-solve-blocking: a forward substitution with one thread per right-hand side shares each column among a block.
+
+`c = blockIdx.x*blockDim.x + threadIdx.x; guard; for (i) { acc = ..B[i][c]..; for (k from the first row; k < i) acc -= L(i, k) *
+X[k][c]; X[i][c] = f(acc, L(i, i)); }` runs one O(N^2) chain per column: 8,192 columns are 8,192 threads on a GPU that
+holds 270,000. Read from the kernel model: X is the one array written, at (i, c), column stride one, and read at (k, c)
+in the inner loop; every other array is never written and reads no column but c's own. Then `rows` threads share each
+column: for each block of `rows` rows, every thread sums its row's terms over the rows already solved (k below the
+block; X read coalesced across the `cols` columns, L broadcast), parks the partial sum in shared memory, and after a
+barrier one thread per column finishes the block's rows in order (the terms of the rows inside the block, then the
+statements after the inner loop). Each element sums the same products in the same order. The guard becomes a
+condition, so every thread reaches the barriers. Refused: other writes, a second thread axis, a column stride not one.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from s2s.lang.affine import Poly
+from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
+from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
+from s2s.lang.kernel_model import ArrayAccess, kernel_model
+
+from ._common import body_node, fresh, indent_of, statements, text
+
+EXAMPLE_DIALECT = "cuda"
+EXAMPLE_BEFORE = """\
+__global__ void trsm(const float* L, float* B, int n, int nrhs)
+{
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= nrhs)
+        return;
+    for (int i = 0; i < n; i++) {
+        float s = B[i * nrhs + c];
+        for (int k = 0; k < i; k++)
+            s -= L[i * n + k] * B[k * nrhs + c];
+        B[i * nrhs + c] = s / L[i * n + i];
+    }
+}
+"""
+EXAMPLE_AFTER = """\
+__global__ void trsm(const float* L, float* B, int n, int nrhs)
+{
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    const int row = threadIdx.y;
+    __shared__ float part[8][32];
+    for (int i0 = 0; i0 < n; i0 += 8) {
+        int i = i0 + row;
+        if ((!(c >= nrhs)) && (i < n)) {
+            float s = B[i * nrhs + c];
+            for (int k = 0; k < i0; k++)
+                s -= L[i * n + k] * B[k * nrhs + c];
+            part[row][threadIdx.x] = s;
+        }
+        __syncthreads();
+        if (row == 0 && (!(c >= nrhs))) {
+            for (int i = i0; i < i0 + 8 && (i < n); i++) {
+                float s = part[i - i0][threadIdx.x];
+                for (int k = i0; k < i; k++)
+                    s -= L[i * n + k] * B[k * nrhs + c];
+                B[i * nrhs + c] = s / L[i * n + i];
+            }
+        }
+        __syncthreads();
+    }
+}
+"""
+_JUMP = re.compile(r"\b(return|break|continue|goto|__syncthreads|barrier|atomic\w*|atom_\w+)\b")
+
+
+@dataclass(frozen=True)
+class TriangularSolveBlocking:
+    name: ClassVar[str] = "triangular-solve-blocking"
+    priority: ClassVar[int] = 9  # structural, and the only pass that opens this shape: first
+    space: ClassVar[tuple[str, ...]] = ("triangular-solve-blocking", "triangular-solve-blocking{rows=16}",
+                                        "triangular-solve-blocking{rows=4}")
+    rows: int = 8  # threads per column (block.y), the rows of one diagonal block
+    cols: int = 32  # columns per block (block.x)
+
+    def applies(self, facts: KernelFacts) -> bool | str:
+        if self.cols % 16 or self.rows < 2 or not 64 <= self.cols * self.rows <= 1024:
+            return "cols must be a multiple of 16, rows at least 2, 64 to 1024 threads"
+        if facts.dims != 1 or not facts.var_for("x"):
+            return "needs one thread index along x (a second thread dimension is not a column per thread)"
+        if facts.shared or facts.atomics:
+            return "kernel uses shared memory or atomics"
+        return True
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        model = kernel_model(source, facts.dialect, facts.name)
+        maps = model.mapping if model is not None else ()
+        if model is None or len(maps) != 1 or maps[0].kind != "global" or maps[0].axis != "x":
+            return Refused("needs one global thread index along x and no other")
+        c = maps[0].var
+        stmts = statements(body_node(source, facts))
+        if len(stmts) < 2 or stmts[0].type != "declaration" or c not in idents(text(source, stmts[0])) \
+                or any(THREAD_BUILTIN.search(text(source, s)) for s in stmts[1:]):
+            return Refused(f"the kernel must begin with the declaration of {c} and use thread indices nowhere else")
+        guard = stmts[1]
+        g = next((x for x in model.guards if x.start == guard.start_byte), None)
+        if g is None or c not in dict(g.upper) or guard.child_by_field_name("alternative") is not None:
+            return Refused(f"needs a guard bounding {c} from above right after its declaration")
+        if g.kind == "block":
+            cons = guard.child_by_field_name("consequence")
+            rest = statements(cons) if cons is not None and cons.type == "compound_statement" else []
+            inside, end = g.condition.strip(), guard.end_byte
+            if len(stmts) != 2:
+                return Refused("nothing may follow the guarded block")
+        else:
+            rest, inside, end = stmts[2:], f"!({g.condition.strip()})", stmts[-1].end_byte
+        if len(rest) != 1 or rest[0].type != "for_statement":
+            return Refused("the guarded part must be one loop over the rows")
+        outer = rest[0]
+        lp = next((x for x in model.loops if x.start == outer.start_byte), None)
+        init, cond, body = (outer.child_by_field_name(f) for f in ("initializer", "condition", "body"))
+        if lp is None or lp.step != 1 or init is None or init.type != "declaration" or cond is None or body is None \
+                or body.type != "compound_statement" or lp.upper is None:
+            return Refused("the row loop must declare its variable, count it up by one to a bound and have a block body")
+        i = lp.var
+        if (lp.lower is None or c in lp.lower.names) or c in lp.upper.names:
+            return Refused(f"the rows' range must be the same for every thread (it uses {c})")
+        parts = statements(body)
+        loops = [n for n, s in enumerate(parts) if s.type == "for_statement"]
+        if len(loops) != 1 or loops[0] != 1 or parts[0].type != "declaration":
+            return Refused(f"the body over {i} must be an accumulator's declaration, one loop, then the statements that store")
+        decl, inner, after = parts[0], parts[1], parts[2:]
+        kl = next((x for x in model.loops if x.start == inner.start_byte), None)
+        kinit, kcond = inner.child_by_field_name("initializer"), inner.child_by_field_name("condition")
+        kval = kinit.child_by_field_name("declarator") if kinit is not None and kinit.type == "declaration" else None
+        kval = kval.child_by_field_name("value") if kval is not None else None
+        if kl is None or kl.step != 1 or kval is None or kcond is None or kl.upper != Poly.name(i) or kl.lower != lp.lower:
+            return Refused(f"the inner loop must run from the rows' first ({lp.lower}) up to {i}, by one")
+        k = kl.var
+        dd = decl.child_by_field_name("declarator")
+        acc = text(source, dd.child_by_field_name("declarator")) if dd is not None and dd.type == "init_declarator" else ""
+        value = dd.child_by_field_name("value") if dd is not None else None
+        red = [r for r in model.reductions if inner.start_byte <= r.start and r.end <= inner.end_byte]
+        kbody = inner.child_by_field_name("body")
+        while kbody is not None and kbody.type == "compound_statement" and len(statements(kbody)) == 1:
+            kbody = statements(kbody)[0]
+        if not acc or value is None or kbody is None or kbody.type != "expression_statement" or len(red) != 1 \
+                or red[0].target != acc or red[0].over != k or red[0].into != "local":
+            return Refused(f"the inner loop must be one accumulation into the local {acc or 'declared before it'} over {k}")
+        if any(s.type not in {"expression_statement", "declaration"} or _JUMP.search(text(source, s)) for s in after) \
+                or _JUMP.search(text(source, body)):
+            return Refused("the statements after the inner loop must be declarations or expressions without jumps or barriers")
+        why = _memory(model.accesses, outer.start_byte, outer.end_byte, (inner.start_byte, inner.end_byte), c, i, k)
+        if why:
+            return Refused(why)
+        ty = text(source, decl.child_by_field_name("type"))
+        ity = text(source, init.child_by_field_name("type"))
+        n = {w: fresh(facts, source, w) for w in ("row", "part", "i0")}
+        cl = facts.dialect == "opencl"
+        tx, ty_ = ("get_local_id(0)", "get_local_id(1)") if cl else ("threadIdx.x", "threadIdx.y")
+        sync = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);" if cl else "__syncthreads();"
+        space = "__local" if cl else "__shared__"
+        lower = text(source, init.child_by_field_name("declarator").child_by_field_name("value"))  # type: ignore[union-attr]
+        ctext = text(source, cond)
+        head = re.sub(rf"\b{re.escape(i)}\b", n["i0"], ctext)
+        first = _cut(source, inner, [(kcond.child_by_field_name("right") or kcond, n["i0"])])  # k below the block
+        second = _cut(source, inner, [(kval, n["i0"])])  # k from the block's first row
+        stored = _cut(source, decl, [(value, f"{n['part']}[{i} - {n['i0']}][{tx}]")])
+        pad, step = indent_of(source, stmts[0].start_byte), "    "
+        rows, cols = self.rows, self.cols
+        lines = [f"const int {n['row']} = {ty_};", f"{space} {ty} {n['part']}[{rows}][{cols}];",
+                 f"for ({ity} {n['i0']} = {lower}; {head}; {n['i0']} += {rows}) {{",
+                 f"{step}{ity} {i} = {n['i0']} + {n['row']};", f"{step}if (({inside}) && ({ctext})) {{",
+                 *_block(source, decl, 2), *_block(source, inner, 2, first),
+                 f"{step * 2}{n['part']}[{n['row']}][{tx}] = {acc};", f"{step}}}", f"{step}{sync}",
+                 f"{step}if ({n['row']} == 0 && ({inside})) {{",
+                 f"{step * 2}for ({ity} {i} = {n['i0']}; {i} < {n['i0']} + {rows} && ({ctext}); {i}++) {{",
+                 *_block(source, decl, 3, stored), *_block(source, inner, 3, second),
+                 *(ln for s in after for ln in _block(source, s, 3)), f"{step * 2}}}", f"{step}}}", f"{step}{sync}", "}"]
+        edit = Edit(stmts[0].end_byte, end, "\n" + "\n".join(pad + ln for ln in lines))
+        return Rewrite((edit,), LaunchChange((cols, rows, 1), "same-coverage"),
+                       f"{cols} columns x {rows} rows a block: the terms below each {rows}-row block in parallel, its diagonal block per column")
+
+
+def _memory(accesses: tuple[ArrayAccess, ...], start: int, end: int, inner: tuple[int, int], c: str, i: str, k: str) -> str:
+    """"" when the loop at [start, end) writes one array X only at (i, c), reads it at (k, c) in the inner loop and at
+    (i, c) outside it, with the column's stride one, and the inner loop reads other arrays without c; else why not."""
+    inside = [a for a in accesses if start <= a.start and a.end <= end]
+    written = {a.array for a in accesses if a.write}
+    if len(written) != 1 or not {a.array for a in inside if a.write}:
+        return f"needs exactly one array written, in the row loop (written: {', '.join(sorted(written)) or 'none'})"
+    x = next(iter(written))
+    pitch: set[tuple[Poly, Poly]] = set()
+    for a in inside:
+        in_k = inner[0] <= a.start and a.end <= inner[1]
+        p = a.flat
+        if a.array != x:
+            if in_k and a.depends_on(c):
+                return f"{a.text}: the inner loop reads {a.array} by column (only the solved {x} may be)"
+            continue
+        if p is None or not p.affine_in({c, i, k}):
+            return f"{a.text}: the index of {x} is not affine in {c}, {i} and {k}"
+        if p.coeff(c) != Poly.const(1):
+            return f"{a.text}: the column {c} must have stride one (is {p.coeff(c)})"
+        r, other = (k, i) if in_k else (i, k)
+        if a.write and in_k or not p.coeff(other).is_zero:
+            return f"{a.text}: {x} must be read at row {k} inside the inner loop, at row {i} outside it, written at row {i}"
+        stride = p.coeff(r)
+        if stride.is_zero or stride.names & {c, i, k} or (stride.constant() is not None and stride.constant() < 2):  # type: ignore[operator]
+            return f"{a.text}: the row stride of {x} must be a row length"
+        pitch.add((stride, p.drop({c, i, k})))
+    if len(pitch) != 1:
+        return f"{x} is read or written with two different layouts: another column than {c} would be touched"
+    return ""
+
+
+def _cut(source: bytes, node: object, swaps: list[tuple[object, str]]) -> str:
+    """The text of `node` with the subnodes in `swaps` replaced."""
+    s, e = node.start_byte, node.end_byte  # type: ignore[attr-defined]
+    out, at = "", s
+    for sub, new in sorted(swaps, key=lambda t: t[0].start_byte):  # type: ignore[attr-defined]
+        out += source[at:sub.start_byte].decode() + new  # type: ignore[attr-defined]
+        at = sub.end_byte  # type: ignore[attr-defined]
+    return out + source[at:e].decode()
+
+
+def _block(source: bytes, node: object, depth: int, body: str | None = None) -> list[str]:
+    """The statement's lines (its own text, or `body`) re-indented to `depth` levels below the kernel's statements."""
+    own = indent_of(source, node.start_byte)  # type: ignore[attr-defined]
+    lines = (body if body is not None else text(source, node)).split("\n")  # type: ignore[arg-type]
+    out = ["    " * depth + lines[0]]
+    for ln in lines[1:]:
+        out.append("    " * depth + (ln[len(own):] if ln.startswith(own) else ln.lstrip()))
+    return out
