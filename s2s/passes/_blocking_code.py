@@ -1,15 +1,10 @@
 """The text of contraction-blocking's tiled body (s2s/passes/contraction_blocking.py says what it computes and why).
 
-Layout (`size` 128; 64 halves every length and keeps 8 x 8 outputs a thread): 256 threads (tx, ty in 16 x 16); the block's 128 x 128 outputs; thread (tx, ty) holds rows ty*4 + {0..3}
-and ty*4 + 64 + {0..3}, columns tx*4 + {0..3} and tx*4 + 64 + {0..3}: output m of the thread is row m / 8, column
-m % 8 of that 8 x 8 set. Shared tiles are k-major rows of float4 (`As[bk][33]`, 132 floats: the 4 of padding keep
-the transposed stores of a warp on distinct banks), so a thread's 8 row values at one k are two aligned float4.
-
-With `tri` ("lower": column tile <= row tile, "upper": the other way) the launched blocks, numbered in launch order,
-take only the tiles on one side of the diagonal (row by row, each row's tiles clipped to the launched columns) and
-the blocks left over leave before any work. With `mirror` (a symmetric product over a square guard) each output's
-terms are summed from zero and written twice, as (row, col) and as (col, row) outside the diagonal tiles: each
-place runs the statements before the loop (its own beta term), adds the sum, then the statements after it.
+Layout (`size` 128; 64 halves every length, 8 x 8 outputs a thread still): 256 threads (tx, ty in 16 x 16); the
+block's 128 x 128 outputs; thread (tx, ty) holds rows ty*4 + {0..3} and ty*4 + 64 + {0..3}, columns tx*4 + {0..3} and
+tx*4 + 64 + {0..3}: output m of the thread is row m / 8, column m % 8 of that 8 x 8 set. Shared tiles are k-major rows
+of float4 (`As[bk][33]`, 132 floats: the 4 of padding keep the transposed stores of a warp on distinct banks), so a
+thread's 8 row values at one k are two aligned float4.
 """
 from __future__ import annotations
 
@@ -21,9 +16,8 @@ class BlockingCode:
     """The text of the tiled body, one list of lines (joined at the body's indent)."""
 
     def __init__(self, bk: int, vec: bool, prefetch: bool, c: Contraction, n: dict[str, str], cl: bool, source: bytes,
-                 tri: str = "", mirror: bool = False, size: int = TILE) -> None:
+                 size: int = TILE) -> None:
         self.bk, self.vec, self.prefetch, self.c, self.n, self.cl, self.src = bk, vec, prefetch, c, n, cl, source
-        self.tri, self.mirror = tri, mirror
         self.size, self.dim, self.threads = size, size // 8, (size // 8) ** 2  # outputs a side, threads a side, threads
         self.ops = [("A", i, o) for i, o in enumerate(c.a)] + [("B", i, o) for i, o in enumerate(c.b)]
 
@@ -173,52 +167,13 @@ class BlockingCode:
     def each(self, swap: bool = False) -> list[str]:
         """The loop over the thread's 64 outputs declaring row and col; `swap`: the mirrored place (col, row)."""
         c, n, m = self.c, self.n, self.n["m"]
-        ro, co = c.offsets
-        row, col = (c.col, c.row) if swap else (c.row, c.col)
+        (ro, co), (row, col) = c.offsets, ((c.col, c.row) if swap else (c.row, c.col))
         return ["#pragma unroll", f"for (int {m} = 0; {m} < 64; ++{m}) {{",
                 f"    int {row} = {n['row0']} + {n['ty']} * 4 + {m} / 8 % 4 + {m} / 32 * {self.size // 2}{ro};",
                 f"    int {col} = {n['col0']} + {n['tx']} * 4 + {m} % 4 + {m} % 8 / 4 * {self.size // 2}{co};"]
 
-    def origin(self, gx: str, gy: str) -> list[str]:
-        """row0 and col0: the block's tile, straight from the grid, or (tri) the launch-order number's tile on one side
-        of the diagonal. Along the major axis (rows for "lower") rows of the triangle hold 1, 2, ... tiles up to the
-        launched count along the minor axis, then that many each; blocks past the last such tile leave at once."""
-        n = self.n
-        if not self.tri:
-            return [f"const int {n['row0']} = {gy} * {self.size}, {n['col0']} = {gx} * {self.size};"]
-        nx, ny = ("get_num_groups(0)", "get_num_groups(1)") if self.cl else ("gridDim.x", "gridDim.y")
-        nmin, nmaj = (nx, ny) if self.tri == "lower" else (ny, nx)
-        lin, tri, bmaj, bmin, lo, hi = n["lin"], n["tri"], n["bmaj"], n["bmin"], n["nmin"], n["nmaj"]
-        sqrt = "sqrt" if self.cl else "sqrtf"
-        row, col = (bmaj, bmin) if self.tri == "lower" else (bmin, bmaj)
-        return [f"const int {lo} = {nmin}, {hi} = {nmaj}, {lin} = {gy} * {nx} + {gx}, {tri} = {lo} * ({lo} + 1) / 2;",
-                f"int {bmaj}, {bmin};",
-                f"if ({lin} < {tri}) {{",
-                f"    {bmaj} = (int)(({sqrt}(8.0f * {lin} + 1.0f) - 1.0f) * 0.5f);",
-                f"    while ({bmaj} > 0 && {bmaj} * ({bmaj} + 1) / 2 > {lin}) --{bmaj};",
-                f"    while (({bmaj} + 1) * ({bmaj} + 2) / 2 <= {lin}) ++{bmaj};",
-                f"    {bmin} = {lin} - {bmaj} * ({bmaj} + 1) / 2;",
-                "} else {",
-                f"    {bmaj} = {lo} + ({lin} - {tri}) / {lo};",
-                f"    {bmin} = ({lin} - {tri}) % {lo};",
-                "}",
-                f"if ({bmaj} >= {hi}) return;  // past the last tile of the triangle: the whole block, before any barrier",
-                f"const int {n['row0']} = {row} * {self.size}, {n['col0']} = {col} * {self.size};"]
-
-    def store(self) -> list[str]:
-        """The outputs written back: as the original writes them, or (mirror) at (row, col) and at (col, row)."""
-        c, n = self.c, self.n
-        acc = f"{n['acc']}[{n['m']}]"
-        if not self.mirror:
-            redeclared = [self.txt(s, e) for s, e, d in c.before if d and not (c.target_decl and c.target in self.txt(s, e).split("=")[0])]
-            return [*self.each(), f"    if ({c.inside}) {{", *("        " + s for s in redeclared), f"        {c.target_decl}{c.target} = {acc};",
-                    *("        " + self.txt(s, e) for s, e in c.after), "    }", "}"]
-        place = [f"    if ({c.inside}) {{", *("        " + self.txt(s, e) for s, e, _ in c.before), f"        {c.target} += {acc};",
-                 *("        " + self.txt(s, e) for s, e in c.after), "    }", "}"]
-        return [*self.each(), *place, f"if ({n['row0']} != {n['col0']}) {{",  # the diagonal tiles hold both places
-                *("    " + s for s in self.each(swap=True) + place), "}"]
-
-    def lines(self) -> list[str]:
+    def lines(self, origin: list[str] | None = None, start: list[str] | None = None, tail: list[str] | None = None) -> list[str]:
+        """The body; `origin` (row0, col0), `start` (inside the guard) and `tail` (the stores) replace the defaults."""
         c, n, bk = self.c, self.n, self.bk
         space, sync = ("__local", "barrier(CLK_LOCAL_MEM_FENCE);") if self.cl else ("__shared__", "__syncthreads();")
         lx, ly, gx, gy = ("get_local_id(0)", "get_local_id(1)", "get_group_id(0)", "get_group_id(1)") if self.cl else \
@@ -226,19 +181,20 @@ class BlockingCode:
         bufs = "[2]" if self.prefetch else ""
         decls = [f"{space} float4 {self.tile(side, i)}{bufs}[{bk}][{(self.size + PAD) // 4}];" for side, i, _ in self.ops]
         acc = f"{n['acc']}[{n['m']}]"
-        before = [] if self.mirror else [self.txt(s, e) for s, e, _ in c.before]  # mirror: sums from zero, the rest at the store
         live, alive = n["live"], n["alive"]
         head = [*decls, f"{space} int {alive};", f"float {n['acc']}[64];",
                 f"const int {n['tx']} = {lx}, {n['ty']} = {ly}, {n['tid']} = {n['ty']} * {self.dim} + {n['tx']};",
-                *self.origin(gx, gy), f"int {live} = 0;",
-                *self.each(), f"    {acc} = 0;", f"    if ({c.inside}) {{", *("        " + s for s in before),
-                *([] if self.mirror else [f"        {acc} = {c.target};"]),
+                *(origin or [f"const int {n['row0']} = {gy} * {self.size}, {n['col0']} = {gx} * {self.size};"]), f"int {live} = 0;",
+                *self.each(), f"    {acc} = 0;", f"    if ({c.inside}) {{",
+                *("        " + s for s in (start if start is not None else [*(self.txt(s, e) for s, e, _ in c.before), f"{acc} = {c.target};"])),
                 f"        {live} = 1;", "    }", "}",
                 # a block none of whose outputs passes the guard (above the diagonal of a triangular one) leaves at
                 # once, all its threads together: every thread that stays reaches every barrier
                 f"if ({n['tid']} == 0) {alive} = 0;", sync, f"if ({live}) {alive} = 1;", sync, f"if (!{alive}) return;",
                 *self.checks()]
-        tail = self.store()
+        redeclared = [self.txt(s, e) for s, e, d in c.before if d and not (c.target_decl and c.target in self.txt(s, e).split("=")[0])]
+        tail = tail or [*self.each(), f"    if ({c.inside}) {{", *("        " + s for s in redeclared), f"        {c.target_decl}{c.target} = {acc};",
+                        *("        " + self.txt(s, e) for s, e in c.after), "    }", "}"]
         t = n["t"]
         if not self.prefetch:
             body = [f"for (int {t} = {c.lower}; {t} < {c.upper}; {t} += {bk}) {{",

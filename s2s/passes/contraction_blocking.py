@@ -191,15 +191,13 @@ class ContractionBlocking:
         extra = (", float4 loads where aligned" if self.vec else "") + (", next slice prefetched" if self.prefetch else "")
         return Rewrite(tuple(edits), launch, f"128x128 tiles, 8x8 outputs per thread, k slices of {self.bk}{extra}: {sides}")
 
-    @staticmethod
-    def names(source: bytes, facts: KernelFacts, c: Contraction) -> dict[str, str]:
-        """The tiled body's names, each fresh in the kernel."""
-        words = ("acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "v", "pa", "pb", "buf", "live", "alive", "p0")
-        n = {w: fresh(facts, source, w) for w in words}
-        for side, ops in (("A", c.a), ("B", c.b)):
-            for i in range(len(ops)):  # per operand: its shared tile, its fragment, its alignment flag, its prefetch registers
-                for key, want in (("s", f"{side}s"), ("r", f"r{side.lower()}"), ("v", f"v{side.lower()}"), ("p", f"p{side.lower()}")):
-                    n[f"{key}{side}{i}"] = fresh(facts, source, want if (i == 0 and key == "s") else f"{want}{i + (key == 's')}")
+    def names(self, source: bytes, facts: KernelFacts, c: Contraction) -> dict[str, str]:  # the tiled body's, each fresh
+        n = {w: fresh(facts, source, w) for w in ("acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "v", "pa", "pb",
+                                                   "buf", "live", "alive", "p0")}
+        for side, i in [(side, i) for side, ops in (("A", c.a), ("B", c.b)) for i in range(len(ops))]:
+            for key, want in (("s", f"{side}s"), ("r", f"r{side.lower()}"), ("v", f"v{side.lower()}"), ("p", f"p{side.lower()}")):
+                # per operand: its shared tile, its fragment, its alignment flag, its prefetch registers
+                n[f"{key}{side}{i}"] = fresh(facts, source, want if (i == 0 and key == "s") else f"{want}{i + (key == 's')}")
         return n
 
 

@@ -20,8 +20,8 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import model_and_body
 
-from ._blocking_code import BlockingCode
 from ._symmetry import fresh_names, symmetric, triangle
+from ._triangle_code import TriangleCode
 from .contraction_blocking import ContractionBlocking
 
 EXAMPLE_DIALECT = "cuda"
@@ -206,7 +206,7 @@ class ContractionTriangle:
         # the same rewrite with the tile map and the stores of this form: only the body's edit changes
         n = base.names(source, facts, c)
         n.update({w: fresh_names(n, source, facts, w) for w in _WORDS})
-        code = BlockingCode(self.bk, True, self.prefetch, c, n, facts.dialect == "opencl", source, tri, mirror, self.tile).lines()
+        code = TriangleCode(self.bk, self.prefetch, c, n, facts.dialect == "opencl", source, tri, mirror, self.tile).lines()
         body = Edit(c.start, c.rest[1], ("\n" + c.indent).join(code))
         dim = self.tile // 8  # 128 registers a thread: 2 blocks of 256 an SM, 8 of 64; 64 prefetching: 4 of 64, no spills
         bounds = f"__launch_bounds__({dim * dim}, {(256 if self.prefetch and dim == 8 else 512) // dim // dim}) "
