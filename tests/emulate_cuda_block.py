@@ -6,7 +6,8 @@ threads, `__shfl_down_sync` (`_up_`, plain) a barrier of the warp's lanes around
 one array per kernel (blocks do not overlap), `atomicAdd` a locked add; `float4`, `int4`, `uint4` are plain structs, and
 buffers can start off a 16-byte boundary to take a rewrite's scalar path. A shuffle checks its mask: it must name
 exactly the lanes of the warp that exist (a full mask on a partial warp is undefined on a GPU and stops the program
-with BAD MASK), and a lane that reads a lane the warp lacks gets NaN bits. No GPU needed.
+with BAD MASK; with a width under 32 the lanes of the caller's segment may be named instead), and a lane that reads a
+lane the warp lacks gets NaN bits. No GPU needed.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ static thread_local s2s_dim3 threadIdx;
 static s2s_dim3 blockIdx, blockDim, gridDim;
 static std::barrier<>* s2s_block;
 static std::vector<std::barrier<>*> s2s_warps;
+static std::vector<std::barrier<>*> s2s_segments[6];  // [log2 width][segment]: lanes that shuffle within their segment
 static unsigned long long s2s_slot[1024];
 static std::mutex s2s_atomic;
 struct float4 { float x, y, z, w; };
@@ -43,46 +45,60 @@ struct uint4 { unsigned x, y, z, w; };
 #define __restrict__
 #define __shared__ static
 #define __forceinline__ inline
+static int s2s_tid();
+static std::barrier<>* s2s_bar(unsigned mask, int width);
 static int s2s_tid() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
 static int s2s_size() { return blockDim.x * blockDim.y * blockDim.z; }
+static std::barrier<>* s2s_bar(unsigned mask, int width) {
+    // the lanes of a width-wide segment shuffling among themselves (the segment's mask) wait for each other only
+    int tid = s2s_tid(), lane = tid & 31, here = s2s_size() - (tid & ~31), log2w = 0;
+    while ((1 << log2w) < width) ++log2w;
+    unsigned present = here >= 32 ? 0xffffffffu : (1u << here) - 1u;
+    unsigned segment = width >= 32 ? present : (((1u << width) - 1u) << (lane / width * width)) & present;
+    return width < 32 && mask == segment && mask != present ? s2s_segments[log2w][tid / width] : s2s_warps[tid / 32];
+}
 static void __syncthreads() { s2s_block->arrive_and_wait(); }
 template <typename T> static T atomicAdd(T* p, T v) { std::lock_guard<std::mutex> g(s2s_atomic); T old = *p; *p += v; return old; }
 template <typename T> static T __shfl_down_sync(unsigned mask, T v, int off, int width = 32) {
     int tid = s2s_tid(), lane = tid & 31, here = s2s_size() - (tid & ~31);
     unsigned present = here >= 32 ? 0xffffffffu : (1u << here) - 1u;
-    if (mask != present) { printf("BAD MASK\\n"); fflush(stdout); _Exit(3); }
+    unsigned segment = width >= 32 ? present : (((1u << width) - 1u) << (lane / width * width)) & present;
+    if (mask != present && mask != segment) { printf("BAD MASK\\n"); fflush(stdout); _Exit(3); }
+    std::barrier<>* bar = s2s_bar(mask, width);
     std::memcpy(&s2s_slot[tid], &v, sizeof(T));
-    s2s_warps[tid / 32]->arrive_and_wait();
+    bar->arrive_and_wait();
     T out = v;
     if ((lane % width) + off < width) {
         if (lane + off < here) std::memcpy(&out, &s2s_slot[tid + off], sizeof(T));
         else std::memset(&out, 0xff, sizeof(T));
     }
-    s2s_warps[tid / 32]->arrive_and_wait();
+    bar->arrive_and_wait();
     return out;
 }
 template <typename T> static T __shfl_up_sync(unsigned mask, T v, int off, int width = 32) {
     int tid = s2s_tid(), lane = tid & 31, here = s2s_size() - (tid & ~31);
     unsigned present = here >= 32 ? 0xffffffffu : (1u << here) - 1u;
     if ((mask & present) != mask) { printf("BAD MASK\\n"); fflush(stdout); _Exit(3); }
+    std::barrier<>* bar = s2s_bar(mask, width);
     std::memcpy(&s2s_slot[tid], &v, sizeof(T));
-    s2s_warps[tid / 32]->arrive_and_wait();
+    bar->arrive_and_wait();
     T out = v;
     if ((lane % width) - off >= 0) std::memcpy(&out, &s2s_slot[tid - off], sizeof(T));
-    s2s_warps[tid / 32]->arrive_and_wait();
+    bar->arrive_and_wait();
     return out;
 }
 template <typename T> static T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
     int tid = s2s_tid(), lane = tid & 31, here = s2s_size() - (tid & ~31);
     unsigned present = here >= 32 ? 0xffffffffu : (1u << here) - 1u;
     if ((mask & present) != mask) { printf("BAD MASK\\n"); fflush(stdout); _Exit(3); }
+    std::barrier<>* bar = s2s_bar(mask, width);
     std::memcpy(&s2s_slot[tid], &v, sizeof(T));
-    s2s_warps[tid / 32]->arrive_and_wait();
+    bar->arrive_and_wait();
     T out;
     int from = lane / width * width + src % width;
     if (from < here) std::memcpy(&out, &s2s_slot[(tid & ~31) + from], sizeof(T));
     else std::memset(&out, 0xff, sizeof(T));
-    s2s_warps[tid / 32]->arrive_and_wait();
+    bar->arrive_and_wait();
     return out;
 }
 template <typename F> static void s2s_launch(F k, s2s_dim3 g, s2s_dim3 b) {
@@ -94,6 +110,12 @@ template <typename F> static void s2s_launch(F k, s2s_dim3 g, s2s_dim3 b) {
         s2s_block = &block;
         s2s_warps.clear();
         for (int w = 0; w * 32 < n; ++w) s2s_warps.push_back(new std::barrier<>(n - w * 32 < 32 ? n - w * 32 : 32));
+        for (int l = 1; l < 5; ++l) {
+            int w = 1 << l;
+            for (auto* x : s2s_segments[l]) delete x;
+            s2s_segments[l].clear();
+            for (int g = 0; g * w < n; ++g) s2s_segments[l].push_back(new std::barrier<>(n - g * w < w ? n - g * w : w));
+        }
         std::vector<std::thread> ts;
         for (int t = 0; t < n; ++t)
             ts.emplace_back([&, t] { unsigned u = t; threadIdx = {u % b.x, u / b.x % b.y, u / (b.x * b.y)}; k(); });

@@ -95,3 +95,22 @@ def test_quads_compile(tmp_path: Path) -> None:
     proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", *map(str, files), "--output-directory",
                            str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lanes,n", [(32, 203), (16, 204), (16, 203)])
+def test_warp_rows_lanes_in_quads_match(tmp_path: Path, lanes: int, n: int) -> None:
+    """warp-rows on gemv_rows, a warp or half a warp per row (two rows a warp, each half with its own shuffle mask):
+    the same y; a quad loop that steps as if the row had 32 lanes when it has 16 is caught."""
+    src = (ZOO / "gemv_rows" / "gemv_rows.cu").read_bytes()
+    out = _apply(f"warp-rows{{lanes={lanes}}}", src, "gemv_rows")
+    assert out.launch is not None and b"const float4 w1 = *reinterpret_cast<const float4*>(&x[j]);" in out.text
+    grid, block = ((n + 255) // 256, 1, 1), (256, 1, 1)
+    g, b = out.launch.resolve(grid, block, values={"n": n})
+    launches = (Launch(grid, block), Launch(g, b))
+    counts, scalars = {"A": n * n, "x": n, "y": n}, {"n": str(n)}
+    assert same_outputs(tmp_path, "gemv_rows", src, out.text, launches, counts, scalars, 1e-5) == "SAME"
+    if lanes == 16:
+        broken = out.text.replace(b"j += 64", b"j += 128")
+        assert broken != out.text
+        assert same_outputs(tmp_path, "gemv_rows", src, broken, launches, counts, scalars, 1e-5) != "SAME"

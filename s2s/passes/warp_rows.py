@@ -5,6 +5,8 @@ row walk becomes coalesced), reduce with `__shfl_down_sync`, and lane 0 runs wha
 The same shape covers the column walk of a transposed (column-major) layout, and a loop inside a row guard
 `if (row < n) { ... }`. A running sum (`out[..c..] = run; run += e(c);`, exclusive or inclusive) becomes a warp scan:
 the lanes take consecutive c, scan their terms with `__shfl_up_sync`, store, and carry the chunk's total.
+A reduction whose arrays step by one element reads quads of the row in float4 words where the row starts 16-byte
+aligned (passes/_lane_quads.py; `vec=1` keeps one element per lane and trip).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
 
 from ._common import body_node, fresh, indent_of, statements, text
 from ._guards import loop_block
+from ._lane_quads import lane_quads
 from ._warp_scan import scan_loop, scan_shape, value_of
 
 EXAMPLE_DIALECT = "cuda"
@@ -42,8 +45,21 @@ __global__ void matvec(const float* A, const float* x, float* y, int n)
     const unsigned mask = 0xffffffffu;
     if (row >= n) return;
     float sum = 0.0f;
-    for (int j = 0 + lane; j < n; j += 32) {
-        sum += A[row * n + j] * x[j];
+    if (((reinterpret_cast<unsigned long long>(&A[row * n + (0)]) | reinterpret_cast<unsigned long long>(&x[(0)])) & 15) == 0) {
+        const int j_end = (0) + ((n) - (0)) / 4 * 4;
+        for (int j = (0) + 4 * lane; j < j_end; j += 128) {
+            const float4 w0 = *reinterpret_cast<const float4*>(&A[row * n + j]);
+            const float4 w1 = *reinterpret_cast<const float4*>(&x[j]);
+            sum += w0.x * w1.x;
+            sum += w0.y * w1.y;
+            sum += w0.z * w1.z;
+            sum += w0.w * w1.w;
+        }
+        for (int j = j_end + lane; j < (n); j += 32)
+            sum += A[row * n + j] * x[j];
+    } else {
+        for (int j = (0) + lane; j < n; j += 32)
+            sum += A[row * n + j] * x[j];
     }
     for (int off = 32 / 2; off > 0; off /= 2)
         sum += __shfl_down_sync(mask, sum, off, 32);
@@ -62,12 +78,13 @@ class WarpRows:
     lanes: int = 32
     block: int = 256
     unroll: int = 1  # a scan's chunks whose loads one trip issues together (running sums only)
+    vec: int = 4  # a reduction's lanes read quads of the row in float4 words where they qualify (passes/_lane_quads.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if facts.dialect == "opencl":
             return "warp shuffles have no portable OpenCL 1.2 equivalent"
-        if self.lanes not in {2, 4, 8, 16, 32} or self.block % 32 or self.unroll not in {1, 2, 4, 8}:
-            return "lanes must be a power of two up to 32, block a multiple of 32 and unroll 1, 2, 4 or 8"
+        if self.lanes not in {2, 4, 8, 16, 32} or self.block % 32 or self.unroll not in {1, 2, 4, 8} or self.vec not in {1, 4}:
+            return "lanes must be a power of two up to 32, block a multiple of 32, unroll 1, 2, 4 or 8 and vec 1 or 4"
         if facts.dims != 1 or facts.var_for("x") == "":
             return "needs a 1-D thread mapping (i = blockIdx.x * blockDim.x + threadIdx.x)"
         if len(facts.loops) != 1 or facts.loops[0].kind != "for_statement":
@@ -132,7 +149,7 @@ class WarpRows:
                            f"{lanes} lanes per row of {var}, shuffle scan of {scan[0]}" + (f", {self.unroll} chunks a trip" if self.unroll > 1 else ""))
         if self.unroll > 1:
             return Refused("unroll batches the loads of a running sum's chunks: this loop is a reduction (use lanes alone)")
-        edits = (
+        edits: tuple[Edit, ...] = (
             Edit(decl.start_byte, decl.end_byte, f"({text(source, decl)}) / {lanes}"),
             Edit(mapping.end_byte, mapping.end_byte, f"\n{pad}const int {lane} = threadIdx.x % {lanes};"
                                                      f"\n{pad}const unsigned {mask} = {mask_value};"),
@@ -141,7 +158,13 @@ class WarpRows:
             Edit(loop.end, loop.end, f"{reduce}\n{lpad}if ({lane} != 0) return;"),
         )
         launch = LaunchChange((self.block, 1, 1), "rows-per-warp", per_item=lanes)
-        return Rewrite(edits, launch, f"{lanes} lanes per row of {var}, shuffle reduction of {', '.join(accs)}")
+        one = _loop_items(loop_node)
+        quads = lane_quads(facts, source, loop.var, text(source, value), loop.cond, lanes, lane, text(source, one[0])) \
+            if self.vec == 4 and len(one) == 1 else None
+        if quads is not None:
+            edits = (*edits[:2], Edit(loop.start, loop.end, f"\n{lpad}".join(quads) + f"{reduce}\n{lpad}if ({lane} != 0) return;"))
+        return Rewrite(edits, launch, f"{lanes} lanes per row of {var}" + (", float4 words" if quads is not None else "") +
+                       f", shuffle reduction of {', '.join(accs)}")
 
 
 
@@ -152,10 +175,14 @@ def _declares(source: bytes, stmt: Node, name: str) -> bool:
                for d in stmt.children_by_field_name("declarator"))
 
 
+def _loop_items(loop: Node) -> list[Node]:
+    body = loop.child_by_field_name("body")
+    return statements(body) if body is not None and body.type == "compound_statement" else [body] if body else []
+
+
 def _accumulators(source: bytes, loop: Node, var: str) -> list[str] | str:
     """Names of the scalars `s += e` (or `s = s + e`) that make up the whole loop body."""
-    body = loop.child_by_field_name("body")
-    items = statements(body) if body is not None and body.type == "compound_statement" else [body] if body else []
+    items = _loop_items(loop)
     names: list[str] = []
     for s in items:
         e = s.named_children[0] if s.type == "expression_statement" and s.named_children else None
