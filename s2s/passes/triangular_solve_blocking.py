@@ -19,9 +19,10 @@ from typing import ClassVar
 from s2s.lang.affine import Poly
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
-from s2s.lang.kernel_model import ArrayAccess, kernel_model
+from s2s.lang.kernel_model import kernel_model
 
 from ._common import body_node, fresh, indent_of, statements, text
+from ._substitution import block_lines, check_memory, renamed
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -45,16 +46,18 @@ __global__ void trsm(const float* L, float* B, int n, int nrhs)
     const int row = threadIdx.y;
     __shared__ float part[8][32];
     for (int i0 = 0; i0 < n; i0 += 8) {
-        int i = i0 + row;
-        if ((!(c >= nrhs)) && (i < n)) {
-            float s = B[i * nrhs + c];
+        int i_row = i0 + row;
+        if ((!(c >= nrhs)) && (i_row < n)) {
+            float s = B[i_row * nrhs + c];
             for (int k = 0; k < i0; k++)
-                s -= L[i * n + k] * B[k * nrhs + c];
+                s -= L[i_row * n + k] * B[k * nrhs + c];
             part[row][threadIdx.x] = s;
         }
         __syncthreads();
         if (row == 0 && (!(c >= nrhs))) {
-            for (int i = i0; i < i0 + 8 && (i < n); i++) {
+            for (int i = i0; i < i0 + 8; i++) {
+                if (!(i < n))
+                    break;
                 float s = part[i - i0][threadIdx.x];
                 for (int k = i0; k < i; k++)
                     s -= L[i * n + k] * B[k * nrhs + c];
@@ -131,7 +134,7 @@ class TriangularSolveBlocking:
         if kl is None or kl.step != 1 or kval is None or kcond is None or kl.upper != Poly.name(i) or kl.lower != lp.lower:
             return Refused(f"the inner loop must run from the rows' first ({lp.lower}) up to {i}, by one")
         k = kl.var
-        dd = decl.child_by_field_name("declarator")
+        dd = decl.child_by_field_name("declarator") if len(decl.children_by_field_name("declarator")) == 1 else None
         acc = text(source, dd.child_by_field_name("declarator")) if dd is not None and dd.type == "init_declarator" else ""
         value = dd.child_by_field_name("value") if dd is not None else None
         red = [r for r in model.reductions if inner.start_byte <= r.start and r.end <= inner.end_byte]
@@ -144,85 +147,29 @@ class TriangularSolveBlocking:
         if any(s.type not in {"expression_statement", "declaration"} or _JUMP.search(text(source, s)) for s in after) \
                 or _JUMP.search(text(source, body)):
             return Refused("the statements after the inner loop must be declarations or expressions without jumps or barriers")
-        why = _memory(model.accesses, outer.start_byte, outer.end_byte, (inner.start_byte, inner.end_byte), c, i, k)
+        why = check_memory(model.accesses, outer.start_byte, outer.end_byte, (inner.start_byte, inner.end_byte), c, i, k)
         if why:
             return Refused(why)
-        ty = text(source, decl.child_by_field_name("type"))
-        ity = text(source, init.child_by_field_name("type"))
-        n = {w: fresh(facts, source, w) for w in ("row", "part", "i0")}
-        cl = facts.dialect == "opencl"
+        ty, ity = text(source, decl.child_by_field_name("type")), text(source, init.child_by_field_name("type"))
+        n = {w: fresh(facts, source, w) for w in ("row", "part", "i0", f"{i}_row")}
+        cl, own, i0 = facts.dialect == "opencl", n[f"{i}_row"], n["i0"]
         tx, ty_ = ("get_local_id(0)", "get_local_id(1)") if cl else ("threadIdx.x", "threadIdx.y")
         sync = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);" if cl else "__syncthreads();"
-        space = "__local" if cl else "__shared__"
         lower = text(source, init.child_by_field_name("declarator").child_by_field_name("value"))  # type: ignore[union-attr]
-        ctext = text(source, cond)
-        head = re.sub(rf"\b{re.escape(i)}\b", n["i0"], ctext)
-        first = _cut(source, inner, [(kcond.child_by_field_name("right") or kcond, n["i0"])])  # k below the block
-        second = _cut(source, inner, [(kval, n["i0"])])  # k from the block's first row
-        stored = _cut(source, decl, [(value, f"{n['part']}[{i} - {n['i0']}][{tx}]")])
-        pad, step = indent_of(source, stmts[0].start_byte), "    "
-        rows, cols = self.rows, self.cols
-        lines = [f"const int {n['row']} = {ty_};", f"{space} {ty} {n['part']}[{rows}][{cols}];",
-                 f"for ({ity} {n['i0']} = {lower}; {head}; {n['i0']} += {rows}) {{",
-                 f"{step}{ity} {i} = {n['i0']} + {n['row']};", f"{step}if (({inside}) && ({ctext})) {{",
-                 *_block(source, decl, 2), *_block(source, inner, 2, first),
+        kright = kcond.child_by_field_name("right") or kcond
+        first = renamed(source, inner, i, own, (kright, i0))  # the thread's own row, k below the block
+        second = renamed(source, inner, i, i, (kval, i0))  # k from the block's first row
+        stored = renamed(source, decl, i, i, (value, f"{n['part']}[{i} - {i0}][{tx}]"))
+        pad, step, rows = indent_of(source, stmts[0].start_byte), "    ", self.rows
+        lines = [f"const int {n['row']} = {ty_};", f"{'__local' if cl else '__shared__'} {ty} {n['part']}[{rows}][{self.cols}];",
+                 f"for ({ity} {i0} = {lower}; {renamed(source, cond, i, i0)}; {i0} += {rows}) {{",
+                 f"{step}{ity} {own} = {i0} + {n['row']};", f"{step}if (({inside}) && ({renamed(source, cond, i, own)})) {{",
+                 *block_lines(source, decl, 2, renamed(source, decl, i, own)), *block_lines(source, inner, 2, first),
                  f"{step * 2}{n['part']}[{n['row']}][{tx}] = {acc};", f"{step}}}", f"{step}{sync}",
-                 f"{step}if ({n['row']} == 0 && ({inside})) {{",
-                 f"{step * 2}for ({ity} {i} = {n['i0']}; {i} < {n['i0']} + {rows} && ({ctext}); {i}++) {{",
-                 *_block(source, decl, 3, stored), *_block(source, inner, 3, second),
-                 *(ln for s in after for ln in _block(source, s, 3)), f"{step * 2}}}", f"{step}}}", f"{step}{sync}", "}"]
+                 f"{step}if ({n['row']} == 0 && ({inside})) {{", f"{step * 2}for ({ity} {i} = {i0}; {i} < {i0} + {rows}; {i}++) {{",
+                 f"{step * 3}if (!({text(source, cond)}))", f"{step * 4}break;",
+                 *block_lines(source, decl, 3, stored), *block_lines(source, inner, 3, second),
+                 *(ln for s in after for ln in block_lines(source, s, 3)), f"{step * 2}}}", f"{step}}}", f"{step}{sync}", "}"]
         edit = Edit(stmts[0].end_byte, end, "\n" + "\n".join(pad + ln for ln in lines))
-        return Rewrite((edit,), LaunchChange((cols, rows, 1), "same-coverage"),
-                       f"{cols} columns x {rows} rows a block: the terms below each {rows}-row block in parallel, its diagonal block per column")
-
-
-def _memory(accesses: tuple[ArrayAccess, ...], start: int, end: int, inner: tuple[int, int], c: str, i: str, k: str) -> str:
-    """"" when the loop at [start, end) writes one array X only at (i, c), reads it at (k, c) in the inner loop and at
-    (i, c) outside it, with the column's stride one, and the inner loop reads other arrays without c; else why not."""
-    inside = [a for a in accesses if start <= a.start and a.end <= end]
-    written = {a.array for a in accesses if a.write}
-    if len(written) != 1 or not {a.array for a in inside if a.write}:
-        return f"needs exactly one array written, in the row loop (written: {', '.join(sorted(written)) or 'none'})"
-    x = next(iter(written))
-    pitch: set[tuple[Poly, Poly]] = set()
-    for a in inside:
-        in_k = inner[0] <= a.start and a.end <= inner[1]
-        p = a.flat
-        if a.array != x:
-            if in_k and a.depends_on(c):
-                return f"{a.text}: the inner loop reads {a.array} by column (only the solved {x} may be)"
-            continue
-        if p is None or not p.affine_in({c, i, k}):
-            return f"{a.text}: the index of {x} is not affine in {c}, {i} and {k}"
-        if p.coeff(c) != Poly.const(1):
-            return f"{a.text}: the column {c} must have stride one (is {p.coeff(c)})"
-        r, other = (k, i) if in_k else (i, k)
-        if a.write and in_k or not p.coeff(other).is_zero:
-            return f"{a.text}: {x} must be read at row {k} inside the inner loop, at row {i} outside it, written at row {i}"
-        stride = p.coeff(r)
-        if stride.is_zero or stride.names & {c, i, k} or (stride.constant() is not None and stride.constant() < 2):  # type: ignore[operator]
-            return f"{a.text}: the row stride of {x} must be a row length"
-        pitch.add((stride, p.drop({c, i, k})))
-    if len(pitch) != 1:
-        return f"{x} is read or written with two different layouts: another column than {c} would be touched"
-    return ""
-
-
-def _cut(source: bytes, node: object, swaps: list[tuple[object, str]]) -> str:
-    """The text of `node` with the subnodes in `swaps` replaced."""
-    s, e = node.start_byte, node.end_byte  # type: ignore[attr-defined]
-    out, at = "", s
-    for sub, new in sorted(swaps, key=lambda t: t[0].start_byte):  # type: ignore[attr-defined]
-        out += source[at:sub.start_byte].decode() + new  # type: ignore[attr-defined]
-        at = sub.end_byte  # type: ignore[attr-defined]
-    return out + source[at:e].decode()
-
-
-def _block(source: bytes, node: object, depth: int, body: str | None = None) -> list[str]:
-    """The statement's lines (its own text, or `body`) re-indented to `depth` levels below the kernel's statements."""
-    own = indent_of(source, node.start_byte)  # type: ignore[attr-defined]
-    lines = (body if body is not None else text(source, node)).split("\n")  # type: ignore[arg-type]
-    out = ["    " * depth + lines[0]]
-    for ln in lines[1:]:
-        out.append("    " * depth + (ln[len(own):] if ln.startswith(own) else ln.lstrip()))
-    return out
+        return Rewrite((edit,), LaunchChange((self.cols, rows, 1), "same-coverage"),
+                       f"{self.cols} columns x {rows} rows a block: the terms below each row block in parallel, then its diagonal block")
