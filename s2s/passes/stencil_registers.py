@@ -142,7 +142,11 @@ class StencilRegisters:
         rest_text = source[decl.end_byte:end].decode("utf-8", "replace")
         if _uses_axis(rest_text, "y") or (facts.dialect == "opencl" and "(1)" in rest_text and "get_" in rest_text):
             return Refused("the body uses the y thread or block index beyond y's declaration: the block's extent matters")
-        moved = next((v for v in (yv, xv) if _assigned(v, source[facts.body_start:end].decode("utf-8", "replace"))), "")
+        x_end = max((d.end_byte for d in stmts if d.start_byte < decl.start_byte and d.type == "declaration"
+                     and xv in {text(source, c.child_by_field_name("declarator")) for c in d.named_children if c.type == "init_declarator"}),
+                    default=facts.body_start)
+        after_x = source[x_end:end].decode("utf-8", "replace")
+        moved = next((v for v, t in ((yv, rest_text), (xv, after_x)) if _assigned(v, t)), "")
         if moved:
             return Refused(f"`{moved}` is assigned or its address taken after its declaration")
         carried = [n for n in _declared_before(source, stmts, decl) if _assigned(n, rest_text)]
