@@ -235,3 +235,51 @@ def test_warp_rows_scan_of_the_zoo_scan_rows_matches_the_original(tmp_path: Path
     got = same_outputs(tmp_path, "scan_rows", before, out.text, (Launch((1, 1, 1), (64, 1, 1)), Launch(grid, block)),
                        {"in": rows * cols, "out": rows * cols}, {"rows": str(rows), "cols": str(cols)}, rtol=1e-5)
     assert got == "SAME"
+
+
+CSR_CU = """__global__ void csr(const int* rowptr, const int* cols, const double* vals, const double* x, double* y, int n) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < n) {
+    double s = 0.0;
+    for (int k = rowptr[r]; k < rowptr[r + 1]; k++) s += vals[k] * x[cols[k]];
+    y[r] = s;
+  }
+}
+"""
+
+
+def test_captured_row_pointers_bound_the_offsets_fill(tmp_path: Path) -> None:
+    """No host code: the extent of vals is not known before the run, so rowptr is an offsets fill without a bound (the
+    MEP names it); a capture (a faked dump, no GPU) bounds it by the last captured offset, as it bounds an index fill."""
+    import struct
+
+    from s2s.capture.collect import collect
+    from s2s.extract.mep_writer import make_mep as extract_mep
+    from s2s.mep.backends.base import check_manifest
+    from s2s.mep.manifest import load, save
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "k.cu").write_text(CSR_CU)
+    mep, m, _ex = extract_mep(str(tmp_path / "app"), "csr", str(tmp_path / "mep"))
+    rp = next(p for p in m.params if p.name == "rowptr")
+    assert (rp.fill, rp.high) == ("offsets", 0.0) and "cols" in rp.hint
+    n, rowptr = 8, [0, 3, 5, 5, 9, 12, 14, 17, 20]
+    nnz = rowptr[-1]
+    d = tmp_path / "dump" / "launch2"
+    d.mkdir(parents=True)
+    (tmp_path / "dump" / "summary.txt").write_text("kernel csr\nlaunches 4\n")
+    data = [struct.pack(f"<{n + 1}i", *rowptr), struct.pack(f"<{nnz}i", *[(3 * k) % n for k in range(nnz)]),
+            struct.pack(f"<{nnz}d", *[0.25 * k for k in range(nnz)]), struct.pack(f"<{n}d", *range(n)), bytes(8 * n)]
+    for i, b in enumerate(data):
+        (d / f"arg{i}.before.bin").write_bytes(b)
+        (d / f"arg{i}.after.bin").write_bytes(b)
+    args = "".join(f"arg {i} pointer {esz} {len(b)} 0 1398{i}0000000000 device cuMemGetAddressRange\n"
+                   for i, (esz, b) in enumerate(zip((4, 4, 8, 8, 8), data)))
+    (d / "record.txt").write_text("launch 2\nsite k.cu:1\nkernel csr\nnargs 6\ngrid 1 1 1\nblock 64 1 1\nshared_mem 0\n"
+                                  f"stream 0\n{args}arg 5 value 4 {struct.pack('<i', n).hex()}\ndone\n")
+    got = collect(tmp_path / "dump", mep, m, want="--launch 2", run_cmd="./app", build_cmd="make")
+    save(got.manifest, mep)
+    rp2 = next(p for p in load(mep).params if p.name == "rowptr")
+    assert (rp2.fill, rp2.low, rp2.high) == ("offsets", 0.0, float(nnz))
+    assert any("rowptr" in note and str(nnz) in note for note in got.notes)
+    check_manifest(load(mep), mep / "mep.toml")
