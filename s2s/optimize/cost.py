@@ -14,9 +14,8 @@ dy in [-1, 1]) come from L1/L2 after the first, so DRAM counts one of them, L1 a
 stencil is not charged nine loads for what shared tiling then "saves").
 The L1's rate is in wavefronts, one 128-byte line per SM per clock, not in lanes' bytes: a warp's global read costs one
 wavefront per line it touches (`_wavefronts`): a warp-uniform read a whole one (a filter coefficient `k[i*5+j]` read
-by every thread is one L1 request per warp, as costly as a coalesced row), a unit-stride read one per 128 bytes of each
-row segment the warp covers (two segments for a 16-wide block), plus one where the segment starts off a line (a
-neighbour at x - 1 touches two lines). A 5x5 convolution with the filter in global memory is then bound by its 70
+by every thread is one L1 request per warp, as costly as a coalesced row), a unit-stride read one per 128 bytes, plus
+one where it starts off a line (a neighbour at x - 1 touches two lines). A 5x5 convolution with the filter in global memory is then bound by its 70
 wavefronts per warp of outputs (predicted 142 us, measured 137 us on the H200), and a register window that loads
 (F + 4) x 5 points and the 25 coefficients once per F outputs (stencil-registers) by far fewer. A read inside
 `if (!flag) { ... flag = true; }` runs once per thread, whatever loops are around that block (`_once`).
@@ -155,17 +154,16 @@ def _once(source: bytes, model: KernelModel) -> dict[int, int]:
 
 def _wavefronts(model: KernelModel, a: ArrayAccess, block: tuple[int, int, int], values: dict[str, float]) -> float:
     """L1 wavefronts (lines) one warp's execution of a global access costs: one for a warp-uniform read, for a
-    unit-stride one ceil(bytes / 128) per row segment of the warp (32 / block.x segments of block.x lanes where the
-    block is narrower than a warp) plus the share of its executions that start a segment off a line (the index's offset
-    from the thread's point, evaluated over its short loops, not a multiple of the segment); sectors for the rest."""
+    unit-stride one ceil(bytes / 128) plus the share of its executions that start off a line (the index's offset from
+    the thread's point, evaluated over its short loops, not a multiple of the warp's bytes); sectors for the rest."""
     if a.pattern == "uniform":
         return 1.0
     if a.pattern != "coalesced":
         per_lane = SECTOR / a.element_bytes if a.pattern in {"strided", "unknown"} else 1.0
         return 32 * a.element_bytes * per_lane / LINE
-    width = max(1, min(32, block[0]))
-    segments, seg_bytes = max(1, 32 // width), width * a.element_bytes
-    return segments * (-(-seg_bytes // LINE) + _off_line(model, a, values, seg_bytes) * min(1.0, seg_bytes / LINE))
+    seg_bytes = 32 * a.element_bytes  # a block narrower than a warp is not charged its second row's lines: on the H200
+    # conv2d_3x3's 16x16 block ran 0.95x-1.09x of 32x8, 32x4 and 128x1, where a line per row segment predicted 1.6x
+    return -(-seg_bytes // LINE) + _off_line(model, a, values, seg_bytes) * min(1.0, seg_bytes / LINE)
 
 
 def _off_line(model: KernelModel, a: ArrayAccess, values: dict[str, float], seg_bytes: int) -> float:
