@@ -305,3 +305,18 @@ def test_halved_first_moves_it_before_its_own_pipeline_only() -> None:
     ranked = [cand(x) for x in ("a,contraction-blocking", "contraction-blocking", "b", "a,contraction-triangle", "contraction-triangle+repair")]
     got = [c.origin.removeprefix("pass:") for c in halved_first(ranked)]
     assert got == ["a,contraction-triangle", "a,contraction-blocking", "contraction-triangle+repair", "contraction-blocking", "b"]
+
+
+def test_the_gpu_plan_times_every_form_behind_its_opening_step() -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from gpu_zoo_plans import load_plan
+
+    plan = load_plan(ROOT / "bench" / "plans" / "zoo_triangle.toml")
+    assert plan.name == "zoo_triangle" and plan.report == "gemm" and list(plan.steps) == ["syrk", "syrk_lower", "covar_cols"]
+    from s2s.optimize.registry import get_pass
+
+    assert set(get_pass("contraction-triangle").space) < set(plan.forms) and "contraction-blocking{prefetch=true}" in plan.forms
+    assert all(p == f"inner-loop-threads{{block=16x16}},{f}" for f, p in plan.steps["covar_cols"])
+    assert all(p == f"delinearize-2d,{f}" for f, p in plan.steps["syrk_lower"]) and all(p == f for f, p in plan.steps["syrk"])
