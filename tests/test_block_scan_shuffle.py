@@ -3,6 +3,7 @@ shared memory become warp-shuffle scans; run threaded on the CPU (tests/emulate_
 shared memory) against the originals, with mutants that must fail. Golden files: tests/golden/passes/block_scan_shuffle_*."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,28 @@ def test_warp_rows_unrolled_scan_matches_the_zoo_scan_rows(tmp_path: Path, cols:
     if cols > 128:
         assert same_outputs(tmp_path, "scan_rows", before, broken.encode(), launches, counts, scalars,
                             rtol=1e-5) == "DIFF out"
+
+
+# ---- block-scan-shuffle{coarsen=F}: B / F threads scan the block's B values ------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["zoo", "gems_exclusive", "single_buffer_double"])
+def test_the_coarsened_scan_computes_what_the_shared_memory_scan_did(tmp_path: Path, case: str) -> None:
+    """The same three scans with 4 elements a thread (blocks of 256, 64 and 32 threads); the launch keeps the grid.
+    A mutant whose chunks skip the totals of the chunks before them fails."""
+    name, block, counts, scalars = {
+        "zoo": ("scan_blocks", 1024, {"in": 2048, "out": 2048}, {}),
+        "gems_exclusive": ("scan_gems", 256, {"g_idata": 768, "g_odata": 768}, {}),
+        "single_buffer_double": ("scan_single", 128, {"x": 384, "y": 384}, {"n": "300"}),
+    }[case]
+    before = (ZOO / "scan_blocks" / "scan_blocks.cu").read_bytes() if case == "zoo" else _input(case)
+    out = run_pass(make_pass("block-scan-shuffle", {"coarsen": "4"}), before, "cuda", name)
+    assert isinstance(out, Applied) and out.launch is not None, out
+    blocks = counts[next(iter(counts))] // block
+    grid, new_block = out.launch.resolve((blocks, 1, 1), (block, 1, 1))
+    assert (grid, new_block) == ((blocks, 1, 1), (block // 4, 1, 1))
+    launches = (Launch((blocks, 1, 1), (block, 1, 1)), Launch(grid, new_block))
+    assert same_outputs(tmp_path, name, before, out.text, launches, counts, scalars, rtol=1e-5) == "SAME"
+    text = out.text.decode()
+    broken = re.sub(r"if \((\w+) > 0\) (\w+)\[(\w+)\] \+= ", r"if (\1 > 1) \2[\3] += ", text)
+    assert broken != text
+    assert same_outputs(tmp_path, name, before, broken.encode(), launches, counts, scalars, rtol=1e-5).startswith("DIFF")

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from s2s.lang.edits import Edit, Refused, Rewrite
+from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
 from ._block_scan import (
@@ -32,6 +32,7 @@ from ._block_scan import (
     shared_names,
     whole_lines,
 )
+from ._coarse_scan import coarse_scan
 from ._common import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
@@ -93,13 +94,16 @@ __global__ void scan_blocks(const float* in, float* out)
 class BlockScanShuffle:
     name: ClassVar[str] = "block-scan-shuffle"
     priority: ClassVar[int] = 45  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("block-scan-shuffle",)
+    space: ClassVar[tuple[str, ...]] = ("block-scan-shuffle", "block-scan-shuffle{coarsen=4}")
+    coarsen: int = 1  # elements per thread: B / coarsen threads scan the block's B values (_coarse_scan.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if facts.dialect == "opencl":
             return "warp shuffles have no portable OpenCL 1.2 equivalent"
         if not facts.shared:
             return "no shared-memory array to scan"
+        if self.coarsen not in {1, 2, 4, 8}:
+            return "coarsen must be 1, 2, 4 or 8"
         return True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
@@ -134,10 +138,18 @@ class BlockScanShuffle:
             reads = own_reads(source, stmts[k + 1 :], array, t, assigned(source, loop))
             if isinstance(reads, str):
                 return Refused(reads)
+            note = f"warp-shuffle scan instead of the shared-memory Hillis-Steele scan over {array}"
+            if self.coarsen > 1:
+                coarse = coarse_scan(source, facts, stmts, k, (array, t, b, elem, load), tvars, reads, self.coarsen)
+                if isinstance(coarse, Refused):
+                    return coarse
+                edit, block = coarse
+                gone = (Edit(*whole_lines(source, decl), ""),) if decl.end_byte <= edit.start else ()  # S is no longer used
+                return Rewrite((*gone, edit), LaunchChange((block, 1, 1), "same"), f"{note}, {self.coarsen} elements a thread")
             edits = (Edit(*whole_lines(source, decl), ""),  # S is no longer used
                      Edit(stmts[k - 2].start_byte, loop.end_byte, self._code(source, facts, stmts[k - 2], load, v, t, b, elem, array)),
                      *(Edit(r.start_byte, r.end_byte, v) for r in reads))
-            return Rewrite(edits, None, f"warp-shuffle scan instead of the shared-memory Hillis-Steele scan over {array}")
+            return Rewrite(edits, None, note)
         return Refused(why)
 
     def _code(self, source: bytes, facts: KernelFacts, at: Node, value: str, v: str, t: str, b: str, elem: str, array: str) -> str:
