@@ -11,7 +11,8 @@ from ._common import indent_of, text, walk
 
 def check_memory(accesses: tuple[ArrayAccess, ...], start: int, end: int, inner: tuple[int, int], c: str, i: str, k: str) -> str:
     """"" when the loop at [start, end) writes one array X only at (i, c), reads it at (k, c) in the inner loop and at
-    (i, c) outside it, with the column's stride one, and the inner loop reads other arrays without c; else why not."""
+    (i, c) outside it, with the column's stride one, and the inner loop reads other arrays without c; else why not.
+    X is then the one array `accesses` write."""
     inside = [a for a in accesses if start <= a.start and a.end <= end]
     written = {a.array for a in accesses if a.write}
     if len(written) != 1 or not {a.array for a in inside if a.write}:
@@ -41,12 +42,12 @@ def check_memory(accesses: tuple[ArrayAccess, ...], start: int, end: int, inner:
     return ""
 
 
-def renamed(source: bytes, node: Node, old: str, new: str, swap: tuple[Node, str] | None = None) -> str:
-    """The text of `node` with every identifier `old` spelled `new`, and the subnode of `swap` replaced."""
+def renamed(source: bytes, node: Node, old: str, new: str, swaps: tuple[tuple[int, int, str], ...] = ()) -> str:
+    """The text of `node` with every identifier `old` spelled `new`, and the byte ranges of `swaps` (start, end, text) replaced."""
     subs = {n.start_byte: (n.end_byte, new) for n in walk(node) if n.type == "identifier" and text(source, n) == old}
-    if swap is not None:
-        subs = {at: v for at, v in subs.items() if not swap[0].start_byte <= at < swap[0].end_byte}
-        subs[swap[0].start_byte] = (swap[0].end_byte, swap[1])
+    for s, e, repl in swaps:
+        subs = {at: v for at, v in subs.items() if not s <= at < e}
+        subs[s] = (e, repl)
     out, at = "", node.start_byte
     for s, (e, repl) in sorted(subs.items()):
         out, at = out + source[at:s].decode() + repl, e

@@ -21,7 +21,7 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 from s2s.lang.kernel_model import kernel_model
 
-from ._common import body_node, fresh, indent_of, statements, text
+from ._common import body_node, fresh, indent_of, statements, text, walk
 from ._substitution import block_lines, check_memory, renamed
 
 EXAMPLE_DIALECT = "cuda"
@@ -45,6 +45,7 @@ __global__ void trsm(const float* L, float* B, int n, int nrhs)
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     const int row = threadIdx.y;
     __shared__ float part[8][32];
+    __shared__ float sol[8][32];
     for (int i0 = 0; i0 < n; i0 += 8) {
         int i_row = i0 + row;
         if ((!(c >= nrhs)) && (i_row < n)) {
@@ -60,8 +61,8 @@ __global__ void trsm(const float* L, float* B, int n, int nrhs)
                     break;
                 float s = part[i - i0][threadIdx.x];
                 for (int k = i0; k < i; k++)
-                    s -= L[i * n + k] * B[k * nrhs + c];
-                B[i * nrhs + c] = s / L[i * n + i];
+                    s -= L[i * n + k] * sol[k - i0][threadIdx.x];
+                B[i * nrhs + c] = sol[i - i0][threadIdx.x] = s / L[i * n + i];
             }
         }
         __syncthreads();
@@ -74,7 +75,7 @@ _JUMP = re.compile(r"\b(return|break|continue|goto|__syncthreads|barrier|atomic\
 @dataclass(frozen=True)
 class TriangularSolveBlocking:
     name: ClassVar[str] = "triangular-solve-blocking"
-    priority: ClassVar[int] = 9  # structural, and the only pass that opens this shape: first
+    priority: ClassVar[int] = 8  # structural, and the only pass for this shape: first (the cost model ranks it first too)
     space: ClassVar[tuple[str, ...]] = ("triangular-solve-blocking", "triangular-solve-blocking{rows=16}",
                                         "triangular-solve-blocking{rows=4}")
     rows: int = 8  # threads per column (block.y), the rows of one diagonal block
@@ -150,18 +151,30 @@ class TriangularSolveBlocking:
         why = check_memory(model.accesses, outer.start_byte, outer.end_byte, (inner.start_byte, inner.end_byte), c, i, k)
         if why:
             return Refused(why)
+        reads = [a for a in model.accesses if inner.start_byte <= a.start and a.end <= inner.end_byte and not a.write]
+        w = next(a for a in model.accesses if a.write)
+        stores = [x for s in after for x in walk(s) if x.type == "assignment_expression"]
+        store = next((x for x in stores if (x.child_by_field_name("left") or x).start_byte == w.start), None)
+        right = store.child_by_field_name("right") if store is not None else None
+        xp = facts.param(w.array)
+        if store is None or right is None or text(source, store.child_by_field_name("operator")) != "=" or xp is None:
+            return Refused(f"{w.text}: the solved element must be stored by a plain assignment")
         ty, ity = text(source, decl.child_by_field_name("type")), text(source, init.child_by_field_name("type"))
-        n = {w: fresh(facts, source, w) for w in ("row", "part", "i0", f"{i}_row")}
+        n = {nm: fresh(facts, source, nm) for nm in ("row", "part", "sol", "i0", f"{i}_row")}
         cl, own, i0 = facts.dialect == "opencl", n[f"{i}_row"], n["i0"]
         tx, ty_ = ("get_local_id(0)", "get_local_id(1)") if cl else ("threadIdx.x", "threadIdx.y")
         sync = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);" if cl else "__syncthreads();"
         lower = text(source, init.child_by_field_name("declarator").child_by_field_name("value"))  # type: ignore[union-attr]
         kright = kcond.child_by_field_name("right") or kcond
-        first = renamed(source, inner, i, own, (kright, i0))  # the thread's own row, k below the block
-        second = renamed(source, inner, i, i, (kval, i0))  # k from the block's first row
-        stored = renamed(source, decl, i, i, (value, f"{n['part']}[{i} - {i0}][{tx}]"))
+        first = renamed(source, inner, i, own, ((kright.start_byte, kright.end_byte, i0),))  # the thread's own row, k below the block
+        solved = tuple((a.start, a.end, f"{n['sol']}[{k} - {i0}][{tx}]") for a in reads if a.array == w.array)
+        second = renamed(source, inner, i, i, ((kval.start_byte, kval.end_byte, i0), *solved))  # the block's rows from shared memory
+        stored = renamed(source, decl, i, i, ((value.start_byte, value.end_byte, f"{n['part']}[{i} - {i0}][{tx}]"),))
+        keep = ((right.start_byte, right.end_byte, f"{n['sol']}[{i} - {i0}][{tx}] = {text(source, right)}"),)
+        space = "__local" if cl else "__shared__"
         pad, step, rows = indent_of(source, stmts[0].start_byte), "    ", self.rows
-        lines = [f"const int {n['row']} = {ty_};", f"{'__local' if cl else '__shared__'} {ty} {n['part']}[{rows}][{self.cols}];",
+        lines = [f"const int {n['row']} = {ty_};", f"{space} {ty} {n['part']}[{rows}][{self.cols}];",
+                 f"{space} {xp.base_type.replace('const ', '')} {n['sol']}[{rows}][{self.cols}];",
                  f"for ({ity} {i0} = {lower}; {renamed(source, cond, i, i0)}; {i0} += {rows}) {{",
                  f"{step}{ity} {own} = {i0} + {n['row']};", f"{step}if (({inside}) && ({renamed(source, cond, i, own)})) {{",
                  *block_lines(source, decl, 2, renamed(source, decl, i, own)), *block_lines(source, inner, 2, first),
@@ -169,7 +182,7 @@ class TriangularSolveBlocking:
                  f"{step}if ({n['row']} == 0 && ({inside})) {{", f"{step * 2}for ({ity} {i} = {i0}; {i} < {i0} + {rows}; {i}++) {{",
                  f"{step * 3}if (!({text(source, cond)}))", f"{step * 4}break;",
                  *block_lines(source, decl, 3, stored), *block_lines(source, inner, 3, second),
-                 *(ln for s in after for ln in block_lines(source, s, 3)), f"{step * 2}}}", f"{step}}}", f"{step}{sync}", "}"]
+                 *(ln for s in after for ln in block_lines(source, s, 3, renamed(source, s, i, i, keep))), f"{step * 2}}}", f"{step}}}", f"{step}{sync}", "}"]
         edit = Edit(stmts[0].end_byte, end, "\n" + "\n".join(pad + ln for ln in lines))
         return Rewrite((edit,), LaunchChange((self.cols, rows, 1), "same-coverage"),
                        f"{self.cols} columns x {rows} rows a block: the terms below each row block in parallel, then its diagonal block")
