@@ -356,6 +356,7 @@ def run_part(index: int, count: int, args: argparse.Namespace) -> int:
         dest = out / "reports" / row["kernel"]
         dest.mkdir(parents=True, exist_ok=True)
         shutil.copy2(where / "history.sqlite", dest / "history.sqlite")
+        shutil.copy2(where / "mep.toml", dest / "mep.toml")  # bench/cost_model_accuracy.py reads the pair
         if time.time() < t_end:
             _report(where, dest)
     return 0
