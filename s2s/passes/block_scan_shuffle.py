@@ -8,7 +8,8 @@ may only read a thread's own element: those reads become the scanned register. E
 `__shfl_up_sync`, lane 31 stores the warp's total, the first warp scans the B / 32 totals the same way, and each warp adds
 the totals of the warps before it: 2 barriers instead of 2 log2(B), no bank traffic for S. B must be a multiple of 32 up
 to 1024, a compile-time constant (a `static_assert` checks it), and the block must hold B threads in x, as the loop's
-bound already assumes. Sums are added in another order (within the MEP's tolerance).
+bound already assumes. Sums are added in another order (within the MEP's tolerance). With `coarsen=F` the block has B / F
+threads that load and scan F elements each (passes/_coarse_scan.py): F times the loads in flight per thread.
 """
 from __future__ import annotations
 
