@@ -320,3 +320,46 @@ def test_the_gpu_plan_times_every_form_behind_its_opening_step() -> None:
     assert set(get_pass("contraction-triangle").space) < set(plan.forms) and "contraction-blocking{prefetch=true}" in plan.forms
     assert all(p == f"inner-loop-threads{{block=16x16}},{f}" for f, p in plan.steps["covar_cols"])
     assert all(p == f"delinearize-2d,{f}" for f, p in plan.steps["syrk_lower"]) and all(p == f for f, p in plan.steps["syrk"])
+
+
+LOWER_1D_CU = """\
+__global__ void lower1d(const float* a, float* c, float alpha, float beta, int n, int nk)
+{
+    int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = idx / n;
+    int j = idx % n;
+    if (i >= n || j > i)
+        return;
+    float s = 0.0f;
+    for (int k = 0; k < nk; k++)
+        s += a[k * n + i] * a[k * n + j];
+    c[i * n + j] = s;
+}
+"""
+
+
+def test_a_flat_triangle_opens_to_it_in_round_one_and_later_rounds_try_it_first() -> None:
+    """syrk_lower's shape (one flat index): delinearize-2d's space carries it, ahead of delinearize-2d,contraction-blocking;
+    later rounds extend a base in the space's order, where it comes before contraction-blocking."""
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import BuiltinProposer
+    from s2s.optimize.registry import search_space
+
+    n = 2048
+    params = [ParamSpec("a", "const float*", "in", "float", count=n * n), ParamSpec("c", "float*", "out", "float", count=n * n),
+              ParamSpec("alpha", "float", "scalar", "float", value=1.5), ParamSpec("beta", "float", "scalar", "float", value=0.5),
+              ParamSpec("n", "int", "scalar", "int", value=n), ParamSpec("nk", "int", "scalar", "int", value=n)]
+    m = manifest("lower1d", "cuda", "kernel.cu", params, (n * n // 256, 1, 1), (256, 1, 1))
+    src = LOWER_1D_CU.encode()
+    state = State(manifest=m, original=src, kernel="lower1d", dialect="cuda", facts=kernel_facts(src, "cuda", "lower1d"))
+    got = [c.origin.removeprefix("pass:") for c in BuiltinProposer().propose(state)]
+    assert got[0] == "delinearize-2d,contraction-triangle{tile=64 prefetch=true}", got[:5]
+    assert got.index("delinearize-2d,contraction-triangle{tile=64 prefetch=true}") < got.index("delinearize-2d,contraction-blocking")
+    space = search_space()
+    assert max(space.index(s) for s in get_pass_space()) < space.index("contraction-blocking")
+
+
+def get_pass_space() -> tuple[str, ...]:
+    from s2s.optimize.registry import get_pass
+
+    return tuple(get_pass("contraction-triangle").space)

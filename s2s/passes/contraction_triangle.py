@@ -173,9 +173,9 @@ _WORDS = ("lin", "tri", "bmaj", "bmin", "nmin", "nmaj")
 @dataclass(frozen=True)
 class ContractionTriangle:
     name: ClassVar[str] = "contraction-triangle"
-    priority: ClassVar[int] = 10  # beside contraction-blocking; the cost model tries it first where both apply
-    space: ClassVar[tuple[str, ...]] = ("contraction-triangle{prefetch=true}", "contraction-triangle{tile=64 prefetch=true}",
-                                        "contraction-triangle", "contraction-triangle{tile=64}")
+    priority: ClassVar[int] = 9  # before contraction-blocking (10): where both apply, half the blocks (it refuses a GEMM)
+    space: ClassVar[tuple[str, ...]] = ("contraction-triangle{tile=64 prefetch=true}", "contraction-triangle{prefetch=true}",
+                                        "contraction-triangle{tile=64}", "contraction-triangle")
     bk: int = 8
     prefetch: bool = False
     tile: int = 128

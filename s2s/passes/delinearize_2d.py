@@ -61,7 +61,8 @@ _ORDER = re.compile(r"\b(__syncthreads|__syncwarp|barrier|work_group_\w+|sub_gro
 class Delinearize2d:
     name: ClassVar[str] = "delinearize-2d"
     priority: ClassVar[int] = 11  # before the tilings: it opens the 2-D shape they tile
-    space: ClassVar[tuple[str, ...]] = ("delinearize-2d,contraction-blocking", "delinearize-2d", "delinearize-2d{block=8x8x8}",
+    space: ClassVar[tuple[str, ...]] = ("delinearize-2d,contraction-triangle{tile=64 prefetch=true}",  # refused unless triangular
+                                        "delinearize-2d,contraction-blocking", "delinearize-2d", "delinearize-2d{block=8x8x8}",
                                         "delinearize-2d,contraction-tiling{tile=32 rows=4}",
                                         "delinearize-2d,contraction-tiling{tile=64 rows=8}",
                                         "delinearize-2d,register-accumulation")
