@@ -74,6 +74,9 @@ def coarse_prefix(source: bytes, facts: KernelFacts, stmts: list[Node], k: int, 
         store = s
     if store is None:
         return Refused(f"no `{array}[{t}] = value;` before the tree")
+    if any(re.search(rf"\b{re.escape(array)}\b", text(source, s)) for s in moved) or \
+            re.search(rf"\b{re.escape(array)}\b", text(source, store).split("=", 1)[1]):
+        return Refused(f"the values stored into {array} must not read {array}")
     first = moved[0] if moved else store
     base = next((v for v in tvars if v != "threadIdx.x"), "threadIdx.x")
     acc, c, tc, e = (fresh(facts, source, w) for w in ("acc", "c", f"{t}_c", "e"))
