@@ -267,3 +267,56 @@ def test_matches_the_original_by_emulation(tmp_path: Path, kind: str, rows: int)
     assert stale != out.text and _emulate(tmp_path, name, before, stale, launches, n, nrhs, kind == "macro").startswith("DIFF")
     assert mutant != out.text
     assert _emulate(tmp_path, name, before, mutant, launches, n, nrhs, kind == "macro").startswith("DIFF")
+
+
+CL = """\
+#define N 45
+#define NRHS 70
+__kernel void trsm_cl(__global const float* L, __global float* B)
+{
+    int c = get_global_id(0);
+    if (c >= NRHS)
+        return;
+    for (int i = 0; i < N; i++) {
+        float s = B[i * NRHS + c];
+        for (int k = 0; k < i; k++)
+            s -= L[i * N + k] * B[k * NRHS + c];
+        B[i * NRHS + c] = s / L[i * N + i];
+    }
+}
+"""
+
+
+@pytest.mark.slow
+def test_opencl_on_pocl_matches_the_original() -> None:
+    """The OpenCL form (`__local` arrays, barriers that fence global memory too) on PoCL at N = 45, NRHS = 70: the
+    original with 128 work-items, the rewrite with 128 x 8 in groups of 32 x 8 (the launch rule in work-items)."""
+    cl = pytest.importorskip("pyopencl")
+    import numpy as np
+
+    out = run_pass(make_pass(PASS), CL.encode(), "opencl", "trsm_cl")
+    assert isinstance(out, Applied) and out.launch is not None, out
+    grid, block = out.launch.resolve((1, 1, 1), (128, 1, 1))
+    assert (grid, block) == ((4, 1, 1), (32, 8, 1))
+    n, nrhs = 45, 70
+    rng = np.random.default_rng(7)
+    lo = (rng.random((n, n), dtype=np.float32) - 0.5) * 0.02
+    lo[np.diag_indices(n)] = 1.0 + np.arange(n) % 3
+    b = rng.random((n, nrhs), dtype=np.float32) * 2 - 1
+    ctx = cl.Context(devices=[cl.get_platforms()[0].get_devices()[0]])
+    queue = cl.CommandQueue(ctx)
+    results = []
+    for text, name, glob, loc in ((CL, "trsm_cl", (128,), (128,)),
+                                  (out.text.decode(), "trsm_cl", (grid[0] * block[0], block[1]), block[:2])):
+        prog = cl.Program(ctx, text).build()
+        mf = cl.mem_flags
+        dl = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=lo)
+        db = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=b)
+        getattr(prog, name)(queue, glob, loc, dl, db)
+        got = np.empty_like(b)
+        cl.enqueue_copy(queue, got, db)
+        queue.finish()
+        results.append(got)
+    assert not np.array_equal(results[0], b)  # the original solved something
+    assert np.allclose(results[1], results[0], rtol=1e-5, atol=0), np.abs(results[1] - results[0]).max()
+    assert np.allclose(np.tril(lo).astype(np.float64) @ results[0], b, atol=1e-4)  # L X = B: a real solve
