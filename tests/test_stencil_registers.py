@@ -116,12 +116,14 @@ def test_zoo_conv_computes_what_the_original_does(tmp_path: Path, name: str, pip
     ("jacobi2d", "stencil-registers{factor=16}", (("NX", W), ("NY", H)), (2, 4, 1), (32, 8, 1), {"in": W * H, "out": W * H}),
     ("fdtd_hz", "stencil-registers{factor=8}", (("NXF", H), ("NYF", W)), (2, 4, 1), (32, 8, 1),
      {"ex": H * (W + 1), "ey": (H + 1) * W, "hz": H * W}),
+    ("fdtd_e", "delinearize-2d,stencil-registers{factor=8}", (("NXF", H), ("NYF", W)), (-(-W * H // 256), 1, 1), (256, 1, 1),
+     {"ex": H * (W + 1), "ey": H * W, "hz": H * W}),
 ])
 def test_zoo_stencils_compute_what_the_originals_do(tmp_path: Path, name: str, pipeline: str, sizes: tuple[tuple[str, int], ...],
                                                     grid: tuple[int, int, int], block: tuple[int, int, int],
                                                     counts: dict[str, int]) -> None:
     """A 3x3 box behind an IDX macro over a 1-D launch, a 5-point Jacobi under an if block, FDTD's two fields of
-    different pitch beside an in-place array."""
+    different pitch beside an in-place array, and its E update (1-D, two fields updated in place under if blocks)."""
     before = _zoo(name, sizes)
     after, launch, _ = _apply(before, name, pipeline, grid, block)
     assert b"_w[" in after
