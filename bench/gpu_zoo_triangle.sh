@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# contraction-triangle on syrk, syrk_lower and covar_cols against contraction-blocking and cuBLAS (bench/gpu_zoo_plans.py
+# contraction-triangle on syrk, syrk_lower, covar_cols and syr2k against contraction-blocking and cuBLAS (bench/gpu_zoo_plans.py
 # with bench/plans/zoo_triangle.toml),
-# in one device call of about 3-4 minutes (under 580 s):
+# in one device call of about 4-5 minutes (under 580 s):
 #   bash bench/gpu_zoo_triangle.sh OUT_DIR COMMIT
 # Writes OUT_DIR/zoo_triangle.{json,md}: per form the verdict, the original's and the form's median µs, the speedup,
 # cuBLAS's time and vendor / ours.

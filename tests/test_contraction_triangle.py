@@ -62,7 +62,18 @@ UPPER = HEAD.format(name="upper") + """\
     }
 }
 """
-KERNELS = {"syrk": SYRK, "gram": GRAM, "lower": LOWER, "upper": UPPER}
+# C = alpha (A B^T + B A^T) + beta C through macros: a sum of two products that exchanging i and j maps onto itself
+SYR2K = "#define AM(r, s) a[(r) * nk + (s)]\n#define BM(r, s) b[(r) * nk + (s)]\n" + \
+    HEAD.format(name="syr2k").replace("__global float* c", "__global const float* b, __global float* c") + """\
+    if (i < n && j < n) {
+        float acc = 0.0f;
+        for (int k = 0; k < nk; k++)
+            acc += AM(j, k) * BM(i, k) + BM(j, k) * AM(i, k);
+        c[i * n + j] = beta * c[i * n + j] + alpha * acc;
+    }
+}
+"""
+KERNELS = {"syrk": SYRK, "gram": GRAM, "lower": LOWER, "upper": UPPER, "syr2k": SYR2K}
 WIDE = {"upper": 2}  # columns per row of n
 
 
@@ -105,7 +116,8 @@ def _candidate(kernel: str, mep: Path, n: int, nk: int, pipeline: str):  # type:
     ("lower", 300, "contraction-triangle"), ("upper", 150, "contraction-triangle{prefetch=true}"),
     ("syrk", 67, "contraction-triangle{bk=16}"), ("syrk", 300, "contraction-triangle{tile=64}"),
     ("gram", 67, "contraction-triangle{tile=64 bk=16 prefetch=true}"), ("lower", 300, "contraction-triangle{tile=64 prefetch=true}"),
-    ("upper", 150, "contraction-triangle{tile=64}")])
+    ("upper", 150, "contraction-triangle{tile=64}"), ("syr2k", 300, "contraction-triangle"),
+    ("syr2k", 300, "contraction-triangle{tile=64}")])
 def test_matches_the_original_on_pocl(tmp_path: Path, kernel: str, n: int, pipeline: str) -> None:
     """Every element the original writes (the diagonal tiles' own side, both places of a symmetric one), nothing else:
     the harness poisons the output and compares all of it, at n and at n/2."""
@@ -207,19 +219,22 @@ def test_forms_and_launch() -> None:
 
 
 @pytest.mark.parametrize("src,why", [
-    (LOWER.replace("if (j > i || i >= n || j >= n) return;", "if (i >= n || j >= n) return;"), "one operand array read on both sides"),
-    (SYRK.replace("a[j * nk + k]", "a[k * nk + j]"), "not the same element with i and j exchanged"),
-    (SYRK.replace("a[j * nk + k]", "a[j * nk + k + 1]"), "not the same element with i and j exchanged"),
+    (LOWER.replace("if (j > i || i >= n || j >= n) return;", "if (i >= n || j >= n) return;"), "not the same product with i and j"),
+    (SYRK.replace("a[j * nk + k]", "a[k * nk + j]"), "not the same product with i and j exchanged"),
+    (SYRK.replace("a[j * nk + k]", "a[j * nk + k + 1]"), "not the same product with i and j exchanged"),
+    (SYR2K.replace("BM(j, k) * AM(i, k)", "BM(j, k) * BM(i, k)"), "not the same product with i and j exchanged"),
+    (SYR2K.replace("BM(j, k) * AM(i, k)", "2.0f * BM(j, k) * AM(i, k)"), "not the same product with i and j exchanged"),
+    (SYR2K.replace("AM(j, k) * BM(i, k) + BM(j, k) * AM(i, k)", "AM(j, k) * BM(i, k) - BM(j, k) * AM(i, k)"), "a sum of products"),
     (GRAM.replace("beta * c[i * n + j]", "beta * c[j * n + i]"), "reads or writes its output at more than the output element"),
     (GRAM.replace("if (i >= n || j >= n) return;", "if (i >= n || j >= nk) return;"), "does not bound i and j alike"),
     (GRAM.replace("if (i >= n || j >= n) return;", "if (i >= n || j >= n || alpha > 2.0f) return;"), "does not bound i and j alike"),
     (GRAM.replace("s += a[k * n + i] * a[k * n + j];", "s -= a[k * n + i] * a[k * n + j];"), "must be ACC += term"),
-    (GRAM.replace("s += a[k * n + i] * a[k * n + j];", "s += a[k * n + i] / a[k * n + j];"), "a product of the two operands"),
+    (GRAM.replace("s += a[k * n + i] * a[k * n + j];", "s += a[k * n + i] / a[k * n + j];"), "a sum of products"),
     (GRAM.replace("__global const float* a", "__global float* a").replace("c[i * n + j] = alpha", "a[0] = 0.0f; c[i * n + j] = alpha"),
      "a is written by the kernel"),
     (SYRK.replace("int j = get_global_id(0);", "int j = get_global_id(0) + 1;"), "without an offset"),
     (SYRK.replace("float", "double"), "float4 form needs float operands"),
-], ids=["different-arrays", "not-mirrored", "shifted", "output-read-elsewhere", "not-square", "extra-condition",
+], ids=["different-arrays", "not-mirrored", "shifted", "rank2k-unmatched", "rank2k-coefficient", "rank2k-difference", "output-read-elsewhere", "not-square", "extra-condition",
         "minus", "quotient", "operand-written", "offset", "double"])
 def test_refusals_say_why(src: str, why: str) -> None:
     out = run_pass(make_pass("contraction-triangle"), src.encode(), "opencl")
@@ -227,12 +242,15 @@ def test_refusals_say_why(src: str, why: str) -> None:
 
 
 ZOO = {"syrk": "contraction-triangle{prefetch=true}", "syrk_lower": "delinearize-2d,contraction-triangle{prefetch=true}",
-       "covar_cols": "inner-loop-threads{block=16x16},contraction-triangle{prefetch=true}"}
+       "covar_cols": "inner-loop-threads{block=16x16},contraction-triangle{prefetch=true}",
+       "syr2k": "contraction-triangle"}  # syr2k's four tiles: no prefetch, as contraction-blocking (spills)
 
 
 def _zoo(name: str, small: bool = False) -> bytes:
     text = (ROOT / "bench" / "zoo" / name / f"{name}.cu").read_bytes()
-    for step, opts in parse_pipeline(ZOO[name].replace("prefetch=true", "tile=64 prefetch=true" if small else "prefetch=true")):
+    spec = ZOO[name].replace("prefetch=true", "tile=64 prefetch=true") if small and "prefetch" in ZOO[name] else \
+        ZOO[name] + "{tile=64}" if small else ZOO[name]
+    for step, opts in parse_pipeline(spec):
         got = run_pass(make_pass(step, opts), text, "cuda", name)
         assert isinstance(got, Applied), (name, step, got)
         text = got.text
@@ -245,8 +263,8 @@ def test_zoo_forms_and_refusals() -> None:
         text = _zoo(name).decode()
         assert "if (bmaj >= nmaj) return;" in text and "sqrtf(" in text, name
         notes[name] = text.count("if (row0 != col0)")
-    assert notes == {"syrk": 1, "syrk_lower": 0, "covar_cols": 0}  # only syrk computes its mirror itself
-    for name, why in (("gemm_naive", "one operand array"), ("syr2k", "one operand array"), ("gemm_tn", "does not bound i and j alike")):
+    assert notes == {"syrk": 1, "syrk_lower": 0, "covar_cols": 0, "syr2k": 1}  # syrk and syr2k compute their mirror
+    for name, why in (("gemm_naive", "A[row * n + k] * B[k * n + col] is not the same product"), ("gemm_tn", "does not bound i and j alike")):
         out = run_pass(make_pass("contraction-triangle"), (ROOT / "bench" / "zoo" / name / f"{name}.cu").read_bytes(), "cuda", name)
         assert isinstance(out, Refused) and why in out.reason, (name, out)
 
@@ -314,7 +332,7 @@ def test_the_gpu_plan_times_every_form_behind_its_opening_step() -> None:
     from gpu_zoo_plans import load_plan
 
     plan = load_plan(ROOT / "bench" / "plans" / "zoo_triangle.toml")
-    assert plan.name == "zoo_triangle" and plan.report == "gemm" and list(plan.steps) == ["syrk", "syrk_lower", "covar_cols"]
+    assert plan.name == "zoo_triangle" and plan.report == "gemm" and list(plan.steps) == ["syrk", "syrk_lower", "covar_cols", "syr2k"]
     from s2s.optimize.registry import get_pass
 
     assert set(get_pass("contraction-triangle").space) < set(plan.forms) and "contraction-blocking{prefetch=true}" in plan.forms

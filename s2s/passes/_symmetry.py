@@ -5,7 +5,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from s2s.lang.affine import Poly
-from s2s.lang.contraction import Contraction
+from s2s.lang.contraction import Contraction, Operand
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import ArrayAccess, Guard, KernelModel
 from s2s.lang.parsing import parse, src
@@ -52,23 +52,28 @@ def symmetric(source: bytes, facts: KernelFacts, model: KernelModel, g: Guard, c
     terms = g.condition.count("&&") + g.condition.count("||") + 1
     if swapped != own or terms != len(bounds):
         return f"the guard ({g.condition.strip()}) does not bound {row} and {col} alike"
-    if len(c.a) != 1 or len(c.b) != 1 or c.a[0].array != c.b[0].array:
-        return "needs one operand array read on both sides"
-    a, b = (_access(model, o.text, o.array) for o in (c.a[0], c.b[0]))
-    if a is None or b is None or len(a.index) != len(b.index) or \
-            any(_swap(x, row, col) != y for x, y in zip(a.index, b.index, strict=True)):
-        return f"{c.a[0].text} and {c.b[0].text} are not the same element with {row} and {col} exchanged"
+    products = _products(source, facts, c)
+    if products is None:
+        return "the accumulated term must be a sum of products of one row-side and one column-side operand each"
+    keys, mirrored = [], []
+    for (ao, bo), rest in products:
+        a, b = _access(model, ao.text, ao.array), _access(model, bo.text, bo.array)
+        if a is None or b is None:
+            return f"{ao.text} * {bo.text} is not the same product with {row} and {col} exchanged"
+        keys.append((a.array, a.index, b.array, b.index, rest))
+        mirrored.append((b.array, tuple(_swap(x, row, col) for x in b.index), a.array, tuple(_swap(x, row, col) for x in a.index), rest))
+    if sorted(map(repr, keys)) != sorted(map(repr, mirrored)):
+        (ao, bo), _ = products[next(i for i, k in enumerate(mirrored) if k not in keys)]
+        return f"{ao.text} * {bo.text} is not the same product with {row} and {col} exchanged"
     written = {x.array for x in model.accesses if x.write}
-    if c.a[0].array in written:
-        return f"{c.a[0].array} is written by the kernel"
+    if any(o.array in written for o in (*c.a, *c.b)):
+        return f"{next(o.array for o in (*c.a, *c.b) if o.array in written)} is written by the kernel"
     out = [x for x in model.accesses if x.array in written]
     if any(not x.affine or x.index != out[0].index for x in out):
         return "the kernel reads or writes its output at more than the output element"
     red = next((r for r in model.reductions if c.statement[0] <= r.start and r.end <= c.statement[1]), None)
     if red is None or red.op != "+=":
         return "the accumulation must be ACC += term"
-    if not _product_of(source, facts, c):
-        return "the accumulated term must be a product of the two operands (and factors that use neither index)"
     return ""
 
 
@@ -77,25 +82,32 @@ def _access(model: KernelModel, text: str, array: str) -> ArrayAccess | None:
     return next((x for x in model.accesses if x.array == array and x.text.replace(" ", "") == key), None)
 
 
-def _product_of(source: bytes, facts: KernelFacts, c: Contraction) -> bool:
-    """The statement's right-hand side is a chain of `*` whose factors include both operands' places."""
+def _products(source: bytes, facts: KernelFacts, c: Contraction) -> list[tuple[tuple[Operand, Operand], str]] | None:
+    """The statement's right-hand side as a sum of products, each (its row-side and column-side operand, the text of
+    its other factors sorted); None unless every term is a chain of `*` holding one place of each side."""
     root = parse(source, facts.dialect).root_node
     stmt = root.descendant_for_byte_range(*c.statement)
     while stmt is not None and stmt.type != "assignment_expression":
         stmt = stmt.named_children[0] if stmt.named_children else None
     right = stmt.child_by_field_name("right") if stmt is not None else None
     if right is None:
-        return False
-    factors: list[Node] = []
-    stack = [right]
-    while stack:
-        node = stack.pop()
-        if node.type == "parenthesized_expression" and node.named_children:
-            stack.append(node.named_children[0])
-        elif node.type == "binary_expression" and src(source, node.child_by_field_name("operator") or node) == "*":
-            stack += [x for x in (node.child_by_field_name("left"), node.child_by_field_name("right")) if x is not None]
-        else:
-            factors.append(node)
-    places = {(f.start_byte, f.end_byte) for f in factors}
-    ops = [s for o in (*c.a, *c.b) for s in o.spans]
-    return len(ops) == 2 and all(s in places for s in ops)
+        return None
+    side = {sp: (0, o) for o in c.a for sp in o.spans} | {sp: (1, o) for o in c.b for sp in o.spans}
+    out = []
+    for term in _chain(source, right, "+"):
+        factors = _chain(source, term, "*")
+        ops = [side[(f.start_byte, f.end_byte)] for f in factors if (f.start_byte, f.end_byte) in side]
+        if sorted(k for k, _ in ops) != [0, 1]:
+            return None
+        rest = " ".join(sorted(src(source, f).replace(" ", "") for f in factors if (f.start_byte, f.end_byte) not in side))
+        out.append(((ops[0][1], ops[1][1]) if ops[0][0] == 0 else (ops[1][1], ops[0][1]), rest))
+    return out if len(out) == len({sp for o in (*c.a, *c.b) for sp in o.spans}) // 2 else None
+
+
+def _chain(source: bytes, node: Node, op: str) -> list[Node]:
+    """The operands of a chain of `op` (through parentheses), left to right."""
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    if node.type == "binary_expression" and src(source, node.child_by_field_name("operator") or node) == op:
+        return [x for side in ("left", "right") if (n := node.child_by_field_name(side)) is not None for x in _chain(source, n, op)]
+    return [node]

@@ -208,8 +208,9 @@ class ContractionTriangle:
         n.update({w: fresh_names(n, source, facts, w) for w in _WORDS})
         code = TriangleCode(self.bk, self.prefetch, c, n, facts.dialect == "opencl", source, tri, mirror, self.tile).lines()
         body = Edit(c.start, c.rest[1], ("\n" + c.indent).join(code))
-        dim = self.tile // 8  # 128 registers a thread: 2 blocks of 256 an SM, 8 of 64; 64 prefetching: 4 of 64, no spills
-        bounds = f"__launch_bounds__({dim * dim}, {(256 if self.prefetch and dim == 8 else 512) // dim // dim}) "
+        dim = self.tile // 8  # 128 registers a thread (2 blocks of 256 an SM, 8 of 64); twice that, no spills: 64 prefetching,
+        heavy = (self.prefetch and dim == 8) or len(c.a) + len(c.b) > 2  # or two operands a side (a rank-2k update)
+        bounds = f"__launch_bounds__({dim * dim}, {(256 if heavy else 512) // dim // dim}) "
         edits = tuple(body if (e.start, e.end) == (c.start, c.rest[1]) else replace(e, text=bounds) if e.start == e.end else e
                       for e in out.edits)
         launch = LaunchChange((dim, dim, 1), "tile-coarse", per_item=self.tile)
