@@ -77,7 +77,7 @@ class TriangularSolveBlocking:
     name: ClassVar[str] = "triangular-solve-blocking"
     priority: ClassVar[int] = 8  # structural, and the only pass for this shape: first (the cost model ranks it first too)
     space: ClassVar[tuple[str, ...]] = ("triangular-solve-blocking", "triangular-solve-blocking{rows=16}",
-                                        "triangular-solve-blocking{rows=4}")
+                                        "triangular-solve-blocking{rows=32}")
     rows: int = 8  # threads per column (block.y), the rows of one diagonal block
     cols: int = 32  # columns per block (block.x)
 
