@@ -97,8 +97,41 @@ def assigned(source: bytes, loop: Node) -> set[str]:
     return {m for m in re.findall(r"\b(\w+)\s*(?:=(?!=)|\+=|-=|\^=)", flat) if m not in declared} - {"__syncthreads"}
 
 
-def own_reads(source: bytes, after: list[Node], array: str, t: str, selectors: set[str]) -> list[Node] | str:
-    """The outermost S[..][t] subscripts after the scan (all reads of the thread's own element), or why not."""
+def _selector(access: str, t: str) -> str:
+    """Which buffer of S a flattened access `S[..][..t..]` names: its subscripts but the thread's own part of the last."""
+    subs = re.findall(_SUB, access)
+    last = re.sub(rf"\+?{re.escape(t)}(?:-\w+)?$", "", subs[-1])
+    return "".join(f"[{s}]" for s in subs[:-1]) + last
+
+
+def final_buffer(source: bytes, loop: Node, array: str, t: str, selectors: set[str]) -> str | None:
+    """The buffer of S that holds the scan after the loop (as _selector names it), None when the loop does not say:
+    the one it reads from where it switches buffers after its accesses (`src = 1 - src` last), the one it writes where
+    it switches first (GPU Gems' `pout = 1 - pout` at the top); one buffer without selectors."""
+    body = loop.child_by_field_name("body")
+    flat = _flat(text(source, body)) if body is not None else ""
+    accesses = [(m.start(), _selector(m.group(0), t), bool(m.group(2))) for m in
+                re.finditer(rf"\b{re.escape(array)}((?:\[[^\[\]]*\])+)(\+?=(?!=))?", flat)]
+    switches = [m.start() for v in selectors for m in re.finditer(rf"\b{re.escape(v)}(?:=(?!=)|\+=|-=|\^=)", flat)]
+    if not accesses:
+        return None
+    if not switches:
+        kinds = {sel for _, sel, _ in accesses}
+        return kinds.pop() if len(kinds) == 1 else None
+    if min(switches) > max(a for a, _, _ in accesses):
+        wanted = {sel for _, sel, write in accesses if not write}
+    elif max(switches) < min(a for a, _, _ in accesses):
+        wanted = {sel for _, sel, write in accesses if write}
+    else:
+        return None
+    return wanted.pop() if len(wanted) == 1 else None
+
+
+def own_reads(source: bytes, after: list[Node], array: str, t: str, loop: Node) -> list[Node] | str:
+    """The outermost S[..][t] subscripts after the scan (all reads of the thread's own element, in the buffer that
+    holds the scan), or why not."""
+    selectors = assigned(source, loop)
+    final = final_buffer(source, loop, array, t, selectors)
     out: list[Node] = []
     for s in after:
         for n in walk(s):
@@ -113,6 +146,8 @@ def own_reads(source: bytes, after: list[Node], array: str, t: str, selectors: s
                 return f"{array} is written after the scan: the rewrite keeps the scan in a register"
             if not _own(re.findall(_SUB, flat)[-1], t):
                 return f"after the scan only a thread's own element {array}[..][{t}] may be read (found {flat})"
+            if final is None or _selector(flat, t) != final:
+                return f"after the scan {flat} may not be the buffer that holds the scan (the loop's last one: {final})"
             out.append(n)
     rest = "".join(re.sub(rf"\b{array}(?:\s*\[[^\[\]]*\])+", "", text(source, s)) for s in after)
     if re.search(rf"\b{array}\b", rest):

@@ -24,7 +24,6 @@ from s2s.lang.kernel_facts import KernelFacts
 
 from ._block_scan import (
     aliases,
-    assigned,
     declares,
     element_type,
     hillis_steele,
@@ -136,7 +135,7 @@ class BlockScanShuffle:
             if decl is None or elem is None:
                 return Refused(f"{array} must be a __shared__ array declared in the kernel")
             v = fresh(facts, source, f"{array}_v")
-            reads = own_reads(source, stmts[k + 1 :], array, t, assigned(source, loop))
+            reads = own_reads(source, stmts[k + 1 :], array, t, loop)
             if isinstance(reads, str):
                 return Refused(reads)
             note = f"warp-shuffle scan instead of the shared-memory Hillis-Steele scan over {array}"
