@@ -65,6 +65,10 @@ def hillis_steele(source: bytes, loop: Node, shared: tuple[str, ...], tvars: set
                 return f"the scan adds nothing: {s}[.. t - {off}] must be combined with + (a sum scan)"
             if not any(g in flat for g in (f"{t}>={off}", f"{off}<={t}", f"{t}-{off}>=0")):
                 return f"the read of {s}[.. t - {off}] must be guarded by `{t} >= {off}`"
+            for m in re.finditer(rf"\b{re.escape(s)}((?:\[[^\[\]]*\])+)", flat):
+                last = re.findall(_SUB, m.group(1))[-1]
+                if not _own(last, t) and not re.fullmatch(rf"(?:[^\[\]]*\*[^\[\]]*\+)?{re.escape(t)}-{off}", last):
+                    return f"the scan loop reads {s} at {m.group(1)}: only S[..][{t}] and S[..][{t} - {off}] belong to a scan"
             for m in re.finditer(rf"\b{re.escape(s)}((?:{_SUB})+)(?:=(?!=)|\+=)", flat):
                 if not _own(re.findall(_SUB, m.group(1))[-1], t):
                     return f"the scan loop writes {s} at {m.group(1)}: only a thread's own element S[..][{t}] may be written"
