@@ -42,9 +42,10 @@ def check_memory(accesses: tuple[ArrayAccess, ...], start: int, end: int, inner:
     return ""
 
 
-def renamed(source: bytes, node: Node, old: str, new: str, swaps: tuple[tuple[int, int, str], ...] = ()) -> str:
-    """The text of `node` with every identifier `old` spelled `new`, and the byte ranges of `swaps` (start, end, text) replaced."""
-    subs = {n.start_byte: (n.end_byte, new) for n in walk(node) if n.type == "identifier" and text(source, n) == old}
+def renamed(source: bytes, node: Node, names: dict[str, str], swaps: tuple[tuple[int, int, str], ...] = ()) -> str:
+    """The text of `node` with the identifiers in `names` spelled as it says, and the byte ranges of `swaps` (start, end,
+    text) replaced."""
+    subs = {n.start_byte: (n.end_byte, names[text(source, n)]) for n in walk(node) if n.type == "identifier" and text(source, n) in names}
     for s, e, repl in swaps:
         subs = {at: v for at, v in subs.items() if not s <= at < e}
         subs[s] = (e, repl)
@@ -52,6 +53,28 @@ def renamed(source: bytes, node: Node, old: str, new: str, swaps: tuple[tuple[in
     for s, (e, repl) in sorted(subs.items()):
         out, at = out + source[at:s].decode() + repl, e
     return out + source[at:node.end_byte].decode()
+
+
+def own_rows(source: bytes, nodes: tuple[Node, Node, Node, Node, Node], i: str, acc: str, i0: str, inside: str,
+             store: str, owns: list[str], accs: list[str], step: int, ity: str, row: str) -> list[str]:
+    """Phase one with each thread on len(owns) rows `step` apart (i0 + row + j * step): one loop over k below the block
+    whose body sums every row's term, so the solved column's element is loaded once for all of them. A row past the
+    end is clamped to i0 (a row that exists; its partial sum is never read). `nodes`: the accumulator's declaration,
+    the inner loop, its bound's node, its one statement and the loop's condition; `store` formats (j-th row, acc)."""
+    decl, inner, kright, kbody, cond = nodes
+    lines = []
+    for j, own in enumerate(owns):
+        lines += [f"{ity} {own} = {i0} + {row}{f' + {j * step}' if j else ''};", f"if (!({renamed(source, cond, {i: own})}))",
+                  f"    {own} = {i0};"]
+    terms = [renamed(source, kbody, {i: own, acc: a}) for own, a in zip(owns, accs)]
+    ind = indent_of(source, inner.start_byte)
+    bare = inner.child_by_field_name("body") == kbody and kbody.prev_sibling is not None
+    at = kbody.prev_sibling.end_byte if bare else kbody.start_byte  # type: ignore[union-attr]
+    body = (" {\n" + "".join(f"{ind}    {t}\n" for t in terms) + ind + "}") if bare else ("\n" + indent_of(source, kbody.start_byte)).join(terms)
+    loop = renamed(source, inner, {}, ((kright.start_byte, kright.end_byte, i0), (at, kbody.end_byte, body)))
+    inner_lines = [*(ln for own, a in zip(owns, accs) for ln in block_lines(source, decl, 1, renamed(source, decl, {i: own, acc: a}))),
+                   *block_lines(source, inner, 1, loop), *(f"    {store.format(j, a)}" for j, a in enumerate(accs))]
+    return [*lines, f"if ({inside}) {{", *inner_lines, "}"]
 
 
 def block_lines(source: bytes, node: Node, depth: int, body: str | None = None) -> list[str]:

@@ -9,6 +9,8 @@ block; X read coalesced across the `cols` columns, L broadcast), parks the parti
 barrier one thread per column finishes the block's rows in order (the terms of the rows inside the block, then the
 statements after the inner loop). Each element sums the same products in the same order. The guard becomes a
 condition, so every thread reaches the barriers. Refused: other writes, a second thread axis, a column stride not one.
+`per` > 1: each thread sums `per` rows in one loop over k (the solved element loaded once for all); not in the search's
+space, since the model cannot read its clamped rows (a row past the end becomes the block's first, never read back).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 from s2s.lang.kernel_model import kernel_model
 
 from ._common import body_node, fresh, indent_of, statements, text, walk
-from ._substitution import block_lines, check_memory, renamed
+from ._substitution import block_lines, check_memory, own_rows, renamed
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -80,10 +82,11 @@ class TriangularSolveBlocking:
                                         "triangular-solve-blocking{rows=32}")
     rows: int = 8  # threads per column (block.y), the rows of one diagonal block
     cols: int = 32  # columns per block (block.x)
+    per: int = 1  # rows per thread: the diagonal block has rows x per rows; the solved element is loaded once for all
 
     def applies(self, facts: KernelFacts) -> bool | str:
-        if self.cols % 16 or self.rows < 2 or not 64 <= self.cols * self.rows <= 1024:
-            return "cols must be a multiple of 16, rows at least 2, 64 to 1024 threads"
+        if self.cols % 16 or self.rows < 2 or not 64 <= self.cols * self.rows <= 1024 or self.per not in {1, 2, 4}:
+            return "cols must be a multiple of 16, rows at least 2, 64 to 1024 threads, per 1, 2 or 4"
         if facts.dims != 1 or not facts.var_for("x"):
             return "needs one thread index along x (a second thread dimension is not a column per thread)"
         if facts.shared or facts.atomics:
@@ -166,23 +169,28 @@ class TriangularSolveBlocking:
         sync = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);" if cl else "__syncthreads();"
         lower = text(source, init.child_by_field_name("declarator").child_by_field_name("value"))  # type: ignore[union-attr]
         kright = kcond.child_by_field_name("right") or kcond
-        first = renamed(source, inner, i, own, ((kright.start_byte, kright.end_byte, i0),))  # the thread's own row, k below the block
+        first = renamed(source, inner, {i: own}, ((kright.start_byte, kright.end_byte, i0),))  # the thread's own row, k below the block
         solved = tuple((a.start, a.end, f"{n['sol']}[{k} - {i0}][{tx}]") for a in reads if a.array == w.array)
-        second = renamed(source, inner, i, i, ((kval.start_byte, kval.end_byte, i0), *solved))  # the block's rows from shared memory
-        stored = renamed(source, decl, i, i, ((value.start_byte, value.end_byte, f"{n['part']}[{i} - {i0}][{tx}]"),))
+        second = renamed(source, inner, {}, ((kval.start_byte, kval.end_byte, i0), *solved))  # the block's rows from shared memory
+        stored = renamed(source, decl, {}, ((value.start_byte, value.end_byte, f"{n['part']}[{i} - {i0}][{tx}]"),))
         keep = ((right.start_byte, right.end_byte, f"{n['sol']}[{i} - {i0}][{tx}] = {text(source, right)}"),)
         space = "__local" if cl else "__shared__"
-        pad, step, rows = indent_of(source, stmts[0].start_byte), "    ", self.rows
+        pad, step, rows = indent_of(source, stmts[0].start_byte), "    ", self.rows * self.per
+        phase1 = [f"{ity} {own} = {i0} + {n['row']};", f"if (({inside}) && ({renamed(source, cond, {i: own})})) {{",
+                  *block_lines(source, decl, 1, renamed(source, decl, {i: own})), *block_lines(source, inner, 1, first),
+                  f"{step}{n['part']}[{n['row']}][{tx}] = {acc};", "}"]
+        if self.per > 1:
+            owns, accs = [fresh(facts, source, f"{i}_row{j}") for j in range(self.per)], [fresh(facts, source, f"{acc}{j}") for j in range(self.per)]
+            phase1 = own_rows(source, (decl, inner, kright, kbody, cond), i, acc, i0, inside, f"{n['part']}[{n['row']} + {self.rows} * {{0}}][{tx}] = {{1}};",
+                              owns, accs, self.rows, ity, n["row"])
         lines = [f"const int {n['row']} = {ty_};", f"{space} {ty} {n['part']}[{rows}][{self.cols}];",
                  f"{space} {xp.base_type.replace('const ', '')} {n['sol']}[{rows}][{self.cols}];",
-                 f"for ({ity} {i0} = {lower}; {renamed(source, cond, i, i0)}; {i0} += {rows}) {{",
-                 f"{step}{ity} {own} = {i0} + {n['row']};", f"{step}if (({inside}) && ({renamed(source, cond, i, own)})) {{",
-                 *block_lines(source, decl, 2, renamed(source, decl, i, own)), *block_lines(source, inner, 2, first),
-                 f"{step * 2}{n['part']}[{n['row']}][{tx}] = {acc};", f"{step}}}", f"{step}{sync}",
+                 f"for ({ity} {i0} = {lower}; {renamed(source, cond, {i: i0})}; {i0} += {rows}) {{",
+                 *(step + ln for ln in phase1), f"{step}{sync}",
                  f"{step}if ({n['row']} == 0 && ({inside})) {{", f"{step * 2}for ({ity} {i} = {i0}; {i} < {i0} + {rows}; {i}++) {{",
                  f"{step * 3}if (!({text(source, cond)}))", f"{step * 4}break;",
                  *block_lines(source, decl, 3, stored), *block_lines(source, inner, 3, second),
-                 *(ln for s in after for ln in block_lines(source, s, 3, renamed(source, s, i, i, keep))), f"{step * 2}}}", f"{step}}}", f"{step}{sync}", "}"]
+                 *(ln for s in after for ln in block_lines(source, s, 3, renamed(source, s, {}, keep))), f"{step * 2}}}", f"{step}}}", f"{step}{sync}", "}"]
         edit = Edit(stmts[0].end_byte, end, "\n" + "\n".join(pad + ln for ln in lines))
-        return Rewrite((edit,), LaunchChange((self.cols, rows, 1), "same-coverage"),
-                       f"{self.cols} columns x {rows} rows a block: the terms below each row block in parallel, then its diagonal block")
+        return Rewrite((edit,), LaunchChange((self.cols, self.rows, 1), "same-coverage"),
+                       f"{self.cols} columns x {self.rows} threads a block, {rows} rows: the terms below each row block in parallel, then its diagonal block")
