@@ -16,10 +16,10 @@ from s2s.lang.affine import Poly
 from s2s.lang.dependence import independent
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.index_split import int_macros, value_text
-from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
-from s2s.lang.kernel_model import kernel_model
+from s2s.lang.kernel_facts import KernelFacts, idents
 
-from ._common import body_node, indent_of, statements, text, walk
+from ._common import body_node, indent_of, text, walk
+from ._thread_loop import thread_loop
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -69,35 +69,11 @@ class InnerLoopThreads:
         return True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
-        model = kernel_model(source, facts.dialect, facts.name)
-        maps = [t for t in model.mapping if t.kind == "global"] if model is not None else []
-        if model is None or len(maps) != 1 or maps[0].axis != "x":
-            return Refused("needs one global thread index along x")
-        v, offset = maps[0].var, maps[0].offset
-        stmts = statements(body_node(source, facts))
-        if len(stmts) < 2 or stmts[0].type != "declaration" or v not in idents(text(source, stmts[0])) \
-                or any(THREAD_BUILTIN.search(text(source, s)) for s in stmts[1:]):
-            return Refused(f"the kernel must begin with the declaration of {v} and use thread indices nowhere else")
-        guard = stmts[1]
-        g = next((x for x in model.guards if x.start == guard.start_byte), None)
-        upper = dict(g.upper) if g is not None else {}
-        if g is None or v not in upper or guard.child_by_field_name("alternative") is not None:
-            return Refused(f"needs a guard bounding {v} from above right after its declaration")
-        if g.kind == "block":
-            cons = guard.child_by_field_name("consequence")
-            rest = statements(cons) if cons is not None and cons.type == "compound_statement" else []
-            inside, end = g.condition.strip(), guard.end_byte
-            if len(stmts) != 2:
-                return Refused("nothing may follow the guarded block")
-        else:
-            rest, inside, end = stmts[2:], f"!({g.condition.strip()})", stmts[-1].end_byte
-        if len(rest) != 1 or rest[0].type != "for_statement":
-            return Refused("the guarded part must be one for loop")
-        loop = rest[0]
-        lp = next((x for x in model.loops if x.start == loop.start_byte), None)
-        init, cond, body = (loop.child_by_field_name(f) for f in ("initializer", "condition", "body"))
-        if lp is None or init is None or init.type != "declaration" or cond is None or body is None or lp.step != 1:
-            return Refused("the loop must declare its variable and count it up by one")
+        tl = thread_loop(source, facts, "one for loop")
+        if isinstance(tl, Refused):
+            return tl
+        model, v, offset, upper, inside, end = tl.model, tl.var, tl.offset, tl.upper, tl.inside, tl.end
+        loop, lp, init, cond, body, decl, guard = tl.loop, tl.lp, tl.init, tl.cond, tl.body, tl.decl, tl.guard_node
         w = lp.var
         extent = "" if lp.upper == upper[v] else _extent(source, facts, upper[v] - offset, lp.upper - offset if lp.upper is not None else None)
         if extent is None:
@@ -122,12 +98,12 @@ class InnerLoopThreads:
         ty = text(source, init.child_by_field_name("type"))
         first = text(source, init.child_by_field_name("declarator").child_by_field_name("value"))  # type: ignore[union-attr]
         gid = "get_global_id(1)" if facts.dialect == "opencl" else "blockIdx.y * blockDim.y + threadIdx.y"
-        pad = indent_of(source, stmts[0].start_byte)
+        pad = indent_of(source, decl.start_byte)
         off = "" if offset.is_zero else f" + {offset.text()}"
         shift = len(indent_of(source, loop.start_byte)) - len(pad)
         inner = text(source, body) if body.type == "compound_statement" else "{\n" + indent_of(source, body.start_byte) + text(source, body) + "\n" + " " * max(shift, 0) + pad + "}"
         inner = re.sub(r"\n" + " " * shift, "\n", inner) if shift > 0 else inner
-        edits = (Edit(stmts[0].end_byte, stmts[0].end_byte, f"\n{pad}{ty} {w} = {gid}{off};"),
+        edits = (Edit(decl.end_byte, decl.end_byte, f"\n{pad}{ty} {w} = {gid}{off};"),
                  Edit(guard.start_byte, end, f"if ({inside} && {w} >= {first} && {text(source, cond)}) {inner}"))
         launch = LaunchChange((self.block[0], self.block[1], 1), extent or "square-xy")
         return Rewrite(edits, launch, f"{w} from the y axis ({'triangular' if triangular else 'rectangular'} range), {v} from x")

@@ -20,11 +20,11 @@ from typing import ClassVar
 
 from s2s.lang.affine import Poly
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
-from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
-from s2s.lang.kernel_model import kernel_model
+from s2s.lang.kernel_facts import KernelFacts
 
-from ._common import body_node, fresh, indent_of, statements, text, walk
+from ._common import fresh, indent_of, statements, text, walk
 from ._substitution import block_lines, check_memory, own_rows, renamed
+from ._thread_loop import thread_loop
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -94,34 +94,12 @@ class TriangularSolveBlocking:
         return True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
-        model = kernel_model(source, facts.dialect, facts.name)
-        maps = model.mapping if model is not None else ()
-        if model is None or len(maps) != 1 or maps[0].kind != "global" or maps[0].axis != "x":
-            return Refused("needs one global thread index along x and no other")
-        c = maps[0].var
-        stmts = statements(body_node(source, facts))
-        if len(stmts) < 2 or stmts[0].type != "declaration" or c not in idents(text(source, stmts[0])) \
-                or any(THREAD_BUILTIN.search(text(source, s)) for s in stmts[1:]):
-            return Refused(f"the kernel must begin with the declaration of {c} and use thread indices nowhere else")
-        guard = stmts[1]
-        g = next((x for x in model.guards if x.start == guard.start_byte), None)
-        if g is None or c not in dict(g.upper) or guard.child_by_field_name("alternative") is not None:
-            return Refused(f"needs a guard bounding {c} from above right after its declaration")
-        if g.kind == "block":
-            cons = guard.child_by_field_name("consequence")
-            rest = statements(cons) if cons is not None and cons.type == "compound_statement" else []
-            inside, end = g.condition.strip(), guard.end_byte
-            if len(stmts) != 2:
-                return Refused("nothing may follow the guarded block")
-        else:
-            rest, inside, end = stmts[2:], f"!({g.condition.strip()})", stmts[-1].end_byte
-        if len(rest) != 1 or rest[0].type != "for_statement":
-            return Refused("the guarded part must be one loop over the rows")
-        outer = rest[0]
-        lp = next((x for x in model.loops if x.start == outer.start_byte), None)
-        init, cond, body = (outer.child_by_field_name(f) for f in ("initializer", "condition", "body"))
-        if lp is None or lp.step != 1 or init is None or init.type != "declaration" or cond is None or body is None \
-                or body.type != "compound_statement" or lp.upper is None:
+        tl = thread_loop(source, facts, "one loop over the rows", alone=True)
+        if isinstance(tl, Refused):
+            return tl
+        model, c, inside, end, outer, lp, init, cond, body = tl.model, tl.var, tl.inside, tl.end, tl.loop, tl.lp, tl.init, tl.cond, tl.body
+        head = tl.decl  # the column's declaration: the new code follows it
+        if body.type != "compound_statement" or lp.upper is None:
             return Refused("the row loop must declare its variable, count it up by one to a bound and have a block body")
         i = lp.var
         if (lp.lower is None or c in lp.lower.names) or c in lp.upper.names:
@@ -175,7 +153,7 @@ class TriangularSolveBlocking:
         stored = renamed(source, decl, {}, ((value.start_byte, value.end_byte, f"{n['part']}[{i} - {i0}][{tx}]"),))
         keep = ((right.start_byte, right.end_byte, f"{n['sol']}[{i} - {i0}][{tx}] = {text(source, right)}"),)
         space = "__local" if cl else "__shared__"
-        pad, step, rows = indent_of(source, stmts[0].start_byte), "    ", self.rows * self.per
+        pad, step, rows = indent_of(source, head.start_byte), "    ", self.rows * self.per
         phase1 = [f"{ity} {own} = {i0} + {n['row']};", f"if (({inside}) && ({renamed(source, cond, {i: own})})) {{",
                   *block_lines(source, decl, 1, renamed(source, decl, {i: own})), *block_lines(source, inner, 1, first),
                   f"{step}{n['part']}[{n['row']}][{tx}] = {acc};", "}"]
@@ -191,6 +169,6 @@ class TriangularSolveBlocking:
                  f"{step * 3}if (!({text(source, cond)}))", f"{step * 4}break;",
                  *block_lines(source, decl, 3, stored), *block_lines(source, inner, 3, second),
                  *(ln for s in after for ln in block_lines(source, s, 3, renamed(source, s, {}, keep))), f"{step * 2}}}", f"{step}}}", f"{step}{sync}", "}"]
-        edit = Edit(stmts[0].end_byte, end, "\n" + "\n".join(pad + ln for ln in lines))
+        edit = Edit(head.end_byte, end, "\n" + "\n".join(pad + ln for ln in lines))
         return Rewrite((edit,), LaunchChange((self.cols, self.rows, 1), "same-coverage"),
                        f"{self.cols} columns x {self.rows} threads a block, {rows} rows: the terms below each row block in parallel, then its diagonal block")
