@@ -4,6 +4,8 @@
 # the wheels carried in .whl/ (tree-sitter and the rest: the GPU machine reaches no registry) into /tmp/site, which it
 # puts on PYTHONPATH with the checkout (a failed install ends the script with 1). Then it defines:
 #   gpu_info [FIELDS]          the GPUs into $OUT/gpu.txt (FIELDS for nvidia-smi, default name,driver_version,memory.total)
+#   gpu_watch                  every GPU's utilization once a second into $OUT/smi.csv, in the background (its pid in
+#                              GPU_WATCH: kill "$GPU_WATCH" when done)
 #   stage SECONDS NAME CMD...  CMD under a timeout, its output in $OUT/NAME.log; prints "NAME rc=RC Ns"
 #   pack NAME [KEEP...]        everything in $OUT archived as $OUT/NAME; with KEEP patterns (find -name), only the files
 #                              matching one of them stay beside the archive (the device returns a few files only)
@@ -16,6 +18,11 @@ fi
 
 gpu_info() {
   nvidia-smi --query-gpu="${1:-name,driver_version,memory.total}" --format=csv > "$OUT/gpu.txt" 2>&1
+}
+
+gpu_watch() {
+  nvidia-smi --query-gpu=timestamp,index,utilization.gpu,utilization.memory --format=csv -l 1 > "$OUT/smi.csv" 2>&1 &
+  GPU_WATCH=$!
 }
 
 stage() {

@@ -9,8 +9,7 @@ DEADLINE=${3:-480}
 export CUPY_TF32=0
 . "$(dirname "$0")/gpu_preamble.sh"
 gpu_info index,name,driver_version,memory.total
-nvidia-smi --query-gpu=timestamp,index,utilization.gpu,utilization.memory --format=csv -l 1 > "$OUT/smi.csv" 2>&1 &
-SMI=$!
+gpu_watch
 part() {
   CUDA_VISIBLE_DEVICES=$1 S2S_DEVICE_LOCK=/tmp/s2s-gpu$1.lock timeout $((DEADLINE + 45)) \
     python3 bench/gpu_zoo.py --part "$2/2" --out "$OUT" --work "/tmp/s2s-zoo$2" --deadline "$DEADLINE" --parallel 20 \
@@ -22,7 +21,7 @@ P1=$!
 part 1 2 &
 P2=$!
 wait $P1 $P2
-kill $SMI 2>/dev/null
+kill "$GPU_WATCH" 2>/dev/null
 timeout 30 python3 bench/gpu_zoo.py --summarize "$OUT" --out "$OUT" > "$OUT/summary.log" 2>&1
 grep "^| \|Geometric\|Per family" "$OUT"/gpu_zoo_summary.md 2>/dev/null | cut -c1-170
 pack zoofinal.tgz 'gpu_zoo_summary.*' '*.tgz' 'gpu.txt'
