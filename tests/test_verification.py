@@ -257,6 +257,18 @@ def test_a_timing_only_run_passes_time_only_to_the_harness(tmp_path: Path, monke
     assert seen[0][-1] == "--time-only" and "--time-only" not in seen[1]
 
 
+def test_a_win_of_a_hundredth_of_a_percent_is_no_win_even_over_a_band_of_one(tmp_path: Path) -> None:
+    from s2s.optimize.winner import MIN_WIN, declare
+
+    h = _history(tmp_path, {"a": 1.0002, "b": 1.5})
+    best, decision = declare(tmp_path, h, _timer({None: [1.0, 1.0, 1.0], "a": [1.0002], "b": [1.0002]})[0])
+    assert best is None and f"the least win declared is {MIN_WIN}x" in decision["why"]  # the band alone would take it
+    (tmp_path / "two").mkdir()
+    h2 = _history(tmp_path / "two", {"a": 1.3})
+    best2, _ = declare(tmp_path, h2, _timer({None: [1.0, 1.0, 1.0], "a": [1.02]})[0])
+    assert best2 is not None and best2.speedup == 1.02
+
+
 def test_a_win_inside_the_noise_band_is_no_win(tmp_path: Path) -> None:
     from s2s.optimize.winner import declare
 
