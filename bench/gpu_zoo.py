@@ -278,7 +278,7 @@ def run_part(index: int, count: int, args: argparse.Namespace) -> int:
         kernels = [k for k in kernels if k.name in args.only.split(",")]
     work, out = Path(args.work), Path(args.out)
     work.mkdir(parents=True, exist_ok=True)
-    with device_lock():  # a second part on the same GPU (bench/gpu_zoo_x2.sh) never times beside these
+    with device_lock():  # a second part on the same GPU (bench/gpu_zoo_whole.sh with two parts a GPU) never times beside these
         copy = copy_bandwidth_gbs()
         vendor = {k.name: vendor_time(k.vendor, k.sizes) for k in kernels if k.vendor}
     device = copy.get("device") or _smi_name()

@@ -1,28 +1,36 @@
 #!/usr/bin/env bash
-# The whole kernel zoo in one device call on nvidia-h200-x2: part 1/2 on GPU 0 and 2/2 on GPU 1, 20 kernels at once per
-# GPU, each GPU its own device lock, nvidia-smi utilization sampled every second into OUT/smi.csv (451 s at 455222a):
-#   bash bench/gpu_zoo_whole.sh OUT_DIR COMMIT [DEADLINE_S]
+# The whole kernel zoo in one device call on nvidia-h200-x2: the zoo in 2 x PER_GPU parts, part I on GPU (I-1) % 2, every
+# part's kernels at once, each GPU its own device lock (timed evaluations never overlap on a GPU while builds share the
+# CPUs), nvidia-smi utilization sampled every second into OUT/smi.csv, then the parts merged (--summarize):
+#   bash bench/gpu_zoo_whole.sh OUT_DIR COMMIT [DEADLINE_S] [PER_GPU]
+# 451 s at 455222a with PER_GPU 1 (two parts of 20 kernels: results/gpu-zoo/run-2026-11-30-final-455222a/); PER_GPU 2
+# is the earlier four-part layout (the parts of one GPU then share its lock).
 set -u
-OUT=${1:?out}
+OUT=${1:?output directory}
 export S2S_COMMIT=${2:-unknown}
 DEADLINE=${3:-480}
+PER_GPU=${4:-1}
 export CUPY_TF32=0
 . "$(dirname "$0")/gpu_preamble.sh"
 gpu_info index,name,driver_version,memory.total
 gpu_watch
-part() {
+K=$((2 * PER_GPU))
+N=$(cd bench && python3 -c "from zoo_catalog import ZOO; print(len(ZOO))")  # the zoo's kernels
+PARALLEL=$(( (N + K - 1) / K ))  # every kernel of a part at once
+part() {  # GPU PART
   CUDA_VISIBLE_DEVICES=$1 S2S_DEVICE_LOCK=/tmp/s2s-gpu$1.lock timeout $((DEADLINE + 45)) \
-    python3 bench/gpu_zoo.py --part "$2/2" --out "$OUT" --work "/tmp/s2s-zoo$2" --deadline "$DEADLINE" --parallel 20 \
-    --jobs 12 --max-evals 30 > "$OUT/part$2.log" 2>&1
+    python3 bench/gpu_zoo.py --part "$2/$K" --out "$OUT" --work "/tmp/s2s-zoo$2" --deadline "$DEADLINE" \
+    --parallel "$PARALLEL" --jobs 12 --max-evals 30 > "$OUT/part$2.log" 2>&1
   echo "part $2 on GPU $1 rc=$? at ${SECONDS}s"
 }
-part 0 1 &
-P1=$!
-part 1 2 &
-P2=$!
-wait $P1 $P2
+pids=()
+for i in $(seq 1 "$K"); do
+  part $(( (i - 1) % 2 )) "$i" &
+  pids+=($!)
+done
+wait "${pids[@]}"
 kill "$GPU_WATCH" 2>/dev/null
 timeout 30 python3 bench/gpu_zoo.py --summarize "$OUT" --out "$OUT" > "$OUT/summary.log" 2>&1
 grep "^| \|Geometric\|Per family" "$OUT"/gpu_zoo_summary.md 2>/dev/null | cut -c1-170
-pack zoofinal.tgz 'gpu_zoo_summary.*' '*.tgz' 'gpu.txt'
+pack zoo-whole.tgz 'gpu_zoo_summary.*' '*.tgz' 'gpu.txt'
 echo "done ${SECONDS}s"
