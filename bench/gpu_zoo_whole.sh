@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The whole kernel zoo in one device call on nvidia-h200-x2: the zoo in 2 x PER_GPU parts, part I on GPU (I-1) % 2, every
-# part's kernels at once, each GPU its own device lock (timed evaluations never overlap on a GPU while builds share the
-# CPUs), nvidia-smi utilization sampled every second into OUT/smi.csv, then the parts merged (--summarize):
-#   bash bench/gpu_zoo_whole.sh OUT_DIR COMMIT [DEADLINE_S] [PER_GPU]
+# The whole kernel zoo on nvidia-h200-x2: the zoo in 2 x PER_GPU x CALLS parts, this call's 2 x PER_GPU of them, part I
+# on GPU (I-1) % 2, every part's kernels at once, each GPU its own device lock (timed evaluations never overlap on a GPU
+# while builds share the CPUs), nvidia-smi utilization sampled every second into OUT/smi.csv, then the parts in OUT
+# merged (--summarize; after the last call, copy every call's gpu_zoo_part*.json into one folder and summarize that):
+#   bash bench/gpu_zoo_whole.sh OUT_DIR COMMIT [DEADLINE_S] [PER_GPU] [CALL/CALLS]
+# CALL/CALLS (default 1/1): with 2/2, the second of two device calls, each with half the zoo (twice the GPU time a kernel).
 # 451 s at 455222a with PER_GPU 1 (two parts of 20 kernels: results/gpu-zoo/run-2026-11-30-final-455222a/); PER_GPU 2
 # is the earlier four-part layout (the parts of one GPU then share its lock).
 set -u
@@ -10,13 +12,18 @@ OUT=${1:?output directory}
 export S2S_COMMIT=${2:-unknown}
 DEADLINE=${3:-480}
 PER_GPU=${4:-1}
+CALL=${5:-1/1}
+CALLS=${CALL#*/}
+CALL=${CALL%/*}
 export CUPY_TF32=0
 . "$(dirname "$0")/gpu_preamble.sh"
 gpu_info index,name,driver_version,memory.total
 gpu_watch
-K=$((2 * PER_GPU))
+K=$((2 * PER_GPU * CALLS))  # parts in all
 N=$(cd bench && python3 -c "from zoo_catalog import ZOO; print(len(ZOO))")  # the zoo's kernels
 PARALLEL=$(( (N + K - 1) / K ))  # every kernel of a part at once
+FIRST=$(( (CALL - 1) * 2 * PER_GPU + 1 ))
+LAST=$(( CALL * 2 * PER_GPU ))
 part() {  # GPU PART
   CUDA_VISIBLE_DEVICES=$1 S2S_DEVICE_LOCK=/tmp/s2s-gpu$1.lock timeout $((DEADLINE + 45)) \
     python3 bench/gpu_zoo.py --part "$2/$K" --out "$OUT" --work "/tmp/s2s-zoo$2" --deadline "$DEADLINE" \
@@ -24,7 +31,7 @@ part() {  # GPU PART
   echo "part $2 on GPU $1 rc=$? at ${SECONDS}s"
 }
 pids=()
-for i in $(seq 1 "$K"); do
+for i in $(seq "$FIRST" "$LAST"); do
   part $(( (i - 1) % 2 )) "$i" &
   pids+=($!)
 done
