@@ -30,6 +30,6 @@ for plan in "$@"; do
   i=$((i + 1))
 done
 wait "${pids[@]}"
-kill "$GPU_WATCH" 2>/dev/null
+gpu_unwatch
 pack plans.tgz '*.md'
 echo "done ${SECONDS}s"

@@ -4,8 +4,9 @@
 # the wheels carried in .whl/ (tree-sitter and the rest: the GPU machine reaches no registry) into /tmp/site, which it
 # puts on PYTHONPATH with the checkout (a failed install ends the script with 1). Then it defines:
 #   gpu_info [FIELDS]          the GPUs into $OUT/gpu.txt (FIELDS for nvidia-smi, default name,driver_version,memory.total)
-#   gpu_watch                  every GPU's utilization once a second into $OUT/smi.csv, in the background (its pid in
-#                              GPU_WATCH: kill "$GPU_WATCH" when done)
+#   gpu_watch                  every GPU's utilization once a second into $OUT/smi.csv and the host's load average every
+#                              2 s into $OUT/load.txt (epoch seconds, then /proc/loadavg), in the background; gpu_unwatch
+#                              stops both
 #   stage SECONDS NAME CMD...  CMD under a timeout, its output in $OUT/NAME.log; prints "NAME rc=RC Ns"
 #   pack NAME [KEEP...]        everything in $OUT archived as $OUT/NAME; with KEEP patterns (find -name), only the files
 #                              matching one of them stay beside the archive (the device returns a few files only)
@@ -23,6 +24,12 @@ gpu_info() {
 gpu_watch() {
   nvidia-smi --query-gpu=timestamp,index,utilization.gpu,utilization.memory --format=csv -l 1 > "$OUT/smi.csv" 2>&1 &
   GPU_WATCH=$!
+  (while sleep 2; do echo "$(date +%s) $(cat /proc/loadavg 2>/dev/null)"; done > "$OUT/load.txt") &
+  LOAD_WATCH=$!
+}
+
+gpu_unwatch() {
+  kill "$GPU_WATCH" "$LOAD_WATCH" 2>/dev/null
 }
 
 stage() {

@@ -312,7 +312,8 @@ def run_part(index: int, count: int, args: argparse.Namespace) -> int:
     # spawned workers: the CUDA context CuPy opened here for the vendor timings is never forked
     pool = ProcessPoolExecutor(max_workers=args.parallel, mp_context=multiprocessing.get_context("spawn"))
     try:
-        jobs = max(1, min(4, (os.cpu_count() or 4) // max(1, min(args.parallel, len(runnable)))))  # builds share the cores
+        # builds share the cores: --jobs compilers for the part (the machine's cores over the parts running at once)
+        jobs = max(1, min(4, args.jobs // max(1, min(args.parallel, len(runnable)))))
         futs = {k.name: pool.submit(optimize_one, k.name, prepared[k.name]["mep"], str(work), args.max_evals, args.rounds,
                                     budget, jobs) for k in runnable}
         for name, f in futs.items():
@@ -461,7 +462,8 @@ def main() -> int:
     ap.add_argument("--out", default=None, help="result directory (default: bench/results/gpu-zoo, or RUN for --summarize)")
     ap.add_argument("--work", default="/tmp/s2s-zoo")
     ap.add_argument("--only", default="", help="comma-separated kernel names")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2,
+                    help="compilers at once (--part: for the whole part, shared by its kernels)")
     ap.add_argument("--no-apps", action="store_true", help="--dry: build the MEPs only, not the apps")
     ap.add_argument("--parallel", type=int, default=4, help="kernels optimized at once (--part)")
     ap.add_argument("--max-evals", type=int, default=30)

@@ -24,10 +24,11 @@ N=$(cd bench && python3 -c "from zoo_catalog import ZOO; print(len(ZOO))")  # th
 PARALLEL=$(( (N + K - 1) / K ))  # every kernel of a part at once
 FIRST=$(( (CALL - 1) * 2 * PER_GPU + 1 ))
 LAST=$(( CALL * 2 * PER_GPU ))
+JOBS=$(( $(nproc) / (2 * PER_GPU) ))  # the cores shared by the parts of this call
 part() {  # GPU PART
   CUDA_VISIBLE_DEVICES=$1 S2S_DEVICE_LOCK=/tmp/s2s-gpu$1.lock timeout $((DEADLINE + 45)) \
     python3 bench/gpu_zoo.py --part "$2/$K" --out "$OUT" --work "/tmp/s2s-zoo$2" --deadline "$DEADLINE" \
-    --parallel "$PARALLEL" --jobs 12 --max-evals 30 > "$OUT/part$2.log" 2>&1
+    --parallel "$PARALLEL" --jobs "$JOBS" --max-evals 30 > "$OUT/part$2.log" 2>&1
   echo "part $2 on GPU $1 rc=$? at ${SECONDS}s"
 }
 pids=()
@@ -36,7 +37,7 @@ for i in $(seq "$FIRST" "$LAST"); do
   pids+=($!)
 done
 wait "${pids[@]}"
-kill "$GPU_WATCH" 2>/dev/null
+gpu_unwatch
 timeout 30 python3 bench/gpu_zoo.py --summarize "$OUT" --out "$OUT" > "$OUT/summary.log" 2>&1
 grep "^| \|Geometric\|Per family" "$OUT"/gpu_zoo_summary.md 2>/dev/null | cut -c1-170
 pack zoo-whole.tgz 'gpu_zoo_summary.*' '*.tgz' 'gpu.txt'

@@ -57,3 +57,13 @@ def test_every_gpu_script_sources_the_preamble_and_repeats_none_of_it() -> None:
         text = script.read_text()
         assert '. "$(dirname "$0")/gpu_preamble.sh"' in text, script.name
         assert "pip install" not in text and "--query-gpu" not in text and "stage() {" not in text, script.name
+
+
+def test_gpu_watch_samples_utilization_and_load_until_unwatched(tmp_path: Path) -> None:
+    res = _bash("gpu_watch\nsleep 2.5\ngpu_unwatch\nsleep 0.3\nps -o pid= -p $GPU_WATCH $LOAD_WATCH | wc -l", tmp_path)
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "out" / "run"
+    assert "--query-gpu=timestamp,index,utilization.gpu,utilization.memory" in (out / "smi.csv").read_text()
+    load = (out / "load.txt").read_text().split()
+    assert len(load) >= 6 and load[0].isdigit() and float(load[1]) >= 0.0  # epoch, then the three load averages
+    assert res.stdout.split()[-1] == "0"  # both samplers stopped
