@@ -1,8 +1,14 @@
 """fast-math: single-precision math in the kernel, and in the device helpers it calls, through the fast intrinsics.
 
-`1.0f / sqrtf(x)` becomes `rsqrtf(x)` (one MUFU.RSQ instead of a rounded square root and a rounded
-division); `expf`, `logf`, `sinf`, `cosf` become `__expf`, `__logf`, `__sinf`, `__cosf`. `powf` is left
-alone: `__powf` is NaN for every negative base, which generated inputs may never show.
+`1.0f / sqrtf(x)` becomes `rsqrtf(x)` and any `a / sqrtf(x)` becomes `a * rsqrtf(x)` (`a /= sqrtf(x)`:
+`a *= rsqrtf(x)`): one MUFU.RSQ and a multiply instead of a rounded square root and a rounded division, tens of
+instructions with their slow paths (an n-body potential `p -= m[j] / sqrtf(r2)` runs on nothing else). Only two tokens
+change (`/` to `*`, `sqrtf` to `rsqrtf`): `*` binds as `/` does, so the expression around keeps its parse. A float local
+of a square root used only as a divisor (`float r = sqrtf(r2); ... m / r`) holds the reciprocal instead
+(`float r = rsqrtf(r2); ... m * r`); one used any other way, assigned again or declared twice in the function is left.
+`sqrt` of a float (C++'s overload) counts as `sqrtf`; the double `sqrt` never. `expf`, `logf`, `sinf`, `cosf` become
+`__expf`, `__logf`, `__sinf`, `__cosf`. `powf` is left alone: `__powf` is NaN for every negative base, which generated
+inputs may never show.
 These are approximations (a few ulp; `__sinf`/`__cosf` lose accuracy far from zero): the variant is
 held to the MEP's tolerances like any other, and a kernel that needs the exact functions fails there.
 A helper defined in the kernel file is not changed in place (the application calls it elsewhere): a
@@ -34,7 +40,7 @@ __global__ void field(const float4* p, float* phi, int n)
     for (int j = 0; j < n; ++j) {
         float dx = p[j].x - p[i].x, dy = p[j].y - p[i].y;
         float r2 = dx * dx + dy * dy + 1e-4f;
-        s += p[j].w * kernel_w(r2, 0.5f) * (1.0f / sqrtf(r2));
+        s += p[j].w * kernel_w(r2, 0.5f) / sqrtf(r2);
     }
     phi[i] = s;
 }
@@ -55,7 +61,7 @@ __global__ void field(const float4* p, float* phi, int n)
     for (int j = 0; j < n; ++j) {
         float dx = p[j].x - p[i].x, dy = p[j].y - p[i].y;
         float r2 = dx * dx + dy * dy + 1e-4f;
-        s += p[j].w * kernel_w_fast(r2, 0.5f) * (rsqrtf(r2));
+        s += p[j].w * kernel_w_fast(r2, 0.5f) * rsqrtf(r2);
     }
     phi[i] = s;
 }
@@ -101,30 +107,51 @@ class FastMath:
             copies.append(f"#ifndef {guard}\n#define {guard}\n{_apply(source, fn.start_byte, fn.end_byte, inner)}\n#endif")
             edits += [Edit(c.start_byte, c.end_byte, fast) for c in _calls(kernel, source, name)]
         if not edits:
-            return Refused("no 1/sqrtf, expf, logf, sinf or cosf (or exp/log/sin/cos of a float) in the kernel or the helpers it calls")
+            return Refused("no x / sqrtf(y), expf, logf, sinf or cosf (or exp/log/sin/cos/sqrt of a float) in the kernel or the helpers it calls")
         if copies:
             edits.append(insert_before_kernel(source, facts, "\n\n".join(copies)))
-        return Rewrite(tuple(edits), None, f"fast intrinsics ({len(edits) - (1 if copies else 0)} sites, {len(copies)} helper copies)")
+        sites = sum(1 for e in edits if e.text and e.text not in {"*", "*="}) - (1 if copies else 0)  # one name per site
+        return Rewrite(tuple(edits), None, f"fast intrinsics ({sites} sites, {len(copies)} helper copies)")
 
 
-def _rsqrt_site(source: bytes, n: Node) -> Node | None:
-    """The `sqrtf(...)` call of `1.0f / sqrtf(...)`, when `n` is that division."""
-    if n.type != "binary_expression" or text(source, n.child_by_field_name("operator")) != "/":
+def _sqrt_call(source: bytes, fn: Node, n: Node | None) -> Node | None:
+    """The single-precision square root call that `n` is (inside any parentheses), else None."""
+    while n is not None and n.type == "parenthesized_expression" and n.named_child_count == 1:
+        n = n.named_children[0]
+    if n is None or n.type != "call_expression":
         return None
-    left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
-    if (left is not None and right is not None and _ONE.fullmatch(src(source, left).strip())
-            and right.type == "call_expression" and text(source, right.child_by_field_name("function")) == "sqrtf"):
-        return right
-    return None
+    f = n.child_by_field_name("function")
+    name = src(source, f) if f is not None and f.type == "identifier" else ""
+    return n if name == "sqrtf" or (name == "sqrt" and _float_argument(source, fn, n)) else None
+
+
+def _divide(source: bytes, n: Node) -> tuple[Node, Node, Node] | None:
+    """(left, operator, right) of a division, `a / b` or `a /= b`."""
+    if n.type not in {"binary_expression", "assignment_expression"}:
+        return None
+    op, left, right = (n.child_by_field_name(f) for f in ("operator", "left", "right"))
+    if op is None or left is None or right is None or text(source, op) not in {"/", "/="}:
+        return None
+    return left, op, right
+
+
+def _reciprocal(source: bytes, left: Node, op: Node, right: Node, call: Node) -> list[Edit]:
+    """`a / sqrtf(x)` -> `a * rsqrtf(x)`, `a /= ...` -> `a *= ...`; `1.0f / sqrtf(x)` -> `rsqrtf(x)`."""
+    f = call.child_by_field_name("function")
+    assert f is not None
+    rename = Edit(f.start_byte, f.end_byte, "rsqrtf")
+    if text(source, op) == "/" and _ONE.fullmatch(src(source, left).strip()):
+        return [Edit(left.start_byte, right.start_byte, ""), rename]
+    return [Edit(op.start_byte, op.end_byte, "*" + text(source, op)[1:]), rename]
 
 
 def _fast_edits(source: bytes, fn: Node) -> list[Edit]:
-    edits: list[Edit] = []
-    # the argument of a rewritten 1/sqrtf is kept as written (nested calls in it are rare)
-    for n in walk(fn.child_by_field_name("body") or fn, descend=lambda n: _rsqrt_site(source, n) is None):
-        sqrt_call = _rsqrt_site(source, n)
-        if sqrt_call is not None:
-            edits.append(Edit(n.start_byte, n.end_byte, "rsqrtf" + text(source, sqrt_call.child_by_field_name("arguments"))))
+    edits = _divisor_locals(source, fn)
+    for n in walk(fn.child_by_field_name("body") or fn):
+        division = _divide(source, n)
+        sqrt_call = _sqrt_call(source, fn, division[2]) if division is not None else None
+        if division is not None and sqrt_call is not None:
+            edits += _reciprocal(source, *division, sqrt_call)
         elif n.type == "call_expression":
             f = n.child_by_field_name("function")
             name = src(source, f) if f is not None and f.type == "identifier" else ""
@@ -133,6 +160,52 @@ def _fast_edits(source: bytes, fn: Node) -> list[Edit]:
             elif name + "f" in FAST and _float_argument(source, fn, n):  # C++'s float overload: cos(float) is cosf
                 edits.append(Edit(f.start_byte, f.end_byte, FAST[name + "f"]))  # type: ignore[union-attr]
     return edits
+
+
+_DECLARATORS = {"init_declarator", "declaration", "parameter_declaration", "pointer_declarator", "array_declarator",
+                "reference_declarator", "for_range_loop"}
+
+
+def _divisor_locals(source: bytes, fn: Node) -> list[Edit]:
+    """`float r = sqrtf(x);` whose every other use is a divisor (`m / r`, `a /= r`): `rsqrtf` and `*` instead.
+    A name declared more than once in the function (a parameter, a shadowing local) or used otherwise is left."""
+    body = fn.child_by_field_name("body")
+    if body is None:
+        return []
+    names = [n for n in walk(fn) if n.type == "identifier"]
+    declared = [n for n in names if n.parent is not None and n.parent.type in _DECLARATORS
+                and _same(n.parent.child_by_field_name("declarator"), n)]
+    edits: list[Edit] = []
+    for decl in walk(body):
+        if decl.type != "declaration" or text(source, decl.child_by_field_name("type")) != "float":
+            continue
+        for d in decl.children_by_field_name("declarator"):
+            ident, call = d.child_by_field_name("declarator"), _sqrt_call(source, fn, d.child_by_field_name("value"))
+            if d.type != "init_declarator" or ident is None or ident.type != "identifier" or call is None:
+                continue
+            name = src(source, ident)
+            if sum(src(source, n) == name for n in declared) != 1:
+                continue
+            uses = [_divisor(source, n) for n in names if src(source, n) == name and not _same(n, ident)]
+            if not uses or any(u is None for u in uses):
+                continue
+            f = call.child_by_field_name("function")
+            assert f is not None
+            edits.append(Edit(f.start_byte, f.end_byte, "rsqrtf"))
+            edits += [Edit(op.start_byte, op.end_byte, "*" + text(source, op)[1:]) for op in uses if op is not None]
+    return edits
+
+
+def _divisor(source: bytes, n: Node) -> Node | None:
+    """The operator of the division whose divisor `n` is (inside any parentheses), else None."""
+    while n.parent is not None and n.parent.type == "parenthesized_expression":
+        n = n.parent
+    division = _divide(source, n.parent) if n.parent is not None else None
+    return division[1] if division is not None and _same(division[2], n) else None
+
+
+def _same(a: Node | None, b: Node | None) -> bool:
+    return a is not None and b is not None and (a.start_byte, a.end_byte, a.type) == (b.start_byte, b.end_byte, b.type)
 
 
 def _float_argument(source: bytes, fn: Node, call: Node) -> bool:
