@@ -37,6 +37,7 @@ BUILTIN: dict[str, str] = {
     "register-accumulation": "RegisterAccumulation",
     "register-blocking": "RegisterBlocking",
     "restrict-const": "RestrictConst",
+    "row-coarsen": "RowCoarsen",
     "shared-histogram": "SharedHistogram",
     "smem-allpairs": "SmemAllpairs",
     "smem-tiling": "SmemTiling",
