@@ -4,7 +4,10 @@ A matrix-vector product launched with one thread per row keeps 4,096 threads bus
 and each walks its row alone. When the term reads along k (a row walk, `A[i*n+k]`), `lanes` threads of one warp
 share an output and split k, then add their partial sums with shuffles (CUDA). When neighbouring threads already
 read neighbouring elements (a column walk, `A[k*n+i]`), the threads stay and `splits` of them along y share each
-output, adding their partials in order through shared memory (CUDA and OpenCL). Either way the accumulator gets
+output, adding their partials in order through shared memory (CUDA and OpenCL). A block holds `cols` outputs: at
+32 a 4096-column product gives 128 blocks, one per SM of an H200 with 16 warps each, whatever `splits` (44% of the
+copy bandwidth measured); 8 outputs by 64 splits give 512 blocks of 512 threads, the GPU full (32-byte sectors
+still read whole: a warp takes 4 rows of 8 neighbouring elements). Either way the accumulator gets
 the statements before the loop first and then the sum of the terms: the order of additions changes, within the
 MEP's tolerance; no atomics. The guard becomes a condition, so every thread reaches the shuffle or the barrier.
 In lanes mode each lane reads quads of the row in float4 words where every array steps by one element and the row
@@ -72,16 +75,19 @@ __global__ void gemv(const float* a, const float* x, float* y, int n)
 class SplitReduction:
     name: ClassVar[str] = "split-reduction"
     priority: ClassVar[int] = 25  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("split-reduction", "split-reduction{splits=16}", "split-reduction{mode=splits}")
+    space: ClassVar[tuple[str, ...]] = ("split-reduction", "split-reduction{splits=64 cols=8}", "split-reduction{splits=32 cols=16}",
+                                        "split-reduction{splits=16}", "split-reduction{mode=splits}")
     mode: str = "auto"  # auto (from the model) | lanes | splits
     splits: int = 8  # threads along y sharing an output (splits mode)
+    cols: int = 32  # splits mode: outputs (threads along x) per block; 8 or 16 give 2-4x the blocks for as many outputs
     block: int = 256  # threads per block (lanes mode)
     vec: int = 4  # lanes mode: 4 = each lane reads quads of the row in float4 words where they qualify (passes/_lane_quads.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:
-        if self.mode not in {"auto", "lanes", "splits"} or self.splits not in {2, 4, 8, 16, 32} or self.block % 32 or \
-                not 32 <= self.block <= 1024 or self.vec not in {1, 4}:
-            return "mode must be auto, lanes or splits; splits 2 to 32 (a power of two); block a multiple of 32 up to 1024; vec 1 or 4"
+        if self.mode not in {"auto", "lanes", "splits"} or self.splits not in {2, 4, 8, 16, 32, 64, 128} or self.block % 32 or \
+                not 32 <= self.block <= 1024 or self.vec not in {1, 4} or self.cols not in {8, 16, 32} or self.cols * self.splits > 1024:
+            return ("mode must be auto, lanes or splits; splits 2 to 128 (a power of two); cols 8, 16 or 32, cols x splits "
+                    "at most 1024; block a multiple of 32 up to 1024; vec 1 or 4")
         if facts.shared or facts.atomics:
             return "kernel uses shared memory or atomics"
         return True
@@ -121,15 +127,16 @@ class SplitReduction:
             launch = LaunchChange((self.block, 1, 1), "rows-per-warp", per_item=32)
         else:
             space, sync = ("__local", "barrier(CLK_LOCAL_MEM_FENCE);") if facts.dialect == "opencl" else ("__shared__", "__syncthreads();")
-            code = [f"{space} {acc_ty} {n['red']}[{self.splits}][32];", f"const int {n['s']} = {axis[1]};", *work,
+            code = [f"{space} {acc_ty} {n['red']}[{self.splits}][{self.cols}];", f"const int {n['s']} = {axis[1]};", *work,
                     f"{n['red']}[{n['s']}][{axis[0]}] = {n['part']};", sync, f"if ({n['s']} == 0) {{",
                     f"    for (int {n['off']} = 1; {n['off']} < {self.splits}; ++{n['off']})",
                     f"        {n['part']} += {n['red']}[{n['off']}][{axis[0]}];", "}",
                     f"if ({n['s']} == 0 && ({r.inside})) {{", *tail]
             edits = []
-            launch = LaunchChange((32, self.splits, 1), "same-coverage")
+            launch = LaunchChange((self.cols, self.splits, 1), "same-coverage")
         edits.append(Edit(r.mapping[1], r.rest[1], "\n" + r.indent + ("\n" + r.indent).join(code)))
-        what = "32 lanes per output" + (", float4 words" if quads is not None else "") if mode == "lanes" else f"{self.splits} threads along y per output"
+        what = "32 lanes per output" + (", float4 words" if quads is not None else "") if mode == "lanes" else f"{self.splits} threads along y per output" + (
+            f", {self.cols} outputs a block" if self.cols != 32 else "")
         return Rewrite(tuple(edits), launch, f"{mode}: {what}")
 
 

@@ -1,0 +1,140 @@
+"""split-reduction's splits mode with fewer outputs a block (`cols`; issue 15: gemv_cols and gemv_colmajor at 41-44% of
+the copy bandwidth with 32 outputs a block, 128 blocks for 132 SMs): the zoo kernels' rewrites run threaded on the CPU
+against the originals at odd sizes (tests/emulate_cuda_block.py), the OpenCL form on PoCL, mutants that must fail, the
+search space trying the new shapes, nvcc -arch=sm_90 on the rewritten zoo kernels."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, needs_nvcc
+from emulate_cuda import Launch
+from emulate_cuda_block import same_outputs
+
+from s2s.optimize.candidate import Candidate
+from s2s.lang.edits import Refused
+from s2s.optimize.registry import Applied, build_pipeline, run_pass, search_space
+
+ZOO = ROOT / "bench" / "zoo"
+NEW = ("split-reduction{splits=64 cols=8}", "split-reduction{splits=32 cols=16}")
+
+
+def _apply(pipeline: str, source: bytes, kernel: str, dialect: str = "cuda") -> Applied:
+    out = run_pass(build_pipeline(pipeline)[0], source, dialect, kernel)
+    assert isinstance(out, Applied), (pipeline, out)
+    return out
+
+
+def _gemv_cols(rows: int, cols: int) -> bytes:
+    src = (ZOO / "gemv_cols" / "gemv_cols.cu").read_text()
+    return src.replace("#define NROWS 4096", f"#define NROWS {rows}").replace("#define NCOLS 4096", f"#define NCOLS {cols}").encode()
+
+
+def test_cols_shape_the_block_and_the_partials() -> None:
+    """8 outputs by 64 splits: a block of 8 x 64 threads, partials in an array of that shape, the x coverage kept (4096
+    columns: 512 blocks instead of 128); the default stays 32 outputs a block."""
+    src = (ZOO / "gemv_cols" / "gemv_cols.cu").read_bytes()
+    out = _apply(NEW[0], src, "gemv_cols")
+    assert out.launch is not None and out.launch.block == (8, 64, 1)
+    assert out.launch.resolve((32, 1, 1), (128, 1, 1)) == ((512, 1, 1), (8, 64, 1))
+    text = out.text.decode()
+    assert "__shared__ float red[64][8];" in text and "i += 64" in text and "off < 64" in text
+    default = _apply("split-reduction{splits=16}", src, "gemv_cols")
+    assert default.launch is not None and default.launch.block == (32, 16, 1) and b"red[16][32]" in default.text
+
+
+@pytest.mark.parametrize("opts", ["splits=64 cols=32", "splits=128 cols=16", "cols=4", "cols=12", "splits=256 cols=8"])
+def test_cols_refuses_blocks_it_cannot_launch(opts: str) -> None:
+    """More than 1024 threads a block, or a width that is not 8, 16 or 32, is refused with the rule, never rewritten."""
+    src = (ZOO / "gemv_cols" / "gemv_cols.cu").read_bytes()
+    out = run_pass(build_pipeline(f"split-reduction{{{opts}}}")[0], src, "cuda", "gemv_cols")
+    assert isinstance(out, Refused) and "cols x splits at most 1024" in out.reason
+
+
+def test_the_search_tries_the_narrow_blocks_before_the_old_splits() -> None:
+    """The built-in search reaches the new shapes in its first round, ahead of the 32-wide splits=16 (the last winner)."""
+    space = search_space()
+    at = {step: space.index(step) for step in (*NEW, "split-reduction{splits=16}")}
+    assert at[NEW[0]] < at["split-reduction{splits=16}"] and at[NEW[1]] < at["split-reduction{splits=16}"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pipeline", NEW)
+def test_gemv_cols_narrow_blocks_match(tmp_path: Path, pipeline: str) -> None:
+    """gemv_cols at 77 rows x 45 columns (neither a multiple of the block width nor of the splits: threads past the last
+    column and splits past the last row): the same y; a split that skips the last partial and a row stride of half
+    the splits (rows counted twice) are caught."""
+    src = _gemv_cols(77, 45)
+    out = _apply(pipeline, src, "gemv_cols")
+    assert out.launch is not None
+    grid, block = (1, 1, 1), (128, 1, 1)
+    g, b = out.launch.resolve(grid, block)
+    launches = (Launch(grid, block), Launch(g, b))
+    counts = {"A": 77 * 45, "x": 77, "y": 45}
+    assert same_outputs(tmp_path, "gemv_cols", src, out.text, launches, counts, {}, 1e-5) == "SAME"
+    splits = b[1]
+    mutants = [out.text.replace(f"off < {splits};".encode(), f"off < {splits - 1};".encode()),
+               out.text.replace(f"i += {splits})".encode(), f"i += {splits // 2})".encode())]
+    for broken in mutants:
+        assert broken != out.text
+        assert same_outputs(tmp_path, "gemv_cols", src, broken, launches, counts, {}, 1e-5) != "SAME"
+
+
+@pytest.mark.slow
+def test_gemv_colmajor_narrow_blocks_match(tmp_path: Path) -> None:
+    """gemv_colmajor (column-major A behind a macro, y = alpha A x + beta y, sizes as parameters) at m = 45, n = 77,
+    16 outputs by 32 splits: three blocks, the last one partly past m."""
+    src = (ZOO / "gemv_colmajor" / "gemv_colmajor.cu").read_bytes().replace(b"#define M 4096", b"#define M 45")
+    out = _apply(NEW[1], src, "gemv_colmajor")
+    assert out.launch is not None
+    grid, block = (1, 1, 1), (128, 1, 1)
+    g, b = out.launch.resolve(grid, block)
+    assert (g, b) == ((8, 1, 1), (16, 32, 1))
+    launches = (Launch(grid, block), Launch(g, b))
+    counts = {"a": 45 * 77, "x": 77, "y": 45}
+    scalars = {"m": "45", "n": "77", "alpha": "0.75f", "beta": "0.25f"}
+    assert same_outputs(tmp_path, "gemv_colmajor", src, out.text, launches, counts, scalars, 1e-5) == "SAME"
+    broken = out.text.replace(b"red[s][threadIdx.x] = part;", b"red[s][0] = part;")
+    assert broken != out.text
+    assert same_outputs(tmp_path, "gemv_colmajor", src, broken, launches, counts, scalars, 1e-5) != "SAME"
+
+
+@pytest.mark.slow
+def test_opencl_narrow_blocks_match_on_pocl(tmp_path: Path) -> None:
+    """The OpenCL form (local memory, a barrier) at 16 outputs by 32 splits on PoCL, 77 x 300, alpha and beta: every
+    output within the MEP's tolerance; leaving out the last partial fails."""
+    pytest.importorskip("pyopencl")
+    from test_model_passes import COLS_CL, _evaluate, _gemv_state
+
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    state = _gemv_state(COLS_CL, "gemv_cols", tmp_path / "mep")
+    cand = apply_pipeline(NEW[1], state)
+    assert isinstance(cand, Candidate), cand
+    assert cand.launch is not None and cand.launch.block == (16, 32, 1)
+    assert cand.launch.grid[0] == state.manifest.launch.grid[0] and b"__local float red[32][16];" in cand.source
+    m = _evaluate(tmp_path / "mep", state, cand)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+    assert m.outputs and all(o.ok for o in m.outputs)
+    broken = cand.source.replace(b"off < 32;", b"off < 31;")
+    assert broken != cand.source
+    assert _evaluate(tmp_path / "mep", state, replace(cand, source=broken)).verdict != "ok"
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_rewritten_zoo_kernels_compile(tmp_path: Path) -> None:
+    files = []
+    for name in ("gemv_cols", "gemv_colmajor"):
+        for n, pipeline in enumerate(NEW):
+            data = _apply(pipeline, (ZOO / name / f"{name}.cu").read_bytes(), name).text
+            files.append(tmp_path / f"{name}_{n}.cu")
+            files[-1].write_bytes(data.replace(b'"../zoo.h"', f'"{ZOO / "zoo.h"}"'.encode()))
+    nvcc = shutil.which("nvcc")
+    assert nvcc is not None
+    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", *map(str, files), "--output-directory",
+                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
