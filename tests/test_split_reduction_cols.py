@@ -14,8 +14,8 @@ from conftest import ROOT, needs_nvcc
 from emulate_cuda import Launch
 from emulate_cuda_block import same_outputs
 
-from s2s.optimize.candidate import Candidate
 from s2s.lang.edits import Refused
+from s2s.optimize.candidate import Candidate
 from s2s.optimize.registry import Applied, build_pipeline, run_pass, search_space
 
 ZOO = ROOT / "bench" / "zoo"
