@@ -128,6 +128,27 @@ def test_the_search_offers_it_early() -> None:
 
 
 @pytest.mark.slow
+def test_round_one_evaluates_it_first_on_the_zoo_kernel() -> None:
+    """The model reads the row's float4 words as strided and predicts the original faster; cost.order puts it first."""
+    from mep_util import ParamSpec
+    from mep_util import manifest as make_manifest
+
+    from s2s.lang.kernel_facts import kernel_facts
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import BuiltinProposer
+
+    n = 262144 * 64
+    data = _zoo(262144)
+    params = [ParamSpec("A", "const float*", "in", "float", count=n), ParamSpec("B", "const float*", "in", "float", count=n),
+              ParamSpec("C", "float*", "out", "float", count=n)]
+    m = make_manifest("batched_gemm8", "cuda", "kernel.cu", params, (n // 256, 1, 1), (256, 1, 1))
+    state = State(manifest=m, original=data, kernel="batched_gemm8", dialect="cuda",
+                  facts=kernel_facts(data, "cuda", "batched_gemm8"))
+    first = [c.origin.removeprefix("pass:") for c in BuiltinProposer().propose(state)]
+    assert set(first[:3]) == {"row-coarsen", "row-coarsen{vec=1}", "row-coarsen,launch-config{block=128}"}, first[:5]
+
+
+@pytest.mark.slow
 @needs_nvcc
 def test_nvcc_compiles_the_rewrite(tmp_path: Path) -> None:
     nvcc = shutil.which("nvcc")

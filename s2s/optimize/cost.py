@@ -440,7 +440,7 @@ def order(candidates: list[Candidate], state: State) -> list[Candidate]:
     ranked = [candidates[int(k)] for k in rank({k: _plausible(p, need) for k, p in timed.items()})]
     ranked = profiled(ranked, state.feedback.get("original"), base,
                       {id(c): timed[str(i)] for i, c in enumerate(candidates)}, state)
-    first = [c for c in ranked if _register_blocked(c, state, timed[str(candidates.index(c))])]
+    first = [c for c in ranked if _register_blocked(c, state, timed[str(candidates.index(c))]) or _row_coarsened(c)]
     return halved_first(first + [c for c in ranked if c not in first])
 
 
@@ -535,6 +535,17 @@ def _register_blocked(c: Candidate, state: State, p: Prediction | None) -> bool:
     blocks = c.launch.grid[0] * c.launch.grid[1] * c.launch.grid[2]
     outputs = blocks * BLOCKED_TILE * BLOCKED_TILE
     return blocks >= H200.sms and p.flops >= 2.0 * 128 * outputs
+
+
+ROW_PASS = "row-coarsen"
+
+
+def _row_coarsened(c: Candidate) -> bool:
+    """row-coarsen as the first step: a batched small product, one thread per output row whose shared operand is loaded
+    once per k and the other operand's row in float4 words. The model reads those words, whose thread mapping strides by
+    the row, as strided DRAM traffic and predicts it slower than one thread per output; the loads it removes (16 scalar
+    loads an output to 2.5 words) are what batched_gemm8 waits on, so it goes first (the pass refuses anything else)."""
+    return c.origin.startswith("pass:" + ROW_PASS)
 
 
 ORIGINAL_KEY = "cost_model"  # history meta: the model's prediction for the original, {predicted_us, ...}
