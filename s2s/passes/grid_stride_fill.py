@@ -17,12 +17,15 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
+from tree_sitter import Node
+
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import Device
 
 from ._common import body_node, statements, text
-from ._elementwise import _GID, _bound, _declared, _flat
+from ._elementwise import _GID, _STRIDE, _bound, _declared, _flat
+from ._vector_words import vectorized
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -64,41 +67,46 @@ _ASSIGNED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*(\[[^;]*?\])?\s*(?:[-+*/%&|^
 class GridStrideFill:
     name: ClassVar[str] = "grid-stride-fill"
     priority: ClassVar[int] = 55  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("grid-stride-fill",)
+    space: ClassVar[tuple[str, ...]] = ("grid-stride-fill{vec=16}", "grid-stride-fill")
+    vec: int = 0  # bytes per load of each array read at [i] (4, 8 or 16); 0 keeps the element's own loads
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if not facts.shared and not facts.atomics:
             return "no shared memory or atomics: no per-block work to amortize (vector-elementwise takes plain streams)"
         if facts.dims != 1 or not facts.var_for("x"):
             return "needs a 1-D thread mapping along x"
+        if self.vec not in (0, 4, 8, 16):
+            return f"vec={self.vec}: the load width must be 4, 8 or 16 bytes (0: the element's own loads)"
+        if self.vec and facts.dialect == "opencl":
+            return "vec is CUDA/HIP only (OpenCL would need vloadN)"
         return True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         cl = facts.dialect == "opencl"
         stmts = statements(body_node(source, facts))
-        k = next((j for j, s in enumerate(stmts[:-1]) if s.type == "declaration" and (d := _declared(source, s)) is not None
-                  and d[2] is not None and _GID["opencl" if cl else "cuda"].match(_flat(text(source, d[2])))), None)
-        if k is None:
-            return Refused("no `int i = GLOBAL_INDEX;` among the body's statements")
-        d = _declared(source, stmts[k])
-        assert d is not None and d[2] is not None
-        var, guard = d[1], stmts[k + 1]
-        cond = guard.child_by_field_name("condition") if guard.type == "if_statement" else None
-        then = guard.child_by_field_name("consequence") if cond is not None else None
-        bound = _bound(source, cond, var)
-        if then is None or bound is None or guard.child_by_field_name("alternative") is not None:
-            return Refused(f"`{var}` is not followed by its guard `if ({var} < BOUND) ...`")
+        found = _guarded(source, facts, stmts) or _looped(source, facts, stmts)
+        if found is None:
+            return Refused("no `int i = GLOBAL_INDEX; if (i < BOUND) S` nor `for (int i = GLOBAL_INDEX; i < BOUND; i += "
+                           "GLOBAL_SIZE) S` among the body's statements")
+        if isinstance(found, Refused):
+            return found
+        first, last, (ty, var, gid), bound, then = found
+        looped = first.type == "for_statement"
+        if looped and not self.vec:
+            return Refused("already a grid-stride loop (vec=N moves N bytes per load through it)")
         if re.search(r"[\[=]|\+\+|--|\w\s*\(", bound) or re.search(rf"\b{var}\b", bound):
             return Refused(f"the bound `{bound}` is not a plain expression of the parameters")
         element = text(source, then)
-        rest = text(source, body_node(source, facts)).replace(text(source, stmts[k]), " ").replace(text(source, guard), " ")
-        if _BLOCK_DEPENDENT.search(rest):
+        whole = text(source, body_node(source, facts))
+        rest = whole.replace(text(source, first), " ").replace(text(source, last), " ")
+        if not looped and _BLOCK_DEPENDENT.search(rest):
             return Refused("the block-level code depends on which block runs it or on how many there are")
-        if re.search(rf"\b{var}\b", rest):
+        if not looped and re.search(rf"\b{var}\b", rest):
             return Refused(f"`{var}` is used outside its guard")
         if _JUMPS.search(element) or _BLOCK_DEPENDENT.search(element):
             return Refused("a barrier, return or jump (or a block index) in the element's code")
-        declared = set(re.findall(r"\b(?:int|float|double|unsigned|long|char|bool|auto)\s+([A-Za-z_]\w*)", element))
+        declared = set(re.findall(r"\b(?:(?:const|unsigned|signed|long|short|int|float|double|char|bool|auto|size_t)\s+)+"
+                                  r"([A-Za-z_]\w*)", element))
         for m in _ASSIGNED.finditer(element):
             name, index = m.group(1) or m.group(3) or m.group(4), m.group(2) or ""
             p = facts.param(name)
@@ -107,10 +115,55 @@ class GridStrideFill:
             return Refused(f"`{name}{index}` is written in the element's code and outlives it (the one element per "
                            "thread that the block-level code reads would become the thread's last; atomics are fine)")
         stride = "get_global_size(0)" if cl else "blockDim.x * gridDim.x"
-        new = f"for ({d[0]} {var} = {text(source, d[2])}; {var} < ({bound.strip()}); {var} += {stride})"
-        ind = source[source.rfind(b"\n", 0, guard.start_byte) + 1:guard.start_byte].decode()
-        new += f" {element}" if then.type == "compound_statement" else f"\n{ind}    {element}"
+        ind = source[source.rfind(b"\n", 0, first.start_byte) + 1:first.start_byte].decode()
+        scalar = f"for ({ty} {var} = {gid}; {var} < ({bound.strip()}); {var} += {stride})"
+        scalar += f" {element}" if then.type == "compound_statement" else f"\n{ind}    {element}"
+        if self.vec:
+            vector = vectorized(source, facts, self.vec, (ty, var, gid), bound.strip(), element, stride, ind)
+            if isinstance(vector, Refused):
+                return vector
+            new, note = vector, f"{self.vec}-byte loads in a grid-stride loop"
+        else:
+            new, note = scalar, "a grid-stride loop over the elements"
         dev = Device()
-        return Rewrite((Edit(stmts[k].start_byte, guard.end_byte, new),),
-                       LaunchChange(None, f"extent:{dev.sms * dev.threads_per_sm}"),
-                       "a grid-stride loop over the elements on a grid that fills the device")
+        launch = None if looped else LaunchChange(None, f"extent:{dev.sms * dev.threads_per_sm}")
+        return Rewrite((Edit(first.start_byte, last.end_byte, new),), launch,
+                       note + ("" if looped else " on a grid that fills the device"))
+
+
+_Found = tuple[Node, Node, tuple[str, str, str], str, Node]
+
+
+def _guarded(source: bytes, facts: KernelFacts, stmts: list[Node]) -> _Found | Refused | None:
+    """`T i = GID; if (i < BOUND) S`: (declaration, guard, (T, i, GID), BOUND, S)."""
+    cl = facts.dialect == "opencl"
+    k = next((j for j, s in enumerate(stmts[:-1]) if s.type == "declaration" and (d := _declared(source, s)) is not None
+              and d[2] is not None and _GID["opencl" if cl else "cuda"].match(_flat(text(source, d[2])))), None)
+    if k is None:
+        return None
+    d = _declared(source, stmts[k])
+    assert d is not None and d[2] is not None
+    var, guard = d[1], stmts[k + 1]
+    cond = guard.child_by_field_name("condition") if guard.type == "if_statement" else None
+    then = guard.child_by_field_name("consequence") if cond is not None else None
+    bound = _bound(source, cond, var)
+    if then is None or bound is None or guard.child_by_field_name("alternative") is not None:
+        return Refused(f"`{var}` is not followed by its guard `if ({var} < BOUND) ...`")
+    return stmts[k], guard, (d[0], var, text(source, d[2])), bound, then
+
+
+def _looped(source: bytes, facts: KernelFacts, stmts: list[Node]) -> _Found | None:
+    """`for (T i = GID; i < BOUND; i += GLOBAL_SIZE) S` at the top level of the body."""
+    dialect = "opencl" if facts.dialect == "opencl" else "cuda"
+    for s in stmts:
+        init, cond, step, then = (s.child_by_field_name(f) for f in ("initializer", "condition", "update", "body"))
+        if s.type != "for_statement" or init is None or init.type != "declaration" or step is None or then is None:
+            continue
+        d = _declared(source, init)
+        if d is None or d[2] is None or not _GID[dialect].match(_flat(text(source, d[2]))):
+            continue
+        bound = _bound(source, cond, d[1])
+        m = re.fullmatch(rf"{re.escape(d[1])}\+=(.+)", _flat(text(source, step)))
+        if bound is not None and m and _STRIDE[dialect].match(m.group(1)):
+            return s, s, (d[0], d[1], text(source, d[2])), bound, then
+    return None

@@ -18,6 +18,7 @@ from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
 from ._common import body_node, fresh, indent_of, node_at, statements, text
+from ._histogram_copies import spread
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -55,8 +56,9 @@ _TARGET = re.compile(r"^&\s*(\w+)\s*\[(.+)\]$|^(\w+)\s*\+\s*(.+)$", re.S)
 class SharedHistogram:
     name: ClassVar[str] = "shared-histogram"
     priority: ClassVar[int] = 70  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("shared-histogram",)
+    space: ClassVar[tuple[str, ...]] = ("shared-histogram{copies=32}", "shared-histogram")
     max_bins: int = 1024
+    copies: int = 1  # sub-histograms, bin-major (bin * copies + thread % copies): a warp's adds spread over the banks
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if facts.dialect == "opencl":
@@ -65,12 +67,16 @@ class SharedHistogram:
             return "needs atomicAdd calls (and no other atomics)"
         if not 1 <= self.max_bins <= 8192:
             return "max_bins must be between 1 and 8192"
+        if self.copies not in (1, 2, 4, 8, 16, 32):
+            return f"copies={self.copies}: a power of two from 1 to 32"
         return True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         body_text = source[facts.body_start : facts.body_end].decode("utf-8", "replace")
+        if facts.shared and self.copies > 1:
+            return spread(source, facts, self.copies, _TYPES)
         if facts.shared or re.search(r"__syncthreads|__shared__|HIP_DYNAMIC_SHARED|\bgoto\b", body_text):
-            return Refused("the kernel already uses shared memory or barriers")
+            return Refused("the kernel already uses shared memory or barriers (copies=N spreads a shared histogram)")
         targets = [_TARGET.match(a.target.strip()) for a in facts.atomics]
         arrays = {(m.group(1) or m.group(3)) for m in targets if m}
         if None in targets or len(arrays) != 1:
@@ -82,7 +88,7 @@ class SharedHistogram:
             return Refused(f"{hist} must be an int, unsigned, float or double pointer parameter")
         if len(re.findall(rf"(?<![\w.])(?<!->){hist}\b", body_text)) != len(facts.atomics):
             return Refused(f"{hist} is used other than as the target of the atomics")
-        names = {w: fresh(facts, source, w) for w in ("hist_s", "nsh", "tid", "nthr", "k", "bin")}
+        names = {w: fresh(facts, source, w) for w in ("hist_s", "nsh", "tid", "nthr", "k", "bin", "cp", "c", "sum")}
         calls: dict[int, tuple[int, str]] = {}
         for a, m in zip(facts.atomics, targets):
             assert m is not None
@@ -92,7 +98,7 @@ class SharedHistogram:
             if stmt is None or stmt.type != "expression_statement" or args is None or len(args.named_children) != 2:
                 return Refused("the atomic's result is used")
             value, index = text(source, args.named_children[1]), (m.group(2) or m.group(4)).strip()
-            calls[stmt.start_byte] = (stmt.end_byte, _privatized(names, hist, index, value))
+            calls[stmt.start_byte] = (stmt.end_byte, _privatized(names, hist, index, value, self.copies))
         stmts = statements(body_node(source, facts))
         guards = [s for s in stmts if s.type == "if_statement" and s.child_by_field_name("alternative") is None
                   and text(source, s.child_by_field_name("consequence")).strip("{} \n\t;") == "return"]
@@ -103,6 +109,8 @@ class SharedHistogram:
         bins = bins or next(iter(sorted(set(re.findall(r"\b[A-Z_]*BINS\b|\bNBIN\b", body_text)) - set(facts.locals))), "")
         if not bins:
             return Refused(f"the length of {hist} is not known (a parameter or constant named like nbins)")
+        if facts.param(bins) is not None and self.max_bins * self.copies * (8 if "long" in ty or ty == "double" else 4) > 49152:
+            return Refused(f"{self.copies} copies of {self.max_bins} bins exceed 48 KiB of shared memory (lower max_bins)")
         return Rewrite(tuple(self._edits(source, facts, stmts, guards, calls, names, ty, hist, bins)), None,
                        f"per-block shared histogram of {hist} (up to {self.max_bins} bins)")
 
@@ -111,13 +119,23 @@ class SharedHistogram:
         mx, n = self.max_bins, names
         pad = indent_of(source, stmts[0].start_byte) if stmts else "    "
         nsh = f"{bins} < {mx} ? {bins} : {mx}"
-        head = [f"__shared__ {ty} {n['hist_s']}[{mx}];", f"const int {n['nsh']} = {nsh};",
+        cc = self.copies
+        size = str(mx) if cc == 1 else f"{mx} * {cc}" if facts.param(bins) is not None else f"(({nsh}) * {cc})"
+        head = [f"__shared__ {ty} {n['hist_s']}[{size}];", f"const int {n['nsh']} = {nsh};",
                 f"const int {n['tid']} = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);",
                 f"const int {n['nthr']} = blockDim.x * blockDim.y * blockDim.z;",
-                f"for (int {n['k']} = {n['tid']}; {n['k']} < {n['nsh']}; {n['k']} += {n['nthr']}) {n['hist_s']}[{n['k']}] = 0;",
+                *([f"const int {n['cp']} = {n['tid']} & {cc - 1};"] if cc > 1 else []),
+                f"for (int {n['k']} = {n['tid']}; {n['k']} < {n['nsh']}{f' * {cc}' if cc > 1 else ''}; {n['k']} += {n['nthr']}) "
+                f"{n['hist_s']}[{n['k']}] = 0;",
                 "__syncthreads();"]
-        tail = ["__syncthreads();", f"for (int {n['k']} = {n['tid']}; {n['k']} < {n['nsh']}; {n['k']} += {n['nthr']})",
-                f"    if ({n['hist_s']}[{n['k']}] != 0) atomicAdd(&{hist}[{n['k']}], {n['hist_s']}[{n['k']}]);"]
+        tail = ["__syncthreads();", f"for (int {n['k']} = {n['tid']}; {n['k']} < {n['nsh']}; {n['k']} += {n['nthr']})"]
+        if cc == 1:
+            tail.append(f"    if ({n['hist_s']}[{n['k']}] != 0) atomicAdd(&{hist}[{n['k']}], {n['hist_s']}[{n['k']}]);")
+        else:  # each thread its bin's copies, starting at a rotated copy so that neighbouring bins read different banks
+            tail += ["{", f"    {ty} {n['sum']} = 0;",
+                     f"    for (int {n['c']} = 0; {n['c']} < {cc}; ++{n['c']}) "
+                     f"{n['sum']} += {n['hist_s']}[{n['k']} * {cc} + (({n['c']} + {n['k']}) & {cc - 1})];",
+                     f"    if ({n['sum']} != 0) atomicAdd(&{hist}[{n['k']}], {n['sum']});", "}"]
         first = stmts[0].start_byte if stmts else facts.body_end - 1
         edits = [Edit.insert(first, "".join(line + "\n" + pad for line in head))]
         if not guards:
@@ -152,6 +170,7 @@ def _shift(chunk: bytes, depth: int) -> str:
     return re.sub(r"\n(?=[^\n])", "\n" + "    " * depth, chunk.decode("utf-8", "replace"))
 
 
-def _privatized(n: dict[str, str], hist: str, index: str, value: str) -> str:
+def _privatized(n: dict[str, str], hist: str, index: str, value: str, copies: int) -> str:
+    at = n['bin'] if copies == 1 else f"{n['bin']} * {copies} + {n['cp']}"
     return (f"{{ const long long {n['bin']} = ({index}); if ({n['bin']} >= 0 && {n['bin']} < {n['nsh']}) "
-            f"atomicAdd(&{n['hist_s']}[{n['bin']}], {value}); else atomicAdd(&{hist}[{n['bin']}], {value}); }}")
+            f"atomicAdd(&{n['hist_s']}[{at}], {value}); else atomicAdd(&{hist}[{n['bin']}], {value}); }}")
