@@ -51,6 +51,7 @@ BUILTIN: dict[str, str] = {
     "triangular-solve-blocking": "TriangularSolveBlocking",
     "vector-elementwise": "VectorElementwise",
     "vector-loads": "VectorLoads",
+    "walk-registers": "WalkRegisters",
     "warp-reduce-atomics": "WarpReduceAtomics",
     "warp-rows": "WarpRows",
 }

@@ -1,0 +1,228 @@
+"""walk-registers: a thread's loop that walks an array along one axis keeps the values it will read again in registers.
+
+A 3-D stencil whose threads march along z (`for (z ...) { c = (z * NY + y) * NX + x; ... u[c - P] ... u[c] ... u[c + P] }`)
+reads u[c + P] at step z, as u[c] at step z + 1 and as u[c - P] at z + 2: three loads a step where one is new. Here
+the reads of one array whose indices differ by whole steps of the loop (P = index(z + 1) - index(z), checked
+numerically for random values of every other name, the loop body's index declarations substituted) become registers:
+the first step loads them all, each later step loads only the one ahead and the registers rotate at the end of the
+step. The array must not be written by the kernel (in an MEP every pointer parameter is its own buffer, as for
+restrict-const), so the value read one step later is the same. Results are the original's bit for bit.
+
+Refused: no `for` loop stepping its variable by one, a body with branches, `?:`, `&&`, `||`, `continue`, `break`,
+`return`, `goto` or nested loops (a step that skips the rotation), barriers, no array read at two or more offsets one
+step apart (contiguous), an index reading a name the body assigns, a read array that the kernel writes.
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from tree_sitter import Node
+
+from s2s.lang import index_split as ix
+from s2s.lang.cexpr import EvalError, evaluate
+from s2s.lang.edits import Edit, Refused, Rewrite
+from s2s.lang.kernel_facts import KernelFacts, idents
+from s2s.lang.parsing import src
+
+from ._common import fresh, indent_of, node_at, statements, walk
+from .thread_coarsen import _BARRIERS, _assigned, _declares
+
+EXAMPLE_DIALECT = "cuda"
+EXAMPLE_BEFORE = """\
+__global__ void heat(const float* u, float* v, int nx, int ny, int nz)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= nx || y >= ny) return;
+    for (int z = 1; z < nz - 1; z++) {
+        int c = (z * ny + y) * nx + x;
+        v[c] = u[c - nx * ny] + u[c] + u[c + nx * ny];
+    }
+}
+"""
+EXAMPLE_AFTER = """\
+__global__ void heat(const float* u, float* v, int nx, int ny, int nz)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= nx || y >= ny) return;
+    float w0, w1, w2;
+    bool first = true;
+    for (int z = 1; z < nz - 1; z++) {
+        int c = (z * ny + y) * nx + x;
+        if (first) {
+            w0 = u[c - nx * ny];
+            w1 = u[c];
+            first = false;
+        }
+        w2 = u[c + nx * ny];
+        v[c] = w0 + w1 + w2;
+        w0 = w1;
+        w1 = w2;
+    }
+}
+"""
+MAX_WINDOW = 9
+_BRANCHES = re.compile(r"\bif\b|\?|&&|\|\||\bcontinue\b|\bbreak\b|\breturn\b|\bgoto\b|\bfor\b|\bwhile\b|\bdo\b|\bswitch\b")
+_STEP = re.compile(r"^\s*(?:(\w+)\s*\+\+|\+\+\s*(\w+)|(\w+)\s*\+=\s*1)\s*$")
+
+
+def _value(expr: str, env: dict[str, int]) -> int | None:
+    try:
+        v = evaluate(expr, lambda n: env.get(n))
+    except (EvalError, ZeroDivisionError):
+        return None
+    return v if isinstance(v, int) else None
+
+
+@dataclass(frozen=True)
+class WalkRegisters:
+    name: ClassVar[str] = "walk-registers"
+    priority: ClassVar[int] = 35  # after the stencil tilings (30s): it changes no launch
+    space: ClassVar[tuple[str, ...]] = ("walk-registers", "walk-registers,launch-config{block=512}")
+
+    def applies(self, facts: KernelFacts) -> bool | str:
+        return True if any(lp.kind == "for_statement" for lp in facts.loops) else "no for loop"
+
+    def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        kernel_text = source[facts.body_start:facts.body_end].decode("utf-8", "replace")
+        if _BARRIERS.search(kernel_text):
+            return Refused("barriers, shared memory or warp collectives")
+        written = {s.array for s in facts.subscripts if s.write}
+        why = "no for loop stepping its variable by one"
+        for n, lp in enumerate(facts.loops):
+            m = _STEP.match(lp.step)
+            if lp.kind != "for_statement" or m is None or (m.group(1) or m.group(2) or m.group(3)) != lp.var:
+                continue
+            out = self._loop(source, facts, n, written)
+            if isinstance(out, Rewrite):
+                return out
+            why = out.reason
+        return Refused(why)
+
+    def _loop(self, source: bytes, facts: KernelFacts, n: int, written: set[str]) -> Rewrite | Refused:
+        lp = facts.loops[n]
+        node = node_at(source, facts, lp.start, lp.end, "for_statement")
+        body = node.child_by_field_name("body") if node is not None else None
+        if body is None or body.type != "compound_statement":
+            return Refused(f"the loop over `{lp.var}` has no block body")
+        inner = src(source, body)
+        if _BRANCHES.search(re.sub(r"//.*|/\*.*?\*/", "", inner[1:-1], flags=re.S)):
+            return Refused(f"the loop over `{lp.var}` branches, exits or nests a loop: a step could skip the rotation")
+        if _assigned(lp.var, inner):
+            return Refused(f"`{lp.var}` is assigned in its loop")
+        stmts = statements(body)
+        local: dict[str, str] = {}
+        assigned: set[str] = set()
+        for s in stmts:
+            name = _declares(source, s) if s.type == "declaration" else ""
+            init = s.named_children[-1].child_by_field_name("value") if name else None
+            if name and init is not None:
+                local[name] = src(source, init)
+            elif name:
+                assigned.add(name)
+        assigned |= {a for a in idents(inner) if _assigned(a, inner) and a not in local}
+        macros = ix.int_macros(source)
+        reads: list[tuple[Node, str, str, int]] = []  # (node, array, index text, statement number)
+        for k, s in enumerate(stmts):
+            for sub in walk(s):
+                if sub.type != "subscript_expression" or sub.parent is None:
+                    continue
+                head, idx = sub.child_by_field_name("argument"), sub.child_by_field_name("indices")
+                if head is None or idx is None or head.type != "identifier" or src(source, head) in written:
+                    continue
+                if sub.parent.type == "assignment_expression" and sub.parent.child_by_field_name("left") == sub:
+                    continue
+                reads.append((sub, src(source, head), src(source, idx).strip()[1:-1].strip(), k))
+
+        def expand(e: str) -> str:
+            for _ in range(4):
+                e = re.sub(r"(?<![\w.])(\w+)\b", lambda mm: f"({local[mm.group(1)]})" if mm.group(1) in local else mm.group(1), e)
+            return e
+        columns: dict[str, dict[int, list[tuple[Node, str, int]]]] = {}
+        rng = random.Random(5)
+        envs = [{**macros} for _ in range(4)]
+        for env in envs:
+            for name in {nm for _, _, e, _ in reads for nm in idents(expand(e))} - set(macros):
+                env.setdefault(name, rng.randint(3, 997))
+        for _, _, e, _ in reads:
+            if idents(expand(e)) & assigned:
+                return Refused(f"the index `{e}` reads a name the loop body assigns")
+        by_array: dict[str, list[tuple[Node, str, int]]] = {}
+        for sub, arr, e, k in reads:
+            by_array.setdefault(arr, []).append((sub, e, k))
+        for arr, items in by_array.items():
+            base = expand(items[0][1])
+            steps = [_diff(base, lp.var, env) for env in envs]
+            if any(not st for st in steps):
+                continue
+            col: dict[int, list[tuple[Node, str, int]]] = {}
+            for sub, e, k in items:
+                offs = {_whole(_offset(expand(e), base, env), st) for env, st in zip(envs, steps)}
+                if len(offs) == 1 and None not in offs:
+                    off = offs.pop()
+                    assert off is not None
+                    col.setdefault(off, []).append((sub, e, k))
+            if len(col) >= 2:
+                columns[arr] = col
+        best = max(columns.items(), key=lambda kv: len(kv[1]), default=None)
+        if best is None:
+            return Refused(f"no array read at two offsets one step of `{lp.var}` apart")
+        arr, col = best
+        lo, hi = min(col), max(col)
+        if len(col) != hi - lo + 1 or len(col) > MAX_WINDOW:
+            return Refused(f"`{arr}`'s reads along `{lp.var}` are not {MAX_WINDOW} or fewer contiguous steps")
+        first_stmt = min(k for items in col.values() for _, _, k in items)
+        later = {nm for s in stmts[first_stmt:] for nm in ([_declares(source, s)] if s.type == "declaration" else [])}
+        if any(idents(items[0][1]) & later for items in col.values()):
+            return Refused("an index reads a name declared after the first read")
+        elem = _elem(source, facts, arr)
+        if not elem:
+            return Refused(f"the element type of `{arr}` is not known")
+        regs = [fresh(facts, source, f"w{i}") for i in range(len(col))]
+        if len(set(regs)) != len(regs):
+            regs = [f"{regs[0]}_{i}" for i in range(len(col))]
+        flag = fresh(facts, source, "first")
+        ind = indent_of(source, node.start_byte) if node is not None else ""
+        sind = indent_of(source, stmts[first_stmt].start_byte)
+        edits = [Edit(node.start_byte, node.start_byte,  # type: ignore[union-attr]
+                      f"{elem} {', '.join(regs)};\n{ind}bool {flag} = true;\n{ind}")]
+        loads = [f"if ({flag}) {{"] + [f"    {regs[m - lo]} = {arr}[{col[m][0][1]}];" for m in range(lo, hi)] + \
+                [f"    {flag} = false;", "}", f"{regs[-1]} = {arr}[{col[hi][0][1]}];"]
+        edits.append(Edit(stmts[first_stmt].start_byte, stmts[first_stmt].start_byte,
+                          "\n".join(x if i == 0 else sind + x for i, x in enumerate(loads)) + "\n" + sind))
+        for m, items in col.items():
+            for sub, _, _ in items:
+                edits.append(Edit(sub.start_byte, sub.end_byte, regs[m - lo]))
+        last = stmts[-1]
+        rotate = "".join(f"\n{sind}{regs[i]} = {regs[i + 1]};" for i in range(len(regs) - 1))
+        edits.append(Edit(last.end_byte, last.end_byte, rotate))
+        return Rewrite(tuple(sorted(edits, key=lambda e: e.start)), None,
+                       f"`{arr}` along `{lp.var}`: {len(regs)} registers, one load a step instead of {len(regs)}")
+
+
+def _diff(expr: str, var: str, env: dict[str, int]) -> int | None:
+    a, b = _value(expr, {**env, var: 7}), _value(expr, {**env, var: 8})
+    return None if a is None or b is None else b - a
+
+
+def _whole(off: int | None, step: int | None) -> int | None:
+    """off / step where it is a whole number of steps."""
+    return None if off is None or not step or off % step else off // step
+
+
+def _offset(expr: str, base: str, env: dict[str, int]) -> int | None:
+    a, b = _value(expr, env), _value(base, env)
+    return None if a is None or b is None else a - b
+
+
+def _elem(source: bytes, facts: KernelFacts, name: str) -> str:
+    p = facts.param(name)
+    if p is not None:
+        return p.base_type.replace("const", "").strip() if p.pointer else ""
+    body = source[facts.body_start:facts.body_end].decode("utf-8", "replace")
+    m = re.search(rf"(?:const\s+)?(\w+)\s*(?:const\s+)?\*\s*(?:const\s+|__restrict__\s+)*{re.escape(name)}\s*=", body)
+    return m.group(1) if m else ""
