@@ -32,6 +32,7 @@ BUILTIN: dict[str, str] = {
     "hoist-invariants": "HoistInvariants",
     "inner-loop-threads": "InnerLoopThreads",
     "launch-config": "LaunchConfig",
+    "loads-first": "LoadsFirst",
     "loop-unroll": "LoopUnroll",
     "precision-hygiene": "PrecisionHygiene",
     "register-accumulation": "RegisterAccumulation",
