@@ -25,8 +25,8 @@ def _heat(nx: int = NX, ny: int = NY, nz: int = NZ) -> bytes:
     return text.encode()
 
 
-def _apply(data: bytes, name: str) -> bytes:
-    res = run_pass(make_pass("walk-registers"), data, "cuda", name)
+def _apply(data: bytes, name: str, ahead: int = 0) -> bytes:
+    res = run_pass(make_pass("walk-registers", {"ahead": str(ahead)}), data, "cuda", name)
     assert isinstance(res, Applied), res
     assert res.launch is None
     return res.text
@@ -40,13 +40,16 @@ def test_heat3d_zloop_reads_one_plane_a_step() -> None:
 
 
 @pytest.mark.slow
-def test_heat3d_zloop_computes_what_the_original_does(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ahead", [0, 1, 2])
+def test_heat3d_zloop_computes_what_the_original_does(tmp_path: Path, ahead: int) -> None:
     before = _heat()
-    after = _apply(before, "heat3d_zloop")
+    after = _apply(before, "heat3d_zloop", ahead)
     launch = Launch((-(-NX // 32), -(-NY // 4), 1), (32, 4, 1))
     counts = {"u": NX * NY * NZ, "unew": NX * NY * NZ}
     scalars = {"c0": "0.4f", "c1": "0.1f"}
     assert same_outputs(tmp_path, "heat3d_zloop", before, after, (launch, launch), counts, scalars) == "SAME"
+    if ahead:  # the value `ahead` steps on is loaded under the loop's condition there, never past the last plane
+        assert f"if (z + {ahead} < NZ - 1) w{2 + ahead} = u[(((z + {ahead}) * NY + y) * NX + x) + NX * NY];".encode() in after
     swapped = after.replace(b"w0 = w1;\n        w1 = w2;", b"w1 = w2;\n        w0 = w1;")
     assert swapped != after
     assert same_outputs(tmp_path, "heat3d_zloop", before, swapped, (launch, launch), counts, scalars) != "SAME"
@@ -71,10 +74,12 @@ __global__ void smooth(const double* u, double* v, int nx, int reps)
 
 
 @pytest.mark.slow
-def test_a_five_plane_column_inside_an_outer_loop(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ahead", [0, 2])
+def test_a_five_plane_column_inside_an_outer_loop(tmp_path: Path, ahead: int) -> None:
     """Offsets -2..2, double elements, the walk restarted by an outer loop (the first-step loads run again)."""
-    after = _apply(FIVE, "smooth")
-    assert b"double w0, w1, w2, w3, w4;" in after and b"w4 = u[c + 2 * nx];" in after
+    after = _apply(FIVE, "smooth", ahead)
+    regs = ", ".join(f"w{i}" for i in range(5 + ahead))
+    assert f"double {regs};".encode() in after and (b"w4 = u[c + 2 * nx];" in after or ahead)
     nx, reps = 7, 3
     launch = Launch((1, 1, 1), (32, 1, 1))
     counts = {"u": nx * 11, "v": reps * 11 * nx}
@@ -99,6 +104,13 @@ def test_refusals(old: str, new: str, why: str) -> None:
     res = run_pass(make_pass("walk-registers"), text.replace(old, new).encode(), "cuda", "heat3d_zloop")
     assert isinstance(res, Refused), res
     assert why in res.reason, res.reason
+
+
+def test_ahead_needs_a_plain_bound() -> None:
+    text = _heat().decode().replace("z < NZ - 1; z++", "z != NZ - 1; z++")
+    res = run_pass(make_pass("walk-registers", {"ahead": "1"}), text.encode(), "cuda", "heat3d_zloop")
+    assert isinstance(res, Refused) and "loop condition" in res.reason, res
+    assert isinstance(run_pass(make_pass("walk-registers"), text.encode(), "cuda", "heat3d_zloop"), Applied)
 
 
 def test_a_read_off_the_column_stays_a_load() -> None:

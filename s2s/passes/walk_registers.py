@@ -82,9 +82,12 @@ def _value(expr: str, env: dict[str, int]) -> int | None:
 class WalkRegisters:
     name: ClassVar[str] = "walk-registers"
     priority: ClassVar[int] = 35  # after the stencil tilings (30s): it changes no launch
-    space: ClassVar[tuple[str, ...]] = ("walk-registers", "walk-registers,launch-config{block=512}")
+    space: ClassVar[tuple[str, ...]] = ("walk-registers", "walk-registers{ahead=1}", "walk-registers,launch-config{block=512}")
+    ahead: int = 0  # also load the value `ahead` steps ahead of the newest one: it is in flight while this step stores
 
     def applies(self, facts: KernelFacts) -> bool | str:
+        if not 0 <= self.ahead <= 2:
+            return "ahead must be 0-2"
         return True if any(lp.kind == "for_statement" for lp in facts.loops) else "no for loop"
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
@@ -182,16 +185,29 @@ class WalkRegisters:
         elem = _elem(source, facts, arr)
         if not elem:
             return Refused(f"the element type of `{arr}` is not known")
-        regs = [fresh(facts, source, f"w{i}") for i in range(len(col))]
+        count = len(col) + self.ahead
+        regs = [fresh(facts, source, f"w{i}") for i in range(count)]
         if len(set(regs)) != len(regs):
-            regs = [f"{regs[0]}_{i}" for i in range(len(col))]
+            regs = [f"{regs[0]}_{i}" for i in range(count)]
         flag = fresh(facts, source, "first")
         ind = indent_of(source, node.start_byte) if node is not None else ""
         sind = indent_of(source, stmts[first_stmt].start_byte)
         edits = [Edit(node.start_byte, node.start_byte,  # type: ignore[union-attr]
                       f"{elem} {', '.join(regs)};\n{ind}bool {flag} = true;\n{ind}")]
-        loads = [f"if ({flag}) {{"] + [f"    {regs[m - lo]} = {arr}[{col[m][0][1]}];" for m in range(lo, hi)] + \
-                [f"    {flag} = false;", "}", f"{regs[-1]} = {arr}[{col[hi][0][1]}];"]
+        bound = re.fullmatch(rf"\s*{re.escape(lp.var)}\s*(<=?)\s*(.+?)\s*", lp.cond)
+        if self.ahead and (bound is None or idents(bound.group(2)) & (assigned | set(local) | {lp.var})):
+            return Refused(f"ahead={self.ahead} needs the loop condition `{lp.var} < BOUND` with a bound the body keeps")
+
+        def at(m: int) -> str:
+            """The load of offset m (m > hi: `m - hi` steps ahead, under the loop's condition there)."""
+            if m <= hi:
+                return f"{regs[m - lo]} = {arr}[{col[m][0][1]}];"
+            a = m - hi
+            assert bound is not None
+            index = re.sub(rf"(?<![\w.]){re.escape(lp.var)}\b", f"({lp.var} + {a})", expand(col[hi][0][1]))
+            return f"if ({lp.var} + {a} {bound.group(1)} {bound.group(2)}) {regs[m - lo]} = {arr}[{index}];"
+        loads = [f"if ({flag}) {{"] + [f"    {at(m)}" for m in range(lo, hi + self.ahead)] + \
+                [f"    {flag} = false;", "}", at(hi + self.ahead)]
         edits.append(Edit(stmts[first_stmt].start_byte, stmts[first_stmt].start_byte,
                           "\n".join(x if i == 0 else sind + x for i, x in enumerate(loads)) + "\n" + sind))
         for m, items in col.items():
@@ -201,7 +217,8 @@ class WalkRegisters:
         rotate = "".join(f"\n{sind}{regs[i]} = {regs[i + 1]};" for i in range(len(regs) - 1))
         edits.append(Edit(last.end_byte, last.end_byte, rotate))
         return Rewrite(tuple(sorted(edits, key=lambda e: e.start)), None,
-                       f"`{arr}` along `{lp.var}`: {len(regs)} registers, one load a step instead of {len(regs)}")
+                       f"`{arr}` along `{lp.var}`: {len(regs)} registers, one load a step instead of {len(col)}"
+                       + (f", {self.ahead} step(s) ahead" if self.ahead else ""))
 
 
 def _diff(expr: str, var: str, env: dict[str, int]) -> int | None:
