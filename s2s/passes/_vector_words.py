@@ -20,7 +20,7 @@ _SIZES = {"char": 1, "signed char": 1, "unsigned char": 1, "uchar": 1, "int8_t":
           "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "__half": 2, "half": 2,
           "int": 4, "unsigned": 4, "unsigned int": 4, "float": 4, "int32_t": 4, "uint32_t": 4,
           "double": 8, "long long": 8, "unsigned long long": 8, "int64_t": 8, "uint64_t": 8}
-_WORDS = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
+_WORDS = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long", 16: "uint4"}
 
 
 def vectorized(source: bytes, facts: KernelFacts, vec: int, head: tuple[str, str, str], bound: str, element: str,
@@ -65,8 +65,8 @@ def vectorized(source: bytes, facts: KernelFacts, vec: int, head: tuple[str, str
              "            " + _shift(body, ind, 12 if body.startswith("{") else 8),
              "        }",
              "    }",
-             f"    for ({ty} {var} = {nv} * {per} + {gid}; {var} < ({bound}); {var} += {stride})",
-             "        " + _shift(element, ind, 8 if element.startswith("{") else 4),
+             f"    for ({ty} {var} = {nv} * {per} + {gid}; {var} < ({bound}); {var} += {stride})"
+             + (" " + _shift(element, ind, 4) if element.startswith("{") else "\n" + ind + "        " + _shift(element, ind, 4)),
              "}"]
     return ("\n" + ind).join(lines)
 
