@@ -28,13 +28,18 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+from tree_sitter import Node
+
 from s2s.lang.affine import Poly
+from s2s.lang.kernel_facts import find_kernel
 from s2s.lang.kernel_model import ArrayAccess, Device, KernelModel, kernel_model, parallelism
+from s2s.lang.parsing import parse, src
 from s2s.mep.roofline import compulsory_bytes
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.proposers.base import State
@@ -121,11 +126,94 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
     dram += sum(neighbours.values())
     deepest = max(range(len(model.loops)), key=lambda i: model.loops[i].depth, default=-1)  # the first deepest, as model.flops
     flop_runs = _runs(model, _nest(model, deepest), values, strided)
-    flops = threads * model.flops * (flop_runs or 0.0)
+    flops = threads * (model.flops + _slow_math(source, dialect, kernel, model, deepest)) * (flop_runs or 0.0)
     fill = max(parallelism(grid, block, device).fill, 1.0 / device.sms)
     bounds = {"compute": flops / device.flops, "dram": dram / device.bandwidth, "l1": l1 / L1_BYTES_PER_S}
     which = max(bounds, key=lambda k: bounds[k])
     return Prediction(bounds[which] / fill, which, flops, dram, l1, fill)
+
+
+# Arithmetic that is not one FP32 instruction, in FP32 flops of issue time (an FMA is 2 flops, one issue slot): a
+# correctly rounded division or square root (`/`, sqrtf: a reciprocal or root estimate, refinement FMAs, a range check
+# and its slow-path branch) and the accurate transcendentals (expf, sinf: library code with range reduction); an
+# approximation from the special-function unit (rsqrtf, __expf, native_*), which issues at a quarter of the FMA rate.
+# Rough, from the H200 zoo runs: nbody_soa's shared-memory form (12 flops, a sqrtf and a division per pair) ran 3.7x
+# nbody_aos's (20 flops and an rsqrtf) per pair. What fast-math trades: `m / sqrtf(r2)` 80 flops, `m * rsqrtf(r2)` 10.
+SLOW_FLOPS = 40.0
+MUFU_FLOPS = 8.0
+_SLOW_CALLS = frozenset({"sqrtf", "sqrt", "expf", "exp", "logf", "log", "sinf", "sin", "cosf", "cos", "powf", "pow",
+                         "tanhf", "tanh", "exp2f", "log2f", "log10f", "expm1f", "log1pf", "cbrtf", "erff", "atan2f"})
+_MUFU_CALLS = frozenset({"rsqrtf", "rsqrt", "__expf", "__logf", "__sinf", "__cosf", "__powf", "__fdividef", "__frcp_rn",
+                         "native_rsqrt", "native_sqrt", "native_exp", "native_log", "native_sin", "native_cos",
+                         "native_divide", "native_recip", "half_rsqrt", "half_exp", "exp2", "__exp2f"})
+_FLOAT_TYPE = re.compile(r"^(?:const\s+)?(?:float|double|half|__half)\d?\b")
+
+
+def _slow_math(source: bytes, dialect: str, kernel: str | None, model: KernelModel, deepest: int) -> float:
+    """The flops the model's count leaves out in the body of loop `deepest` (the one model.flops counts): every
+    division of floating-point values and every call above (SLOW_FLOPS, MUFU_FLOPS) beyond the one flop it counted."""
+    if deepest < 0:
+        return 0.0
+    found = find_kernel(parse(source, dialect).root_node, source, dialect, kernel)
+    if found is None:
+        return 0.0
+    fn, lp = found[0], model.loops[deepest]
+    loop = fn.descendant_for_byte_range(lp.start, lp.end)
+    while loop is not None and loop.type != "for_statement":
+        loop = loop.parent
+    body = loop.child_by_field_name("body") if loop is not None else None
+    if body is None:
+        return 0.0
+    floats = _float_names(source, fn)
+    extra = 0.0
+    for n in _descendants(body):
+        if n.type == "call_expression":
+            f = n.child_by_field_name("function")
+            name = src(source, f) if f is not None and f.type == "identifier" else ""
+            extra += SLOW_FLOPS if name in _SLOW_CALLS else MUFU_FLOPS if name in _MUFU_CALLS else 0.0
+        elif n.type in {"binary_expression", "assignment_expression"}:
+            op = n.child_by_field_name("operator")
+            if op is not None and src(source, op) in {"/", "/="} and _floating(source, n, floats):
+                extra += SLOW_FLOPS - 1.0
+    return extra
+
+
+def _descendants(node: Node) -> list[Node]:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.children)
+    return out
+
+
+def _float_names(source: bytes, fn: Node) -> frozenset[str]:
+    """The parameters and locals of a kernel declared float, double or half (scalars, pointers, vectors)."""
+    names = set()
+    for n in _descendants(fn):
+        if n.type not in {"declaration", "parameter_declaration"}:
+            continue
+        head = " ".join(src(source, c) for c in n.children if c.type in {"type_qualifier", "primitive_type", "type_identifier"})
+        if not _FLOAT_TYPE.match(head):
+            continue
+        for top in n.children_by_field_name("declarator"):
+            d: Node | None = top
+            while d is not None and d.type != "identifier":
+                d = d.child_by_field_name("declarator")
+            if d is not None:
+                names.add(src(source, d))
+    return frozenset(names)
+
+
+def _floating(source: bytes, node: Node, floats: frozenset[str]) -> bool:
+    """Whether a division works on floating-point values: a float literal, a name declared floating, a math call."""
+    for n in _descendants(node):
+        t = n.type
+        if t == "number_literal" and not src(source, n).lower().startswith("0x") and any(ch in src(source, n) for ch in ".eEfF"):
+            return True
+        if t == "identifier" and (src(source, n) in floats or src(source, n) in _SLOW_CALLS or src(source, n) in _MUFU_CALLS):
+            return True
+    return False
 
 
 LINE = 128  # bytes of an L1 wavefront (a cache line)
@@ -383,10 +471,17 @@ def _value(p: Poly, values: dict[str, float]) -> float | None:
     return total
 
 
+def _flops_class(flops: float) -> int:
+    """Flops in steps of 10%: at equal predicted times the candidate with clearly less arithmetic first (fast-math's
+    rsqrtf against the same memory-bound loop with a division and a square root); closer counts keep their order."""
+    return round(math.log(flops) / math.log(1.1)) if flops > 0 else 0
+
+
 def rank(predictions: dict[str, Prediction | None]) -> list[str]:
     """Candidate ids, the ones predicted fastest first (at equal times a counted prediction before a floored one);
     those without a prediction last, in the order given."""
-    known = sorted((p.seconds, p.bound == FLOOR, i, k) for i, (k, p) in enumerate(predictions.items()) if p is not None)
+    known = sorted((p.seconds, p.bound == FLOOR, _flops_class(p.flops), i, k) for i, (k, p) in enumerate(predictions.items())
+                   if p is not None)
     return [k for *_, k in known] + [k for k, p in predictions.items() if p is None]
 
 
@@ -481,13 +576,16 @@ LOW_OCCUPANCY = 40.0  # % of the SMs' warp slots: below it a latency-limited ker
 NEAR_COPY = 0.8  # of the copy bandwidth: a memory-bound kernel this close can only gain by moving fewer bytes
 COPY_GBS = 4216.0  # measured device-to-device copy on the H200 (bench/results/gpu-zoo: the roofline's bandwidth)
 IN_FLIGHT = frozenset({"vector-loads", "vector-elementwise", "struct-wide-io", "loop-unroll"})  # wider or more loads per thread
+LESS_WORK = 0.5  # a candidate predicted to issue under half the original's arithmetic shortens a latency-bound thread's chains
+# (fast-math's rsqrtf for a rounded division and square root: nbody_soa at 12% occupancy on the H200)
 
 
 def profiled(ranked: list[Candidate], profile: Any, base: Prediction, timed: dict[int, Prediction | None],
              state: State) -> list[Candidate]:
     """The model's order adjusted by the original's Nsight Compute profile (s2s.mep.profile_ncu.Profile), stable within
     each group: a latency-limited original at low occupancy ranks first the candidates that add parallelism (more
-    threads, or a launch that fills more of the device) or bytes in flight (IN_FLIGHT passes); a memory-bound original
+    threads, or a launch that fills more of the device), bytes in flight (IN_FLIGHT passes) or less arithmetic (LESS_WORK:
+    shorter dependency chains); a memory-bound original
     near the copy bandwidth ranks last those not predicted to move fewer DRAM bytes (reordered compute cannot help it).
     Unchanged without a profile."""
     if profile is None:
@@ -495,7 +593,7 @@ def profiled(ranked: list[Candidate], profile: Any, base: Prediction, timed: dic
     if profile.limiter == "latency" and profile.occupancy_pct < LOW_OCCUPANCY:
         threads = _threads(state.base_launch)
         up = [c for c in ranked if _last_step(c) in IN_FLIGHT or _threads(c.launch or state.base_launch) > threads
-              or ((p := timed.get(id(c))) is not None and p.fill > base.fill)]
+              or ((p := timed.get(id(c))) is not None and (p.fill > base.fill or 0 < p.flops < LESS_WORK * base.flops))]
         return up + [c for c in ranked if c not in up]
     if profile.limiter == "memory" and profile.dram_gbs >= NEAR_COPY * COPY_GBS:
         down = [c for c in ranked if (p := timed.get(id(c))) is None or p.dram_bytes >= 0.95 * base.dram_bytes]
