@@ -139,7 +139,8 @@ ZOO: tuple[ZooKernel, ...] = (
     _k("spmv_ell", "spmv", "ELLPACK, column-major slots, one thread per row", {"NR": 1 << 20, "SLOTS": 32},
        lambda s: ((s["NR"] * s["SLOTS"] * 2 + 2 * s["NR"]) * F, 2 * s["NR"] * s["SLOTS"]), vendor="spmv_ell",
        fixes={"params.idx": {"fill": "index", "low": 0.0, "high": float(1 << 20)}},
-       why_fixed="idx holds column numbers read into a local before subscripting x: not recognized as an index array"),
+       why_fixed="idx holds column numbers read into a local before subscripting x: not recognized as an index array",
+       capture=True),  # the app's banded columns (r + [0, 4096)), not uniform ones: the gather's locality is the data's
 )
 
 BY_NAME = {k.name: k for k in ZOO}

@@ -28,6 +28,7 @@ BUILTIN: dict[str, str] = {
     "contraction-triangle": "ContractionTriangle",
     "delinearize-2d": "Delinearize2d",
     "fast-math": "FastMath",
+    "gather-window": "GatherWindow",
     "grid-stride-fill": "GridStrideFill",
     "hoist-invariants": "HoistInvariants",
     "inner-loop-threads": "InnerLoopThreads",
