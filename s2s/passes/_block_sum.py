@@ -57,12 +57,15 @@ def _lane(words: dict[str, str], c: str) -> Callable[[re.Match[str]], str]:
 _VECTOR = {"float": "float4", "int": "int4", "unsigned": "uint4", "unsigned int": "uint4"}
 
 
-def quad_sum(facts: KernelFacts, source: bytes, head: tuple[str, str, str, str], acc: str, value: str) -> list[str] | None:
+def quad_sum(facts: KernelFacts, source: bytes, head: tuple[str, str, str, str], acc: str, value: str,
+             unroll: int = 1) -> list[str] | None:
     """A grid-stride sum `for (TYPE i = GID; i < BOUND; i += STRIDE) acc += VALUE;` (head = TYPE, i, GID, BOUND) as
     16-byte loads: where VALUE reads every array only at `P[i]` (4-byte elements), each thread takes whole quads of
     elements through float4/int4/uint4 words, four times the bytes in flight of one 4-byte load per array; the
     elements past the last whole quad, or all of them when a pointer is not 16-byte aligned, follow in the scalar
-    loop. None where VALUE does not qualify (another use of i, a macro, another element type)."""
+    loop. None where VALUE does not qualify (another use of i, a macro, another element type). With unroll = U > 1 a
+    thread loads U quads of each array, a grid stride apart, before it adds any (U times the bytes in flight), while
+    all U are in range; then one quad at a time."""
     ty, var, gid, bound = head
     arrays = list(dict.fromkeys(re.findall(rf"\b([A-Za-z_]\w*)\s*\[\s*{re.escape(var)}\s*\]", value)))
     kinds = {a: _VECTOR.get(elem_type(p.type), "") if (p := facts.param(a)) is not None and p.pointer else "" for a in arrays}
@@ -78,9 +81,22 @@ def quad_sum(facts: KernelFacts, source: bytes, head: tuple[str, str, str, str],
         terms.append(term)
     q, start = fresh(facts, source, "q"), fresh(facts, source, f"{var}0")
     aligned = " | ".join(f"reinterpret_cast<unsigned long long>({a})" for a in arrays)
+    stride, nq = "blockDim.x * gridDim.x", f"({bound}) / 4"
+    if unroll < 2:
+        head_loop = [f"    for ({ty} {q} = {start}; {q} < {nq}; {q} += {stride}) {{"]
+    else:
+        ahead = re.compile(rf"\b({'|'.join(map(re.escape, words.values()))})\.")
+        head_loop = [f"    {ty} {q} = {start};",
+                     f"    for (; {q} + {unroll - 1} * ({stride}) < {nq}; {q} += {unroll} * ({stride})) {{",
+                     *(f"        const {kinds[a]} {words[a]}_{u} = reinterpret_cast<const {kinds[a]}*>({a})[{q} + {u} * ({stride})];"
+                       for u in range(unroll) for a in arrays),
+                     *(f"        {acc} += {_nth(ahead, t, u)};"
+                       for u in range(unroll) for t in terms),
+                     "    }",
+                     f"    for (; {q} < {nq}; {q} += {stride}) {{"]
     return [f"{ty} {start} = {gid};",
             f"if ((({aligned}) & 15) == 0) {{",
-            f"    for ({ty} {q} = {start}; {q} < ({bound}) / 4; {q} += blockDim.x * gridDim.x) {{",
+            *head_loop,
             *(f"        const {kinds[a]} {words[a]} = reinterpret_cast<const {kinds[a]}*>({a})[{q}];" for a in arrays),
             *(f"        {acc} += {t};" for t in terms),
             "    }",
@@ -88,3 +104,8 @@ def quad_sum(facts: KernelFacts, source: bytes, head: tuple[str, str, str, str],
             "}",
             f"for ({ty} {var} = {start}; {var} < ({bound}); {var} += blockDim.x * gridDim.x)",
             f"    {acc} += {value};"]
+
+
+def _nth(words: re.Pattern[str], term: str, u: int) -> str:
+    """A term over the words `a_4.x` as the same term over the u-th round's words `a_4_u.x`."""
+    return words.sub(lambda m: f"{m.group(1)}_{u}.", term)

@@ -85,7 +85,8 @@ _CALL = re.compile(r"\b(?!(?:sqrtf?|fabsf?|expf?|logf?|sinf?|cosf?|fmaxf?|fminf?
 class AtomicAccumulate:
     name: ClassVar[str] = "atomic-accumulate"
     priority: ClassVar[int] = 45  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("atomic-accumulate",)
+    space: ClassVar[tuple[str, ...]] = ("atomic-accumulate{unroll=4}", "atomic-accumulate")
+    unroll: int = 1  # quads of each array a thread loads before it adds any (16-byte loads only)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if facts.dialect == "opencl":
@@ -97,6 +98,8 @@ class AtomicAccumulate:
             return "the atomic's address differs between threads"
         if facts.shared or len(facts.loops) > 1:
             return "shared memory or more than one loop: neither one element per thread nor one grid-stride sum"
+        if self.unroll not in (1, 2, 4, 8):
+            return f"unroll={self.unroll}: 1, 2, 4 or 8 quads in flight per thread"
         return True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
@@ -116,7 +119,7 @@ class AtomicAccumulate:
         acc = acc or fresh(facts, source, "acc")
         ind = indent_of(source, stmts[0].start_byte)
         idx, var, gid, bound = head
-        loop = quad_sum(facts, source, head, acc, value) or [
+        loop = quad_sum(facts, source, head, acc, value, self.unroll) or [
             f"for ({idx} {var} = {gid}; {var} < ({bound}); {var} += blockDim.x * gridDim.x)", f"    {acc} += {value};"]
         lines = [f"{ty} {acc} = 0;", *loop, *block_sum(facts, source, acc, ty, a.target)]
         dev = Device()
