@@ -33,6 +33,7 @@ namespace s2s {
 // ---- options --------------------------------------------------------------------------------
 struct Options {
     bool time = true, check = true, post_check = true;
+    bool probe = true;  // --no-probe: the caller holds a record of this reference's bounds probe (s2s/mep/probe_record.py)
     int input_sets = 3, reps = 30, warmup = 3;
     unsigned long long seed = 1234;
     bool has_seed = false;  // --seed or $S2S_SEED; otherwise fresh from std::random_device every run
@@ -95,7 +96,16 @@ struct DeviceLock {
         flock(turn, LOCK_UN);
         phase(std::string("device held (") + what + ")");
     }
-    void release() { if (fd >= 0) flock(fd, LOCK_UN); }
+    // the device given back: what follows until the next hold is the host's own work for `what`
+    void release(const char* what) {
+        if (fd < 0) return;
+        flock(fd, LOCK_UN);
+        host(what);
+    }
+    // the phase of host work (fills, comparisons, setup), printed only where the lock is in use, like the holds
+    void host(const char* what) const {
+        if (fd >= 0) phase(std::string("host work (") + what + ")");
+    }
 };
 
 // the device held for one stretch of GPU work (released when the scope ends, an exception included): a check holds it
@@ -103,8 +113,9 @@ struct DeviceLock {
 // timing waiting for the device waits for GPU work only
 struct Held {
     DeviceLock& lock;
-    Held(DeviceLock& l, bool exclusive, const char* what) : lock(l) { lock.hold(exclusive, what); }
-    ~Held() { lock.release(); }
+    const char* what;
+    Held(DeviceLock& l, bool exclusive, const char* w) : lock(l), what(w) { lock.hold(exclusive, w); }
+    ~Held() { lock.release(what); }
     Held(const Held&) = delete;
     Held& operator=(const Held&) = delete;
 };
@@ -490,6 +501,7 @@ inline void usage(const char* prog) {
             "  --no-time            check only, no timing\n"
             "  --time-only          time without checking outputs\n"
             "  --no-post-check      skip the check with a fresh input set after timing\n"
+            "  --no-probe           skip the bounds probe (the caller recorded its result for this reference)\n"
             "  --input-sets N       input sets to check (seeds seed, seed+1, ...)\n"
             "  --seed N             first seed (default: $S2S_SEED, else fresh each run; the result names it)\n"
             "  --reps N             timed repetitions of each kernel\n"
@@ -513,6 +525,7 @@ inline bool parse_args(int argc, char** argv, Options& o, std::string& err) {
         if (a == "--no-time") o.time = false;
         else if (a == "--time-only") o.check = false;
         else if (a == "--no-post-check") o.post_check = false;
+        else if (a == "--no-probe") o.probe = false;
         else if (a == "-h" || a == "--help") { usage(argv[0]); exit(0); }
         else if (a == "--input-sets") { if (!(v = need("--input-sets"))) return false; o.input_sets = atoi(v); }
         else if (a == "--seed") { if (!(v = need("--seed"))) return false; o.seed = strtoull(v, nullptr, 10); o.has_seed = true; }
@@ -674,6 +687,17 @@ __global__ void s2s_first_difference(const unsigned char* a, const unsigned char
     }
 }
 
+// the first byte of a device region that is not `v` (atomicMin into *first, which starts at NO_DIFF): the bounds probe
+// checks the regions past the buffers on the device instead of downloading them (up to PROBE_TAIL_MAX bytes each)
+__global__ void s2s_first_other(const unsigned char* a, size_t n, unsigned char v, unsigned long long* first) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        if (a[i] != v) {
+            atomicMin(first, (unsigned long long)i);
+            return;
+        }
+    }
+}
+
 struct Buffer {
     const BufSpec* spec;
     unsigned char* base = nullptr;  // GUARD | data | GUARD
@@ -708,6 +732,8 @@ struct Run {
     unsigned long long* diff_slot = nullptr;  // s2s_first_difference's result
     std::set<const void*> pinned;  // host copies page-locked by pin()
     std::vector<unsigned char> guard_pattern = std::vector<unsigned char>(GUARD, GUARD_BYTE);
+    // the bounds probe's outcome, for the caller's record (result's "probe"): "" not run, clean, fault or skipped
+    std::string probe_state, probe_message;
 
     explicit Run(const Spec& s) : spec(s), o(s.defaults) {}
 
@@ -829,6 +855,7 @@ struct Run {
     }
 
     void fill_set(unsigned long long seed, const CapturedData* cd = nullptr) {
+        lock.host("inputs");
         for (size_t i = 0; i < bufs.size(); ++i) {
             Buffer& b = bufs[i];
             if (!b.bytes || b.is("out")) continue;
@@ -878,11 +905,27 @@ struct Run {
 
     // the first byte where the buffer differs from its initial contents, compared on the device (NO_DIFF: none)
     size_t first_difference(const Buffer& b) {
+        arm_diff_slot();
+        s2s_first_difference<<<1024, 256>>>(b.data, b.pristine, b.bytes, diff_slot);
+        api(cudaGetLastError(), "s2s_first_difference");
+        return read_diff_slot();
+    }
+
+    // the first byte of [p, p + n) on the device that is not `v` (NO_DIFF: none)
+    size_t first_other(const unsigned char* p, size_t n, unsigned char v) {
+        arm_diff_slot();
+        s2s_first_other<<<1024, 256>>>(p, n, v, diff_slot);
+        api(cudaGetLastError(), "s2s_first_other");
+        return read_diff_slot();
+    }
+
+    void arm_diff_slot() {
         if (!diff_slot) api(cudaMalloc((void**)&diff_slot, sizeof *diff_slot), "cudaMalloc(comparison)");
         const unsigned long long none = NO_DIFF;
         api(cudaMemcpy(diff_slot, &none, sizeof none, cudaMemcpyHostToDevice), "cudaMemcpy(comparison)");
-        s2s_first_difference<<<1024, 256>>>(b.data, b.pristine, b.bytes, diff_slot);
-        api(cudaGetLastError(), "s2s_first_difference");
+    }
+
+    size_t read_diff_slot() {
         unsigned long long first = NO_DIFF;
         api(cudaMemcpy(&first, diff_slot, sizeof first, cudaMemcpyDeviceToHost), "cudaMemcpy(comparison)");
         return (size_t)first;
@@ -1128,7 +1171,10 @@ struct Run {
 
     // a count smaller than what the kernel reads: the reference on copies of the buffers, each followed by a
     // large region (spec.probe_tail, at least the largest buffer) holding GUARD_BYTE, then GUARD_BYTE2. A reference whose
-    // results change reads past a buffer; one buffer at a time then names it. Bad input.
+    // results change reads past a buffer; one buffer at a time then names it. Bad input. The device is held for the
+    // launches, the copies and the checks of the regions past the buffers (on the device); the outputs are compared on
+    // the host after it is released. A property of the reference and mep.toml, not of the variant: the caller records
+    // the outcome (probe_state) and passes --no-probe to later runs of the same reference (s2s/mep/probe_record.py).
     void probe_bounds(unsigned long long seed) {
         size_t largest = 0, total = 0;
         for (Buffer& b : bufs) largest = std::max(largest, b.bytes);
@@ -1137,16 +1183,27 @@ struct Run {
         for (Buffer& b : bufs) if (b.bytes) total += b.bytes + tail;
         size_t free_b = 0, total_b = 0;
         api(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-        if (total > free_b / 2) { messages.push_back("bounds probe skipped: the buffers and their probe regions exceed the free device memory"); return; }
+        if (total > free_b / 2) {
+            probe_state = "skipped";
+            probe_message = "bounds probe skipped: the buffers and their probe regions exceed the free device memory";
+            messages.push_back(probe_message);
+            return;
+        }
         fill_set(seed);
-        Held held(lock, false, "checks");
         std::vector<unsigned char*> probe(bufs.size(), nullptr);
         const std::vector<void*> saved = ptrs;
         auto release = [&]() {
-            for (unsigned char* p : probe) if (p) cudaFree(p);
+            for (unsigned char*& p : probe) if (p) { cudaFree(p); p = nullptr; }
             ptrs = saved;
         };
-        auto run = [&](const std::vector<unsigned char>& tails, std::vector<std::vector<unsigned char>>& out) {
+        auto fault = [&](const std::string& m) {
+            probe_state = "fault";
+            probe_message = m;
+            return Failure{"runtime-failed", m, true};
+        };
+        // one launch of the reference with `tails` past the buffers (device held by the caller): the outputs into
+        // `out`, per buffer whether its region past the end still holds its tail byte into `kept`
+        auto run = [&](const std::vector<unsigned char>& tails, std::vector<std::vector<unsigned char>>& out, std::vector<char>& kept) {
             for (size_t i = 0; i < bufs.size(); ++i) {
                 Buffer& b = bufs[i];
                 if (!b.bytes) continue;
@@ -1156,19 +1213,22 @@ struct Run {
             }
             launch_once(spec.ref, seed, true, "bounds probe");
             out.assign(bufs.size(), {});
-            std::vector<unsigned char> t(tail);
+            kept.assign(bufs.size(), 1);
             for (size_t i = 0; i < bufs.size(); ++i) {
                 Buffer& b = bufs[i];
                 if (!b.bytes) continue;
-                api(cudaMemcpy(t.data(), probe[i] + b.bytes, tail, cudaMemcpyDeviceToHost), "cudaMemcpy(bounds probe)");
-                if (!all_bytes(t.data(), tail, tails[i]))
-                    throw Failure{"runtime-failed", std::string("params.") + b.spec->name + ".count = " + std::to_string(b.spec->count) +
-                                                        ": the reference writes past the end of this buffer; the count is smaller than what the "
-                                                        "kernel writes at the MEP's sizes", true};
+                kept[i] = first_other(probe[i] + b.bytes, tail, tails[i]) == NO_DIFF;
                 if (b.is("in")) continue;
                 out[i].resize(b.bytes);
                 api(cudaMemcpy(out[i].data(), probe[i], b.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(bounds probe)");
             }
+        };
+        auto check_kept = [&](const std::vector<char>& kept) {
+            for (size_t i = 0; i < bufs.size(); ++i)
+                if (bufs[i].bytes && !kept[i])
+                    throw fault(std::string("params.") + bufs[i].spec->name + ".count = " + std::to_string(bufs[i].spec->count) +
+                                ": the reference writes past the end of this buffer; the count is smaller than what the "
+                                "kernel writes at the MEP's sizes");
         };
         auto differs = [&](const std::vector<std::vector<unsigned char>>& a, const std::vector<std::vector<unsigned char>>& z) {
             for (size_t i = 0; i < bufs.size(); ++i) {
@@ -1181,34 +1241,46 @@ struct Run {
             return false;
         };
         try {
-            for (size_t i = 0; i < bufs.size(); ++i) {
-                if (!bufs[i].bytes) continue;
-                api(cudaMalloc((void**)&probe[i], bufs[i].bytes + tail), "cudaMalloc(bounds probe)");
-                ptrs[i] = probe[i];
-            }
             std::vector<std::vector<unsigned char>> first, second;
-            run(std::vector<unsigned char>(bufs.size(), GUARD_BYTE), first);
-            run(std::vector<unsigned char>(bufs.size(), GUARD_BYTE2), second);
+            std::vector<char> kept1, kept2;
+            {
+                Held held(lock, false, "probe");
+                for (size_t i = 0; i < bufs.size(); ++i) {
+                    if (!bufs[i].bytes) continue;
+                    api(cudaMalloc((void**)&probe[i], bufs[i].bytes + tail), "cudaMalloc(bounds probe)");
+                    ptrs[i] = probe[i];
+                }
+                run(std::vector<unsigned char>(bufs.size(), GUARD_BYTE), first, kept1);
+                run(std::vector<unsigned char>(bufs.size(), GUARD_BYTE2), second, kept2);
+            }  // the device is released: the comparisons run on the host
+            check_kept(kept1);
+            check_kept(kept2);
             if (differs(first, second)) {
                 for (size_t s = 0; s < bufs.size(); ++s) {
                     if (!bufs[s].bytes) continue;
                     std::vector<unsigned char> tails(bufs.size(), GUARD_BYTE);
                     tails[s] = GUARD_BYTE2;
-                    run(tails, second);
+                    {
+                        Held held(lock, false, "probe");
+                        run(tails, second, kept2);
+                    }
+                    check_kept(kept2);
                     if (differs(first, second))
-                        throw Failure{"runtime-failed", std::string("params.") + bufs[s].spec->name + ".count = " + std::to_string(bufs[s].spec->count) +
-                                                            ": the reference reads past the end of this buffer (its results change with what lies "
-                                                            "after it); the count is smaller than what the kernel reads at the MEP's sizes", true};
+                        throw fault(std::string("params.") + bufs[s].spec->name + ".count = " + std::to_string(bufs[s].spec->count) +
+                                    ": the reference reads past the end of this buffer (its results change with what lies "
+                                    "after it); the count is smaller than what the kernel reads at the MEP's sizes");
                 }
-                throw Failure{"runtime-failed", "params: the reference's results change with what lies past its buffers; a count in mep.toml "
-                                                "is smaller than what the kernel reads at the MEP's sizes", true};
+                throw fault("params: the reference's results change with what lies past its buffers; a count in mep.toml "
+                            "is smaller than what the kernel reads at the MEP's sizes");
             }
         } catch (...) {
             release();
             throw;
         }
         release();
-        messages.push_back("bounds probe: the reference reads and writes within every buffer (" + std::to_string(tail) + " bytes after each watched)");
+        probe_state = "clean";
+        probe_message = "bounds probe: the reference reads and writes within every buffer (" + std::to_string(tail) + " bytes after each watched)";
+        messages.push_back(probe_message);
     }
 
     // ---- timing ----
@@ -1308,7 +1380,10 @@ struct Run {
         j += ",\"messages\":[";
         for (size_t i = 0; i < messages.size(); ++i) j += (i ? "," : "") + jstr(messages[i]);
         j += "],\"input_error\":" + (input_error.empty() ? std::string("null") : jstr(input_error));
-        j += ",\"seed\":" + std::to_string(o.seed) + "}";
+        j += ",\"seed\":" + std::to_string(o.seed);
+        j += ",\"probe\":" + (probe_state.empty() ? std::string("null")
+                                                  : "{\"state\":" + jstr(probe_state) + ",\"message\":" + jstr(probe_message) + "}");
+        j += "}";
         return j;
     }
 };
@@ -1337,9 +1412,11 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
     }
     int sets_done = 0;
     try {
+        run.lock.host("setup");
         run.setup();
         bool ok = true;
-        if (run.o.check) run.probe_bounds(run.o.seed);
+        if (run.o.check && run.o.probe) run.probe_bounds(run.o.seed);
+        if (run.o.check && !run.o.probe) run.messages.push_back("bounds probe: not repeated (--no-probe: the caller holds its record)");
         if (run.o.check) {
             for (const CapturedSet& cs : spec.captured) {  // the data of a real run first (s2s capture)
                 CapturedData cd = run.load_captured(cs);

@@ -151,6 +151,7 @@ def from_harness(obj: dict[str, Any], *, backend: str, kernel: str, variant: str
         outputs=tuple(OutputCheck.from_json(c) for c in obj.get("checks", [])), input_sets=int(obj.get("input_sets", 0)),
         messages=tuple(str(m) for m in obj.get("messages", [])) + extra_messages,
         input_error=obj.get("input_error") or None, seed=None if obj.get("seed") is None else int(obj["seed"]),
+        extra={"probe": obj["probe"]} if isinstance(obj.get("probe"), dict) else {},
     )
 
 

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from s2s.base.devicelock import HARNESS_ENV, WAIT_PHASE
 from s2s.base.errors import UserError
+from s2s.mep import probe_record
 from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, ParamSpec
 from s2s.mep.measure import (
     COMPILE_FAILED,
@@ -39,6 +40,7 @@ from s2s.mep.variant import Variant
 FILLS = ("uniform", "index", "zeros", "random-struct", "offsets")
 SPACES = ("", "global", "local", "constant", "private")
 REF_ID = "ref"  # build directory of the reference-against-itself harness
+HOST_PHASE = "host work ("  # the harness's own work between device holds (setup, fills, comparisons)
 
 
 # -- what to build ---------------------------------------------------------------------------------
@@ -118,6 +120,13 @@ class Backend(ABC):
         without it the caller holds the device (or runs alone). `check=False`: timed only (the original against
         itself, where a check holds nothing to anything)."""
         argv = self.run_argv(build, time=time) + ([] if check else ["--time-only"])
+        key = str(build.extra.get("probe_key") or "") if check else ""
+        record = probe_record.load(build.mep_dir, key) if key else None
+        if record is not None and record.fault:  # the reference reads or writes past a buffer: refused as the probe would
+            return failed(RUNTIME_FAILED, backend=self.name, kernel=build.kernel, variant=build.variant,
+                          build_seconds=build.seconds, messages=[record.message, record.note()], input_error=record.message)
+        if record is not None:
+            argv.append("--no-probe")
         env = self.run_env(build)
         env.pop(HARNESS_ENV, None)
         if harness_lock is not None:
@@ -125,6 +134,10 @@ class Backend(ABC):
         m = run_harness_process(argv, env=env, cwd=build.mep_dir, timeout_s=build.timeout_s,
                                 backend=self.name, kernel=build.kernel, variant=build.variant,
                                 build_seconds=build.seconds)
+        if record is not None:
+            m = m.with_messages(record.note())
+        elif key:
+            probe_record.save(build.mep_dir, key, m.extra.get("probe"), seed=m.seed, device=m.device, variant=build.variant)
         if sanitize and m.verdict not in (TIMED_OUT,):
             m = self.sanitize(build, m)
         return m
@@ -172,9 +185,11 @@ def run_harness_process(argv: list[str], *, env: dict[str, str], cwd: Path, time
 
 
 class _Phases:
-    """Where a harness's time went, from its phase lines as they arrive: "start" (until it takes the device),
-    "wait" (for the device lock), "checks" and "timing" (holding it shared or alone). Without the lock the harness
-    never says it holds the device, and everything is "start"."""
+    """Where a harness's time went, from its phase lines as they arrive: "start" (until its first phase line), "wait"
+    (for the device lock), "probe", "checks" and "timing" (holding it shared or alone: the bounds probe, the checks,
+    the timing), and "host.<what>" (its own work between them: setup, inputs (the fills), probe and checks (the
+    comparisons after the device is released), timing). Without the lock the harness prints no phase lines of the
+    kind, and everything is "start"."""
 
     def __init__(self) -> None:
         self.t0 = self.since = time.monotonic()
@@ -187,6 +202,8 @@ class _Phases:
             self._enter("wait")
         elif what.startswith("device held ("):
             self._enter(what[len("device held ("):].rstrip().rstrip(")") or "checks")
+        elif what.startswith(HOST_PHASE):
+            self._enter("host." + (what[len(HOST_PHASE):].rstrip().rstrip(")") or "work"))
 
     def _enter(self, state: str) -> None:
         now = time.monotonic()

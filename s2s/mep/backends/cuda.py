@@ -21,6 +21,7 @@ from s2s.base.paths import make_text
 from s2s.base.resources import render, templates_dir
 from s2s.mep.manifest import Manifest, ParamSpec, StructSpec
 from s2s.mep.measure import RUNTIME_FAILED, Measurement
+from s2s.mep.probe_record import key_of
 
 from .base import (
     Backend,
@@ -333,9 +334,12 @@ class CudaBackend(Backend):
         stamp_text = _stamp(cmd, [harness, target.ref_file, target.variant_file, pre,
                                   *ref_scan.local_files, *var_scan.local_files])
         stamp = bdir / "build.stamp"
+        # what the bounds probe's outcome depends on: the reference and its headers, mep.toml, the harness, the target
+        probe_key = key_of([self.name, *self.compiler()[1:], *self.extra_flags(mep), harness, mep / "mep.toml",
+                            target.ref_file, *ref_scan.local_files])
         common = dict(mep_dir=mep, variant=target.variant, backend=self.name, kernel=m.kernel, build_dir=bdir,
                       command=tuple(cmd), timeout_s=float(m.timeout_s), env=(("CUDA_MODULE_LOADING", "EAGER"),),
-                      extra={"launch": target.launch, "note": target.note})
+                      extra={"launch": target.launch, "note": target.note, "probe_key": probe_key})
         if binary.is_file() and stamp.is_file() and stamp.read_text() == stamp_text:
             return BuildResult(ok=True, seconds=0.0, run_argv=(str(binary),), cached=True, **common)  # type: ignore[arg-type]
         stamp.unlink(missing_ok=True)

@@ -11,8 +11,9 @@ from typing import ClassVar
 from s2s.base.resources import render
 from s2s.mep.manifest import Manifest
 from s2s.mep.measure import COMPILE_FAILED, OK, RUNTIME_FAILED, TIMED_OUT
+from s2s.mep.probe_record import key_of
 
-from .base import Backend, BuildResult, Target, run_harness_process, write_if_changed
+from .base import Backend, BuildResult, Target, include_dirs_of, run_harness_process, scan_source, write_if_changed
 
 RUNNER_COPY = "harness_opencl.py"
 TYPES_COPY = "opencl_types.py"  # the runner's type table, copied beside it under its own name
@@ -56,9 +57,15 @@ class OpenCLBackend(Backend):
         argv = self._base_argv(target.mep_dir, target.variant)
         res = run_harness_process([*argv, "--build-only"], env=self._env(), cwd=target.mep_dir, timeout_s=float(m.timeout_s),
                                   backend=self.name, kernel=m.kernel, variant=target.variant, build_seconds=0.0)
+        # what the bounds probe's outcome depends on: the reference and its headers, mep.toml, the runner, the device
+        here = Path(__file__).parent
+        headers = scan_source(target.ref_file, include_dirs_of(m.flags, target.mep_dir) + [target.mep_dir]).local_files
+        probe_key = key_of([self.name, res.device, target.mep_dir / "mep.toml", target.ref_file, *headers,
+                            here / "opencl_runner.py", here / TYPES_COPY])
         common = dict(mep_dir=target.mep_dir, variant=target.variant, backend=self.name, kernel=m.kernel,
                       build_dir=target.build_dir, run_argv=tuple(argv), command=tuple([*argv, "--build-only"]),
-                      timeout_s=float(m.timeout_s), extra={"launch": target.launch, "note": target.note, "device": res.device})
+                      timeout_s=float(m.timeout_s),
+                      extra={"launch": target.launch, "note": target.note, "device": res.device, "probe_key": probe_key})
         seconds = res.run_seconds
         if res.verdict == OK:
             return BuildResult(ok=True, seconds=seconds, **common)  # type: ignore[arg-type]

@@ -48,6 +48,12 @@ def phase(what: str) -> None:
     print(f"S2S_PHASE {what}", file=sys.stderr, flush=True)
 
 
+def host_phase(what: str) -> None:
+    """The host's own work (setup, input fills, comparisons), said only where the device lock is in use, like the holds."""
+    if os.environ.get("S2S_HARNESS_LOCK", ""):
+        phase(f"host work ({what})")
+
+
 @contextmanager
 def device_held(exclusive: bool, what: str) -> Iterator[None]:
     """The device lock of s2s/base/devicelock.py, where $S2S_HARNESS_LOCK names it (this file cannot import s2s):
@@ -68,6 +74,7 @@ def device_held(exclusive: bool, what: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            phase(f"host work ({what})")
 
 
 # -- mep.toml ---------------------------------------------------------------------------------------
@@ -435,6 +442,7 @@ class Run:
     build_seconds: float = 0.0
     scalar_types: dict[int, Any] = field(default_factory=dict)
     scalar_override: dict[int, int] = field(default_factory=dict)  # the smaller size's set: index -> value
+    probe: dict[str, str] | None = None  # the bounds probe's outcome (state: clean | fault | skipped, message)
 
     # -- build ----
     def build(self, want_device: str = "") -> None:
@@ -581,6 +589,7 @@ class Run:
         return "; ".join(parts)
 
     def fill_set(self, seed: int, captured: Captured | None = None) -> None:
+        host_phase("inputs")
         for b in self.bufs:
             if b.base is None or b.role == "out":
                 continue
@@ -844,40 +853,51 @@ class Run:
     def probe_bounds(self, seed: int) -> None:
         """A count smaller than what the kernel reads: run the reference on copies of the buffers followed by a
         large region (opencl_types.probe_tail) holding GUARD_BYTE, then GUARD_BYTE2. A reference
-        whose results change reads past a buffer; one buffer at a time then names it. Bad input."""
+        whose results change reads past a buffer; one buffer at a time then names it. Bad input. The device is held
+        for the launches and copies only; the comparisons run after it is released. The outcome (self.probe) is a
+        property of the reference and mep.toml: the caller records it and passes --no-probe to later runs of the same
+        reference (s2s/mep/probe_record.py)."""
         cl, np = self.cl, self.np
         real = [b for b in self.bufs if b.base is not None]
         if not real:
             return
         tail = probe_tail(self.cfg.params, max(b.nbytes for b in real))
         if sum(b.nbytes + tail for b in real) > int(self.dev.global_mem_size) // 2 or tail + max(b.nbytes for b in real) > int(self.dev.max_mem_alloc_size):
-            self.messages.append("bounds probe skipped: the buffers and their probe regions exceed the device's memory")
+            msg = "bounds probe skipped: the buffers and their probe regions exceed the device's memory"
+            self.probe = {"state": "skipped", "message": msg}
+            self.messages.append(msg)
             return
         self.fill_set(seed)
-        probes = {b.index: cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, b.nbytes + tail) for b in real}
-        saved = {b.index: b.data for b in real}
 
-        def run(tail_bytes: dict[int, int]) -> dict[int, bytes]:
-            for b in real:
-                pb = probes[b.index]
-                cl.enqueue_fill_buffer(self.queue, pb, np.uint8(tail_bytes[b.index]), b.nbytes, tail)
-                if b.role == "out":
-                    cl.enqueue_fill_buffer(self.queue, pb, np.uint8(POISON), 0, b.nbytes)
-                else:
-                    cl.enqueue_copy(self.queue, pb, b.init)
-            self.queue.finish()
-            self.launch(self.ref_kernel, True, seed, "bounds probe")
-            out = {}
-            for b in real:
-                t = np.empty(tail, dtype=np.uint8)
-                cl.enqueue_copy(self.queue, t, probes[b.index], src_offset=b.nbytes)
+        def fault(msg: str) -> Failure:
+            self.probe = {"state": "fault", "message": msg}
+            return Failure("runtime-failed", msg, True)
+
+        def run(tail_bytes: dict[int, int]) -> tuple[dict[int, bytes], dict[int, Any]]:
+            """One launch over `tail_bytes` past the buffers (the device held): the outputs, and what lies past each."""
+            with device_held(False, "probe"):
+                for b in real:
+                    pb = probes[b.index]
+                    cl.enqueue_fill_buffer(self.queue, pb, np.uint8(tail_bytes[b.index]), b.nbytes, tail)
+                    if b.role == "out":
+                        cl.enqueue_fill_buffer(self.queue, pb, np.uint8(POISON), 0, b.nbytes)
+                    else:
+                        cl.enqueue_copy(self.queue, pb, b.init)
                 self.queue.finish()
-                if (t != tail_bytes[b.index]).any():
-                    raise Failure("runtime-failed", f"params.{b.name}.count = {b.count}: the reference writes past the end of "
-                                  "this buffer; the count is smaller than what the kernel writes at the MEP's sizes", True)
-                if b.role != "in":
-                    out[b.index] = self.download(b)
-            return out
+                self.launch(self.ref_kernel, True, seed, "bounds probe")
+                out, tails = {}, {}
+                for b in real:
+                    t = np.empty(tail, dtype=np.uint8)
+                    cl.enqueue_copy(self.queue, t, probes[b.index], src_offset=b.nbytes)
+                    self.queue.finish()
+                    tails[b.index] = t
+                    if b.role != "in":
+                        out[b.index] = self.download(b)
+            for b in real:
+                if (tails[b.index] != tail_bytes[b.index]).any():
+                    raise fault(f"params.{b.name}.count = {b.count}: the reference writes past the end of "
+                                "this buffer; the count is smaller than what the kernel writes at the MEP's sizes")
+            return out, tails
 
         def differs(a: dict[int, bytes], z: dict[int, bytes]) -> bool:
             for b in real:
@@ -888,22 +908,26 @@ class Run:
                         return True
             return False
 
+        probes = {b.index: cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, b.nbytes + tail) for b in real}
+        saved = {b.index: b.data for b in real}
         try:
             for b in real:
                 b.data = probes[b.index].get_sub_region(0, b.nbytes)
-            first = run({b.index: GUARD_BYTE for b in real})
-            if differs(first, run({b.index: GUARD_BYTE2 for b in real})):
+            first = run({b.index: GUARD_BYTE for b in real})[0]
+            if differs(first, run({b.index: GUARD_BYTE2 for b in real})[0]):
                 for suspect in real:
-                    if differs(first, run({b.index: GUARD_BYTE2 if b is suspect else GUARD_BYTE for b in real})):
-                        raise Failure("runtime-failed", f"params.{suspect.name}.count = {suspect.count}: the reference reads "
-                                      "past the end of this buffer (its results change with what lies after it); the count "
-                                      "is smaller than what the kernel reads at the MEP's sizes", True)
-                raise Failure("runtime-failed", "params: the reference's results change with what lies past its buffers; "
-                              "a count in mep.toml is smaller than what the kernel reads at the MEP's sizes", True)
+                    if differs(first, run({b.index: GUARD_BYTE2 if b is suspect else GUARD_BYTE for b in real})[0]):
+                        raise fault(f"params.{suspect.name}.count = {suspect.count}: the reference reads "
+                                    "past the end of this buffer (its results change with what lies after it); the count "
+                                    "is smaller than what the kernel reads at the MEP's sizes")
+                raise fault("params: the reference's results change with what lies past its buffers; "
+                            "a count in mep.toml is smaller than what the kernel reads at the MEP's sizes")
         finally:
             for b in real:
                 b.data = saved[b.index]
-        self.messages.append(f"bounds probe: the reference reads and writes within every buffer ({tail} bytes after each watched)")
+        msg = f"bounds probe: the reference reads and writes within every buffer ({tail} bytes after each watched)"
+        self.probe = {"state": "clean", "message": msg}
+        self.messages.append(msg)
 
     # -- timing ----
     def time_both(self, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -999,6 +1023,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-time", action="store_true", help="check only")
     ap.add_argument("--time-only", action="store_true", help="time without checking")
     ap.add_argument("--no-post-check", action="store_true", help="skip the check with a fresh input set after timing")
+    ap.add_argument("--no-probe", action="store_true", help="skip the bounds probe (the caller recorded its result for this "
+                    "reference)")
     ap.add_argument("--build-only", action="store_true", help="build both programs and stop")
     ap.add_argument("--input-sets", type=int, default=None)
     ap.add_argument("--seed", type=int, default=None, help="first seed (default: fresh from the OS each run, or $S2S_SEED; "
@@ -1038,6 +1064,7 @@ def main(argv: list[str] | None = None) -> int:
             import pyopencl as cl
         except ImportError as exc:
             raise Failure("runtime-failed", f"the OpenCL harness needs numpy and pyopencl: {exc}", True) from None
+        host_phase("setup")
         run = Run(cfg=cfg, cl=cl, np=np)
         run.build(args.device)
         result["device"] = run.device
@@ -1049,9 +1076,10 @@ def main(argv: list[str] | None = None) -> int:
             ok = True
             sets = 0
             # each check holds the device (shared with other evaluations' checks) for its runs only
-            if not args.time_only:
-                with device_held(False, "checks"):
-                    run.probe_bounds(cfg.seed)
+            if not args.time_only and not args.no_probe:
+                run.probe_bounds(cfg.seed)
+            elif not args.time_only:
+                run.messages.append("bounds probe: not repeated (--no-probe: the caller holds its record)")
             if not args.time_only and cfg.capture:
                 for cap in run.load_captured():
                     with device_held(False, "checks"):
@@ -1093,6 +1121,7 @@ def main(argv: list[str] | None = None) -> int:
         result["input_error"] = f"mep.toml: {type(exc).__name__}: {exc}" if isinstance(exc, (KeyError, TypeError)) else None
     if run is not None:
         result["device"] = run.device
+        result["probe"] = run.probe
         result["checks"] = [c.json() for c in run.checks]
         result["messages"] = run.messages + result["messages"]
     print("S2S_RESULT " + json.dumps(result), flush=True)
