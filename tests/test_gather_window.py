@@ -210,3 +210,15 @@ def test_plan_forms_compile_for_sm90(tmp_path: Path) -> None:
     proc = subprocess.run([nvcc, "-c", "-arch=sm_90", *map(str, files), "--output-directory", str(tmp_path)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_cost_model_counts_a_windowed_read_as_its_shared_read() -> None:
+    """The fallback arm of `in window ? xw[..] : x[..]` is not charged its DRAM sectors: gather-window on ELL is predicted
+    under the original (which the model charges a sector per gathered element), so the search tries it first."""
+    from s2s.optimize.cost import predict
+
+    base = predict(ELL, "cuda", "spmv_ell", (4096, 1, 1), (256, 1, 1), {})
+    after = predict(_text("gather-window{cap=6144}", ELL).encode(), "cuda", "spmv_ell", (4096, 1, 1), (256, 1, 1), {})
+    assert base is not None and after is not None
+    assert after.dram_bytes < base.dram_bytes / 3 and after.seconds < base.seconds / 3
+    assert after.dram_bytes > 2 * 4 * (1 << 20) * 32  # idx and val still read once
