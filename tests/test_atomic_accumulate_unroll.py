@@ -3,6 +3,8 @@ words a grid stride apart before it adds any, while all U are in range, then one
 Threaded on the CPU against the original (tests/emulate_cuda_block.py) with odd sizes, on and off a 16-byte boundary."""
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -57,3 +59,19 @@ def test_unrolled_sum_of_squares_matches(tmp_path: Path, offset: int, unroll: in
         broken = out.text.replace(b"[q + 1 * (blockDim.x", b"[q + 0 * (blockDim.x")
         assert broken != out.text
         assert same_outputs(tmp_path, "reduce_atomic", src, broken, launches, counts, scalars, rtol=1e-5) != "SAME"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_unrolled_zoo_reductions_compile_for_sm90(tmp_path: Path) -> None:
+    """reduce_atomic and dot_atomic at unroll 2, 4 and 8: nvcc -arch=sm_90 -c, no local memory."""
+    shutil.copy(ROOT / "bench" / "zoo" / "zoo.h", tmp_path / "zoo.h")
+    (tmp_path / "k").mkdir()
+    for kernel, source in (("reduce_atomic", REDUCE), ("dot_atomic", DOT)):
+        for unroll in (2, 4, 8):
+            f = tmp_path / "k" / f"{kernel}_{unroll}.cu"
+            f.write_bytes(_unrolled(source, kernel, unroll).text)
+            proc = subprocess.run(["nvcc", "-arch=sm_90", "-c", "-Xptxas", "-v", str(f), "-o", str(f.with_suffix(".o"))],
+                                  capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            assert "0 bytes stack frame" in proc.stderr, proc.stderr[-2000:]

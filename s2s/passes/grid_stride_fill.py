@@ -10,6 +10,10 @@ H200 measured it at 1.3% of the copy bandwidth, latency-limited. Here `if (i < n
 Refused unless the block-level code is the same in every block (no blockIdx, gridDim, get_group_id, get_global_id
 outside the index), S has no barrier, return or jump, S changes no variable declared outside it (elements stay
 independent), and the index is not used after the guard. What S adds up (atomics) is then added in another grouping.
+vec=N (4, 8 or 16 bytes; CUDA/HIP): every array that S only reads at [i] comes in as N-byte words unpacked in
+registers (passes/_vector_words.py): histo_shared's one byte per load moved 32 B per warp instruction, 512 B with
+uint4 words. It also applies to a kernel that already loops grid-stride (`for (i = GID; i < n; i += STRIDE) S`; the
+launch then stays); it refuses arrays S writes and element sizes that do not divide N.
 """
 from __future__ import annotations
 

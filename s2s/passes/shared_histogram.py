@@ -5,6 +5,9 @@ nbins is the integer parameter named like `*bins*`, else max_bins), adds into it
 bin with one global atomicAdd. A bin index outside the shared range falls back to the original global atomic,
 so the result is the same for any nbins and any index. Top-level `if (..) return;` guards become guarded
 blocks so that every thread reaches both barriers; any other return is refused. Works for any block shape.
+copies=N (a power of two up to 32): N sub-histograms, bin-major (`bin * N + tid % N`), summed at the flush: with 32,
+the lanes of a warp never share a bank; a kernel that already has its own shared histogram gets it spread the same way
+(passes/_histogram_copies.py). Refused where the copies would exceed 48 KiB of shared memory.
 """
 from __future__ import annotations
 
