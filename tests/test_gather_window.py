@@ -51,7 +51,8 @@ def test_ell_golden_replays_the_first_slot_under_the_early_return_guard() -> Non
     assert "__shared__ float xw[6144];" in body
     # the first trip: the guard negated, the loop's header and its index declaration, nothing else
     assert re.search(r"if \(!\(r >= NR\)\) \{\n\s+int k = 0;\n\s+if \(k < SLOTS\) \{\n\s+int c = idx\[k \* NR \+ r\];\n"
-                     r"\s+const int xw_v = \(int\)\(c\);\n\s+atomicMin\(&xw_lo, xw_v\);\n\s+atomicMax\(&xw_hi, xw_v\);", body)
+                     r"\s+xw_v = xw_u = \(int\)\(c\);\n\s+\}\n\s+\}\n\s+__syncthreads\(\);", body)
+    assert "xw_v = __reduce_min_sync(xw_m >= 32 ? 0xffffffffu : (1u << xw_m) - 1u, xw_v);" in body  # one atomic a warp
     assert body.count("__syncthreads();") == 3 and body.index("__syncthreads();") < body.index("if (r >= NR)")
     assert "float s = 0.0f;\n        int k" not in body  # an unused declaration is not replayed
     assert "s += val[k * NR + r] * ((unsigned)(c) - (unsigned)xw_base < (unsigned)xw_n ? xw[(unsigned)(c) - (unsigned)xw_base] : x[c]);" in body
@@ -92,6 +93,21 @@ def test_refusals_say_why(source: str, pipeline: str, reason: str) -> None:
 
 # -- the rewrites run threaded on the CPU against the originals -------------------------------------------------------
 _ATOMICS = """\
+#ifdef __CUDA_ARCH__
+static int s2s_reduce(unsigned mask, int v, bool top) {  // __reduce_min_sync / __reduce_max_sync: mask = the lanes present
+    int tid = s2s_tid(), here = s2s_size() - (tid & ~31);
+    if (mask != (here >= 32 ? 0xffffffffu : (1u << here) - 1u)) { printf("BAD MASK\\n"); fflush(stdout); _Exit(3); }
+    std::barrier<>* bar = s2s_bar(mask, 32);
+    std::memcpy(&s2s_slot[tid], &v, sizeof v);
+    bar->arrive_and_wait();
+    int out = v;
+    for (int l = 0; l < here; ++l) { int o; std::memcpy(&o, &s2s_slot[(tid & ~31) + l], sizeof o); out = top ? (o > out ? o : out) : (o < out ? o : out); }
+    bar->arrive_and_wait();
+    return out;
+}
+static int __reduce_min_sync(unsigned mask, int v) { return s2s_reduce(mask, v, false); }
+static int __reduce_max_sync(unsigned mask, int v) { return s2s_reduce(mask, v, true); }
+#endif
 template <typename T> static T atomicMin(T* p, T v) { std::lock_guard<std::mutex> g(s2s_atomic); T o = *p; if (v < o) *p = v; return o; }
 template <typename T> static T atomicMax(T* p, T v) { std::lock_guard<std::mutex> g(s2s_atomic); T o = *p; if (v > o) *p = v; return o; }
 """
@@ -116,7 +132,8 @@ _DATA = """\
 """
 
 
-def _run_csr(tmp: Path, after: str, data: int, grid: tuple[int, int], before: bytes = CSR, nrows: int = 200, nx: int = 3000) -> str:
+def _run_csr(tmp: Path, after: str, data: int, grid: tuple[int, int], before: bytes = CSR, nrows: int = 200, nx: int = 3000,
+             arch: int = 0, block: int = 64) -> str:
     """`before` (the original CSR kernel: thread per row) and `after` on the same data, 64 threads a block, grid[0] and
     grid[1] blocks; "SAME" when y matches byte for byte."""
     main = f"""int main() {{
@@ -124,21 +141,22 @@ def _run_csr(tmp: Path, after: str, data: int, grid: tuple[int, int], before: by
 {_DATA}
     float* ya = new float[ROWS_]; float* yb = new float[ROWS_];
     for (int r = 0; r < ROWS_; ++r) ya[r] = yb[r] = -7.0f;
-    s2s_launch([&] {{ spmv_csr_before(rp, cols, vals, x, ya, ROWS_); }}, s2s_dim3{{{grid[0]}u, 1u, 1u}}, s2s_dim3{{64u, 1u, 1u}});
-    s2s_launch([&] {{ spmv_csr_after(rp, cols, vals, x, yb, ROWS_); }}, s2s_dim3{{{grid[1]}u, 1u, 1u}}, s2s_dim3{{64u, 1u, 1u}});
+    s2s_launch([&] {{ spmv_csr_before(rp, cols, vals, x, ya, ROWS_); }}, s2s_dim3{{{grid[0]}u, 1u, 1u}}, s2s_dim3{{{block}u, 1u, 1u}});
+    s2s_launch([&] {{ spmv_csr_after(rp, cols, vals, x, yb, ROWS_); }}, s2s_dim3{{{grid[1]}u, 1u, 1u}}, s2s_dim3{{{block}u, 1u, 1u}});
     for (int r = 0; r < ROWS_; ++r) if (memcmp(&ya[r], &yb[r], sizeof(float))) {{ printf("DIFF y[%d] %g %g\\n", r, ya[r], yb[r]); return 1; }}
     printf("SAME\\n");
     return 0;
 }}
 """
-    return _build_run(tmp, kernel_text(before, "spmv_csr", "before") + "\n" + kernel_text(after.encode(), "spmv_csr", "after") + main)
+    return _build_run(tmp, kernel_text(before, "spmv_csr", "before") + "\n" + kernel_text(after.encode(), "spmv_csr", "after") + main, arch)
 
 
-def _build_run(tmp: Path, program: str) -> str:
+def _build_run(tmp: Path, program: str, arch: int = 0) -> str:
+    """Built with g++ as __CUDA_ARCH__ `arch` (0: none, the per-thread atomics; 900: a warp's reduction first)."""
     gxx = shutil.which("g++")
     assert gxx is not None, "g++ is needed"
     src, exe = tmp / "gather.cpp", tmp / "gather"
-    src.write_text(SHIM + _ATOMICS + program)
+    src.write_text((f"#define __CUDA_ARCH__ {arch}\n" if arch else "") + SHIM + _ATOMICS + program)
     build = subprocess.run([gxx, "-O1", "-std=c++20", "-pthread", "-w", str(src), "-o", str(exe)], capture_output=True, text=True, timeout=120)
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
@@ -146,10 +164,17 @@ def _build_run(tmp: Path, program: str) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("data", [0, 1, 2])
-def test_csr_thread_per_row_matches_the_original(tmp_path: Path, data: int) -> None:
+@pytest.mark.parametrize(("data", "arch"), [(0, 0), (1, 0), (2, 0), (0, 900), (1, 900), (2, 900)])
+def test_csr_thread_per_row_matches_the_original(tmp_path: Path, data: int, arch: int) -> None:
     after = _text("gather-window{cap=256}", CSR)
-    assert _run_csr(tmp_path, after, data, (4, 4)) == "SAME"  # 200 rows: the last block has 8 live threads of 64
+    assert _run_csr(tmp_path, after, data, (4, 4), arch=arch) == "SAME"  # 200 rows: the last block has 8 live threads of 64
+
+
+@pytest.mark.slow
+def test_partial_warps_reduce_with_their_own_lanes(tmp_path: Path) -> None:
+    """Blocks of 48 threads (a warp of 16 lanes): the reduction's mask names the lanes present (BAD MASK otherwise)."""
+    after = _text("gather-window{cap=256}", CSR)
+    assert _run_csr(tmp_path, after, 2, (5, 5), arch=900, block=48) == "SAME"
 
 
 @pytest.mark.slow

@@ -46,15 +46,25 @@ __global__ void spmv(const int* rowptr, const int* cols, const float* vals, cons
         xw_lo = 0x7fffffff;
         xw_hi = -0x7fffffff - 1;
     }
-    __syncthreads();
+    int xw_v = 0x7fffffff, xw_u = -0x7fffffff - 1;  // the first trip's index
     if (row < n) {
         int k = rowptr[row];
         if (k < rowptr[row + 1]) {
-            const int xw_v = (int)(cols[k]);
-            atomicMin(&xw_lo, xw_v);
-            atomicMax(&xw_hi, xw_v);
+            xw_v = xw_u = (int)(cols[k]);
         }
     }
+    __syncthreads();
+    #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800  // one atomic a warp
+    {
+        const int xw_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        const int xw_m = blockDim.x * blockDim.y * blockDim.z - (xw_tid & ~31);
+        xw_v = __reduce_min_sync(xw_m >= 32 ? 0xffffffffu : (1u << xw_m) - 1u, xw_v);
+        xw_u = __reduce_max_sync(xw_m >= 32 ? 0xffffffffu : (1u << xw_m) - 1u, xw_u);
+        if ((xw_tid & 31) == 0) { atomicMin(&xw_lo, xw_v); atomicMax(&xw_hi, xw_u); }
+    }
+    #else
+    if (xw_v <= xw_u) { atomicMin(&xw_lo, xw_v); atomicMax(&xw_hi, xw_u); }
+    #endif
     __syncthreads();
     const int xw_base = xw_lo;
     const int xw_n = xw_hi < xw_base ? 0 : (long long)xw_hi - xw_base >= 4096 ? 4096 : xw_hi - xw_base + 1;
@@ -138,14 +148,22 @@ class GatherWindow:
             if declared(source, d) & needed:
                 replayed.insert(0, text(source, d))
                 needed |= idents(text(source, d))
+        u, tid, m = fresh(facts, source, "xw_u"), fresh(facts, source, "xw_tid"), fresh(facts, source, "xw_m")
         inner = [*replayed, loop.init.strip().rstrip(";") + ";", f"if ({loop.cond}) {{", *[f"    {d}" for d in decls],
-                 f"    const int {v} = (int)({index});", f"    atomicMin(&{lo}, {v});", f"    atomicMax(&{hi}, {v});", "}"]
+                 f"    {v} = {u} = (int)({index});", "}"]
         active = " && ".join(conds)
         body = [f"if {active} {{" if len(conds) == 1 and active.startswith("(") else f"if ({active}) {{", *[f"    {line}" for line in inner], "}"] if conds else ["{", *[f"    {line}" for line in inner], "}"]
         cap = self.cap
+        bounds = f"{{ atomicMin(&{lo}, {v}); atomicMax(&{hi}, {u}); }}"
         lines = [f"__shared__ {elem} {w}[{cap}];", f"__shared__ int {lo}, {hi};",
                  "if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {", f"    {lo} = 0x7fffffff;",
-                 f"    {hi} = -0x7fffffff - 1;", "}", "__syncthreads();", *body, "__syncthreads();",
+                 f"    {hi} = -0x7fffffff - 1;", "}", f"int {v} = 0x7fffffff, {u} = -0x7fffffff - 1;  // the first trip's index",
+                 *body, "__syncthreads();", "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800  // one atomic a warp",
+                 "{", f"    const int {tid} = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);",
+                 f"    const int {m} = blockDim.x * blockDim.y * blockDim.z - ({tid} & ~31);",
+                 f"    {v} = __reduce_min_sync({m} >= 32 ? 0xffffffffu : (1u << {m}) - 1u, {v});",
+                 f"    {u} = __reduce_max_sync({m} >= 32 ? 0xffffffffu : (1u << {m}) - 1u, {u});",
+                 f"    if (({tid} & 31) == 0) {bounds}", "}", "#else", f"if ({v} <= {u}) {bounds}", "#endif", "__syncthreads();",
                  f"const int {base} = {lo};",
                  f"const int {n} = {hi} < {base} ? 0 : (long long){hi} - {base} >= {cap} ? {cap} : {hi} - {base} + 1;",
                  "#pragma unroll 4", f"for (int {t} = threadIdx.x; {t} < {n}; {t} += blockDim.x)",
