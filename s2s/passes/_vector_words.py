@@ -16,8 +16,9 @@ from s2s.lang.kernel_facts import KernelFacts
 from ._common import fresh
 from ._elementwise import elem_type
 
+# element types with no constructor only: a union member with one (__half, __nv_bfloat16) deletes the union's own
 _SIZES = {"char": 1, "signed char": 1, "unsigned char": 1, "uchar": 1, "int8_t": 1, "uint8_t": 1, "bool": 1,
-          "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "__half": 2, "half": 2,
+          "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2,
           "int": 4, "unsigned": 4, "unsigned int": 4, "float": 4, "int32_t": 4, "uint32_t": 4,
           "double": 8, "long long": 8, "unsigned long long": 8, "int64_t": 8, "uint64_t": 8}
 _WORDS = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long", 16: "uint4"}
