@@ -145,14 +145,18 @@ def _table(cp: Any, cublas: Any, sparse: Any, solve_triangular: Any) -> dict[str
 
 
 def time_us(cp: Any, fn: Callable[[], Any], reps: int = 20, warmup: int = 3) -> dict[str, float]:
-    """Median and IQR (µs) of one call, each timed alone between CUDA events after an L2 flush."""
-    flush = cp.empty(64 << 20, dtype=cp.uint8)
+    """Median and IQR (µs) of one call, each timed alone between CUDA events after an L2 flush: a buffer of twice the L2
+    written, then read (as the harness flushes: the L2 left holding clean lines, none to write back inside the call)."""
+    l2 = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id).get("l2CacheSize") or (32 << 20)
+    flush = cp.empty(2 * l2, dtype=cp.uint8)
+    words = flush.view(cp.uint64)
     for _ in range(warmup):
         fn()
     times = []
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     for _ in range(reps):
         flush.fill(1)
+        words.max()  # the read: evicts the filled lines' write-back before the timed call
         start.record()
         fn()
         stop.record()
