@@ -138,3 +138,64 @@ def test_rewritten_zoo_kernels_compile(tmp_path: Path) -> None:
     proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", *map(str, files), "--output-directory",
                            str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+# -- lanes{lanes=4} on a 2-D kernel: batched_gemv16 after inner-loop-threads and coalesce-remap -------------------------
+BATCHED = "inner-loop-threads{block=16x16},coalesce-remap,split-reduction{lanes=4}"
+
+
+def _batched(pipeline: str, nbatch: int) -> tuple[bytes, bytes, tuple[Launch, Launch]]:
+    """The zoo's batched_gemv16 and its rewrite through `pipeline`, with both launches for `nbatch` matrices."""
+    src = (ZOO / "batched_gemv16" / "batched_gemv16.cu").read_bytes()
+    grid, block = ((nbatch + 127) // 128, 1, 1), (128, 1, 1)
+    g, b, text = grid, block, src
+    for p in build_pipeline(pipeline):
+        out = run_pass(p, text, "cuda", "batched_gemv16")
+        assert isinstance(out, Applied), (pipeline, out)
+        text = out.text
+        if out.launch is not None:
+            g, b = out.launch.resolve(g, b, values={"nbatch": nbatch})
+    return src, text, (Launch(grid, block), Launch(g, b))
+
+
+def test_quad_lanes_on_a_2d_kernel() -> None:
+    """Four lanes per output row, each one float4 of the row: a warp reads 8 rows of one matrix (512 contiguous bytes);
+    the batch index stays on y; the shuffle stays within each row's 4 lanes; 2-D kernels refuse splits mode (y taken)."""
+    _, text, (_, after) = _batched(BATCHED, 131072)
+    body = text.decode()
+    assert after.block == (32, 8, 1) and after.grid == (2, 16384, 1)
+    assert "int r = (blockIdx.x * blockDim.x + threadIdx.x) / 4;" in body and "const int lane = threadIdx.x % 4;" in body
+    assert "__shfl_down_sync(0xffffffffu, part, off, 4);" in body and "for (int off = 2; off > 0; off /= 2)" in body
+    assert "c += 16)" in body and "int b = blockIdx.y * blockDim.y + threadIdx.y;" in body
+    _, refused, _ = _batched("inner-loop-threads{block=16x16},coalesce-remap", 64)
+    got = run_pass(build_pipeline("split-reduction{mode=splits}")[0], refused, "cuda", "batched_gemv16")
+    assert isinstance(got, Refused) and "threadIdx.y holds the kernel's index b" in got.reason
+    bad = run_pass(build_pipeline("split-reduction{lanes=3}")[0], refused, "cuda", "batched_gemv16")
+    assert isinstance(bad, Refused) and "lanes 4, 8, 16 or 32" in bad.reason
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("offset", [0, 1])
+def test_batched_quad_lanes_match(tmp_path: Path, offset: int) -> None:
+    """37 matrices (the last block of 8 partly past the batch), buffers on and off a 16-byte boundary (the scalar path):
+    the same ys; a shuffle over 2 lanes instead of 4 and a quad loop stepping one lane-width are caught."""
+    src, text, launches = _batched(BATCHED, 37)
+    counts, scalars = {"mats": 37 * 256, "xs": 37 * 16, "ys": 37 * 16}, {"nbatch": "37"}
+    assert same_outputs(tmp_path, "batched_gemv16", src, text, launches, counts, scalars, 1e-5, offset) == "SAME"
+    if offset == 0:
+        for broken in (text.replace(b"part, off, 4);", b"part, off, 2);"), text.replace(b"c += 16)", b"c += 4)")):
+            assert broken != text
+            assert same_outputs(tmp_path, "batched_gemv16", src, broken, launches, counts, scalars, 1e-5, offset) != "SAME"
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_batched_quad_lanes_compile(tmp_path: Path) -> None:
+    _, text, _ = _batched(BATCHED, 131072)
+    f = tmp_path / "batched_gemv16.cu"
+    f.write_bytes(text.replace(b'"../zoo.h"', f'"{ZOO / "zoo.h"}"'.encode()))
+    nvcc = shutil.which("nvcc")
+    assert nvcc is not None
+    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", str(f), "--output-directory", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]

@@ -1,6 +1,7 @@
 """A per-thread reduction read off the kernel model: one thread per output that sums over a loop.
 
-`i = blockIdx.x*blockDim.x + threadIdx.x; guard; statements; for (k) ACC op= TERM(k); statements`, where ACC is a
+`i = blockIdx.x*blockDim.x + threadIdx.x; [b = blockIdx.y*blockDim.y + threadIdx.y;] guard; statements; for (k) ACC op= TERM(k);
+statements`, where ACC is a
 local declared before the loop or an element of global memory indexed without k (`y[i] = 0; for (j) y[i] += A[i*n+j]*x[j]`).
 The model also says how the term's memory is laid out: `k_unit` when k is the unit-stride index of some operand
 (a row walk: lanes should split k), `i_unit` when neighbouring threads already read neighbouring elements (a
@@ -29,7 +30,7 @@ class ReductionLoop:
     target_decl: bool  # a local declared before the loop
     statement: tuple[int, int]
     target_spans: tuple[tuple[int, int], ...]
-    mapping: tuple[int, int]  # the declaration of var
+    mapping: tuple[int, int]  # the declaration of var (and of the y index after it)
     value: tuple[int, int]  # its initializer
     inside: str  # the guard's condition for a thread that computes
     rest: tuple[int, int]  # guard .. end of the last statement
@@ -37,6 +38,7 @@ class ReductionLoop:
     after: tuple[tuple[int, int], ...]
     k_unit: bool
     i_unit: bool
+    second: str | None  # a y index declared after var (lanes only: splits mode takes threadIdx.y)
     indent: str
 
 
@@ -46,17 +48,19 @@ def find_reduction_loop(source: bytes, dialect: str, name: str | None = None) ->
         return "no kernel found"
     model, body = got
     t = lambda n: src(source, n) if n is not None else ""  # noqa: E731
-    maps = [m for m in model.mapping if m.kind == "global"]
-    if len(maps) != 1 or maps[0].axis != "x" or not maps[0].offset.is_zero or len(model.mapping) != 1:
-        return "needs one thread index along x, without offset, and no other"
-    v = maps[0].var
+    maps = {m.axis: m for m in model.mapping if m.kind == "global"}
+    if "x" not in maps or not maps["x"].offset.is_zero or len(model.mapping) != len(maps) or set(maps) - {"x", "y"}:
+        return "needs one thread index along x, without offset, and at most one other, along y"
+    v, w = maps["x"].var, maps["y"].var if "y" in maps else None
     stmts = [c for c in body.named_children if c.type != "comment"]
-    if len(stmts) < 2 or stmts[0].type != "declaration" or v not in idents(t(stmts[0])) \
-            or any(THREAD_BUILTIN.search(t(s)) for s in stmts[1:]):
-        return f"the kernel must begin with the declaration of {v} and use thread indices nowhere else"
-    d = stmts[0].child_by_field_name("declarator")
+    second = [w] if w is not None else []  # a y index (a batch, a second output axis) declared right after v
+    n = 1 + len(second)
+    heads = [next((s for s in stmts[:n] if s.type == "declaration" and x in idents(t(s).split("=")[0])), None) for x in [v, *second]]
+    if len(stmts) < n + 1 or None in heads or len(set(map(id, heads))) != n or any(THREAD_BUILTIN.search(t(s)) for s in stmts[n:]):
+        return f"the kernel must begin with the declaration of {' and '.join([v, *second])} and use thread indices nowhere else"
+    d = heads[0].child_by_field_name("declarator")  # type: ignore[union-attr]
     value = d.child_by_field_name("value") if d is not None and d.type == "init_declarator" else None
-    guard = stmts[1]
+    guard = stmts[n]
     g = next((x for x in model.guards if x.start == guard.start_byte), None)
     if value is None or g is None or v not in dict(g.upper) or guard.child_by_field_name("alternative") is not None:
         return f"needs a guard bounding {v} right after its declaration"
@@ -64,10 +68,10 @@ def find_reduction_loop(source: bytes, dialect: str, name: str | None = None) ->
         cons = guard.child_by_field_name("consequence")
         rest = [c for c in cons.named_children if c.type != "comment"] if cons is not None and cons.type == "compound_statement" else []
         inside, end = g.condition.strip(), guard.end_byte
-        if len(stmts) != 2:
+        if len(stmts) != n + 1:
             return "nothing may follow the guarded block"
     else:
-        rest, inside, end = stmts[2:], f"!({g.condition.strip()})", stmts[-1].end_byte
+        rest, inside, end = stmts[n + 1:], f"!({g.condition.strip()})", stmts[-1].end_byte
     loops = [i for i, s in enumerate(rest) if s.type == "for_statement"]
     if len(loops) != 1 or len(model.loops) != 1:
         return "needs exactly one loop, a for loop, after the guard"
@@ -110,8 +114,8 @@ def find_reduction_loop(source: bytes, dialect: str, name: str | None = None) ->
     line = source.rfind(b"\n", 0, stmts[0].start_byte) + 1
     return ReductionLoop(
         v, lp.var, (ival.start_byte, ival.end_byte), t(loop.child_by_field_name("condition")), red.target, red.op, decl,
-        (stmt.start_byte, stmt.end_byte), spans, (stmts[0].start_byte, stmts[0].end_byte), (value.start_byte, value.end_byte),
+        (stmt.start_byte, stmt.end_byte), spans, (stmts[0].start_byte, stmts[n - 1].end_byte), (value.start_byte, value.end_byte),
         inside, (guard.start_byte, end), tuple((s.start_byte, s.end_byte, s.type == "declaration") for s in before),
-        tuple((s.start_byte, s.end_byte) for s in after), k_unit, i_unit,
+        tuple((s.start_byte, s.end_byte) for s in after), k_unit, i_unit, w,
         re.match(rb"[ \t]*", source[line:]).group(0).decode(),  # type: ignore[union-attr]
     )

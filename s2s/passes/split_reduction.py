@@ -11,7 +11,10 @@ still read whole: a warp takes 4 rows of 8 neighbouring elements). Either way th
 the statements before the loop first and then the sum of the terms: the order of additions changes, within the
 MEP's tolerance; no atomics. The guard becomes a condition, so every thread reaches the shuffle or the barrier.
 In lanes mode each lane reads quads of the row in float4 words where every array steps by one element and the row
-starts 16-byte aligned (passes/_lane_quads.py; `vec=1` keeps one element per lane and trip).
+starts 16-byte aligned (passes/_lane_quads.py; `vec=1` keeps one element per lane and trip). `lanes` under 32 shares
+an output among 4-16 lanes (a shuffle of that width): for short rows, such as batched_gemv16's 16 floats once
+inner-loop-threads and coalesce-remap put the row on x and the batch on y (a kernel's y index is kept; splits mode,
+which needs threadIdx.y, is refused there), 4 lanes of one float4 each read 8 rows of a matrix per warp load.
 """
 from __future__ import annotations
 
@@ -81,13 +84,15 @@ class SplitReduction:
     splits: int = 8  # threads along y sharing an output (splits mode)
     cols: int = 32  # splits mode: outputs (threads along x) per block; 8 or 16 give 2-4x the blocks for as many outputs
     block: int = 256  # threads per block (lanes mode)
+    lanes: int = 32  # lanes mode: threads sharing an output (4: a warp reads 8 rows of 16 floats in one float4 load each)
     vec: int = 4  # lanes mode: 4 = each lane reads quads of the row in float4 words where they qualify (passes/_lane_quads.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if self.mode not in {"auto", "lanes", "splits"} or self.splits not in {2, 4, 8, 16, 32, 64, 128} or self.block % 32 or \
-                not 32 <= self.block <= 1024 or self.vec not in {1, 4} or self.cols not in {8, 16, 32} or self.cols * self.splits > 1024:
+                not 32 <= self.block <= 1024 or self.vec not in {1, 4} or self.cols not in {8, 16, 32} or self.cols * self.splits > 1024 \
+                or self.lanes not in {4, 8, 16, 32}:
             return ("mode must be auto, lanes or splits; splits 2 to 128 (a power of two); cols 8, 16 or 32, cols x splits "
-                    "at most 1024; block a multiple of 32 up to 1024; vec 1 or 4")
+                    "at most 1024; block a multiple of 32 up to 1024; vec 1 or 4; lanes 4, 8, 16 or 32")
         if facts.shared or facts.atomics:
             return "kernel uses shared memory or atomics"
         return True
@@ -101,6 +106,8 @@ class SplitReduction:
             return Refused("the model finds neither a walk along k (for lanes) nor coalesced threads (for splits)")
         if mode == "lanes" and facts.dialect == "opencl":
             return Refused("warp shuffles have no portable OpenCL 1.2 equivalent (splits mode works there)")
+        if mode == "splits" and r.second is not None:
+            return Refused(f"threadIdx.y holds the kernel's index {r.second}: splits mode needs it for the splits")
         ty = facts.param(r.target.split("[")[0].strip())
         acc_ty = ty.base_type if ty is not None else _local_type(source, r)
         n = {w: fresh(facts, source, w) for w in ("part", "lane", "off", "red", "s")}
@@ -110,21 +117,24 @@ class SplitReduction:
             stmt, at = stmt + txt(at, s) + n["part"], e
         stmt += txt(at, r.statement[1])
         axis = ("get_local_id(0)", "get_local_id(1)") if facts.dialect == "opencl" else ("threadIdx.x", "threadIdx.y")
-        step = 32 if mode == "lanes" else self.splits
+        lanes = self.lanes
+        step = lanes if mode == "lanes" else self.splits
         idx = n["lane"] if mode == "lanes" else n["s"]
         loop = f"for (int {r.k} = {txt(*r.init)} + {idx}; {r.upper}; {r.k} += {step})"
         final = f"{r.target} = {r.target} + {n['part']};" if r.op == "= x +" else f"{r.target} += {n['part']};"
         tail = [*("    " + txt(s, e) for s, e, _ in r.before), f"    {final}", *("    " + txt(s, e) for s, e in r.after), "}"]
         work = [f"{acc_ty} {n['part']} = 0;", f"if ({r.inside}) {{", f"    {loop}", f"        {stmt}", "}"]
-        quads = lane_quads(facts, source, r.k, txt(*r.init), r.upper, 32, n["lane"], stmt) if mode == "lanes" and self.vec == 4 else None
+        quads = lane_quads(facts, source, r.k, txt(*r.init), r.upper, lanes, n["lane"], stmt) if mode == "lanes" and self.vec == 4 else None
         if quads is not None:
             work = [*work[:2], *(f"    {line}" for line in quads), "}"]
         if mode == "lanes":
-            code = [f"const int {n['lane']} = {axis[0]} % 32;", *work, f"for (int {n['off']} = 16; {n['off']} > 0; {n['off']} /= 2)",
-                    f"    {n['part']} += __shfl_down_sync(0xffffffffu, {n['part']}, {n['off']});",
+            width = "" if lanes == 32 else f", {lanes}"  # the shuffle within each output's segment of the warp
+            code = [f"const int {n['lane']} = {axis[0]} % {lanes};", *work, f"for (int {n['off']} = {lanes // 2}; {n['off']} > 0; {n['off']} /= 2)",
+                    f"    {n['part']} += __shfl_down_sync(0xffffffffu, {n['part']}, {n['off']}{width});",
                     f"if ({n['lane']} == 0 && ({r.inside})) {{", *tail]
-            edits = [Edit(r.value[0], r.value[1], f"({txt(*r.value)}) / 32")]
-            launch = LaunchChange((self.block, 1, 1), "rows-per-warp", per_item=32)
+            edits = [Edit(r.value[0], r.value[1], f"({txt(*r.value)}) / {lanes}")]
+            shape = (self.block, 1, 1) if r.second is None else (32, self.block // 32, 1)  # 2-D: a warp along x, y as before
+            launch = LaunchChange(shape, "rows-per-warp", per_item=lanes)
         else:
             space, sync = ("__local", "barrier(CLK_LOCAL_MEM_FENCE);") if facts.dialect == "opencl" else ("__shared__", "__syncthreads();")
             code = [f"{space} {acc_ty} {n['red']}[{self.splits}][{self.cols}];", f"const int {n['s']} = {axis[1]};", *work,
@@ -135,7 +145,7 @@ class SplitReduction:
             edits = []
             launch = LaunchChange((self.cols, self.splits, 1), "same-coverage")
         edits.append(Edit(r.mapping[1], r.rest[1], "\n" + r.indent + ("\n" + r.indent).join(code)))
-        what = "32 lanes per output" + (", float4 words" if quads is not None else "") if mode == "lanes" else f"{self.splits} threads along y per output" + (
+        what = f"{lanes} lanes per output" + (", float4 words" if quads is not None else "") if mode == "lanes" else f"{self.splits} threads along y per output" + (
             f", {self.cols} outputs a block" if self.cols != 32 else "")
         return Rewrite(tuple(edits), launch, f"{mode}: {what}")
 
