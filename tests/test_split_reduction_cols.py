@@ -17,6 +17,7 @@ from emulate_cuda_block import same_outputs
 from s2s.lang.edits import Refused
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.registry import Applied, build_pipeline, run_pass, search_space
+from s2s.passes.split_reduction import SplitReduction
 
 ZOO = ROOT / "bench" / "zoo"
 NEW = ("split-reduction{splits=64 cols=8}", "split-reduction{splits=32 cols=16}")
@@ -172,6 +173,16 @@ def test_quad_lanes_on_a_2d_kernel() -> None:
     assert isinstance(got, Refused) and "threadIdx.y holds the kernel's index b" in got.reason
     bad = run_pass(build_pipeline("split-reduction{lanes=3}")[0], refused, "cuda", "batched_gemv16")
     assert isinstance(bad, Refused) and "lanes 4, 8, 16 or 32" in bad.reason
+    wide = run_pass(build_pipeline("split-reduction")[0], refused, "cuda", "batched_gemv16")
+    assert isinstance(wide, Refused) and "split only over 4-16 lanes" in wide.reason
+
+
+def test_2d_sums_are_left_to_the_contraction_passes() -> None:
+    """syrk and syr2k (an output per (i, j) thread, a long sum over k) get no split-reduction step of the search space."""
+    for name in ("syrk", "syr2k"):
+        src = (ZOO / name / f"{name}.cu").read_bytes()
+        for step in SplitReduction.space:
+            assert isinstance(run_pass(build_pipeline(step)[0], src, "cuda", name), Refused), (name, step)
 
 
 @pytest.mark.slow

@@ -13,8 +13,9 @@ MEP's tolerance; no atomics. The guard becomes a condition, so every thread reac
 In lanes mode each lane reads quads of the row in float4 words where every array steps by one element and the row
 starts 16-byte aligned (passes/_lane_quads.py; `vec=1` keeps one element per lane and trip). `lanes` under 32 shares
 an output among 4-16 lanes (a shuffle of that width): for short rows, such as batched_gemv16's 16 floats once
-inner-loop-threads and coalesce-remap put the row on x and the batch on y (a kernel's y index is kept; splits mode,
-which needs threadIdx.y, is refused there), 4 lanes of one float4 each read 8 rows of a matrix per warp load.
+inner-loop-threads and coalesce-remap put the row on x and the batch on y (a kernel's y index is kept, only with
+lanes under 32: a 2-D grid of long sums is a contraction; splits mode, which needs threadIdx.y, is refused there), 4
+lanes of one float4 each read 8 rows of a matrix per warp load.
 """
 from __future__ import annotations
 
@@ -108,6 +109,8 @@ class SplitReduction:
             return Refused("warp shuffles have no portable OpenCL 1.2 equivalent (splits mode works there)")
         if mode == "splits" and r.second is not None:
             return Refused(f"threadIdx.y holds the kernel's index {r.second}: splits mode needs it for the splits")
+        if r.second is not None and self.lanes == 32:  # a 2-D grid of long sums is a contraction: the tiling passes' work
+            return Refused(f"a 2-D kernel (y index {r.second}) is split only over 4-16 lanes (short rows)")
         ty = facts.param(r.target.split("[")[0].strip())
         acc_ty = ty.base_type if ty is not None else _local_type(source, r)
         n = {w: fresh(facts, source, w) for w in ("part", "lane", "off", "red", "s")}
