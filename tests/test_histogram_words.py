@@ -63,6 +63,8 @@ def test_float_loop_gets_float_quads_and_keeps_its_launch() -> None:
     ("grid-stride-fill{vec=4}", HISTO_GLOBAL, "histo_global", "holds one 4-byte element"),
     ("grid-stride-fill{vec=12}", HISTO_SHARED, "histo_shared", "must be 4, 8 or 16"),
     ("shared-histogram{copies=3}", HISTO_GLOBAL, "histo_global", "a power of two"),
+    ("grid-stride-fill{words=2}", HISTO_SHARED, "histo_shared", "with vec=N"),
+    ("grid-stride-fill{vec=16 words=3}", HISTO_SHARED, "histo_shared", "1, 2 or 4 words"),
     ("shared-histogram", HISTO_SHARED, "histo_shared", "copies=N spreads a shared histogram"),
     ("shared-histogram{copies=32 max_bins=1024}",
      HISTO_GLOBAL.replace("unsigned int* hist, int n)", "unsigned int* hist, int n, int nbins)"), "histo_global", "exceed 48 KiB"),
@@ -84,13 +86,14 @@ def test_vec_is_refused_on_opencl() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("offset", [0, 1])
-@pytest.mark.parametrize("copies", [32, 8])
-def test_byte_histogram_counts_every_byte(tmp_path: Path, offset: int, copies: int) -> None:
+@pytest.mark.parametrize(("copies", "words"), [(32, 1), (8, 1), (32, 4), (16, 2)])
+def test_byte_histogram_counts_every_byte(tmp_path: Path, offset: int, copies: int, words: int) -> None:
     """5003 bytes (312 whole words and a tail of 11; off a 16-byte boundary all of them go through the scalar loop)
-    on 3 blocks of 64 threads against the original's 20 blocks of 256: the same 64 counts; a tail that skips its
-    first word, or a flush that reads half the copies, is caught."""
+    on 3 blocks of 64 threads against the original's 20 blocks of 256: the same 64 counts (with 2 or 4 words per
+    thread, 312 words are 1.6 or 0.8 rounds of 192 threads: partial rounds); a tail that skips its first word, or a
+    flush that reads half the copies, is caught."""
     src = HISTO_SHARED.replace("#define N (1 << 26)", "#define N 5003").encode()
-    out = _apply(f"grid-stride-fill{{vec=16}},shared-histogram{{copies={copies}}}", src, "histo_shared")
+    out = _apply(f"grid-stride-fill{{vec=16 words={words}}},shared-histogram{{copies={copies}}}", src, "histo_shared")
     launches = (Launch((20, 1, 1), (256, 1, 1)), Launch((3, 1, 1), (64, 1, 1)))
     counts, scalars = {"data": 5003, "bins": 64}, {"n": "5003"}
     assert same_outputs(tmp_path, "histo_shared", src, out.text, launches, counts, scalars, offset=offset) == "SAME"
@@ -104,14 +107,16 @@ def test_byte_histogram_counts_every_byte(tmp_path: Path, offset: int, copies: i
 
 @pytest.mark.slow
 @pytest.mark.parametrize("offset", [0, 1, 2])
-def test_float_histogram_counts_every_value(tmp_path: Path, offset: int) -> None:
+@pytest.mark.parametrize("words", [1, 4])
+def test_float_histogram_counts_every_value(tmp_path: Path, offset: int, words: int) -> None:
     """4099 floats into 256 bins through 16 copies and float quads (offsets 1 and 2: off the 16-byte boundary)."""
     src = FLOAT_BINS.replace("#define N (1 << 25)", "#define N 4099").encode()
-    out = _apply("shared-histogram{copies=16},grid-stride-fill{vec=16}", src, "histo_global")
+    out = _apply(f"shared-histogram{{copies=16}},grid-stride-fill{{vec=16 words={words}}}", src, "histo_global")
     launches = (Launch((5, 1, 1), (128, 1, 1)), Launch((3, 1, 1), (96, 1, 1)))
     counts, scalars = {"v": 4099, "hist": 256}, {"n": "4099"}
     assert same_outputs(tmp_path, "histo_global", src, out.text, launches, counts, scalars, offset=offset) == "SAME"
-    broken = out.text.replace(b"(int)(v_v.e[j] * 1.79f)", b"(int)(v_v.e[0] * 1.79f)")  # a word's first value 4 times
+    word = b"v_v.e[j]" if words == 1 else b"v_v[u].e[j]"
+    broken = out.text.replace(b"(int)(" + word + b" * 1.79f)", b"(int)(" + word.replace(b"[j]", b"[0]") + b" * 1.79f)")  # a word's first value 4 times
     wrong = same_outputs(tmp_path, "histo_global", src, broken, launches, counts, scalars, offset=offset) != "SAME"
     assert broken != out.text and wrong == (offset == 0)  # off the boundary no word is loaded: the scalar loop counts
 
@@ -123,7 +128,9 @@ def test_rewritten_zoo_histograms_compile_for_sm90(tmp_path: Path) -> None:
     forms = [("histo_shared", HISTO_SHARED, "grid-stride-fill{vec=16},shared-histogram{copies=32}"),
              ("histo_shared", HISTO_SHARED, "grid-stride-fill{vec=16},shared-histogram{copies=8}"),
              ("histo_global", HISTO_GLOBAL, "shared-histogram{copies=32},grid-stride-fill{vec=16}"),
-             ("histo_global", HISTO_GLOBAL, "shared-histogram{copies=16},grid-stride-fill{vec=16}")]
+             ("histo_global", HISTO_GLOBAL, "shared-histogram{copies=16},grid-stride-fill{vec=16}"),
+             ("histo_shared", HISTO_SHARED, "grid-stride-fill{vec=16 words=4},shared-histogram{copies=32}"),
+             ("histo_global", HISTO_GLOBAL, "shared-histogram{copies=16},grid-stride-fill{vec=16 words=4}")]
     shutil.copy(ZOO / "zoo.h", tmp_path / "zoo.h")
     files = []
     for i, (kernel, source, pipeline) in enumerate(forms):

@@ -25,10 +25,11 @@ _WORDS = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsign
 
 
 def vectorized(source: bytes, facts: KernelFacts, vec: int, head: tuple[str, str, str], bound: str, element: str,
-                stride: str, ind: str) -> str | Refused:
+                stride: str, ind: str, count: int = 1) -> str | Refused:
     """The grid-stride loop over runs of V elements: every array the element reads at [i] comes in as whole words of
     V elements (V = vec / the largest element size), unpacked through a union; a scalar loop takes the elements past
-    the last whole run, or all of them when a pointer is not aligned to its word."""
+    the last whole run, or all of them when a pointer is not aligned to its word. count > 1: each thread loads that
+    many words of each array, a grid stride apart, before it runs the element code on any (more bytes in flight)."""
     ty, var, gid = head
     if ty not in {"int", "unsigned", "unsigned int", "long", "long long", "size_t"}:
         return Refused(f"the index `{var}` is a {ty}")
@@ -49,11 +50,14 @@ def vectorized(source: bytes, facts: KernelFacts, vec: int, head: tuple[str, str
     per = vec // max(sizes.values())
     if per < 2:
         return Refused(f"vec={vec} holds one {max(sizes.values())}-byte element: nothing to gain")
-    names = {w: fresh(facts, source, w) for w in ("q", "nv", "j")}
+    names = {w: fresh(facts, source, w) for w in ("q", "nv", "j", "u")}
     words = {a: fresh(facts, source, f"{a}_v") for a in arrays}
-    body = re.sub(at, lambda m: f"{words[m.group(1)]}.e[{names['j']}]" if m.group(1) in words else m.group(0), element)
+    pick = "" if count == 1 else f"[{names['u']}]"
+    body = re.sub(at, lambda m: f"{words[m.group(1)]}{pick}.e[{names['j']}]" if m.group(1) in words else m.group(0), element)
     aligned = " && ".join(f"(reinterpret_cast<unsigned long long>({a}) & {per * s - 1}) == 0" for a, s in sizes.items())
     q, nv, e = names["q"], names["nv"], names["j"]
+    if count > 1:
+        return _several(facts, (ty, var, gid), bound, body, element, stride, ind, (sizes, words, names, per, aligned), count)
     lines = ["{",
              f"    const {ty} {nv} = ({aligned}) ? ({bound}) / {per} : 0;",
              f"    for ({ty} {q} = {gid}; {q} < {nv}; {q} += {stride}) {{",
@@ -75,3 +79,35 @@ def vectorized(source: bytes, facts: KernelFacts, vec: int, head: tuple[str, str
 def _shift(code: str, ind: str, by: int) -> str:
     """A statement's text with its continuation lines (indented from the statement's `ind`) moved right by `by`."""
     return code.replace("\n" + ind, "\n" + ind + " " * by)
+
+
+def _several(facts: KernelFacts, head: tuple[str, str, str], bound: str, body: str, element: str, stride: str, ind: str,
+             made: tuple[dict[str, int], dict[str, str], dict[str, str], int, str], count: int) -> str:
+    (ty, var, gid), (sizes, words, names, per, aligned) = head, made
+    q, nv, e, u = names["q"], names["nv"], names["j"], names["u"]
+    at = f"{q} + {u} * ({stride})"
+    lines = ["{",
+             f"    const {ty} {nv} = ({aligned}) ? ({bound}) / {per} : 0;",
+             f"    for ({ty} {q} = {gid}; {q} < {nv}; {q} += {count} * ({stride})) {{",
+             *(f"        union {{ {_WORDS[per * s]} w; {elem_type(facts.param(a).type)} e[{per}]; }} {words[a]}[{count}];"  # type: ignore[union-attr]
+               for a, s in sizes.items()),
+             "#pragma unroll",
+             f"        for (int {u} = 0; {u} < {count}; ++{u})",
+             f"            if ({at} < {nv}) {{",
+             *(f"                {words[a]}[{u}].w = reinterpret_cast<const {_WORDS[per * s]}*>({a})[{at}];" for a, s in sizes.items()),
+             "            }",
+             "#pragma unroll",
+             f"        for (int {u} = 0; {u} < {count}; ++{u}) {{",
+             f"            if ({at} < {nv}) {{",
+             "#pragma unroll",
+             f"                for (int {e} = 0; {e} < {per}; ++{e}) {{",
+             *([f"                    const {ty} {var} = ({at}) * {per} + {e};"] if re.search(rf"\b{var}\b", body) else []),
+             "                    " + _shift(body, ind, 20 if body.startswith("{") else 16),
+             "                }",
+             "            }",
+             "        }",
+             "    }",
+             f"    for ({ty} {var} = {nv} * {per} + {gid}; {var} < ({bound}); {var} += {stride})"
+             + (" " + _shift(element, ind, 4) if element.startswith("{") else "\n" + ind + "        " + _shift(element, ind, 4)),
+             "}"]
+    return ("\n" + ind).join(lines)

@@ -71,8 +71,9 @@ _ASSIGNED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*(\[[^;]*?\])?\s*(?:[-+*/%&|^
 class GridStrideFill:
     name: ClassVar[str] = "grid-stride-fill"
     priority: ClassVar[int] = 55  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("grid-stride-fill{vec=16}", "grid-stride-fill")
+    space: ClassVar[tuple[str, ...]] = ("grid-stride-fill{vec=16 words=4}", "grid-stride-fill{vec=16}", "grid-stride-fill")
     vec: int = 0  # bytes per load of each array read at [i] (4, 8 or 16); 0 keeps the element's own loads
+    words: int = 1  # with vec: words of each array a thread loads, a grid stride apart, before it uses any (1, 2 or 4)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if not facts.shared and not facts.atomics:
@@ -81,6 +82,8 @@ class GridStrideFill:
             return "needs a 1-D thread mapping along x"
         if self.vec not in (0, 4, 8, 16):
             return f"vec={self.vec}: the load width must be 4, 8 or 16 bytes (0: the element's own loads)"
+        if self.words not in (1, 2, 4) or self.words > 1 and not self.vec:
+            return f"words={self.words}: 1, 2 or 4 words in flight per thread, with vec=N"
         if self.vec and facts.dialect == "opencl":
             return "vec is CUDA/HIP only (OpenCL would need vloadN)"
         return True
@@ -123,7 +126,7 @@ class GridStrideFill:
         scalar = f"for ({ty} {var} = {gid}; {var} < ({bound.strip()}); {var} += {stride})"
         scalar += f" {element}" if then.type == "compound_statement" else f"\n{ind}    {element}"
         if self.vec:
-            vector = vectorized(source, facts, self.vec, (ty, var, gid), bound.strip(), element, stride, ind)
+            vector = vectorized(source, facts, self.vec, (ty, var, gid), bound.strip(), element, stride, ind, self.words)
             if isinstance(vector, Refused):
                 return vector
             new, note = vector, f"{self.vec}-byte loads in a grid-stride loop"
