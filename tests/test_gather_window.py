@@ -97,7 +97,7 @@ _ATOMICS = """\
 static int s2s_reduce(unsigned mask, int v, bool top) {  // __reduce_min_sync / __reduce_max_sync: mask = the lanes present
     int tid = s2s_tid(), here = s2s_size() - (tid & ~31);
     if (mask != (here >= 32 ? 0xffffffffu : (1u << here) - 1u)) { printf("BAD MASK\\n"); fflush(stdout); _Exit(3); }
-    std::barrier<>* bar = s2s_bar(mask, 32);
+    std::barrier<>* bar = s2s_block;  // every thread of the block reduces here (the pass puts it outside any branch)
     std::memcpy(&s2s_slot[tid], &v, sizeof v);
     bar->arrive_and_wait();
     int out = v;
@@ -156,7 +156,7 @@ def _build_run(tmp: Path, program: str, arch: int = 0) -> str:
     gxx = shutil.which("g++")
     assert gxx is not None, "g++ is needed"
     src, exe = tmp / "gather.cpp", tmp / "gather"
-    src.write_text((f"#define __CUDA_ARCH__ {arch}\n" if arch else "") + SHIM + _ATOMICS + program)
+    src.write_text(SHIM + (f"#define __CUDA_ARCH__ {arch}\n" if arch else "") + _ATOMICS + program)
     build = subprocess.run([gxx, "-O1", "-std=c++20", "-pthread", "-w", str(src), "-o", str(exe)], capture_output=True, text=True, timeout=120)
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
@@ -247,3 +247,12 @@ def test_cost_model_counts_a_windowed_read_as_its_shared_read() -> None:
     assert base is not None and after is not None
     assert after.dram_bytes < base.dram_bytes / 3 and after.seconds < base.seconds / 3
     assert after.dram_bytes > 2 * 4 * (1 << 20) * 32  # idx and val still read once
+
+
+def test_block_option_keeps_coverage_and_refuses_a_block_shaped_kernel() -> None:
+    out = _apply("gather-window{cap=6144 block=512}", ELL)
+    assert isinstance(out, Applied) and out.launch is not None
+    assert out.launch.block == (512, 1, 1) and out.launch.grid_from == "same-coverage"
+    assert "multiple of 32" in _reason("gather-window{block=100}", ELL.decode())
+    bounded = ELL.decode().replace("__global__ void spmv_ell", "__global__ void __launch_bounds__(256) spmv_ell")
+    assert "block must stay 0" in _reason("gather-window{block=512}", bounded)

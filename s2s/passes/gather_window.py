@@ -7,17 +7,19 @@ the loop body's declarations before the read, under the kernel's guards); the bl
 (shared-memory atomics) bound a window of at most `cap` elements that the block loads once, coalesced, into shared
 memory. Every read then checks its index against the window at run time and falls back to the global array outside it,
 so any index data is read exactly as before: the window only decides which reads are cheap. Elements between two indices
-the kernel reads are inside the array, so the window never reads past it. The launch is unchanged.
+the kernel reads are inside the array, so the window never reads past it. The launch is kept, or with `block` its
+threads regrouped into blocks of that many (more rows sharing one window).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
 from tree_sitter import Node
 
-from s2s.lang.edits import Edit, Refused, Rewrite
-from s2s.lang.kernel_facts import KernelFacts, idents
+from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
+from s2s.lang.kernel_facts import KernelFacts, idents, shape_bound
 
 from ._common import body_node, fresh, indent_of, node_at, statements, text
 from ._gather import declared, early_return, first_trip, gathers, pure, returns
@@ -86,14 +88,17 @@ __global__ void spmv(const int* rowptr, const int* cols, const float* vals, cons
 class GatherWindow:
     name: ClassVar[str] = "gather-window"
     priority: ClassVar[int] = 28  # before warp-rows: the gather is what bounds an SpMV once its rows are coalesced
-    space: ClassVar[tuple[str, ...]] = ("gather-window{cap=6144}", "gather-window{cap=2560}")
+    space: ClassVar[tuple[str, ...]] = ("gather-window{cap=6144}", "gather-window{cap=6144 block=512}", "gather-window{cap=4096 block=1024}")
     cap: int = 4096  # elements of the window (its shared memory is cap * the element's size)
+    block: int = 0  # threads a block (same coverage: more rows share one window), 0 keeps the launch's
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if facts.dialect == "opencl":
             return "the window's bounds use shared-memory atomicMin/atomicMax (CUDA and HIP only)"
         if self.cap < 256 or self.cap > 12288 or self.cap % 256:
             return "cap must be a multiple of 256 from 256 to 12288 elements"
+        if self.block and (self.block % 32 or not 32 <= self.block <= 1024):
+            return "block must be a multiple of 32 from 32 to 1024 threads (0 keeps the launch's)"
         if facts.dims != 1 or facts.var_for("x") == "":
             return "needs a 1-D thread mapping (i = blockIdx.x * blockDim.x + threadIdx.x)"
         if facts.shared or facts.atomics:
@@ -105,6 +110,9 @@ class GatherWindow:
         found = gathers(facts)
         if isinstance(found, str):
             return Refused(found)
+        lanes = re.sub(r"threadIdx\.x\s*%\s*(?:1|2|4|8|16|32)u?\b", " ", source[facts.body_start : facts.body_end].decode())
+        if self.block and (shape_bound(lanes) or facts.launch_bounds):  # a lane within its warp is the same in any block
+            return Refused("the kernel's work or its __launch_bounds__ depend on the block shape: block must stay 0")
         array, reads = found
         loop = facts.loops[reads[0].loops[0]]
         var = facts.var_for("x")
@@ -174,5 +182,6 @@ class GatherWindow:
             idx = i[i.index("[") + 1 : i.rindex("]")].strip()
             off = f"(unsigned)({idx}) - (unsigned){base}"
             edits.append(Edit(r.start, r.end, f"({off} < (unsigned){n} ? {w}[{off}] : {array}[{idx}])"))
-        return Rewrite(tuple(edits), None, f"reads of {array} through a shared window of up to {cap} elements "
+        launch = LaunchChange((self.block, 1, 1), "same-coverage") if self.block else None
+        return Rewrite(tuple(edits), launch, f"reads of {array} through a shared window of up to {cap} elements "
                                            f"bounded by the block's first-trip indices")
