@@ -49,13 +49,31 @@ def test_byte_histogram_gets_16_byte_words_and_32_copies() -> None:
     assert first.launch is not None and first.launch.grid_from.startswith("extent:")
 
 
-def test_float_loop_gets_float_quads_and_keeps_its_launch() -> None:
-    """histo_global already loops grid-stride: vec=16 takes 4 floats per load there and leaves the launch alone."""
+def test_float_loop_gets_float_quads_on_a_grid_that_fills_the_device() -> None:
+    """histo_global already loops grid-stride: vec=16 takes 4 floats per load there, and its 2048 blocks (each
+    clearing and flushing its histogram) become the 1056 that fill the device (any grid covers the loop)."""
     out = _apply("shared-histogram{copies=32},grid-stride-fill{vec=16}", HISTO_GLOBAL.encode(), "histo_global")
     text = out.text.decode()
     assert "union { uint4 w; float e[4]; } v_v;" in text and "(int)(v_v.e[j] * BINS)" in text
     assert "__shared__ unsigned int hist_s[((BINS < 1024 ? BINS : 1024) * 32)];" in text
-    assert "atomicAdd(&hist_s[bin * 32 + cp], 1u)" in text and out.launch is None
+    assert "atomicAdd(&hist_s[bin * 32 + cp], 1u)" in text
+    assert out.launch is not None and out.launch.resolve((2048, 1, 1), (256, 1, 1)) == ((1056, 1, 1), (256, 1, 1))
+
+
+def test_a_looped_kernel_with_per_block_results_keeps_its_grid() -> None:
+    src = b"""__global__ void per_block(const unsigned char* d, int* bins, int n)
+{
+    __shared__ int h[16];
+    if (threadIdx.x < 16) h[threadIdx.x] = 0;
+    __syncthreads();
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        atomicAdd(&h[d[i] & 15], 1);
+    __syncthreads();
+    if (threadIdx.x < 16) bins[blockIdx.x * 16 + threadIdx.x] = h[threadIdx.x];
+}
+"""
+    out = _apply("grid-stride-fill{vec=16}", src, "per_block")
+    assert out.launch is None and "uint4" in out.text.decode()
 
 
 @pytest.mark.parametrize(("pipeline", "source", "kernel", "why"), [

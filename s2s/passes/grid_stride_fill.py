@@ -12,8 +12,9 @@ outside the index), S has no barrier, return or jump, S changes no variable decl
 independent), and the index is not used after the guard. What S adds up (atomics) is then added in another grouping.
 vec=N (4, 8 or 16 bytes; CUDA/HIP): every array that S only reads at [i] comes in as N-byte words unpacked in
 registers (passes/_vector_words.py): histo_shared's one byte per load moved 32 B per warp instruction, 512 B with
-uint4 words. It also applies to a kernel that already loops grid-stride (`for (i = GID; i < n; i += STRIDE) S`; the
-launch then stays); it refuses arrays S writes and element sizes that do not divide N.
+uint4 words. It also applies to a kernel that already loops grid-stride (`for (i = GID; i < n; i += STRIDE) S`; its
+grid then fills the device too, unless the block-level code depends on the block); it refuses arrays S writes and
+element sizes that do not divide N.
 """
 from __future__ import annotations
 
@@ -133,9 +134,10 @@ class GridStrideFill:
         else:
             new, note = scalar, "a grid-stride loop over the elements"
         dev = Device()
-        launch = None if looped else LaunchChange(None, f"extent:{dev.sms * dev.threads_per_sm}")
+        keep = looped and bool(_BLOCK_DEPENDENT.search(rest))  # per-block results: the grid is part of the output
+        launch = None if keep else LaunchChange(None, f"extent:{dev.sms * dev.threads_per_sm}")
         return Rewrite((Edit(first.start_byte, last.end_byte, new),), launch,
-                       note + ("" if looped else " on a grid that fills the device"))
+                       note + ("" if keep else " on a grid that fills the device"))
 
 
 _Found = tuple[Node, Node, tuple[str, str, str], str, Node]
