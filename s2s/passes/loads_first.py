@@ -25,6 +25,7 @@ from s2s.lang.kernel_facts import KernelFacts, idents
 from s2s.lang.parsing import src
 
 from ._common import body_node, fresh, indent_of, statements
+from ._index_steps import elem
 from .thread_coarsen import _BARRIERS
 
 EXAMPLE_DIALECT = "cuda"
@@ -91,7 +92,7 @@ class LoadsFirst:
         regs = [fresh(facts, source, f"v{k}") for k in range(len(run))]
         types: dict[str, list[str]] = {}
         for k, (_, _, arr, *_r) in enumerate(run):
-            ty = _elem(source, facts, arr)
+            ty = elem(source, facts, arr)
             if not ty:
                 return Refused(f"the element type of `{arr}` is not known")
             types.setdefault(ty, []).append(regs[k])
@@ -128,12 +129,3 @@ def _update(source: bytes, s: Node) -> tuple[str, str, str, str, str] | None:
     if m is None or "=" in re.sub(r"[=!<>]=", "", m.group(4)) or "++" in m.group(4) or "--" in m.group(4):
         return None
     return guard, m.group(1), m.group(2), m.group(3), m.group(4)
-
-
-def _elem(source: bytes, facts: KernelFacts, name: str) -> str:
-    p = facts.param(name)
-    if p is not None:
-        return p.base_type.replace("const", "").strip() if p.pointer else ""
-    body = source[facts.body_start:facts.body_end].decode("utf-8", "replace")
-    m = re.search(rf"(?:const\s+)?(\w+)\s*(?:const\s+)?\*\s*(?:const\s+|__restrict__\s+)*{re.escape(name)}\s*=", body)
-    return m.group(1) if m else ""

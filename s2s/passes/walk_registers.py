@@ -22,12 +22,12 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from s2s.lang import index_split as ix
-from s2s.lang.cexpr import EvalError, evaluate
 from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts, idents
 from s2s.lang.parsing import src
 
 from ._common import fresh, indent_of, node_at, statements, walk
+from ._index_steps import diff, elem, offset, whole
 from .thread_coarsen import _BARRIERS, _assigned, _declares
 
 EXAMPLE_DIALECT = "cuda"
@@ -68,14 +68,6 @@ __global__ void heat(const float* u, float* v, int nx, int ny, int nz)
 MAX_WINDOW = 9
 _BRANCHES = re.compile(r"\bif\b|\?|&&|\|\||\bcontinue\b|\bbreak\b|\breturn\b|\bgoto\b|\bfor\b|\bwhile\b|\bdo\b|\bswitch\b")
 _STEP = re.compile(r"^\s*(?:(\w+)\s*\+\+|\+\+\s*(\w+)|(\w+)\s*\+=\s*1)\s*$")
-
-
-def _value(expr: str, env: dict[str, int]) -> int | None:
-    try:
-        v = evaluate(expr, lambda n: env.get(n))
-    except (EvalError, ZeroDivisionError):
-        return None
-    return v if isinstance(v, int) else None
 
 
 @dataclass(frozen=True)
@@ -159,12 +151,12 @@ class WalkRegisters:
             by_array.setdefault(arr, []).append((sub, e, k))
         for arr, items in by_array.items():
             base = expand(items[0][1])
-            steps = [_diff(base, lp.var, env) for env in envs]
+            steps = [diff(base, lp.var, env) for env in envs]
             if any(not st for st in steps):
                 continue
             col: dict[int, list[tuple[Node, str, int]]] = {}
             for sub, e, k in items:
-                offs = {_whole(_offset(expand(e), base, env), st) for env, st in zip(envs, steps)}
+                offs = {whole(offset(expand(e), base, env), st) for env, st in zip(envs, steps)}
                 if len(offs) == 1 and None not in offs:
                     off = offs.pop()
                     assert off is not None
@@ -182,8 +174,8 @@ class WalkRegisters:
         later = {nm for s in stmts[first_stmt:] for nm in ([_declares(source, s)] if s.type == "declaration" else [])}
         if any(idents(items[0][1]) & later for items in col.values()):
             return Refused("an index reads a name declared after the first read")
-        elem = _elem(source, facts, arr)
-        if not elem:
+        ety = elem(source, facts, arr)
+        if not ety:
             return Refused(f"the element type of `{arr}` is not known")
         count = len(col) + self.ahead
         regs = [fresh(facts, source, f"w{i}") for i in range(count)]
@@ -193,7 +185,7 @@ class WalkRegisters:
         ind = indent_of(source, node.start_byte) if node is not None else ""
         sind = indent_of(source, stmts[first_stmt].start_byte)
         edits = [Edit(node.start_byte, node.start_byte,  # type: ignore[union-attr]
-                      f"{elem} {', '.join(regs)};\n{ind}bool {flag} = true;\n{ind}")]
+                      f"{ety} {', '.join(regs)};\n{ind}bool {flag} = true;\n{ind}")]
         bound = re.fullmatch(rf"\s*{re.escape(lp.var)}\s*(<=?)\s*(.+?)\s*", lp.cond)
         if self.ahead and (bound is None or idents(bound.group(2)) & (assigned | set(local) | {lp.var})):
             return Refused(f"ahead={self.ahead} needs the loop condition `{lp.var} < BOUND` with a bound the body keeps")
@@ -219,27 +211,3 @@ class WalkRegisters:
         return Rewrite(tuple(sorted(edits, key=lambda e: e.start)), None,
                        f"`{arr}` along `{lp.var}`: {len(regs)} registers, one load a step instead of {len(col)}"
                        + (f", {self.ahead} step(s) ahead" if self.ahead else ""))
-
-
-def _diff(expr: str, var: str, env: dict[str, int]) -> int | None:
-    a, b = _value(expr, {**env, var: 7}), _value(expr, {**env, var: 8})
-    return None if a is None or b is None else b - a
-
-
-def _whole(off: int | None, step: int | None) -> int | None:
-    """off / step where it is a whole number of steps."""
-    return None if off is None or not step or off % step else off // step
-
-
-def _offset(expr: str, base: str, env: dict[str, int]) -> int | None:
-    a, b = _value(expr, env), _value(base, env)
-    return None if a is None or b is None else a - b
-
-
-def _elem(source: bytes, facts: KernelFacts, name: str) -> str:
-    p = facts.param(name)
-    if p is not None:
-        return p.base_type.replace("const", "").strip() if p.pointer else ""
-    body = source[facts.body_start:facts.body_end].decode("utf-8", "replace")
-    m = re.search(rf"(?:const\s+)?(\w+)\s*(?:const\s+)?\*\s*(?:const\s+|__restrict__\s+)*{re.escape(name)}\s*=", body)
-    return m.group(1) if m else ""
