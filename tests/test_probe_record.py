@@ -105,6 +105,7 @@ def test_the_probe_runs_on_the_first_evaluation_only(rowsum: Path, tmp_path: Pat
     second = evaluate(rowsum, "unrolled", harness_lock=lock)
     assert second.verdict == "ok", second.messages
     assert "probe" not in second.phase_seconds and "checks" in second.phase_seconds, second.phase_seconds
+    assert second.phase_seconds.get("timing", 0.0) > 0.0, second.phase_seconds  # the fill before it is host.inputs
     assert not any(m.startswith(CLEAN) for m in second.messages)  # the harness did not probe
     assert any("not repeated (--no-probe" in m for m in second.messages)
     assert any(m.startswith("bounds probe: recorded by an earlier evaluation of the reference") for m in second.messages)

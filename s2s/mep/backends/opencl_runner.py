@@ -931,8 +931,9 @@ class Run:
 
     # -- timing ----
     def time_both(self, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Both kernels timed in alternation on the input set of `seed`, which the caller filled (fill_set) before it
+        took the device: the host's fill is no part of the held time."""
         cl, np = self.cl, self.np
-        self.fill_set(seed)
         self.reset()
         for b in self.bufs:
             if b.base is not None and b.role == "inout":
@@ -1097,6 +1098,7 @@ def main(argv: list[str] | None = None) -> int:
                     sets += 1
             verdict = "ok" if ok else "wrong-output"
             if ok and not args.no_time:
+                run.fill_set(cfg.seed)
                 with device_held(True, "timing"):
                     ref, var = run.time_both(cfg.seed)
                 result["reference"], result["variant"] = ref, var
