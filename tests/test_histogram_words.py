@@ -189,3 +189,18 @@ def test_spread_copies_keep_a_seeded_bin(tmp_path: Path) -> None:
     assert same_outputs(tmp_path, "histo_seeded", src, out.text, launches, counts, scalars) == "SAME"
     broken = out.text.replace(b"local_c == 0 ? local_v : (int)0", b"local_v")
     assert broken != out.text and same_outputs(tmp_path, "histo_seeded", src, broken, launches, counts, scalars) != "SAME"
+
+
+def test_cost_model_ranks_the_word_forms_ahead_of_the_original() -> None:
+    """The model cannot read the words (reinterpret_cast) but counts the scalar tail `for (i = nv * 16 + GID; ...)` as
+    coalesced, and the global fallback of an out-of-range bin (`else atomicAdd(&hist[bin], ..)`) as the shared add it
+    stands in for: the histograms' word forms come before the forms that keep 32M scattered global atomics."""
+    from s2s.optimize.cost import predict
+
+    n = float(1 << 25)
+    original = predict(HISTO_GLOBAL.encode(), "cuda", "histo_global", (2048, 1, 1), (256, 1, 1), {"n": n})
+    out = _apply("shared-histogram{copies=16},grid-stride-fill{vec=16 words=4}", HISTO_GLOBAL.encode(), "histo_global")
+    words = predict(out.text, "cuda", "histo_global", (1056, 1, 1), (256, 1, 1), {"n": n})
+    assert original is not None and words is not None
+    assert words.dram_bytes < 0.15 * original.dram_bytes and words.seconds < 0.2 * original.seconds
+    assert 4 * n <= words.dram_bytes < 5 * n  # the 128 MB of floats once, not a sector per element

@@ -93,7 +93,7 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
         values[GRID_THREADS] = float(threads)
     dram = l1 = 0.0
     neighbours: dict[tuple[object, ...], float] = {}  # DRAM bytes of a stencil's neighbour reads: the largest one counts
-    other_branch = _other_branch(source, model) | _windowed(source, dialect, model)
+    other_branch = _other_branch(source, model) | _windowed(source, dialect, model) | _fallback(source, dialect, model)
     first_time = _once(source, model)
     for n, a in enumerate(model.accesses):
         if n in other_branch:
@@ -112,6 +112,8 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
         if runs is None:
             return None
         per_lane = {"coalesced": 1.0, "uniform": 1.0 / 32}.get(a.pattern, SECTOR / a.element_bytes)
+        if a.pattern == "unknown" and _offset_grid_stride(source, model, a, strided):
+            per_lane = 1.0
         shared = 1.0
         for axis in a.shared_by(("x", "y")):
             shared *= block["xy".index(axis)]
@@ -336,6 +338,23 @@ def _windowed(source: bytes, dialect: str, model: KernelModel) -> frozenset[int]
                      and any(lo <= a.start and a.end <= hi for lo, hi in arms))
 
 
+def _fallback(source: bytes, dialect: str, model: KernelModel) -> frozenset[int]:
+    """Global accesses in the `else` of `if (in range) atomicAdd(&shared[..], v); else ...` (passes/shared_histogram.py:
+    a bin outside the block's shared copy falls back to the global histogram): counted as their shared add."""
+    if not model.shared:
+        return frozenset()
+    arms = []
+    stack = [parse(source, dialect).root_node]
+    while stack:
+        n = stack.pop()
+        stack.extend(n.children)
+        hit, alt = n.child_by_field_name("consequence"), n.child_by_field_name("alternative")
+        if n.type == "if_statement" and hit is not None and alt is not None and \
+                re.match(rf"\s*\{{?\s*atomicAdd\s*\(\s*&\s*(?:{'|'.join(map(re.escape, model.shared))})\s*\[", src(source, hit)):
+            arms.append((alt.start_byte, alt.end_byte))
+    return frozenset(i for i, a in enumerate(model.accesses) if any(lo <= a.start and a.end <= hi for lo, hi in arms))
+
+
 WINDOW = 8  # a constant-bounded loop of at most this many steps, moving an index with a thread: a stencil's window
 ROWS = 40  # a constant-bounded loop over rows that neighbouring threads' loops continue (a register window's)
 
@@ -449,6 +468,18 @@ def _grid_strided(source: bytes, model: KernelModel) -> frozenset[int]:
         if lp.step is None and end > 0 and _GRID_STEP.search(head[:end].rsplit(";", 1)[-1]):
             out.add(i)
     return frozenset(out)
+
+
+_GID_LAST = re.compile(r"=\s*\S.*\+\s*(?:blockIdx\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*blockIdx\.x)\s*\+\s*threadIdx\.x\s*;")
+
+
+def _offset_grid_stride(source: bytes, model: KernelModel, a: ArrayAccess, strided: frozenset[int]) -> bool:
+    """`P[i]` in `for (int i = START + GID; ...; i += GRID STRIDE)` (the scalar tail after whole words,
+    passes/_vector_words.py): consecutive threads read consecutive elements whatever START, which the model cannot read."""
+    lp = model.loops[a.nest[-1]] if a.nest else None
+    if lp is None or a.nest[-1] not in strided or a.flat is None or a.flat.terms != (((lp.var,), 1),):
+        return False
+    return bool(_GID_LAST.search(source[lp.start:lp.end].decode("utf-8", "replace").split(";", 1)[0] + ";"))
 
 
 def _runs(model: KernelModel, loops: tuple[int, ...], values: dict[str, float], strided: frozenset[int] = frozenset()) -> float | None:

@@ -72,7 +72,10 @@ _ASSIGNED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*(\[[^;]*?\])?\s*(?:[-+*/%&|^
 class GridStrideFill:
     name: ClassVar[str] = "grid-stride-fill"
     priority: ClassVar[int] = 55  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("grid-stride-fill{vec=16 words=4}", "grid-stride-fill{vec=16}", "grid-stride-fill")
+    # measured on the H200 at e1c49fb: histo_shared 61% of the copy bandwidth with vec=16 and 32 copies, 56% without them
+    space: ClassVar[tuple[str, ...]] = ("grid-stride-fill{vec=16 words=4},shared-histogram{copies=32}",
+                                        "grid-stride-fill{vec=16},shared-histogram{copies=32}", "grid-stride-fill{vec=16 words=4}",
+                                        "grid-stride-fill")
     vec: int = 0  # bytes per load of each array read at [i] (4, 8 or 16); 0 keeps the element's own loads
     words: int = 1  # with vec: words of each array a thread loads, a grid stride apart, before it uses any (1, 2 or 4)
 
@@ -113,6 +116,10 @@ class GridStrideFill:
             return Refused(f"`{var}` is used outside its guard")
         if _JUMPS.search(element) or _BLOCK_DEPENDENT.search(element):
             return Refused("a barrier, return or jump (or a block index) in the element's code")
+        lone = [a.target for a in facts.atomics if then.start_byte <= a.start < then.end_byte
+                and re.fullmatch(r"&?\s*(\w+)(?:\s*\[\s*0\s*\])?", a.target.strip())]
+        if any((p := facts.param(re.sub(r"\W|\[0\]", "", t))) is not None and p.pointer for t in lone):
+            return Refused("every element adds into one global address: atomic-accumulate sums in registers first")
         declared = set(re.findall(r"\b(?:(?:const|unsigned|signed|long|short|int|float|double|char|bool|auto|size_t)\s+)+"
                                   r"([A-Za-z_]\w*)", element))
         for m in _ASSIGNED.finditer(element):

@@ -59,7 +59,11 @@ _TARGET = re.compile(r"^&\s*(\w+)\s*\[(.+)\]$|^(\w+)\s*\+\s*(.+)$", re.S)
 class SharedHistogram:
     name: ClassVar[str] = "shared-histogram"
     priority: ClassVar[int] = 70  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("shared-histogram{copies=32}", "shared-histogram")
+    # with 16-byte words on a grid that fills the device (a grid-stride loop covers any grid): histo_global's 256 bins
+    # of floats; 16 copies (16 KiB) keep 8 blocks of 256 per SM, one wave
+    space: ClassVar[tuple[str, ...]] = ("shared-histogram{copies=16},grid-stride-fill{vec=16 words=4}",
+                                        "shared-histogram,grid-stride-fill{vec=16 words=4}", "shared-histogram",
+                                        "shared-histogram{copies=32}")
     max_bins: int = 1024
     copies: int = 1  # sub-histograms, bin-major (bin * copies + thread % copies): a warp's adds spread over the banks
 
