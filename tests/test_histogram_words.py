@@ -82,6 +82,8 @@ def test_a_looped_kernel_with_per_block_results_keeps_its_grid() -> None:
     ("grid-stride-fill{vec=12}", HISTO_SHARED, "histo_shared", "must be 4, 8 or 16"),
     ("shared-histogram{copies=3}", HISTO_GLOBAL, "histo_global", "a power of two"),
     ("grid-stride-fill{words=2}", HISTO_SHARED, "histo_shared", "with vec=N"),
+    ("grid-stride-fill{vec=16}", (ZOO / "reduce_atomic" / "reduce_atomic.cu").read_text(), "reduce_atomic",
+     "every element adds into one global address"),
     ("grid-stride-fill{vec=16 words=3}", HISTO_SHARED, "histo_shared", "1, 2 or 4 words"),
     ("shared-histogram", HISTO_SHARED, "histo_shared", "copies=N spreads a shared histogram"),
     ("shared-histogram{copies=32 max_bins=1024}",
