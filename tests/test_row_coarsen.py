@@ -44,17 +44,19 @@ def test_zoo_batched_gemm8_becomes_a_thread_per_row_with_float4_words() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("opts,offset", [({}, 0), ({}, 1), ({"vec": "1"}, 0)])
+@pytest.mark.parametrize("opts,offset", [({}, 0), ({}, 1), ({"vec": "1"}, 0), ({"kvec": "1"}, 0), ({"kvec": "1"}, 1)])
 def test_zoo_batched_gemm8_computes_what_the_original_does(tmp_path: Path, opts: dict[str, str], offset: int) -> None:
     """offset 1: every buffer starts one float past a 16-byte boundary, so the run-time check takes the scalar form."""
     before = _zoo()
     after, old, new = _apply(before, opts)
     counts = {"A": BATCH * 64, "B": BATCH * 64, "C": BATCH * 64}
     assert same_outputs(tmp_path, "batched_gemm8", before, after, (old, new), counts, {}, offset=offset) == "SAME"
-    vector = not opts and offset == 0
+    vector = "vec" not in opts and offset == 0
     lane = b"s[col + 3] += a[r * DIM + k] * v0.w;" if vector else b"s[col] += a[r * DIM + k] * bb[k * DIM + col];"
+    if vector and "kvec" in opts:
+        lane = b"s[col + 3] += a0.z * v0.w;"  # k + 2's element of A's word, B's row k + 2
     assert lane in after
-    wrong = after.replace(lane, lane.replace(b"a[r * DIM + k]", b"a[r * DIM + (k + 1) % DIM]"))
+    wrong = after.replace(lane, lane.replace(b"a[r * DIM + k]", b"a[r * DIM + (k + 1) % DIM]").replace(b"a0.z", b"a0.y"))
     assert same_outputs(tmp_path, "batched_gemm8", before, wrong, (old, new), counts, {}, offset=offset) != "SAME"
 
 
@@ -112,6 +114,19 @@ def test_refusals(change: str, why: str) -> None:
     assert why in res.reason, res.reason
 
 
+def test_kvec_loads_the_shared_row_in_words() -> None:
+    out, _, _ = _apply(_zoo(262144), {"kvec": "1"}, batch=262144)
+    text = out.decode()
+    assert "for (int k = 0; k < DIM; k += 4) {" in text and "float4 a0 = *(const float4*)&a[r * DIM + k];" in text
+    assert "float4 v0 = *(const float4*)&bb[(k + 3) * DIM + col];" in text and "((unsigned long long)a & 15) == 0" in text
+    shifted = _zoo().decode().replace("for (int k = 0; k < DIM; k++)", "for (int k = 1; k < DIM; k++)")
+    res = run_pass(make_pass("row-coarsen", {"kvec": "1"}), shifted.encode(), "cuda", "batched_gemm8")
+    assert isinstance(res, Refused) and "compile-time multiple of 4" in res.reason, res
+    strided = _zoo().decode().replace("a[r * DIM + k]", "a[k * DIM + r]")
+    res = run_pass(make_pass("row-coarsen", {"kvec": "1"}), strided.encode(), "cuda", "batched_gemm8")
+    assert isinstance(res, Refused) and "steps by one element along k" in res.reason, res
+
+
 def test_a_double_sum_keeps_scalars_and_opencl_is_refused() -> None:
     text = _zoo().decode().replace("float s = 0.0f;", "double s = 0.0;")
     res = run_pass(make_pass("row-coarsen"), text.encode(), "cuda", "batched_gemm8")
@@ -145,7 +160,7 @@ def test_round_one_evaluates_it_first_on_the_zoo_kernel() -> None:
     state = State(manifest=m, original=data, kernel="batched_gemm8", dialect="cuda",
                   facts=kernel_facts(data, "cuda", "batched_gemm8"))
     first = [c.origin.removeprefix("pass:") for c in BuiltinProposer().propose(state)]
-    assert set(first[:3]) == {"row-coarsen", "row-coarsen{vec=1}", "row-coarsen,launch-config{block=128}"}, first[:5]
+    assert set(first[:4]) == {"row-coarsen", "row-coarsen{kvec=1}", "row-coarsen{vec=1}", "row-coarsen,launch-config{block=128}"}, first
 
 
 @pytest.mark.slow

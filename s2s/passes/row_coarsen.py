@@ -95,8 +95,10 @@ _STORE = re.compile(r"^(\w+)\s*\[(.+)\]\s*=\s*(\w+)\s*;$", re.S)
 class RowCoarsen:
     name: ClassVar[str] = "row-coarsen"
     priority: ClassVar[int] = 10  # a batched small product's first step: no other pass reaches its loads
-    space: ClassVar[tuple[str, ...]] = ("row-coarsen", "row-coarsen{vec=1}", "row-coarsen,launch-config{block=128}")
+    space: ClassVar[tuple[str, ...]] = ("row-coarsen", "row-coarsen{kvec=1}", "row-coarsen{vec=1}",
+                                        "row-coarsen,launch-config{block=128}")
     vec: int = 4  # 4: float4 words where proven; 1: scalar
+    kvec: bool = False  # also the row's shared operand in float4 words along k (_row_words.vector_lines)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if self.vec not in {1, 4}:
@@ -193,7 +195,6 @@ class RowCoarsen:
         if any(re.search(word(t), s) for s in new_decls) or re.search(word(t), guard_cond):
             return Refused(f"`{t}` is read other than as `{t} / E` before the sum")
         ind = indent_of(source, head.start_byte)
-        inner = ind + ("    " if guard is not None else "")
         lines = [f"int {row} = {src(source, value)};", *new_decls]
         work_lines = [src(source, s) for s in pre]
         work_lines += [f"{acc_type} {acc}[{row_len}];", "#pragma unroll",
@@ -201,7 +202,8 @@ class RowCoarsen:
         scalar = [f"for ({head_text}) {{", "    #pragma unroll", f"    for (int {col} = 0; {col} < {row_len}; ++{col})",
                   f"        {acc}[{col}] += {expr_t};", "}", "#pragma unroll",
                   f"for (int {col} = 0; {col} < {row_len}; ++{col})", f"    {out}[{out_index_t}] = {acc}[{col}];"]
-        vector = vector_lines(source, facts, expr_t, out, out_index_t, col, acc, acc_type, row_len, head_text, macros) if self.vec == 4 else None
+        vector = vector_lines(source, facts, expr_t, out, out_index_t, col, acc, acc_type, row_len, head_text, macros,
+                              self.kvec) if self.vec == 4 else None
         if isinstance(vector, Refused):
             return vector
         if vector is None:
@@ -209,11 +211,8 @@ class RowCoarsen:
         else:
             check, vlines = vector
             work_lines += [f"if ({check}) {{", *("    " + x for x in vlines), "} else {", *("    " + x for x in scalar), "}"]
-        new = "\n".join(ind + x for x in lines)
-        if guard is not None:
-            new += f"\n{ind}if {guard_cond} {{\n" + "\n".join(inner + x for x in work_lines) + f"\n{ind}}}"
-        else:
-            new += "\n" + "\n".join(ind + x for x in work_lines)
+        new = "\n".join(ind + x for x in lines) + (f"\n{ind}if {guard_cond} {{" if guard is not None else "")
+        new += "\n" + "\n".join(ind + "    " * (guard is not None) + x for x in work_lines) + (f"\n{ind}}}" if guard is not None else "")
         edit = Edit(head.start_byte - len(ind), stmts[-1].end_byte, new)
         return Rewrite((edit,), LaunchChange(None, "coarsen-x", per_item=row_len),
                        f"a thread per row of {row_len} outputs" + (" (float4 words where aligned)" if vector else ""))
