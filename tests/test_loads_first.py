@@ -102,3 +102,45 @@ def test_nvcc_compiles_the_rewrite(tmp_path: Path) -> None:
     shutil.copy(ZOO / "zoo.h", tmp_path / "zoo.h")
     r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / "k.o")], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+FDTD_CL = """\
+__kernel void fdtd(__global float* ex, __global float* ey, __global const float* hz, int nx, int ny)
+{
+    int t = get_global_id(0);
+    int i = t / ny;
+    int j = t % ny;
+    if (i >= nx) return;
+    if (i > 0) ey[i * ny + j] = ey[i * ny + j] - 0.5f * (hz[i * ny + j] - hz[(i - 1) * ny + j]);
+    if (j > 0) ex[i * (ny + 1) + j] -= 0.5f * (hz[i * ny + j] - hz[i * ny + j - 1]);
+}
+"""
+
+
+@pytest.mark.slow
+def test_opencl_fdtd_matches_the_original_on_pocl(tmp_path: Path) -> None:
+    pytest.importorskip("pyopencl")
+    from mep_util import ParamSpec, make_mep, manifest
+
+    from s2s.lang.kernel_facts import kernel_facts
+    from s2s.mep.evaluate import evaluate
+    from s2s.mep.manifest import load
+    from s2s.optimize.loop import write_variant
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    params = [ParamSpec("ex", "__global float*", "inout", "float", count=NXF * (NYF + 1), space="global"),
+              ParamSpec("ey", "__global float*", "inout", "float", count=(NXF + 1) * NYF, space="global"),
+              ParamSpec("hz", "__global const float*", "in", "float", count=NXF * NYF, space="global"),
+              ParamSpec("nx", "int", "scalar", "int", value=NXF), ParamSpec("ny", "int", "scalar", "int", value=NYF)]
+    mep = make_mep(tmp_path / "mep", FDTD_CL, manifest("fdtd", "opencl", "kernel.cl", params, (-(-NXF * NYF // 64) * 64, 1, 1),
+                                                       (64, 1, 1), repetitions=3, warmup=1, timeout_s=60.0))
+    state = State(manifest=load(mep), original=FDTD_CL.encode(), kernel="fdtd", dialect="opencl",
+                  facts=kernel_facts(FDTD_CL.encode(), "opencl", "fdtd"))
+    cand = apply_pipeline("loads-first", state)
+    assert not isinstance(cand, str), cand
+    assert b"if (g0) ey[i * ny + j] = v0;" in cand.source
+    write_variant(mep, state.manifest.kernel_file, cand)
+    m = evaluate(mep, cand.id)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+    assert m.outputs and all(o.ok for o in m.outputs)

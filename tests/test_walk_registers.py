@@ -135,3 +135,48 @@ def test_nvcc_compiles_the_rewrite(tmp_path: Path) -> None:
     shutil.copy(ZOO / "zoo.h", tmp_path / "zoo.h")
     r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / "k.o")], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+HEAT_CL = """\
+__kernel void heat(__global const float* u, __global float* v, int nx, int ny, int nz)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x < 1 || x >= nx - 1 || y < 1 || y >= ny - 1) return;
+    for (int z = 1; z < nz - 1; z++) {
+        int c = (z * ny + y) * nx + x;
+        v[c] = 0.4f * u[c] + 0.1f * (u[c - 1] + u[c + 1] + u[c - nx] + u[c + nx] + u[c - nx * ny] + u[c + nx * ny]);
+    }
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ahead", [0, 1])
+def test_opencl_heat_matches_the_original_on_pocl(tmp_path: Path, ahead: int) -> None:
+    pytest.importorskip("pyopencl")
+    from mep_util import ParamSpec, make_mep, manifest
+
+    from s2s.lang.kernel_facts import kernel_facts
+    from s2s.mep.evaluate import evaluate
+    from s2s.mep.manifest import load
+    from s2s.optimize.loop import write_variant
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    n = NX * NY * NZ
+    params = [ParamSpec("u", "__global const float*", "in", "float", count=n, space="global"),
+              ParamSpec("v", "__global float*", "out", "float", count=n, space="global"),
+              ParamSpec("nx", "int", "scalar", "int", value=NX), ParamSpec("ny", "int", "scalar", "int", value=NY),
+              ParamSpec("nz", "int", "scalar", "int", value=NZ)]
+    mep = make_mep(tmp_path / "mep", HEAT_CL, manifest("heat", "opencl", "kernel.cl", params, (16, 16, 1), (8, 8, 1),
+                                                      repetitions=3, warmup=1, timeout_s=60.0))
+    state = State(manifest=load(mep), original=HEAT_CL.encode(), kernel="heat", dialect="opencl",
+                  facts=kernel_facts(HEAT_CL.encode(), "opencl", "heat"))
+    cand = apply_pipeline(f"walk-registers{{ahead={ahead}}}", state)
+    assert not isinstance(cand, str), cand
+    assert b"w2 = u[c + nx * ny];" in cand.source or ahead
+    write_variant(mep, state.manifest.kernel_file, cand)
+    m = evaluate(mep, cand.id)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+    assert m.outputs and all(o.ok for o in m.outputs)
