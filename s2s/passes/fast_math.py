@@ -74,7 +74,8 @@ FAST = {"expf": "__expf", "logf": "__logf", "sinf": "__sinf", "cosf": "__cosf"}
 class FastMath:
     name: ClassVar[str] = "fast-math"
     priority: ClassVar[int] = 140  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("fast-math",)
+    # an all-pairs loop (nbody_soa, H200: 3.07x against 2.26x alone and 1.30x for the tiling alone) tries the tiled form in round 1
+    space: ClassVar[tuple[str, ...]] = ("fast-math,smem-allpairs{tile=256}", "fast-math")
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if facts.dialect == "opencl":
