@@ -3,13 +3,18 @@ before the loop into a local.
 
 The compiler keeps such loads in the loop when the loop stores through another pointer that might alias the array
 (`out[i*m + j] = a[i*m + j] * s[i]`: s[i] is read again after every store to out). From the kernel model: the load's
-index is affine and uses neither the loop's variable nor anything the loop assigns, the array is a parameter the
-kernel never writes, and the load runs on every iteration (no condition, short-circuit or jump in the loop on the way
-to it). The hoisted load runs only when the loop runs at least once, so it reads nothing the original does not.
+index is affine (or arithmetic on variables: smem-allpairs' `i`) and uses neither the loop's variable nor anything the
+loop assigns, the array is a parameter the kernel never writes, the load is not under a condition or short-circuit in
+the loop body, and the loop has no `return` or `goto`. A `continue` or `break` (an n-body loop's `if (j == i) continue;`)
+is accepted: it can skip the load on some iterations, but the array is never written and the index is the same on every
+iteration, so the hoisted value is what every load that does run reads. The hoisted load runs only when the loop runs
+at least once (`lower < upper`, or the loop's own condition at its first value): the same index the loop's first
+iteration would read once past any `continue`.
 Index arithmetic the compiler hoists itself; the pass leaves it. Refused where no load qualifies, with the reasons.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -48,7 +53,9 @@ _SCALARS = {"float", "double", "int", "unsigned", "unsigned int", "long", "long 
             "unsigned short", "char", "unsigned char"}
 _PASS_THROUGH = {"compound_statement", "expression_statement", "declaration", "init_declarator", "parenthesized_expression",
                  "cast_expression", "unary_expression", "argument_list", "call_expression", "return_statement"}
-_JUMPS = {"break_statement", "continue_statement", "return_statement", "goto_statement"}
+_ARITH = {"subscript_argument_list", "binary_expression", "parenthesized_expression", "number_literal", "+", "-", "*", "/",
+          "%", "(", ")", "[", "]", "<<", ">>"}
+_EXITS = {"return_statement", "goto_statement"}
 
 
 @dataclass(frozen=True)
@@ -64,28 +71,29 @@ class HoistInvariants:
         if model is None:
             return Refused("no kernel model")
         root = parse(source, facts.dialect).root_node
-        groups: dict[tuple[int, str], list[ArrayAccess]] = {}
+        groups: dict[tuple[int, str, str], list[ArrayAccess]] = {}
         why: dict[str, str] = {}
         for a in model.accesses:
             reason = self._why_not(a, model.loops, facts, root, source)
             if reason:
                 why.setdefault(a.text, reason)
             else:
-                groups.setdefault((a.nest[-1], " ".join(str(p) for p in a.index)), []).append(a)
+                key = " ".join(str(p) for p in a.index) if a.affine else "".join(a.text[len(a.array):].split())
+                groups.setdefault((a.nest[-1], a.array, key), []).append(a)
         if not groups:
-            return Refused("no invariant load: " + "; ".join(f"{t}: {r}" for t, r in list(why.items())[:4]))
+            return Refused("no invariant load: " + "; ".join(f"{t}: {r}" for t, r in list(why.items())[:8]))
         edits: list[Edit] = []
         taken: set[str] = set()
-        for (li, _), accesses in sorted(groups.items(), key=lambda kv: kv[1][0].start):
+        for (li, _, _), accesses in sorted(groups.items(), key=lambda kv: kv[1][0].start):
             lp, first = model.loops[li], accesses[0]
             name = fresh(facts, source, f"{first.array}_h")
             while name in taken:
                 name = fresh(facts, source, name + "_")
             taken.add(name)
             ty = facts.param(first.array).base_type  # type: ignore[union-attr]
-            assert lp.lower is not None and lp.upper is not None
-            runs = (lp.upper - lp.lower).constant()
-            value = first.text if runs is not None and runs > 0 else f"{lp.lower.text()} < {lp.upper.text()} ? {first.text} : ({ty})0"
+            assert lp.lower is not None
+            runs = (lp.upper - lp.lower).constant() if lp.upper is not None else None
+            value = first.text if runs is not None and runs > 0 else f"{_runs_once(lp, root, source)} ? {first.text} : ({ty})0"
             edits.append(Edit(lp.start, lp.start, f"const {ty} {name} = {value};\n{indent_of(source, lp.start)}"))
             edits += [Edit(a.start, a.end, name) for a in accesses]
         return Rewrite(tuple(edits), None, f"{len(groups)} loads hoisted out of their loops")
@@ -99,18 +107,18 @@ class HoistInvariants:
         if p.base_type.replace("const ", "").strip() not in _SCALARS:
             return f"{a.array}'s elements are not scalars"
         lp = loops[a.nest[-1]]
-        if not a.affine or lp.lower is None or lp.upper is None or lp.step is None or lp.step < 1:
+        names = _index_names(a, root, data)
+        if names is None or lp.lower is None or lp.step is None or lp.step < 1:
             return "the index or the loop's range is not affine"
-        loop = root.descendant_for_byte_range(lp.start, lp.end)
-        while loop is not None and not (loop.type == "for_statement" and loop.start_byte == lp.start):
-            loop = loop.parent
+        loop = _loop_node(root, lp)
         if loop is None:
             return "loop not found"
-        changed = {lp.var} | _assigned(loop, data)
-        if any(p_ is not None and p_.names & changed for p_ in a.index):
+        if lp.upper is None and not _runs_once(lp, root, data):
+            return f"the loop over {lp.var} has no condition"
+        if names & ({lp.var} | _assigned(loop, data)):
             return f"the index changes in the loop over {lp.var}"
-        if any(n.type in _JUMPS for n in walk(loop)):
-            return f"the loop over {lp.var} may end early"
+        if any(n.type in _EXITS for n in walk(loop)):
+            return f"the loop over {lp.var} may leave the kernel or jump (return, goto)"
         node = root.descendant_for_byte_range(a.start, a.end)
         body = loop.child_by_field_name("body")
         while node is not None and body is not None and node != body:
@@ -123,6 +131,45 @@ class HoistInvariants:
                 return f"read under a condition in the loop over {lp.var}"
             node = parent
         return ""
+
+
+def _index_names(a: ArrayAccess, root: Node, data: bytes) -> set[str] | None:
+    """The variables the index uses: from the model where it is affine, else from its text where that is arithmetic on
+    variables and numbers only (`i` after smem-allpairs' `if (!live) i = n - 1;` is not affine to the model)."""
+    if a.affine:
+        return {n for p in a.index if p is not None for n in p.names}
+    node = root.descendant_for_byte_range(a.start, a.end)
+    idx = node.child_by_field_name("indices") or node.child_by_field_name("index") if node is not None else None
+    if node is None or node.type != "subscript_expression" or idx is None:
+        return None
+    names = set()
+    for n in walk(idx):
+        if n.type == "identifier":
+            names.add(src(data, n))
+        elif n.type not in _ARITH:
+            return None
+    return names
+
+
+def _loop_node(root: Node, lp: LoopNest) -> Node | None:
+    loop = root.descendant_for_byte_range(lp.start, lp.end)
+    while loop is not None and not (loop.type == "for_statement" and loop.start_byte == lp.start):
+        loop = loop.parent
+    return loop
+
+
+def _runs_once(lp: LoopNest, root: Node, data: bytes) -> str:
+    """The condition under which the loop runs its first iteration: `lower < upper`, or (a condition such as
+    `j < n && j - t < 256`) the loop's condition with its variable replaced by the lower bound; "" if none."""
+    assert lp.lower is not None
+    if lp.upper is not None:
+        return f"{lp.lower.text()} < {lp.upper.text()}"
+    loop = _loop_node(root, lp)
+    cond = loop.child_by_field_name("condition") if loop is not None else None
+    if cond is None:
+        return ""
+    pattern = r"(?<![.\w])" + re.escape(lp.var) + r"\b"
+    return "(" + re.sub(pattern, f"({lp.lower.text()})", src(data, cond)) + ")"
 
 
 def _assigned(loop: Node, data: bytes) -> set[str]:
