@@ -147,6 +147,21 @@ template <class Body> void parallel_chunks(size_t n, Body body) {
     for (std::thread& t : ts) t.join();
 }
 
+// fn(lo, hi) -> Part over the chunks of parallel_chunks, the parts in the order of their ranges (for merging): the
+// host's comparisons of a large output took seconds per input set on one core (transpose_2d: 4.5 s an evaluation)
+template <class Part, class Fn> std::vector<Part> map_chunks(size_t n, Fn fn) {
+    const size_t hw = std::max(1u, std::thread::hardware_concurrency());
+    const size_t nt = std::min<size_t>(std::min<size_t>(hw, 32), n / (1u << 20) + 1);
+    if (nt <= 1) return {fn(size_t(0), n)};
+    const size_t chunk = (n + nt - 1) / nt;
+    std::vector<Part> parts((n + chunk - 1) / chunk);
+    std::vector<std::thread> ts;
+    for (size_t j = 0; j < parts.size(); ++j)
+        ts.emplace_back([&, j]() { parts[j] = fn(j * chunk, std::min(n, (j + 1) * chunk)); });
+    for (std::thread& t : ts) t.join();
+    return parts;
+}
+
 // ---- element visitors: every scalar component of an element, in order ---------------------------
 template <class T> struct dependent_false : std::false_type {};
 template <class T, class = void> struct has_x : std::false_type {};
@@ -260,6 +275,8 @@ struct Check {
 };
 
 inline bool all_bytes(const unsigned char* p, size_t n, unsigned char v) {
+    if (n == 4) { uint32_t x; memcpy(&x, p, 4); return x == 0x01010101u * v; }  // the common element sizes in one load
+    if (n == 8) { uint64_t x; memcpy(&x, p, 8); return x == 0x0101010101010101ULL * v; }
     for (size_t i = 0; i < n; ++i) if (p[i] != v) return false;
     return true;
 }
@@ -271,10 +288,12 @@ constexpr unsigned char POISON = 0xFF, POISON2 = 0x00;
 inline std::vector<unsigned char> written_mask(const unsigned char* first, const unsigned char* second, size_t count, size_t esz,
                                                const unsigned char* fill1 = nullptr) {
     std::vector<unsigned char> w(count);
-    for (size_t i = 0; i < count; ++i) {
-        const bool kept1 = fill1 ? memcmp(first + i * esz, fill1 + i * esz, esz) == 0 : all_bytes(first + i * esz, esz, POISON);
-        w[i] = !(kept1 && all_bytes(second + i * esz, esz, POISON2));
-    }
+    parallel_chunks(count, [&](size_t lo, size_t hi) {
+        for (size_t i = lo; i < hi; ++i) {
+            const bool kept1 = fill1 ? memcmp(first + i * esz, fill1 + i * esz, esz) == 0 : all_bytes(first + i * esz, esz, POISON);
+            w[i] = !(kept1 && all_bytes(second + i * esz, esz, POISON2));
+        }
+    });
     return w;
 }
 
@@ -283,8 +302,10 @@ inline std::vector<unsigned char> written_mask(const unsigned char* first, const
 // from an element left alone (an exclusive scan's first column, an empty CSR row), so POISON goes there.
 inline std::vector<unsigned char> stale_fill(const std::vector<unsigned char>& prev, size_t esz) {
     std::vector<unsigned char> f(prev);
-    for (size_t i = 0; i + esz <= f.size(); i += esz)
-        if (all_bytes(f.data() + i, esz, POISON2)) memset(f.data() + i, POISON, esz);
+    parallel_chunks(f.size() / esz, [&](size_t lo, size_t hi) {
+        for (size_t i = lo * esz; i < hi * esz; i += esz)
+            if (all_bytes(f.data() + i, esz, POISON2)) memset(f.data() + i, POISON, esz);
+    });
     return f;
 }
 
@@ -298,104 +319,160 @@ inline void note_unwritten(Check& c, const std::string& where, long long unwritt
                std::to_string(first_unwritten) + ")", first_unwritten);
 }
 
+// the first byte at which two host buffers differ (n: none), a memcmp per chunk on the host's cores
+inline size_t first_mismatch(const unsigned char* a, const unsigned char* b, size_t n) {
+    size_t first = n;
+    for (size_t at : map_chunks<size_t>(n, [&](size_t lo, size_t hi) {
+             if (memcmp(a + lo, b + lo, hi - lo) == 0) return n;
+             size_t k = lo;
+             while (a[k] == b[k]) ++k;
+             return k;
+         }))
+        first = std::min(first, at);
+    return first;
+}
+
+// one chunk's findings of compare_buffer (merged in index order: counts add up, the firsts are the first chunk's)
+struct CmpPart {
+    long long extra = 0, first_extra = -1, unwritten = 0, first_unwritten = -1, nbad = 0, first_bad = -1, nnan = 0, first_nan = -1;
+    size_t written = 0;
+    double maxref = 0.0, max_abs = 0.0, max_rel = 0.0, bad_r = 0.0, bad_v = 0.0, ref0 = 0.0, var0 = 0.0;
+    bool ref_const = true, var_const = true, var_zero = true, first = true;
+};
+inline void first_of(long long& n, long long& first, long long pn, long long pfirst) {
+    if (pn && !n) first = pfirst;
+    n += pn;
+}
+inline bool same_value(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
 template <class T, class V>
 void compare_buffer(Check& c, const std::string& where, const unsigned char* ref, const unsigned char* var, size_t count,
                     const unsigned char* written_in, const unsigned char* var_written, double rtol, double atol) {
     const size_t esz = sizeof(T);
-    V visit;
     std::vector<unsigned char> all;
     if (!written_in) all.assign(count, 1);
     const unsigned char* wr = written_in ? written_in : all.data();
-    if (var_written) {
-        long long extra = 0, first_extra = -1;
-        for (size_t i = 0; i < count; ++i)
-            if (var_written[i] && !wr[i] && extra++ == 0) first_extra = (long long)i;
-        if (extra)
-            c.fail(where + "the variant wrote " + std::to_string(extra) + " element(s) the reference leaves untouched (first at index " +
-                   std::to_string(first_extra) + ")", first_extra);
+    // elements the variant wrote and the reference did not; elements the reference wrote and the variant did not
+    CmpPart m;
+    for (const CmpPart& p : map_chunks<CmpPart>(count, [&](size_t lo, size_t hi) {
+             CmpPart q;
+             if (var_written)
+                 for (size_t i = lo; i < hi; ++i) {
+                     if (var_written[i] && !wr[i] && q.extra++ == 0) q.first_extra = (long long)i;
+                     if (wr[i] && !var_written[i] && q.unwritten++ == 0) q.first_unwritten = (long long)i;
+                 }
+             return q;
+         })) {
+        first_of(m.extra, m.first_extra, p.extra, p.first_extra);
+        first_of(m.unwritten, m.first_unwritten, p.unwritten, p.first_unwritten);
     }
+    if (m.extra)
+        c.fail(where + "the variant wrote " + std::to_string(m.extra) + " element(s) the reference leaves untouched (first at index " +
+               std::to_string(m.first_extra) + ")", m.first_extra);
     if (memcmp(ref, var, count * esz) == 0) {  // the same bytes (an exact variant): only unwritten elements can fail it
-        long long unwritten = 0, first_unwritten = -1;
-        if (var_written)
-            for (size_t i = 0; i < count; ++i)
-                if (wr[i] && !var_written[i] && unwritten++ == 0) first_unwritten = (long long)i;
-        note_unwritten(c, where, unwritten, first_unwritten);
+        note_unwritten(c, where, m.unwritten, m.first_unwritten);
         return;
     }
-    std::vector<double> r1, v1;
-    std::vector<char> isint;
-    r1.reserve(16); v1.reserve(16);
     // the reference's largest finite magnitude (atol is relative to it)
-    double maxref = 0.0;
-    size_t written = 0;
-    for (size_t i = 0; i < count; ++i) {
-        if (!wr[i]) continue;
-        ++written;
-        T e; memcpy((void*)&e, ref + i * esz, esz);
-        r1.clear(); isint.clear();
-        Flattener fl{&r1, &isint};
-        visit(e, fl);
-        for (size_t k = 0; k < r1.size(); ++k)  // atol is relative to the largest floating-point value
-            if (!isint[k] && std::isfinite(r1[k])) maxref = std::max(maxref, std::fabs(r1[k]));
+    for (const CmpPart& p : map_chunks<CmpPart>(count, [&](size_t lo, size_t hi) {
+             CmpPart q;
+             V visit;
+             std::vector<double> r1;
+             std::vector<char> isint;
+             r1.reserve(16);
+             for (size_t i = lo; i < hi; ++i) {
+                 if (!wr[i]) continue;
+                 ++q.written;
+                 T e; memcpy((void*)&e, ref + i * esz, esz);
+                 if constexpr (std::is_arithmetic_v<T>) {  // one component: no flattening
+                     if (!std::is_integral_v<T> && std::isfinite((double)e)) q.maxref = std::max(q.maxref, std::fabs((double)e));
+                     continue;
+                 }
+                 r1.clear(); isint.clear();
+                 Flattener fl{&r1, &isint};
+                 visit(e, fl);
+                 for (size_t k = 0; k < r1.size(); ++k)  // atol is relative to the largest floating-point value
+                     if (!isint[k] && std::isfinite(r1[k])) q.maxref = std::max(q.maxref, std::fabs(r1[k]));
+             }
+             return q;
+         })) {
+        m.written += p.written;
+        m.maxref = std::max(m.maxref, p.maxref);
     }
-    if (written == 0) return;  // the reference wrote nothing here: nothing to hold the variant to
-    const double abs_tol = atol * maxref;
-    long long nbad = 0, nnan = 0, unwritten = 0;
-    long long first_bad = -1, first_nan = -1, first_unwritten = -1;
-    double bad_r = 0, bad_v = 0;
-    bool ref_const = true, var_const = true, var_zero = true, first = true;
-    double ref0 = 0, var0 = 0;
-    for (size_t i = 0; i < count; ++i) {
-        const unsigned char* rb = ref + i * esz;
-        const unsigned char* vb = var + i * esz;
-        if (!wr[i]) continue;
-        if (var_written && !var_written[i]) {
-            if (unwritten++ == 0) first_unwritten = (long long)i;
-            continue;
-        }
-        T re, ve;
-        memcpy((void*)&re, rb, esz); memcpy((void*)&ve, vb, esz);
-        r1.clear(); v1.clear(); isint.clear();
-        Flattener fr{&r1, &isint}, fv{&v1, nullptr};
-        visit(re, fr); visit(ve, fv);
-        for (size_t k = 0; k < r1.size(); ++k) {
-            const double r = r1[k], v = v1[k];
-            if (first) { ref0 = r; var0 = v; first = false; }
-            if (r != ref0 && !(std::isnan(r) && std::isnan(ref0))) ref_const = false;
-            if (v != var0 && !(std::isnan(v) && std::isnan(var0))) var_const = false;
-            if (v != 0.0) var_zero = false;
-            bool bad = false;
-            if (isint[k]) {
-                bad = r != v;
-                if (bad) c.max_abs = std::max(c.max_abs, std::fabs(v - r));
-            } else if (!std::isfinite(r)) {
-                bad = !(std::isnan(r) ? std::isnan(v) : r == v);
-            } else if (!std::isfinite(v)) {
-                if (nnan++ == 0) first_nan = (long long)i;
-                bad = true;
-            } else {
-                const double err = std::fabs(v - r);
-                const double rel = err / std::max({std::fabs(r), abs_tol, 1e-300});
-                c.max_abs = std::max(c.max_abs, err);
-                c.max_rel = std::max(c.max_rel, rel);
-                bad = err > rtol * std::fabs(r) + abs_tol;
-            }
-            if (bad && nbad++ == 0) { first_bad = (long long)i; bad_r = r; bad_v = v; }
-        }
+    if (m.written == 0) return;  // the reference wrote nothing here: nothing to hold the variant to
+    const double abs_tol = atol * m.maxref;
+    CmpPart t;  // the merged second pass
+    for (const CmpPart& p : map_chunks<CmpPart>(count, [&](size_t lo, size_t hi) {
+             CmpPart q;
+             V visit;
+             std::vector<double> r1, v1;
+             std::vector<char> isint;
+             r1.reserve(16); v1.reserve(16);
+             // one scalar component of element i: the reference's r, the variant's v
+             auto component = [&](size_t i, double r, double v, bool is_int) {
+                 if (q.first) { q.ref0 = r; q.var0 = v; q.first = false; }
+                 if (!same_value(r, q.ref0)) q.ref_const = false;
+                 if (!same_value(v, q.var0)) q.var_const = false;
+                 if (v != 0.0) q.var_zero = false;
+                 bool bad = false;
+                 if (is_int) {
+                     bad = r != v;
+                     if (bad) q.max_abs = std::max(q.max_abs, std::fabs(v - r));
+                 } else if (!std::isfinite(r)) {
+                     bad = !(std::isnan(r) ? std::isnan(v) : r == v);
+                 } else if (!std::isfinite(v)) {
+                     if (q.nnan++ == 0) q.first_nan = (long long)i;
+                     bad = true;
+                 } else {
+                     const double err = std::fabs(v - r);
+                     const double rel = err / std::max({std::fabs(r), abs_tol, 1e-300});
+                     q.max_abs = std::max(q.max_abs, err);
+                     q.max_rel = std::max(q.max_rel, rel);
+                     bad = err > rtol * std::fabs(r) + abs_tol;
+                 }
+                 if (bad && q.nbad++ == 0) { q.first_bad = (long long)i; q.bad_r = r; q.bad_v = v; }
+             };
+             for (size_t i = lo; i < hi; ++i) {
+                 if (!wr[i] || (var_written && !var_written[i])) continue;  // unwritten: counted above
+                 T re, ve;
+                 memcpy((void*)&re, ref + i * esz, esz); memcpy((void*)&ve, var + i * esz, esz);
+                 if constexpr (std::is_arithmetic_v<T>) {  // one component: no flattening
+                     component(i, (double)re, (double)ve, std::is_integral_v<T>);
+                     continue;
+                 }
+                 r1.clear(); v1.clear(); isint.clear();
+                 Flattener fr{&r1, &isint}, fv{&v1, nullptr};
+                 visit(re, fr); visit(ve, fv);
+                 for (size_t k = 0; k < r1.size(); ++k) component(i, r1[k], v1[k], isint[k] != 0);
+             }
+             return q;
+         })) {
+        if (p.nbad && !t.nbad) { t.bad_r = p.bad_r; t.bad_v = p.bad_v; }
+        first_of(t.nbad, t.first_bad, p.nbad, p.first_bad);
+        first_of(t.nnan, t.first_nan, p.nnan, p.first_nan);
+        t.max_abs = std::max(t.max_abs, p.max_abs);
+        t.max_rel = std::max(t.max_rel, p.max_rel);
+        if (p.first) continue;  // a chunk with nothing compared
+        if (t.first) { t.ref0 = p.ref0; t.var0 = p.var0; t.first = false; }
+        t.ref_const = t.ref_const && p.ref_const && same_value(p.ref0, t.ref0);
+        t.var_const = t.var_const && p.var_const && same_value(p.var0, t.var0);
+        t.var_zero = t.var_zero && p.var_zero;
     }
-    note_unwritten(c, where, unwritten, first_unwritten);
-    if (nnan) {
-        c.fail(where + "NaN/Inf in " + std::to_string(nnan) + " element(s) where the reference is finite (first at index " +
-               std::to_string(first_nan) + ")", first_nan);
+    c.max_abs = std::max(c.max_abs, t.max_abs);
+    c.max_rel = std::max(c.max_rel, t.max_rel);
+    note_unwritten(c, where, m.unwritten, m.first_unwritten);
+    if (t.nnan) {
+        c.fail(where + "NaN/Inf in " + std::to_string(t.nnan) + " element(s) where the reference is finite (first at index " +
+               std::to_string(t.first_nan) + ")", t.first_nan);
     }
-    if (!first && var_const && !ref_const) {
-        c.fail(where + (var_zero ? std::string("output is all zero") : "output is constant (" + fmt(var0) + ")") +
+    if (!t.first && t.var_const && !t.ref_const) {
+        c.fail(where + (t.var_zero ? std::string("output is all zero") : "output is constant (" + fmt(t.var0) + ")") +
                " where the reference's is not", 0);
     }
-    if (nbad) {
-        c.fail(where + std::to_string(nbad) + " value(s) differ beyond tolerance (first at index " + std::to_string(first_bad) +
-               ": reference " + fmt(bad_r) + ", variant " + fmt(bad_v) + "; max abs err " + fmt(c.max_abs) +
-               ", max rel err " + fmt(c.max_rel) + ")", first_bad);
+    if (t.nbad) {
+        c.fail(where + std::to_string(t.nbad) + " value(s) differ beyond tolerance (first at index " + std::to_string(t.first_bad) +
+               ": reference " + fmt(t.bad_r) + ", variant " + fmt(t.bad_v) + "; max abs err " + fmt(c.max_abs) +
+               ", max rel err " + fmt(c.max_rel) + ")", t.first_bad);
     }
 }
 
@@ -1146,7 +1223,7 @@ struct Run {
                     const std::vector<unsigned char>& after = run_no == 0 ? b.var_after : b.var_after2;
                     size_t k = 0;
                     if (b.dev_in) k = b.var_diff[run_no] == NO_DIFF ? b.bytes : b.var_diff[run_no];
-                    else while (k < b.bytes && ref[k] == after[k]) ++k;
+                    else k = first_mismatch(ref.data(), after.data(), b.bytes);
                     if (k < b.bytes) {
                         c.fail(where + "the variant modified this input (first at element " + std::to_string(k / b.spec->esz) +
                                    "); the reference leaves it unchanged", (long long)(k / b.spec->esz));
