@@ -237,16 +237,15 @@ def test_plan_forms_compile_for_sm90(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
-def test_cost_model_counts_a_windowed_read_as_its_shared_read() -> None:
-    """The fallback arm of `in window ? xw[..] : x[..]` is not charged its DRAM sectors: gather-window on ELL is predicted
-    under the original (which the model charges a sector per gathered element), so the search tries it first."""
+def test_cost_model_does_not_rank_the_window_ahead_of_the_original() -> None:
+    """Measured on the H200 (bench/results/gpu-plans/run-2026-11-30-e1c49fb/zoo_spmv.md): gather-window ran 0.56-0.97x
+    of spmv_ell on its app's banded data (the original takes 243 us on banded and on uniform columns alike: the gather
+    is not what bounds it), so the model keeps charging the fallback read and predicts no gain."""
     from s2s.optimize.cost import predict
 
     base = predict(ELL, "cuda", "spmv_ell", (4096, 1, 1), (256, 1, 1), {})
-    after = predict(_text("gather-window{cap=6144}", ELL).encode(), "cuda", "spmv_ell", (4096, 1, 1), (256, 1, 1), {})
-    assert base is not None and after is not None
-    assert after.dram_bytes < base.dram_bytes / 3 and after.seconds < base.seconds / 3
-    assert after.dram_bytes > 2 * 4 * (1 << 20) * 32  # idx and val still read once
+    after = predict(_text("gather-window{cap=4096}", ELL).encode(), "cuda", "spmv_ell", (4096, 1, 1), (256, 1, 1), {})
+    assert base is not None and after is not None and after.seconds >= base.seconds
 
 
 def test_block_option_keeps_coverage_and_refuses_a_block_shaped_kernel() -> None:

@@ -93,7 +93,7 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
         values[GRID_THREADS] = float(threads)
     dram = l1 = 0.0
     neighbours: dict[tuple[object, ...], float] = {}  # DRAM bytes of a stencil's neighbour reads: the largest one counts
-    other_branch = _other_branch(source, model) | _windowed(source, dialect, model) | _fallback(source, dialect, model)
+    other_branch = _other_branch(source, model) | _fallback(source, dialect, model)
     first_time = _once(source, model)
     for n, a in enumerate(model.accesses):
         if n in other_branch:
@@ -318,24 +318,6 @@ def _other_branch(source: bytes, model: KernelModel) -> frozenset[int]:
                 out.add(j)
                 break
     return frozenset(out)
-
-
-def _windowed(source: bytes, dialect: str, model: KernelModel) -> frozenset[int]:
-    """Global reads in the fallback arm of `in window ? shared[..] : global[..]` (passes/gather_window.py): counted
-    as their shared read, the window holding what the block's rows gather."""
-    if not model.shared:
-        return frozenset()
-    arms = []
-    stack = [parse(source, dialect).root_node]
-    while stack:
-        n = stack.pop()
-        stack.extend(n.children)
-        hit, alt = n.child_by_field_name("consequence"), n.child_by_field_name("alternative")
-        if n.type == "conditional_expression" and hit is not None and alt is not None and \
-                re.match(rf"\s*(?:{'|'.join(map(re.escape, model.shared))})\s*\[", src(source, hit)):
-            arms.append((alt.start_byte, alt.end_byte))
-    return frozenset(i for i, a in enumerate(model.accesses) if a.read and not a.write
-                     and any(lo <= a.start and a.end <= hi for lo, hi in arms))
 
 
 def _fallback(source: bytes, dialect: str, model: KernelModel) -> frozenset[int]:
