@@ -66,7 +66,7 @@ def test_the_search_tries_the_measured_narrow_block_first() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pipeline", NEW)
+@pytest.mark.parametrize("pipeline", [*NEW, "split-reduction{splits=16 cols=16}"])
 def test_gemv_cols_narrow_blocks_match(tmp_path: Path, pipeline: str) -> None:
     """gemv_cols at 77 rows x 45 columns (neither a multiple of the block width nor of the splits: threads past the last
     column and splits past the last row): the same y; a split that skips the last partial and a row stride of half

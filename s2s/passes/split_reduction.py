@@ -79,8 +79,10 @@ __global__ void gemv(const float* a, const float* x, float* y, int n)
 class SplitReduction:
     name: ClassVar[str] = "split-reduction"
     priority: ClassVar[int] = 25  # the built-in search's order: structural rewrites first
-    # splits=32 cols=16: gemv_cols 23.5 µs, gemv_colmajor 24.8 on the H200 (splits=16: 27.1 / 29.9; 64 x 8: 27.5 / 27.9)
-    space: ClassVar[tuple[str, ...]] = ("split-reduction", "split-reduction{splits=32 cols=16}", "split-reduction{mode=splits}")
+    # splits=32 cols=16: gemv_cols 23.5 µs, gemv_colmajor 24.8 on the H200 (splits=16: 27.1 / 29.9; 64 x 8: 27.5 / 27.9;
+    # 64 x 16: 24.2 / 25.0, so 16 x 16, fewer threads with longer loops, is tried after it, not yet measured)
+    space: ClassVar[tuple[str, ...]] = ("split-reduction", "split-reduction{splits=32 cols=16}", "split-reduction{splits=16 cols=16}",
+                                        "split-reduction{mode=splits}")
     mode: str = "auto"  # auto (from the model) | lanes | splits
     splits: int = 8  # threads along y sharing an output (splits mode)
     cols: int = 32  # splits mode: outputs (threads along x) per block; 8 or 16 give 2-4x the blocks for as many outputs
