@@ -144,7 +144,8 @@ def test_the_search_offers_it_early() -> None:
 
 @pytest.mark.slow
 def test_round_one_evaluates_it_first_on_the_zoo_kernel() -> None:
-    """The model reads the row's float4 words as strided and predicts the original faster; cost.order puts it first."""
+    """The model reads the row's float4 words as strided and predicts the original faster; cost.order puts it first, in
+    the pass's order of its measured forms (H200: 1.54x with 128-thread blocks, 1.48x; vec=1 0.76x is not searched)."""
     from mep_util import ParamSpec
     from mep_util import manifest as make_manifest
 
@@ -160,7 +161,7 @@ def test_round_one_evaluates_it_first_on_the_zoo_kernel() -> None:
     state = State(manifest=m, original=data, kernel="batched_gemm8", dialect="cuda",
                   facts=kernel_facts(data, "cuda", "batched_gemm8"))
     first = [c.origin.removeprefix("pass:") for c in BuiltinProposer().propose(state)]
-    assert set(first[:4]) == {"row-coarsen", "row-coarsen{kvec=1}", "row-coarsen{vec=1}", "row-coarsen,launch-config{block=128}"}, first
+    assert first[:3] == ["row-coarsen,launch-config{block=128}", "row-coarsen", "row-coarsen{kvec=1}"], first
 
 
 @pytest.mark.slow

@@ -120,8 +120,9 @@ def test_a_read_off_the_column_stays_a_load() -> None:
     assert "float w0, w1;" in out and "u[c - NX * NY + (int)c0]" in out and "w1 = u[c + NX * NY];" in out
 
 
-def test_in_the_search_space() -> None:
-    assert "walk-registers" in search_space()
+def test_not_searched() -> None:
+    """Measured 1.00x (ahead 1/2: 0.93x/0.91x) on heat3d_zloop on the H200: an explicit pipeline only."""
+    assert not any(step.startswith("walk-registers") for step in search_space())
 
 
 @pytest.mark.slow
