@@ -94,7 +94,8 @@ class HoistInvariants:
             assert lp.lower is not None
             runs = (lp.upper - lp.lower).constant() if lp.upper is not None else None
             value = first.text if runs is not None and runs > 0 else f"{_runs_once(lp, root, source)} ? {first.text} : ({ty})0"
-            edits.append(Edit(lp.start, lp.start, f"const {ty} {name} = {value};\n{indent_of(source, lp.start)}"))
+            at = _above_pragmas(source, lp.start)  # a `#pragma unroll` stays on the loop
+            edits.append(Edit(at, at, f"const {ty} {name} = {value};\n{indent_of(source, lp.start)}"))
             edits += [Edit(a.start, a.end, name) for a in accesses]
         return Rewrite(tuple(edits), None, f"{len(groups)} loads hoisted out of their loops")
 
@@ -149,6 +150,15 @@ def _index_names(a: ArrayAccess, root: Node, data: bytes) -> set[str] | None:
         elif n.type not in _ARITH:
             return None
     return names
+
+
+def _above_pragmas(data: bytes, at: int) -> int:
+    while True:
+        line = data.rfind(b"\n", 0, at) + 1  # the start of the loop's line (or of the pragma line above)
+        prev = data.rfind(b"\n", 0, max(line - 1, 0)) + 1
+        if line == 0 or data[line:at].strip() or not data[prev:line].strip().startswith(b"#pragma"):
+            return at
+        at = prev + len(data[prev:line]) - len(data[prev:line].lstrip())
 
 
 def _loop_node(root: Node, lp: LoopNest) -> Node | None:

@@ -3,10 +3,11 @@
 Shape: a 1-D mapping `i`, at most one guard `if (i >= n) return;`, and a top-level loop whose body reads
 some read-only array only as `P[j]` (the same element for every thread). Each block loads TILE elements of
 P cooperatively, waits, runs the original body over them (j ascending, so every thread adds in the same
-order as before) and waits again. Idle threads (i >= n) take part in the loads and barriers: the guard
-becomes `live`, they compute on the valid index n - 1 with no side effects (nothing before the end of the
-loop may write memory) and everything after the loop runs only `if (live)`. Correct for any block shape;
-with a guard the launch becomes 1-D blocks of TILE threads (one load each), without one it is kept.
+order as before) and waits again; with unroll=U a full tile runs a loop of TILE trips under `#pragma unroll U`
+(no `j < n && j - t < TILE` test a pair), the guarded loop only the last, partial tile. Idle threads (i >= n) take
+part in the loads and barriers: the guard becomes `live`, they compute on the valid index n - 1 with no side effects
+(nothing before the end of the loop may write memory) and everything after the loop runs only `if (live)`. Correct
+for any block shape; with a guard the launch becomes 1-D blocks of TILE threads (one load each), else it is kept.
 """
 from __future__ import annotations
 
@@ -71,10 +72,11 @@ class SmemAllpairs:
     priority: ClassVar[int] = 80  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("smem-allpairs{tile=256}", "smem-allpairs{tile=128}")
     tile: int = 256
+    unroll: int = 0  # > 0: full tiles run a loop of `tile` trips under `#pragma unroll N`, the guarded loop only the last
 
     def applies(self, facts: KernelFacts) -> bool | str:
-        if self.tile < 32 or self.tile > 1024 or self.tile % 32:
-            return "tile must be a multiple of 32 from 32 to 1024"
+        if self.tile < 32 or self.tile > 1024 or self.tile % 32 or not 0 <= self.unroll <= self.tile:
+            return "tile must be a multiple of 32 from 32 to 1024, unroll from 0 (no full-tile loop) to the tile"
         if facts.dialect == "opencl":
             return "CUDA/HIP only"
         if facts.dims != 1 or not facts.var_for("x"):
@@ -144,9 +146,7 @@ class SmemAllpairs:
         return Rewrite(tuple(edits), launch, f"{self.tile}-element shared tiles of {', '.join(arrays)}")
 
     def _tiled(self, source: bytes, facts: KernelFacts, loop: Loop, arrays: list[str]) -> str:
-        m = _INIT.match(loop.init.strip())
-        assert m is not None
-        ty, j, n, tl = m.group(1), loop.var, loop.bound, self.tile
+        ty, j, n, tl = _INIT.match(loop.init.strip()).group(1), loop.var, loop.bound, self.tile  # type: ignore[union-attr]
         t, ld, tid, nthr = (fresh(facts, source, w) for w in ("t", "l", "tid", "nthr"))
         shared = {a: fresh(facts, source, f"{a}_s") for a in arrays}
         body = source[loop.body_start : loop.body_end].decode("utf-8", "replace")
@@ -160,10 +160,20 @@ class SmemAllpairs:
                  *(f"    for (int {ld} = {tid}; {ld} < {tl} && {ld} < {n} - {t}; {ld} += {nthr}) {s}[{ld}] = {a}[{t} + {ld}];"
                    for a, s in shared.items()),
                  "    __syncthreads();",
-                 f"    for ({ty} {j} = {t}; {j} < {n} && {j} - {t} < {tl}; ++{j}) " + _shift(body).lstrip(),
+                 *(self._pairs(facts, source, loop, body, ty, t) if self.unroll else
+                   [f"    for ({ty} {j} = {t}; {j} < {n} && {j} - {t} < {tl}; ++{j}) " + _shift(body).lstrip()]),
                  "    __syncthreads();", "}"]
         pad = indent_of(source, loop.start)
         return ("\n" + pad).join(lines)
+
+    def _pairs(self, facts: KernelFacts, source: bytes, loop: Loop, body: str, ty: str, t: str) -> list[str]:
+        """A full tile's loop (a compile-time trip count, unrolled; j ascending as before), else the last tile's."""
+        jj, j, n, tl, nl = fresh(facts, source, "jj"), loop.var, loop.bound, self.tile, "\n" + indent_of(source, loop.start) + " " * 12
+        inner = _shift(body, 2).strip()
+        full = f"{{{nl}const {ty} {j} = {t} + {jj};" + (inner[1:] if inner.startswith("{") else f"{nl}{inner}{nl[:-4]}}}")
+        return [f"    if ({n} - {t} >= {tl}) {{", f"        #pragma unroll {self.unroll}",
+                f"        for (int {jj} = 0; {jj} < {tl}; ++{jj}) {full}", "    } else {",
+                f"        for ({ty} {j} = {t}; {j} < {n}; ++{j}) {inner}", "    }"]
 
 
 def _tiled_arrays(source: bytes, facts: KernelFacts, lp: Loop, uniform: set[str]) -> list[str] | str:
@@ -183,8 +193,7 @@ def _tiled_arrays(source: bytes, facts: KernelFacts, lp: Loop, uniform: set[str]
     out = []
     for p in facts.params:
         uses = [s for s in inside if s.array == p.name]
-        if p.pointer and not p.written and any(s.index.strip() == j for s in uses) \
-                and len(_uses(p.name, body)) == len(uses):
+        if p.pointer and not p.written and any(s.index.strip() == j for s in uses) and len(_uses(p.name, body)) == len(uses):
             out.append(p.name)
     return out or f"no read-only array is read at [{j}] in the loop"
 
@@ -200,8 +209,8 @@ def _side_effect_free(facts: KernelFacts, region: str, start: int, end: int) -> 
     return ""
 
 
-def _shift(chunk: str) -> str:
-    return re.sub(r"\n(?=[^\n])", "\n    ", chunk)
+def _shift(chunk: str, levels: int = 1) -> str:
+    return re.sub(r"\n(?=[^\n])", "\n" + "    " * levels, chunk)
 
 
 def _uses(name: str, chunk: str) -> list[str]:
