@@ -70,7 +70,8 @@ _INIT = re.compile(r"^((?:unsigned\s+|signed\s+)?(?:int|long|long long|size_t|un
 class SmemAllpairs:
     name: ClassVar[str] = "smem-allpairs"
     priority: ClassVar[int] = 80  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("smem-allpairs{tile=256}", "smem-allpairs{tile=128}")
+    space: ClassVar[tuple[str, ...]] = ("smem-allpairs{tile=256}", "smem-allpairs{tile=256 unroll=8}", "smem-allpairs{tile=128}",
+                                        "smem-allpairs{tile=256 unroll=8},fast-math,hoist-invariants")
     tile: int = 256
     unroll: int = 0  # > 0: full tiles run a loop of `tile` trips under `#pragma unroll N`, the guarded loop only the last
 
@@ -160,19 +161,18 @@ class SmemAllpairs:
                  *(f"    for (int {ld} = {tid}; {ld} < {tl} && {ld} < {n} - {t}; {ld} += {nthr}) {s}[{ld}] = {a}[{t} + {ld}];"
                    for a, s in shared.items()),
                  "    __syncthreads();",
-                 *(self._pairs(facts, source, loop, body, ty, t) if self.unroll else
+                 *(self._pairs(loop, body, ty, t) if self.unroll else
                    [f"    for ({ty} {j} = {t}; {j} < {n} && {j} - {t} < {tl}; ++{j}) " + _shift(body).lstrip()]),
                  "    __syncthreads();", "}"]
         pad = indent_of(source, loop.start)
         return ("\n" + pad).join(lines)
 
-    def _pairs(self, facts: KernelFacts, source: bytes, loop: Loop, body: str, ty: str, t: str) -> list[str]:
-        """A full tile's loop (a compile-time trip count, unrolled; j ascending as before), else the last tile's."""
-        jj, j, n, tl, nl = fresh(facts, source, "jj"), loop.var, loop.bound, self.tile, "\n" + indent_of(source, loop.start) + " " * 12
-        inner = _shift(body, 2).strip()
-        full = f"{{{nl}const {ty} {j} = {t} + {jj};" + (inner[1:] if inner.startswith("{") else f"{nl}{inner}{nl[:-4]}}}")
+    def _pairs(self, loop: Loop, body: str, ty: str, t: str) -> list[str]:
+        """A full tile's loop (a trip count of TILE known at compile time, unrolled; j ascending as before), else the
+        last tile's."""
+        j, n, tl, inner = loop.var, loop.bound, self.tile, _shift(body, 2).strip()
         return [f"    if ({n} - {t} >= {tl}) {{", f"        #pragma unroll {self.unroll}",
-                f"        for (int {jj} = 0; {jj} < {tl}; ++{jj}) {full}", "    } else {",
+                f"        for ({ty} {j} = {t}; {j} < {t} + {tl}; ++{j}) {inner}", "    } else {",
                 f"        for ({ty} {j} = {t}; {j} < {n}; ++{j}) {inner}", "    }"]
 
 

@@ -1,6 +1,6 @@
 // RUN: smem-allpairs{tile=128 unroll=4}
 // ----- INPUT
-// the pair loop skips j == i: full tiles of 128 run an unrolled loop of 128 trips, the last tile the guarded one
+// the pair loop skips j == i: full tiles of 128 run an unrolled loop of 128 trips (j < t + 128), the last tile the guarded one
 __global__ void potential(const float* x, const float* m, float* phi, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -13,7 +13,7 @@ __global__ void potential(const float* x, const float* m, float* phi, int n)
     phi[i] = sum;
 }
 // ----- EXPECTED
-// the pair loop skips j == i: full tiles of 128 run an unrolled loop of 128 trips, the last tile the guarded one
+// the pair loop skips j == i: full tiles of 128 run an unrolled loop of 128 trips (j < t + 128), the last tile the guarded one
 __global__ void potential(const float* x, const float* m, float* phi, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -31,8 +31,7 @@ __global__ void potential(const float* x, const float* m, float* phi, int n)
         __syncthreads();
         if (n - t >= 128) {
             #pragma unroll 4
-            for (int jj = 0; jj < 128; ++jj) {
-                const int j = t + jj;
+            for (int j = t; j < t + 128; ++j) {
                 if (j == i) continue;
                 sum += m_s[j - t] / fabsf(x[i] - x_s[j - t]);
             }

@@ -29,10 +29,7 @@ __global__ void gram(const float* x, const float* w, float* out, unsigned m)
         if (m - t >= 64) {
             const float w_h = w[i];
             #pragma unroll 8
-            for (int jj = 0; jj < 64; ++jj) {
-                const unsigned j = t + jj;
-                acc += x_s[j - t] * w_h;
-            }
+            for (unsigned j = t; j < t + 64; ++j) acc += x_s[j - t] * w_h;
         } else {
             const float w_h_ = t < m ? w[i] : (float)0;
             for (unsigned j = t; j < m; ++j) acc += x_s[j - t] * w_h_;
