@@ -105,3 +105,23 @@ def test_zoo_nbody_unrolled_forms_compile_for_sm90(tmp_path: Path) -> None:
         r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / f"v{k}.o"), "-I", str(ZOO)],
                            capture_output=True, text=True)
         assert r.returncode == 0, f"{pipeline}: {r.stderr[-2000:]}"
+
+
+def test_builtin_search_reaches_the_unrolled_forms_in_round_one(tmp_path: Path) -> None:
+    """Round 1 of the built-in proposer: smem-allpairs' space holds {tile=256 unroll=8} (second on nbody_aos, after the
+    previous 2.99x winner) and {tile=256 unroll=8},fast-math,hoist-invariants (in nbody_soa's first four, after the
+    3.07x winner fast-math,smem-allpairs{tile=256}); fast-math refuses the composite on nbody_aos (it calls rsqrtf)."""
+    from test_fast_math import _zoo_state
+
+    from s2s.optimize.proposers.builtin import BuiltinProposer
+
+    orders = {}
+    for kernel in ("nbody_soa", "nbody_aos"):
+        state = _zoo_state(kernel, tmp_path)
+        state.round = 1
+        orders[kernel] = [c.origin for c in BuiltinProposer().propose(state)]
+    soa, aos = orders["nbody_soa"], orders["nbody_aos"]
+    assert soa.index("pass:smem-allpairs{tile=256 unroll=8},fast-math,hoist-invariants") < 4, soa
+    assert soa.index("pass:fast-math,smem-allpairs{tile=256}") < 2, soa
+    assert aos[:2] == ["pass:smem-allpairs{tile=256}", "pass:smem-allpairs{tile=256 unroll=8}"], aos
+    assert not any("hoist-invariants" in o for o in aos), aos
