@@ -26,6 +26,7 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.reduction_loop import ReductionLoop, find_reduction_loop
 
+from ._column_quads import column_quads
 from ._common import fresh
 from ._lane_quads import lane_quads
 
@@ -81,21 +82,25 @@ class SplitReduction:
     priority: ClassVar[int] = 25  # the built-in search's order: structural rewrites first
     # splits=32 cols=16: gemv_cols 23.5 µs, gemv_colmajor 24.8 on the H200 (splits=16: 27.1 / 29.9; 64 x 8: 27.5 / 27.9;
     # 64 x 16: 24.2 / 25.0, so 16 x 16, fewer threads with longer loops, is tried after it, not yet measured)
-    space: ClassVar[tuple[str, ...]] = ("split-reduction", "split-reduction{splits=32 cols=16}", "split-reduction{splits=16 cols=16}",
+    # quad=4 (passes/_column_quads.py): 4 outputs a thread in float4 words; 64 x 8 quads = 128 blocks of 512 threads with 16 B
+    # loads (twice the bytes in flight of 32 x 16 scalar), not yet measured, so tried first and 32 x 16 right after it
+    space: ClassVar[tuple[str, ...]] = ("split-reduction{splits=64 cols=8 quad=4}", "split-reduction{splits=32 cols=16}",
+                                        "split-reduction{splits=32 cols=8 quad=4}", "split-reduction", "split-reduction{splits=16 cols=16}",
                                         "split-reduction{mode=splits}")
     mode: str = "auto"  # auto (from the model) | lanes | splits
     splits: int = 8  # threads along y sharing an output (splits mode)
     cols: int = 32  # splits mode: outputs (threads along x) per block; 8 or 16 give 2-4x the blocks for as many outputs
     block: int = 256  # threads per block (lanes mode)
     lanes: int = 32  # lanes mode: threads sharing an output (4: a warp reads 8 rows of 16 floats in one float4 load each)
+    quad: int = 1  # splits mode: 4 = each thread owns 4 adjacent outputs read in float4 words (passes/_column_quads.py)
     vec: int = 4  # lanes mode: 4 = each lane reads quads of the row in float4 words where they qualify (passes/_lane_quads.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if self.mode not in {"auto", "lanes", "splits"} or self.splits not in {2, 4, 8, 16, 32, 64, 128} or self.block % 32 or \
                 not 32 <= self.block <= 1024 or self.vec not in {1, 4} or self.cols not in {8, 16, 32} or self.cols * self.splits > 1024 \
-                or self.lanes not in {4, 8, 16, 32}:
+                or self.lanes not in {4, 8, 16, 32} or self.quad not in {1, 4}:
             return ("mode must be auto, lanes or splits; splits 2 to 128 (a power of two); cols 8, 16 or 32, cols x splits "
-                    "at most 1024; block a multiple of 32 up to 1024; vec 1 or 4; lanes 4, 8, 16 or 32")
+                    "at most 1024; block a multiple of 32 up to 1024; vec 1 or 4; lanes 4, 8, 16 or 32; quad 1 or 4")
         if facts.shared or facts.atomics:
             return "kernel uses shared memory or atomics"
         return True
@@ -140,6 +145,13 @@ class SplitReduction:
             edits = [Edit(r.value[0], r.value[1], f"({txt(*r.value)}) / {lanes}")]
             shape = (self.block, 1, 1) if r.second is None else (32, self.block // 32, 1)  # 2-D: a warp along x, y as before
             launch = LaunchChange(shape, "rows-per-warp", per_item=lanes)
+        elif self.quad == 4:
+            quad = column_quads(facts, source, r, n, self.splits, self.cols, acc_ty, stmt, tail)
+            if quad is None:
+                return Refused("quad=4 needs CUDA and a term of float elements stepping by one with the output index")
+            edits = [Edit(r.mapping[0], r.rest[1], ("\n" + r.indent).join(quad))]
+            return Rewrite(tuple(edits), LaunchChange((self.cols, self.splits, 1), "coarsen-x", per_item=4),
+                           f"splits: {self.splits} threads along y per 4 outputs, {self.cols} quads a block, float4 words")
         else:
             space, sync = ("__local", "barrier(CLK_LOCAL_MEM_FENCE);") if facts.dialect == "opencl" else ("__shared__", "__syncthreads();")
             code = [f"{space} {acc_ty} {n['red']}[{self.splits}][{self.cols}];", f"const int {n['s']} = {axis[1]};", *work,
