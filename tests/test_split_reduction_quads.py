@@ -19,6 +19,7 @@ from s2s.optimize.registry import Applied, build_pipeline, run_pass, search_spac
 
 ZOO = ROOT / "bench" / "zoo"
 QUAD = "split-reduction{splits=64 cols=8 quad=4}"
+DEEP = "split-reduction{splits=128 cols=4 quad=4}"  # 16 outputs a block, as the measured scalar 32 x 16
 SMALL = "split-reduction{splits=4 cols=8 quad=4}"  # a few rows per split at the emulated sizes
 
 
@@ -44,6 +45,9 @@ def test_quads_shape_the_launch_and_the_loads() -> None:
     col = _apply(QUAD, (ZOO / "gemv_colmajor" / "gemv_colmajor.cu").read_bytes(), "gemv_colmajor")
     assert isinstance(col, Applied) and b"reinterpret_cast<const float4*>(&a[(((j))) * LDA + (((i4)))])" in col.text
     assert b"part1 += w0.y * x[j];" in col.text and b"alpha * acc + beta * y[i]" in col.text
+    deep = _apply(DEEP, (ZOO / "gemv_cols" / "gemv_cols.cu").read_bytes(), "gemv_cols")
+    assert isinstance(deep, Applied) and deep.launch is not None and b"red[128][16];" in deep.text
+    assert deep.launch.resolve((32, 1, 1), (128, 1, 1)) == ((256, 1, 1), (4, 128, 1))
 
 
 def test_quads_refusals() -> None:
@@ -70,9 +74,13 @@ def test_quads_refusals() -> None:
 
 
 def test_the_search_tries_quads_first() -> None:
-    """Round one reaches the float4 form first and the measured 16 x 32 scalar form (68% on the H200) second."""
+    """Round one reaches the float4 form first, the measured 16 x 32 scalar form (68% on the H200) second, 4 quads by
+    128 splits third; 4 quads a block only with quad=4."""
     mine = [s for s in search_space() if s.startswith("split-reduction")]
-    assert mine[:2] == [QUAD, "split-reduction{splits=32 cols=16}"]
+    assert mine[:3] == [QUAD, "split-reduction{splits=32 cols=16}", DEEP]
+    src = (ZOO / "gemv_cols" / "gemv_cols.cu").read_bytes()
+    bad = _apply("split-reduction{splits=128 cols=4}", src, "gemv_cols")
+    assert isinstance(bad, Refused) and "4 with quad=4" in bad.reason
 
 
 @pytest.mark.slow
@@ -124,7 +132,7 @@ def test_gemv_colmajor_quads_match(tmp_path: Path, m: int) -> None:
 def test_rewritten_zoo_kernels_compile(tmp_path: Path) -> None:
     files = []
     for name in ("gemv_cols", "gemv_colmajor"):
-        for n, pipeline in enumerate((QUAD, "split-reduction{splits=32 cols=8 quad=4}")):
+        for n, pipeline in enumerate((QUAD, DEEP)):
             out = _apply(pipeline, (ZOO / name / f"{name}.cu").read_bytes(), name)
             assert isinstance(out, Applied), out
             files.append(tmp_path / f"{name}_{n}.cu")

@@ -83,13 +83,14 @@ class SplitReduction:
     # splits=32 cols=16: gemv_cols 23.5 µs, gemv_colmajor 24.8 on the H200 (splits=16: 27.1 / 29.9; 64 x 8: 27.5 / 27.9;
     # 64 x 16: 24.2 / 25.0, so 16 x 16, fewer threads with longer loops, is tried after it, not yet measured)
     # quad=4 (passes/_column_quads.py): 4 outputs a thread in float4 words; 64 x 8 quads = 128 blocks of 512 threads with 16 B
-    # loads (twice the bytes in flight of 32 x 16 scalar), not yet measured, so tried first and 32 x 16 right after it
+    # loads (twice the bytes in flight of 32 x 16 scalar), not yet measured, so tried first and 32 x 16 right after it;
+    # 128 x 4 quads: 32 x 16's 256 blocks of 512 threads with 16 B loads, a 128-deep sum of partials
     space: ClassVar[tuple[str, ...]] = ("split-reduction{splits=64 cols=8 quad=4}", "split-reduction{splits=32 cols=16}",
-                                        "split-reduction{splits=32 cols=8 quad=4}", "split-reduction", "split-reduction{splits=16 cols=16}",
+                                        "split-reduction{splits=128 cols=4 quad=4}", "split-reduction", "split-reduction{splits=16 cols=16}",
                                         "split-reduction{mode=splits}")
     mode: str = "auto"  # auto (from the model) | lanes | splits
     splits: int = 8  # threads along y sharing an output (splits mode)
-    cols: int = 32  # splits mode: outputs (threads along x) per block; 8 or 16 give 2-4x the blocks for as many outputs
+    cols: int = 32  # splits mode: outputs (quads with quad=4) per block along x; 8 or 16 give 2-4x the blocks for as many outputs
     block: int = 256  # threads per block (lanes mode)
     lanes: int = 32  # lanes mode: threads sharing an output (4: a warp reads 8 rows of 16 floats in one float4 load each)
     quad: int = 1  # splits mode: 4 = each thread owns 4 adjacent outputs read in float4 words (passes/_column_quads.py)
@@ -97,9 +98,9 @@ class SplitReduction:
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if self.mode not in {"auto", "lanes", "splits"} or self.splits not in {2, 4, 8, 16, 32, 64, 128} or self.block % 32 or \
-                not 32 <= self.block <= 1024 or self.vec not in {1, 4} or self.cols not in {8, 16, 32} or self.cols * self.splits > 1024 \
+                not 32 <= self.block <= 1024 or self.vec not in {1, 4} or self.cols not in {8, 16, 32, 4 * (self.quad == 4)} or self.cols * self.splits > 1024 \
                 or self.lanes not in {4, 8, 16, 32} or self.quad not in {1, 4}:
-            return ("mode must be auto, lanes or splits; splits 2 to 128 (a power of two); cols 8, 16 or 32, cols x splits "
+            return ("mode must be auto, lanes or splits; splits 2 to 128 (a power of two); cols 8, 16 or 32 (4 with quad=4), cols x splits "
                     "at most 1024; block a multiple of 32 up to 1024; vec 1 or 4; lanes 4, 8, 16 or 32; quad 1 or 4")
         if facts.shared or facts.atomics:
             return "kernel uses shared memory or atomics"
