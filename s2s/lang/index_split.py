@@ -14,7 +14,7 @@ from tree_sitter import Node
 
 from .affine import Poly, poly_of
 from .edits import Edit
-from .parsing import parse
+from .parsing import descendants, parse
 from .parsing import src as _src
 
 
@@ -121,7 +121,7 @@ def int_macros(source: bytes) -> dict[str, int]:
         if len(re.findall(rf"#\s*define\s+{name}\b", text)) > 1 or re.search(rf"#\s*(ifn?def|undef)\s+{name}\b|defined\s*\(?\s*{name}\b", text):
             continue
         wrapped = b"int __s2s = " + value.encode() + b";"
-        init = next((n for n in _nodes(parse(wrapped, "cuda").root_node) if n.type == "init_declarator"), None)
+        init = next((n for n in descendants(parse(wrapped, "cuda").root_node) if n.type == "init_declarator"), None)
         p = poly_of(init.child_by_field_name("value") if init is not None else None, wrapped)
         if p is not None:
             for n in p.names & set(out):
@@ -154,16 +154,9 @@ def terms(node: Node, source: bytes, op: str) -> list[Node]:
 
 
 def idents_in(source: bytes, node: Node) -> set[str]:
-    return {src(source, n) for n in _nodes(node) if n.type == "identifier"}
+    return {src(source, n) for n in descendants(node) if n.type == "identifier"}
 
 
-def _nodes(node: Node) -> list[Node]:
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(n.children)
-    return out
 
 
 def delete_statement(source: bytes, node: Node) -> Edit:
@@ -178,7 +171,7 @@ def delete_statement(source: bytes, node: Node) -> Edit:
 def called_functions(source: bytes, dialect: str, body: Node) -> list[tuple[str, str]]:
     """(name, text) of the file's functions that `body` calls, directly or through one another."""
     defs: dict[str, Node] = {}
-    for n in _nodes(parse(source, dialect).root_node):
+    for n in descendants(parse(source, dialect).root_node):
         d = n.child_by_field_name("declarator") if n.type == "function_definition" else None
         while d is not None and d.type != "function_declarator":
             d = d.child_by_field_name("declarator")
@@ -187,7 +180,7 @@ def called_functions(source: bytes, dialect: str, body: Node) -> list[tuple[str,
     seen: list[tuple[str, str]] = []
     todo = [body]
     while todo:
-        for n in _nodes(todo.pop()):
+        for n in descendants(todo.pop()):
             name = src(source, n.child_by_field_name("function")) if n.type == "call_expression" else ""
             if name in defs and name not in {s for s, _ in seen}:
                 seen.append((name, src(source, defs[name])))

@@ -103,6 +103,16 @@ def src(data: bytes, node: Node) -> str:
     return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
+def descendants(node: Node) -> list[Node]:
+    """`node` and every node under it, in no particular order (for counting and collecting)."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.children)
+    return out
+
+
 def first_error(node: Node) -> Node | None:
     """The first ERROR or MISSING node under a tree with errors (in document order; no recursion, so 100k nested
     blocks are fine)."""

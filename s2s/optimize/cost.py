@@ -39,7 +39,7 @@ from tree_sitter import Node
 from s2s.lang.affine import Poly
 from s2s.lang.kernel_facts import find_kernel
 from s2s.lang.kernel_model import ArrayAccess, Device, KernelModel, kernel_model, parallelism
-from s2s.lang.parsing import parse, src
+from s2s.lang.parsing import descendants, parse, src
 from s2s.mep.roofline import compulsory_bytes
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.proposers.base import State
@@ -168,7 +168,7 @@ def _slow_math(source: bytes, dialect: str, kernel: str | None, model: KernelMod
         return 0.0
     floats = _float_names(source, fn)
     extra = 0.0
-    for n in _descendants(body):
+    for n in descendants(body):
         if n.type == "call_expression":
             f = n.child_by_field_name("function")
             name = src(source, f) if f is not None and f.type == "identifier" else ""
@@ -180,19 +180,10 @@ def _slow_math(source: bytes, dialect: str, kernel: str | None, model: KernelMod
     return extra
 
 
-def _descendants(node: Node) -> list[Node]:
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(n.children)
-    return out
-
-
 def _float_names(source: bytes, fn: Node) -> frozenset[str]:
     """The parameters and locals of a kernel declared float, double or half (scalars, pointers, vectors)."""
     names = set()
-    for n in _descendants(fn):
+    for n in descendants(fn):
         if n.type not in {"declaration", "parameter_declaration"}:
             continue
         head = " ".join(src(source, c) for c in n.children if c.type in {"type_qualifier", "primitive_type", "type_identifier"})
@@ -209,7 +200,7 @@ def _float_names(source: bytes, fn: Node) -> frozenset[str]:
 
 def _floating(source: bytes, node: Node, floats: frozenset[str]) -> bool:
     """Whether a division works on floating-point values: a float literal, a name declared floating, a math call."""
-    for n in _descendants(node):
+    for n in descendants(node):
         t = n.type
         if t == "number_literal" and not src(source, n).lower().startswith("0x") and any(ch in src(source, n) for ch in ".eEfF"):
             return True
