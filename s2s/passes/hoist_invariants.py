@@ -6,8 +6,9 @@ The compiler keeps such loads in the loop when the loop stores through another p
 index is affine (or arithmetic on variables: smem-allpairs' `i`) and uses neither the loop's variable nor anything the
 loop assigns, the array is a parameter the kernel never writes, the load is not under a condition or short-circuit in
 the loop body, and the loop has no `return` or `goto`. A `continue` or `break` (an n-body loop's `if (j == i) continue;`)
-is accepted: it can skip the load on some iterations, but the array is never written and the index is the same on every
-iteration, so the hoisted value is what every load that does run reads. The hoisted load runs only when the loop runs
+under a condition on the loop's variable is accepted: it can skip the load on some iterations, but the array is never
+written and the index is the same on every iteration, so the hoisted value is what every load that does run reads. One
+that is unconditional or under a condition without the variable (`if (i >= n) continue;`) may skip every trip: refused. The hoisted load runs only when the loop runs
 at least once (`lower < upper`, or the loop's own condition at its first value): the same index the loop's first
 iteration would read once past any `continue`.
 Index arithmetic the compiler hoists itself; the pass leaves it. Refused where no load qualifies, with the reasons.
@@ -120,6 +121,9 @@ class HoistInvariants:
             return f"the index changes in the loop over {lp.var}"
         if any(n.type in _EXITS for n in walk(loop)):
             return f"the loop over {lp.var} may leave the kernel or jump (return, goto)"
+        if _skips_every_trip(loop, lp.var, data):
+            return (f"a continue or break in the loop over {lp.var} is not under a condition on {lp.var}: it may skip every "
+                    "trip (a guard on the load's index), and the hoisted load would read where the original never does")
         node = root.descendant_for_byte_range(a.start, a.end)
         body = loop.child_by_field_name("body")
         while node is not None and body is not None and node != body:
@@ -132,6 +136,24 @@ class HoistInvariants:
                 return f"read under a condition in the loop over {lp.var}"
             node = parent
         return ""
+
+
+def _skips_every_trip(loop: Node, var: str, data: bytes) -> bool:
+    """Whether a `continue`/`break` in the loop is unconditional or under a condition that does not read the loop's
+    variable (`if (i >= n) continue;`): such a skip can hold on every trip. One under a condition on the variable
+    (`if (j == i) continue;`) skips some trips."""
+    body = loop.child_by_field_name("body")
+    for n in walk(body) if body is not None else ():
+        if n.type not in {"continue_statement", "break_statement"}:
+            continue
+        up, on_var = n.parent, False
+        while up is not None and up != body and not on_var:
+            cond = up.child_by_field_name("condition") if up.type in {"if_statement", "conditional_expression"} else None
+            on_var = cond is not None and re.search(rf"\b{re.escape(var)}\b", src(data, cond)) is not None
+            up = up.parent
+        if not on_var:
+            return True
+    return False
 
 
 def _index_names(a: ArrayAccess, root: Node, data: bytes) -> set[str] | None:
