@@ -135,20 +135,9 @@ struct Rng {
     void skip(unsigned long long draws) { s += draws * 0x9E3779B97F4A7C15ULL; }  // as if next() had been called `draws` times
 };
 
-// body(lo, hi) over [0, n) in contiguous chunks on the host's cores (one chunk below 1M elements): filling the inputs of
-// a large MEP one element at a time took seconds per input set, longer than everything the GPU does
-template <class Body> void parallel_chunks(size_t n, Body body) {
-    const size_t hw = std::max(1u, std::thread::hardware_concurrency());
-    const size_t nt = std::min<size_t>(std::min<size_t>(hw, 32), n / (1u << 20) + 1);
-    if (nt <= 1) { body(size_t(0), n); return; }
-    const size_t chunk = (n + nt - 1) / nt;
-    std::vector<std::thread> ts;
-    for (size_t lo = 0; lo < n; lo += chunk) ts.emplace_back(body, lo, std::min(n, lo + chunk));
-    for (std::thread& t : ts) t.join();
-}
-
-// fn(lo, hi) -> Part over the chunks of parallel_chunks, the parts in the order of their ranges (for merging): the
-// host's comparisons of a large output took seconds per input set on one core (transpose_2d: 4.5 s an evaluation)
+// fn(lo, hi) -> Part over [0, n) in contiguous chunks on the host's cores (one chunk below 1M elements), the parts in
+// the order of their ranges (for merging): the host's comparisons of a large output took seconds per input set on one
+// core (transpose_2d: 4.5 s an evaluation)
 template <class Part, class Fn> std::vector<Part> map_chunks(size_t n, Fn fn) {
     const size_t hw = std::max(1u, std::thread::hardware_concurrency());
     const size_t nt = std::min<size_t>(std::min<size_t>(hw, 32), n / (1u << 20) + 1);
@@ -160,6 +149,12 @@ template <class Part, class Fn> std::vector<Part> map_chunks(size_t n, Fn fn) {
         ts.emplace_back([&, j]() { parts[j] = fn(j * chunk, std::min(n, (j + 1) * chunk)); });
     for (std::thread& t : ts) t.join();
     return parts;
+}
+
+// body(lo, hi) over the same chunks: filling the inputs of a large MEP one element at a time took seconds per input
+// set, longer than everything the GPU does
+template <class Body> void parallel_chunks(size_t n, Body body) {
+    map_chunks<char>(n, [&](size_t lo, size_t hi) { body(lo, hi); return char(0); });
 }
 
 // ---- element visitors: every scalar component of an element, in order ---------------------------
