@@ -19,6 +19,7 @@ from s2s.lang.kernel_facts import KernelFacts, kernel_facts
 
 # pass name -> class name in s2s.passes.<name with underscores>; keep sorted.
 BUILTIN: dict[str, str] = {
+    "allpairs-bodies": "AllpairsBodies",
     "allpairs-lanes": "AllpairsLanes",
     "atomic-accumulate": "AtomicAccumulate",
     "block-reduce-shuffle": "BlockReduceShuffle",

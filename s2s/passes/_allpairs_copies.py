@@ -1,0 +1,113 @@
+"""allpairs-bodies' copies: what is declared once a body in smem-allpairs' tiled form, and the edits that repeat it."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from s2s.lang.edits import Edit
+from s2s.lang.kernel_facts import KernelFacts, idents
+
+from ._common import fresh, indent_of, scalar_type, text, walk
+from .allpairs_lanes import _accumulators
+
+_PAIR = re.compile(r"for\s*\(\s*int\s+(\w+)\s*=\s*(\w+)\s*;[^;]*\b\1\s*-\s*\2\s*<\s*(\d+)\s*;\s*(\+\+\s*\1|\1\s*\+\+)\s*\)")
+
+
+@dataclass
+class Copies:
+    names: dict[str, list[str]] = field(default_factory=dict)  # a name declared once a body -> its name in each body
+    loads: dict[str, tuple[str, str]] = field(default_factory=dict)  # register for A[i] -> (A, element type)
+    edits: list[Edit] = field(default_factory=list)
+
+    def rename(self, chunk: str, r: int) -> str:
+        if not self.names:
+            return chunk
+        alt = "|".join(sorted(map(re.escape, self.names), key=len, reverse=True))
+        return re.sub(rf"(?<![\w.])(?<!->)({alt})\b", lambda m: self.names[m.group(1)][r], chunk)
+
+
+def copies_of(source: bytes, facts: KernelFacts, body: Node, rest: list[Node], i: str, live: str, b: int) -> Copies | str:
+    """The per-body names and the edits for the statements after the clamp (`rest`), or why the form does not fit."""
+    pairs = [n for n in walk(body) if n.type == "for_statement" and _PAIR.match(_head(source, n))]
+    if len(pairs) != 1:
+        return "needs one tiled pair loop `for (int j = t; j < n && j - t < TILE; ++j)` (smem-allpairs without unroll, first)"
+    pair = pairs[0]
+    tile_loop = pair.parent.parent if pair.parent is not None else None
+    scope = tile_loop.parent if tile_loop is not None else None
+    if tile_loop is None or tile_loop.type != "for_statement" or scope is None or \
+            not (scope == body or (scope.type == "compound_statement" and scope.parent == body and scope in rest)):
+        return "the pair loop must sit in a tile loop at the top of the kernel body"
+    if scope != body and rest[-1] != scope:
+        return "statements after the block that holds the tile loop"
+    inner = [s for s in scope.named_children if s.type != "comment"]
+    prelude = [s for s in rest if s != scope and s.start_byte < tile_loop.start_byte] + \
+        ([s for s in inner if s.end_byte <= tile_loop.start_byte] if scope != body else [])
+    later = [s for s in inner if s.start_byte > tile_loop.end_byte]
+    guard = later[0] if len(later) == 1 and later[0].type == "if_statement" else None
+    if guard is None or guard.child_by_field_name("alternative") is not None or \
+            not re.fullmatch(rf"\(\s*{live}\s*\)", text(source, guard.child_by_field_name("condition"))):
+        return f"everything after the tile loop must be one `if ({live}) {{ ... }}`"
+    accs = _accumulators(source, [*body.named_children, *scope.named_children], pair)
+    if isinstance(accs, str):
+        return accs
+    names = {i, live, *accs}
+    around = source[tile_loop.start_byte : pair.start_byte] + source[pair.end_byte : tile_loop.end_byte]
+    if idents(around.decode("utf-8", "replace")) & names:
+        return f"the tile loop uses {i} or a sum outside the pair loop (hoist-invariants goes after allpairs-bodies)"
+    repeat = []
+    for s in prelude:
+        if not idents(text(source, s)) & names:
+            continue
+        if s.type != "declaration" or re.search(r"\b(__shared__|static|extern)\b", text(source, s)):
+            return f"only declarations may use {i} or a sum before the tile loop: {text(source, s).splitlines()[0]}"
+        names |= {_declared(source, d) for d in s.children_by_field_name("declarator")}
+        repeat.append(s)
+    pb = pair.child_by_field_name("body")
+    assert pb is not None
+    chunk, loads = _body(source, pb), {}
+    for a in sorted(set(re.findall(rf"(?<![\w.])(?<!->)(\w+)\s*\[\s*{i}\s*\]", chunk))):
+        p = facts.param(a)
+        if p is not None and p.pointer and not p.written and scalar_type(facts, a):
+            h = fresh(facts, source, f"{a}_{i}")
+            chunk = re.sub(rf"(?<![\w.])(?<!->){a}\s*\[\s*{i}\s*\]", h, chunk)
+            loads[h] = (a, scalar_type(facts, a))
+    out = Copies({n: [fresh(facts, source, f"{n}_{r}") for r in range(b)] for n in [*sorted(names), *loads]}, loads)
+    for s in repeat:
+        out.edits.append(Edit(s.start_byte, s.end_byte, f"\n{indent_of(source, s.start_byte)}".join(
+            out.rename(text(source, s), r) for r in range(b))))
+    pp = indent_of(source, pair.start_byte)
+    opening, closing = ("do {", "} while (0);") if re.search(r"\bcontinue\b", chunk) else ("{", "}")
+    out.edits.append(Edit(pb.start_byte, pb.end_byte, "{" + "".join(
+        f"\n{pp}    {opening}" + _shift(out.rename(chunk, r)) + f"\n{pp}    {closing}" for r in range(b)) + f"\n{pp}}}"))
+    cons = guard.child_by_field_name("consequence")
+    assert cons is not None
+    gp, post = indent_of(source, guard.start_byte), _body(source, cons)
+    out.edits.append(Edit(cons.start_byte, cons.end_byte, "{" + "".join(
+        f"\n{gp}    if ({out.names[live][r]}) {{" + _shift(out.rename(post, r)) + f"\n{gp}    }}" for r in range(b)) + f"\n{gp}}}"))
+    return out
+
+
+def _head(source: bytes, loop: Node) -> str:
+    b = loop.child_by_field_name("body")
+    return source[loop.start_byte : b.start_byte if b is not None else loop.end_byte].decode("utf-8", "replace").strip()
+
+
+def _declared(source: bytes, d: Node) -> str:
+    inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+    m = re.search(r"\w+", text(source, inner))
+    return m.group(0) if m else ""
+
+
+def _body(source: bytes, node: Node) -> str:
+    """A statement's text as the lines of a block one level in from the statement's own line (a newline before each)."""
+    pad = indent_of(source, node.start_byte) + "    "
+    if node.type != "compound_statement":
+        return f"\n{pad}{text(source, node)}"
+    chunk = text(source, node)[1:-1].rstrip()
+    return chunk if chunk.startswith("\n") else f"\n{pad}{chunk.strip()}"
+
+
+def _shift(chunk: str) -> str:
+    return re.sub(r"\n(?=[^\n])", "\n    ", chunk)

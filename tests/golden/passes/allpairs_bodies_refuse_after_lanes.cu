@@ -1,0 +1,17 @@
+// RUN: smem-allpairs{tile=64},allpairs-lanes{lanes=4},allpairs-bodies
+// ----- INPUT
+// allpairs-lanes first: its mapping is no longer one thread a body
+__global__ void pot(const float* x, const float* m, float* phi, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float xi = x[i];
+    float p = 0.0f;
+    for (int j = 0; j < n; ++j) {
+        if (j == i) continue;
+        p -= m[j] / fabsf(xi - x[j]);
+    }
+    phi[i] = p;
+}
+// ----- EXPECTED
+// REFUSED: allpairs-lanes must come after allpairs-bodies
