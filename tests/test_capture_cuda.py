@@ -132,6 +132,11 @@ def test_capture_and_replay_on_gpu(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     res = json.loads(run.stdout)
     assert res["verdict"] == "ok" and any("reproduces the application's outputs" in m for m in res["messages"])
+    timed = run_cli("run", str(out), "--json")  # timed on the real run's inputs, not generated ones
+    assert timed.returncode == 0, timed.stderr
+    res = json.loads(timed.stdout)
+    assert res["verdict"] == "ok" and res["speedup"] > 0
+    assert any(m.startswith("timed on the captured input set (launch 3 of the application") for m in res["messages"])
 
 
 @pytest.mark.slow

@@ -163,3 +163,13 @@ def test_failures(gather: Path, tmp_path: Path, args: list[str], message: str) -
     assert len(err.splitlines()) == 1 and err.startswith("error:") and message in err, err
     assert tree_hash(gather) == before and not (gather / "gather_app").exists()
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_timed_on_the_captured_data(matvec_mep: Path) -> None:
+    # run time can depend on the data (a sparse pattern, a histogram's values): the timing uses the real run's inputs
+    proc = run_cli("run", str(matvec_mep), "--json")
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    assert res["verdict"] == "ok" and res["reference"]["median_us"] > 0
+    assert "timed on the captured input set (launch 1 of the application" in " ".join(res["messages"])

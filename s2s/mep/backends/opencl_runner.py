@@ -1098,7 +1098,10 @@ def main(argv: list[str] | None = None) -> int:
                     sets += 1
             verdict = "ok" if ok else "wrong-output"
             if ok and not args.no_time:
-                run.fill_set(cfg.seed)
+                caps = run.load_captured()[:1] if cfg.capture else []  # the application's data, where captured
+                run.fill_set(cfg.seed, caps[0] if caps else None)
+                if caps:
+                    run.messages.append(f"timed on the {caps[0].label}")
                 with device_held(True, "timing"):
                     ref, var = run.time_both(cfg.seed)
                 result["reference"], result["variant"] = ref, var
