@@ -192,7 +192,7 @@ def _retimed(res: dict[str, Any]) -> dict[str, Any] | None:
     return r if isinstance(r, dict) and r.get("speedup") else None
 
 
-def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int, budget: float,
+def optimize_one(name: str, mep: str, work: str, max_evals: int, rounds: int | None, budget: float,
                  jobs: int = 4) -> dict[str, Any]:
     from s2s.mep.history import History
     from s2s.optimize.loop import Options, optimize
@@ -467,7 +467,7 @@ def main() -> int:
     ap.add_argument("--no-apps", action="store_true", help="--dry: build the MEPs only, not the apps")
     ap.add_argument("--parallel", type=int, default=4, help="kernels optimized at once (--part)")
     ap.add_argument("--max-evals", type=int, default=30)
-    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=None, help="at most N rounds (default: the loop's, until the budget)")
     ap.add_argument("--deadline", type=float, default=480.0, help="seconds for the whole part")
     args = ap.parse_args()
     os.environ.setdefault("CUDA_MODULE_LOADING", "EAGER")

@@ -60,7 +60,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 
 def _optimize_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--proposer", default="builtin", choices=("builtin", "llm", "replay"))
-    p.add_argument("--rounds", type=at_least_one, default=4)
+    p.add_argument("--rounds", type=at_least_one,
+                   help="at most N rounds (default: until --max-evals, --time-budget or the candidates run out)")
+    p.add_argument("--patience", type=at_least_one,
+                   help="stop after N rounds in a row without a gain (default: go on while candidates remain)")
     p.add_argument("--max-evals", type=at_least_one, default=30)
     p.add_argument("--time-budget", type=float, help="seconds")
     p.add_argument("--patterns", help="pattern library file (default: per user)")
@@ -93,7 +96,8 @@ def options_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
     from s2s.optimize.loop import Options
 
-    return Options(proposer=args.proposer, rounds=args.rounds, max_evals=args.max_evals, time_budget_s=args.time_budget,
+    return Options(proposer=args.proposer, rounds=args.rounds, patience=args.patience, max_evals=args.max_evals,
+                   time_budget_s=args.time_budget,
                    patterns=args.patterns, use_patterns=not args.no_patterns, llm_config=args.llm_config,
                    replay_file=args.replay, jobs=args.jobs or os.cpu_count() or 1, cluster=cluster_from(args),
                    wait_lock=args.wait, profile=not args.no_profile)

@@ -37,13 +37,16 @@ from .winner import declare as declare_winner
 from .winner import noise_band
 
 Progress = Callable[[dict[str, Any]], None]
+# rounds in a row whose candidates were all evaluated before (a resumed run) that the loop skips before it stops: the
+# built-in proposer moves down its ranking each round, a proposer that repeats itself stops here
+STALE_ROUNDS = 3
 _LIBRARY_LOCK = threading.Lock()  # several MEPs optimized at once (auto --cluster) share the library
 
 
 @dataclass
 class Options:
     proposer: str = "builtin"
-    rounds: int = 4
+    rounds: int | None = None  # at most this many rounds; None: until the budget, the time or the candidates run out
     max_evals: int = 30
     time_budget_s: float | None = None
     patterns: str | None = None  # library path; None: the per-user default
@@ -51,7 +54,9 @@ class Options:
     jobs: int = max(1, os.cpu_count() or 1)
     max_repairs: int = 2
     min_gain: float = 1.02
-    patience: int = 1  # rounds in a row without improvement before stopping (from round 2 on)
+    # rounds in a row without improvement before stopping (from round 2 on); None: never stop on that alone (the
+    # built-in proposer moves down its ranking instead, and stops proposing when nothing is left)
+    patience: int | None = None
     llm_config: str | None = None
     replay_file: str | None = None
     wait_lock: bool = False  # another optimize holds the MEP: wait for it (else exit 2)
@@ -152,8 +157,9 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
         state.feedback["original"] = profile_ncu.feedback(mep_dir, history, None)
     stopped = "rounds"
     round_no = 0
-    idle_rounds = 0
-    for round_no in range(1, opts.rounds + 1):
+    idle_rounds = stale_rounds = 0
+    while opts.rounds is None or round_no < opts.rounds:
+        round_no += 1
         state.round = round_no
         state.rows = history.rows()
         state.budget = opts.max_evals - evals
@@ -161,7 +167,7 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
         if state.budget <= 0:
             stopped = "max-evals"
             break
-        cands = [c for c in proposer.propose(state) if c.fingerprint not in {k for k in done}]
+        cands = proposer.propose(state)
         fresh: list[Candidate] = []
         seen: set[str] = set()
         for c in cands:
@@ -173,9 +179,13 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
         if round_no == 1:  # candidates a killed run registered but never evaluated
             fresh = with_pending(pending_candidates(history, mep_dir, manifest.kernel_file), fresh)
         fresh = fresh[: state.budget]
+        if not fresh and cands and stale_rounds < STALE_ROUNDS:  # all evaluated before (a resumed run): propose again
+            stale_rounds += 1
+            continue
         if not fresh:
             stopped = "no-new-candidates"
             break
+        stale_rounds = 0
         for c in fresh:
             write_variant(mep_dir, manifest.kernel_file, c)
             history.add(c.id, round_no, c.origin, c.parent, c.source_sha, c.launch.as_dict() if c.launch else None)
@@ -239,7 +249,7 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
         if stopped in {"time-budget", "max-evals"}:
             break
         idle_rounds = 0 if improved else idle_rounds + 1
-        if round_no >= 2 and idle_rounds >= opts.patience:
+        if round_no >= 2 and opts.patience is not None and idle_rounds >= opts.patience:
             stopped = "no-improvement"
             break
     session.close()

@@ -1,7 +1,8 @@
 """The built-in proposer: the passes in `s2s/passes/`, their parameters searched, composed over rounds.
 
 Round 1 tries inherited patterns first, then each applicable pass alone over its parameter grid.
-Later rounds extend the best verified pipelines with one more pass. Candidates are pipelines applied
+Later rounds extend the best verified pipelines not yet extended with one more pass and vary the best one
+(s2s.optimize.proposers.neighbours), until none is left or the budget ends. Candidates are pipelines applied
 to the original kernel, so every winner is a reproducible pipeline string.
 """
 from __future__ import annotations
@@ -12,7 +13,10 @@ from s2s.optimize.cost import order
 from s2s.optimize.registry import Applied, make_pass, parse_pipeline, run_pass, search_space
 from s2s.optimize.search import in_blocks, keep_gainful
 
+from . import neighbours
 from .base import State
+
+BEAM = 3  # verified pipelines extended a round
 
 
 def apply_pipeline(pipeline: str, state: State) -> Candidate | str:
@@ -50,16 +54,14 @@ def _scalars(state: State) -> dict[str, object]:
     return {p.name: p.value for p in state.manifest.params if p.role == "scalar"}
 
 
-def _steps(pipeline: str) -> set[str]:
-    return {name for name, _ in parse_pipeline(pipeline)} if pipeline else set()
-
-
 class BuiltinProposer:
     name = "builtin"
 
     def __init__(self) -> None:
         self.refusals: dict[str, str] = {}
         self.tried: set[str] = set()
+        self.extended: set[str] = set()  # verified pipelines whose one-step extensions were proposed
+        self.varied: set[str] = set()  # verified pipelines whose siblings were proposed
 
     def _make(self, pipeline: str, state: State) -> Candidate | None:
         if pipeline in self.tried:
@@ -88,12 +90,37 @@ class BuiltinProposer:
                                            launch_rules=c.launch_rules))
             steps = [c for c in (self._make(step, state) for step in search_space()) if c is not None]
             return cands + order(self._gainful([(c, None) for c in steps], state), state)  # likely winners first (cost model)
-        bases = sorted(state.ok_candidates, key=lambda t: -t[0])[:3]
-        for _speedup, base, pipeline in bases:
-            used = _steps(pipeline)
-            made = (self._make(f"{pipeline},{step}", state) for step in search_space() if parse_pipeline(step)[0][0] not in used)
-            cands += self._gainful([(c, base) for c in made if c is not None], state)
+        return self._later_round(state)
+
+    def _later_round(self, state: State) -> list[Candidate]:
+        """Down the ranking of verified pipelines: the first `BEAM` not yet extended whose one-step extensions give a
+        candidate, and the first not yet varied whose siblings (neighbours.siblings) give one. Groups in their pipeline's
+        rank, extensions before siblings, each cost-model ordered. A round without a gain thus moves the beam down the
+        ranking; the round is empty only when every verified pipeline has been extended and varied."""
+        by_pipeline = {p: c for _s, c, p in state.ok_candidates if p}
+        space = search_space()
+        cands: list[Candidate] = []
+        extended = varied = 0
+        for _speedup, pipeline in neighbours.ranked(state.ok_candidates):
+            if extended < BEAM and pipeline not in self.extended:
+                self.extended.add(pipeline)
+                group = self._group(neighbours.extensions(pipeline, space), by_pipeline[pipeline], state)
+                extended += bool(group)
+                cands += group
+            if not varied and pipeline not in self.varied:
+                self.varied.add(pipeline)
+                group = self._group(neighbours.siblings(pipeline, space), by_pipeline[pipeline], state)
+                varied += bool(group)
+                cands += group
+            if extended >= BEAM and varied:
+                break
         return cands
+
+    def _group(self, pipelines: list[str], base: Candidate, state: State) -> list[Candidate]:
+        """The pipelines not tried before that apply and pass the speculative-step rule (against `base`), likely
+        winners first (cost model)."""
+        made = (self._make(p, state) for p in pipelines)
+        return order(self._gainful([(c, base) for c in made if c is not None], state), state)
 
     def repair(self, candidate: Candidate, log: str, state: State) -> Candidate | None:
         fixed = builtin_repair(candidate.source.decode("utf-8", "replace"), log)
