@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from s2s.lang.contraction import Contraction, Operand
 
-TILE, THREADS, PAD = 128, 256, 4
+from ._blocking_body import body
+
+TILE, THREADS = 128, 256
 
 class BlockingCode:
     """The text of the tiled body, one list of lines (joined at the body's indent)."""
 
     def __init__(self, bk: int, vec: bool, prefetch: bool, c: Contraction, n: dict[str, str], cl: bool, source: bytes,
-                 size: int = TILE) -> None:
+                 size: int = TILE, groups: int = 1) -> None:
         self.bk, self.vec, self.prefetch, self.c, self.n, self.cl, self.src = bk, vec, prefetch, c, n, cl, source
+        self.groups = groups  # k groups along z (s2s/passes/_blocking_body.py)
         self.size, self.dim, self.threads = size, size // 8, (size // 8) ** 2  # outputs a side, threads a side, threads
         self.ops = [("A", i, o) for i, o in enumerate(c.a)] + [("B", i, o) for i, o in enumerate(c.b)]
 
@@ -26,7 +29,7 @@ class BlockingCode:
 
     # -- the pieces -------------------------------------------------------------------------------------
     def tile(self, side: str, i: int, buf: str = "") -> str:
-        return self.n[f"s{side}{i}"] + buf
+        return self.n[f"s{side}{i}"] + (f"[{self.n['grp']}]" if self.groups > 1 else "") + buf
 
     def place(self, side: str, r: str, k: str) -> list[str]:
         """Declarations that put the operand's own index variables at (r, k): r is a row (A) or a column (B)."""
@@ -174,46 +177,4 @@ class BlockingCode:
 
     def lines(self, origin: list[str] | None = None, start: list[str] | None = None, tail: list[str] | None = None) -> list[str]:
         """The body; `origin` (row0, col0), `start` (inside the guard) and `tail` (the stores) replace the defaults."""
-        c, n, bk = self.c, self.n, self.bk
-        space, sync = ("__local", "barrier(CLK_LOCAL_MEM_FENCE);") if self.cl else ("__shared__", "__syncthreads();")
-        lx, ly, gx, gy = ("get_local_id(0)", "get_local_id(1)", "get_group_id(0)", "get_group_id(1)") if self.cl else \
-            ("threadIdx.x", "threadIdx.y", "blockIdx.x", "blockIdx.y")
-        bufs = "[2]" if self.prefetch else ""
-        decls = [f"{space} float4 {self.tile(side, i)}{bufs}[{bk}][{(self.size + PAD) // 4}];" for side, i, _ in self.ops]
-        acc = f"{n['acc']}[{n['m']}]"
-        live, alive = n["live"], n["alive"]
-        head = [*decls, f"{space} int {alive};", f"float {n['acc']}[64];",
-                f"const int {n['tx']} = {lx}, {n['ty']} = {ly}, {n['tid']} = {n['ty']} * {self.dim} + {n['tx']};",
-                *(origin or [f"const int {n['row0']} = {gy} * {self.size}, {n['col0']} = {gx} * {self.size};"]), f"int {live} = 0;",
-                *self.each(), f"    {acc} = 0;", f"    if ({c.inside}) {{",
-                *("        " + s for s in (start if start is not None else [*(self.txt(s, e) for s, e, _ in c.before), f"{acc} = {c.target};"])),
-                f"        {live} = 1;", "    }", "}",
-                # a block none of whose outputs passes the guard (above the diagonal of a triangular one) leaves at
-                # once, all its threads together: every thread that stays reaches every barrier
-                f"if ({n['tid']} == 0) {alive} = 0;", sync, f"if ({live}) {alive} = 1;", sync, f"if (!{alive}) return;",
-                *self.checks()]
-        redeclared = [self.txt(s, e) for s, e, d in c.before if d and not (c.target_decl and c.target in self.txt(s, e).split("=")[0])]
-        tail = tail or [*self.each(), f"    if ({c.inside}) {{", *("        " + s for s in redeclared), f"        {c.target_decl}{c.target} = {acc};",
-                        *("        " + self.txt(s, e) for s, e in c.after), "    }", "}"]
-        t = n["t"]
-        if not self.prefetch:
-            body = [f"for (int {t} = {c.lower}; {t} < {c.upper}; {t} += {bk}) {{",
-                    *("    " + s for side, i, o in self.ops for s in self.load(side, i, o, t, "smem")),
-                    f"    {sync}", *("    " + s for s in self.compute(t, "")), f"    {sync}", "}"]
-            return head + body + tail
-        # double buffering: slice t multiplied out of buffer buf while slice t + bk waits in registers
-        regs = {(side, i): n[f"p{side}{i}"] for side, i, _ in self.ops}
-        per = self.size * bk // self.threads
-        first = [f"int {n['buf']} = 0;",
-                 *(s for side, i, o in self.ops for s in self.load(side, i, o, f"{c.lower}", "smem")), sync,
-                 f"for (int {t} = {c.lower}; {t} < {c.upper}; {t} += {bk}) {{",
-                 *(f"    float {regs[(side, i)]}[{per}];" for side, i, _ in self.ops),
-                 f"    if ({t} + {bk} < {c.upper}) {{",
-                 *("        " + s for side, i, o in self.ops for s in self.load(side, i, o, f"{t} + {bk}", regs[(side, i)])),
-                 "    }",
-                 *("    " + s for s in self.compute(t, f"[{n['buf']}]")),
-                 f"    if ({t} + {bk} < {c.upper}) {{",
-                 *("        " + s for side, i, o in self.ops for s in self.spill(side, i, o, regs[(side, i)], f"1 - {n['buf']}")),
-                 f"        {n['buf']} = 1 - {n['buf']};", "    }", f"    {sync}", "}"]
-        return head + first + tail
-
+        return body(self, origin, start, tail)

@@ -10,13 +10,42 @@ from __future__ import annotations
 
 from s2s.lang.contraction import Contraction
 
+from ._blocking_body import PAD
 from ._blocking_code import TILE, BlockingCode
+
+SMEM = 48 * 1024  # bytes of static shared memory a CUDA block may declare
+
+
+def group_refusal(tile: int, groups: int, prefetch: bool, bk: int, operands: int, cl: bool) -> str:
+    """Why `groups` k groups do not fit ("" when they do): each group's tiles and the array their sums meet in. CUDA
+    only: on PoCL 3.1 the group tests after the blocks' early exits (before their barriers) read as uniform across the
+    work-group (group 1 stores as group 0; tests/test_contraction_triangle_kgroups.py keeps the case)."""
+    if groups not in {1, 2, 4}:
+        return "kgroups must be 1, 2 or 4"
+    if groups == 1:
+        return ""
+    if cl:
+        return "kgroups is CUDA only (its OpenCL text gave wrong sums on PoCL: unverified there)"
+    if tile != 64:
+        return "kgroups needs tile=64 (the 8 x 8 sums of 256 threads would need 64 KB of shared memory to meet)"
+    size = operands * groups * (2 if prefetch else 1) * bk * (tile + PAD) * 4 + 64 * (tile // 8) ** 2 * 4
+    return f"{groups} k groups need {size} bytes of shared memory, over {SMEM}" if size > SMEM else ""
+
+
+def bounds(tile: int, groups: int, prefetch: bool, operands: int) -> str:
+    """__launch_bounds__: 128 registers a thread (2 blocks of 256 an SM, 8 of 64); twice that, no spills, for 64 a
+    block prefetching or two operands a side (a rank-2k update); with k groups 512 threads an SM (256 for rank-2k)."""
+    dim = tile // 8
+    heavy = (prefetch and dim == 8) or operands > 2
+    if groups > 1:
+        return f"__launch_bounds__({dim * dim * groups}, {max(1, (256 if operands > 2 else 512) // (dim * dim * groups))}) "
+    return f"__launch_bounds__({dim * dim}, {(256 if heavy else 512) // dim // dim}) "
 
 
 class TriangleCode(BlockingCode):
     def __init__(self, bk: int, prefetch: bool, c: Contraction, n: dict[str, str], cl: bool, source: bytes,
-                 tri: str, mirror: bool, size: int = TILE) -> None:
-        super().__init__(bk, True, prefetch, c, n, cl, source, size)
+                 tri: str, mirror: bool, size: int = TILE, groups: int = 1) -> None:
+        super().__init__(bk, True, prefetch, c, n, cl, source, size, groups)
         self.tri, self.mirror = tri, mirror
 
     def lines(self, origin: list[str] | None = None, start: list[str] | None = None, tail: list[str] | None = None) -> list[str]:

@@ -6,9 +6,10 @@ per-element guard stays. A **symmetric product over a square guard** (one array 
 exchanged, `a[i*m+k] * a[j*m+k]`; the term their product; nothing the kernel writes read but the output element, its
 `beta*C`): the tiles below the diagonal compute S = A A^T once and write both places, each with its own statements
 before and after the loop; the diagonal tiles once. Blocks are numbered in launch order and mapped onto the triangle
-(contraction-blocking's grid: the blocks past it leave at once). The triangular form keeps the sums bit for bit; the
-symmetric one sums from zero and adds the sum after the statements before the loop (a reordered sum's rounding).
-`tile=64`: 64 threads, still 8 x 8 outputs each, four times the blocks (for a triangle with fewer tiles than SMs).
+(the blocks past it leave at once). The triangular form keeps the sums bit for bit; the symmetric one sums from zero
+and adds the sum after the statements before the loop. `tile=64`: 64 threads, 8 x 8 outputs each, 4x the blocks.
+`kgroups=2` (or 4; tile 64): as many groups of 64 threads along z splitting the k slices, summed at the end
+(passes/_blocking_body.py; a reordered sum): a triangle of 64-wide tiles alone fills an SM with 8 warps.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import model_and_body
 
 from ._symmetry import fresh_names, symmetric, triangle
-from ._triangle_code import TriangleCode
+from ._triangle_code import TriangleCode, bounds, group_refusal
 from .contraction_blocking import ContractionBlocking
 
 EXAMPLE_DIALECT = "cuda"
@@ -167,7 +168,7 @@ __global__ void __launch_bounds__(256, 2) syrk(int n, int m, float alpha, float 
     }
 }
 """
-_WORDS = ("lin", "tri", "bmaj", "bmin", "nmin", "nmaj")
+_WORDS = ("lin", "tri", "bmaj", "bmin", "nmin", "nmaj", "grp", "red", "h")
 
 
 @dataclass(frozen=True)
@@ -179,9 +180,11 @@ class ContractionTriangle:
     bk: int = 8
     prefetch: bool = False
     tile: int = 128
+    kgroups: int = 1
 
     def applies(self, facts: KernelFacts) -> bool | str:
-        return "tile must be 128 or 64" if self.tile not in {128, 64} else ContractionBlocking(bk=self.bk, prefetch=self.prefetch).applies(facts)
+        why = "tile must be 128 or 64" if self.tile not in {128, 64} else group_refusal(self.tile, self.kgroups, self.prefetch, self.bk, 2, facts.dialect == "opencl")
+        return why or ContractionBlocking(bk=self.bk, prefetch=self.prefetch).applies(facts)
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         c = find_contraction(source, facts.dialect, facts.name)
@@ -201,19 +204,16 @@ class ContractionTriangle:
             tri, mirror = "lower", True
         base = ContractionBlocking(bk=self.bk, prefetch=self.prefetch)
         out = base.rewrite(source, facts)
-        if isinstance(out, Refused):
-            return out
-        # the same rewrite with the tile map and the stores of this form: only the body's edit changes
-        n = base.names(source, facts, c)
+        if isinstance(out, Refused) or (why := group_refusal(self.tile, self.kgroups, self.prefetch, self.bk, len(c.a) + len(c.b), facts.dialect == "opencl")):
+            return out if isinstance(out, Refused) else Refused(why)
+        n = base.names(source, facts, c)  # the same rewrite with the tile map and the stores of this form: only the body changes
         n.update({w: fresh_names(n, source, facts, w) for w in _WORDS})
-        code = TriangleCode(self.bk, self.prefetch, c, n, facts.dialect == "opencl", source, tri, mirror, self.tile).lines()
+        code = TriangleCode(self.bk, self.prefetch, c, n, facts.dialect == "opencl", source, tri, mirror, self.tile, self.kgroups).lines()
         body = Edit(c.start, c.rest[1], ("\n" + c.indent).join(code))
-        dim = self.tile // 8  # 128 registers a thread (2 blocks of 256 an SM, 8 of 64); twice that, no spills: 64 prefetching,
-        heavy = (self.prefetch and dim == 8) or len(c.a) + len(c.b) > 2  # or two operands a side (a rank-2k update)
-        bounds = f"__launch_bounds__({dim * dim}, {(256 if heavy else 512) // dim // dim}) "
-        edits = tuple(body if (e.start, e.end) == (c.start, c.rest[1]) else replace(e, text=bounds) if e.start == e.end else e
+        lb = bounds(self.tile, self.kgroups, self.prefetch, len(c.a) + len(c.b))
+        edits = tuple(body if (e.start, e.end) == (c.start, c.rest[1]) else replace(e, text=lb) if e.start == e.end else e
                       for e in out.edits)
-        launch = LaunchChange((dim, dim, 1), "tile-coarse", per_item=self.tile)
-        what = f"the tiles {'below' if tri == 'lower' else 'above'} the diagonal only"
-        what += (f", each written at ({c.row}, {c.col}) and ({c.col}, {c.row})" if mirror else "")
+        launch = LaunchChange((self.tile // 8, self.tile // 8, self.kgroups), "tile-coarse", per_item=self.tile)
+        what = f"the tiles {'below' if tri == 'lower' else 'above'} the diagonal only" + \
+            (f", each written at ({c.row}, {c.col}) and ({c.col}, {c.row})" if mirror else "") + (f", {self.kgroups} groups of threads splitting k" if self.kgroups > 1 else "")
         return Rewrite(edits, launch, f"{what}; {out.note.replace('128x128', f'{self.tile}x{self.tile}')}")
