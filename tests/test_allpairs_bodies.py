@@ -1,4 +1,4 @@
-"""allpairs-bodies: each thread of smem-allpairs' tiled pair loop computes B bodies, every shared tile element read once
+"""allpairs-bodies (with skip=select|subtract) and allpairs-pack: each thread of smem-allpairs' tiled pair loop computes B bodies, every shared tile element read once
 for all of them, the bodies' read-only `A[i]` in registers (issue 15: nbody_soa's best form was limited by shared loads,
 4 a pair). The rewritten zoo kernels run threaded on the CPU (tests/emulate_cuda_block.py) against the originals at
 sizes that are not a multiple of the tile or of B: bit for bit alone (each body adds in the same order), within a
@@ -16,6 +16,7 @@ from emulate_cuda import Launch
 from emulate_cuda_block import same_outputs
 from test_smem_allpairs_unroll import FLOAT4
 
+from s2s.lang.edits import Refused
 from s2s.optimize.registry import Applied, build_pipeline, run_pass
 
 ZOO = ROOT / "bench" / "zoo"
@@ -34,6 +35,13 @@ def _apply(pipeline: str, source: bytes, kernel: str, n: int) -> tuple[bytes, tu
     return source, (first, Launch(grid, block))
 
 
+def test_pack_refuses_the_float4_tile_of_nbody_aos() -> None:
+    src = (ZOO / "nbody_aos" / "nbody_aos.cu").read_bytes()
+    text, _ = _apply("smem-allpairs{tile=256}", src, "nbody_aos", 32768)
+    out = run_pass(build_pipeline("allpairs-pack")[0], text, "cuda", "nbody_aos")
+    assert isinstance(out, Refused) and "two float tiles" in out.reason, out
+
+
 def test_zoo_launches_have_one_thread_per_body_group_and_lane() -> None:
     src = (ZOO / "nbody_soa" / "nbody_soa.cu").read_bytes()
     for b, k in ((2, 8), (4, 16), (4, 8)):
@@ -50,8 +58,10 @@ def test_zoo_launches_have_one_thread_per_body_group_and_lane() -> None:
     (301, "smem-allpairs{tile=128},allpairs-bodies{bodies=2}"),  # two full tiles and 45 bodies; 151 threads
     (301, "smem-allpairs{tile=128},allpairs-bodies{bodies=4}"),  # the last thread has one live body of four
     (77, "smem-allpairs{tile=64},allpairs-bodies{bodies=3},loop-unroll{factor=4}"),
+    (77, "smem-allpairs{tile=64},allpairs-bodies{bodies=2},allpairs-pack"),  # the packed tile reads the same values
 ])
-def test_nbody_soa_same_bits(tmp_path: Path, n: int, pipeline: str) -> None:
+def test_nbody_soa_same_bits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int, pipeline: str) -> None:
+    monkeypatch.setattr(emulate_cuda_block, "SHIM", emulate_cuda_block.SHIM.replace("struct float4 { float x, y, z, w; };", FLOAT4))
     src = (ZOO / "nbody_soa" / "nbody_soa.cu").read_bytes().replace(b"#define NB 32768", f"#define NB {n}".encode())
     text, launches = _apply(pipeline, src, "nbody_soa", n)
     counts = dict.fromkeys(("x", "y", "z", "m", "phi"), n)
@@ -103,6 +113,29 @@ def test_nbody_aos_lanes_add_as_lanes_alone(tmp_path: Path, monkeypatch: pytest.
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("n", "pipeline", "rtol"), [
+    (301, "smem-allpairs{tile=128},allpairs-bodies{bodies=2 skip=select},allpairs-pack", 0.0),  # the same sums
+    (77, "smem-allpairs{tile=64},allpairs-bodies{bodies=1 skip=select},allpairs-pack,allpairs-lanes{lanes=4}", 1e-5),
+    (301, "smem-allpairs{tile=128},allpairs-bodies{bodies=4 skip=subtract},allpairs-pack", 1e-5),  # +/- the self term
+    (77, "fast-math,smem-allpairs{tile=64},allpairs-bodies{bodies=4 skip=subtract},allpairs-pack,allpairs-lanes{lanes=8},"
+         "loop-unroll{factor=4}", 1e-5),
+])
+def test_nbody_soa_skip_forms_and_packed_tile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int, pipeline: str,
+                                              rtol: float) -> None:
+    """skip=select and skip=subtract with the float4 tile (allpairs-pack): nbody_soa's term at j == i is finite (its
+    1e-4 softening), so subtracting it after the loop stays within a relative 1e-5."""
+    monkeypatch.setattr(emulate_cuda_block, "SHIM", emulate_cuda_block.SHIM.replace("struct float4 { float x, y, z, w; };", FLOAT4))
+    src = (ZOO / "nbody_soa" / "nbody_soa.cu").read_bytes().replace(b"#define NB 32768", f"#define NB {n}".encode())
+    text, launches = _apply(pipeline, src, "nbody_soa", n)
+    assert b"float4 xyzm_s[" in text and b"continue" not in text.split(b"int main")[0]
+    counts = dict.fromkeys(("x", "y", "z", "m", "phi"), n)
+    assert same_outputs(tmp_path, "nbody_soa", src, text, launches, counts, {}, rtol=rtol) == "SAME"
+    broken = text.replace(b"make_float4(x[t + l], y[t + l], z[t + l], m[t + l])", b"make_float4(x[t + l], z[t + l], y[t + l], m[t + l])")
+    assert broken != text
+    assert same_outputs(tmp_path, "nbody_soa", src, broken, launches, counts, {}, rtol=rtol).startswith("DIFF phi")
+
+
+@pytest.mark.slow
 @needs_nvcc
 def test_zoo_nbody_forms_compile_for_sm90(tmp_path: Path) -> None:
     from test_fast_math import _zoo_state
@@ -115,6 +148,9 @@ def test_zoo_nbody_forms_compile_for_sm90(tmp_path: Path) -> None:
     for k, (kernel, pipeline) in enumerate([
             ("nbody_soa", "fast-math,smem-allpairs{tile=256},allpairs-bodies{bodies=2},allpairs-lanes{lanes=8},loop-unroll{factor=4}"),
             ("nbody_soa", "fast-math,smem-allpairs{tile=256},allpairs-bodies{bodies=4},allpairs-lanes{lanes=16}"),
+            ("nbody_soa", "fast-math,smem-allpairs{tile=256},allpairs-bodies{bodies=4 skip=subtract},allpairs-pack,allpairs-lanes{lanes=8},"
+                          "loop-unroll{factor=4}"),
+            ("nbody_soa", "fast-math,smem-allpairs{tile=256},allpairs-bodies{bodies=2 skip=select},allpairs-pack,allpairs-lanes{lanes=8}"),
             ("nbody_aos", "smem-allpairs{tile=256},allpairs-bodies{bodies=4},allpairs-lanes{lanes=8},loop-unroll{factor=4}")]):
         c = apply_pipeline(pipeline, _zoo_state(kernel, tmp_path / str(k)))
         assert isinstance(c, Candidate), c

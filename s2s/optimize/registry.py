@@ -21,6 +21,7 @@ from s2s.lang.kernel_facts import KernelFacts, kernel_facts
 BUILTIN: dict[str, str] = {
     "allpairs-bodies": "AllpairsBodies",
     "allpairs-lanes": "AllpairsLanes",
+    "allpairs-pack": "AllpairsPack",
     "atomic-accumulate": "AtomicAccumulate",
     "block-reduce-shuffle": "BlockReduceShuffle",
     "block-scan-shuffle": "BlockScanShuffle",

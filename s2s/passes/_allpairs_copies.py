@@ -9,6 +9,7 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit
 from s2s.lang.kernel_facts import KernelFacts, idents
 
+from ._allpairs_skip import without_skip
 from ._common import fresh, indent_of, scalar_type, text, walk
 from .allpairs_lanes import _accumulators
 
@@ -28,7 +29,8 @@ class Copies:
         return re.sub(rf"(?<![\w.])(?<!->)({alt})\b", lambda m: self.names[m.group(1)][r], chunk)
 
 
-def copies_of(source: bytes, facts: KernelFacts, body: Node, rest: list[Node], i: str, live: str, b: int) -> Copies | str:
+def copies_of(source: bytes, facts: KernelFacts, body: Node, rest: list[Node], i: str, live: str, b: int,
+              skip: str = "branch") -> Copies | str:
     """The per-body names and the edits for the statements after the clamp (`rest`), or why the form does not fit."""
     pairs = [n for n in walk(body) if n.type == "for_statement" and _PAIR.match(_head(source, n))]
     if len(pairs) != 1:
@@ -66,12 +68,23 @@ def copies_of(source: bytes, facts: KernelFacts, body: Node, rest: list[Node], i
         repeat.append(s)
     pb = pair.child_by_field_name("body")
     assert pb is not None
-    chunk, loads = _body(source, pb), {}
+    chunk, undo, loads = _body(source, pb), list[str](), dict[str, tuple[str, str]]()
+    if skip != "branch":
+        m = _PAIR.match(_head(source, pair))
+        assert m is not None
+        tiles = {s: a for s, _, a in re.findall(r"(\w+)\s*\[\s*(\w+)\s*\]\s*=\s*(\w+)\s*\[\s*\w+\s*\+\s*\2\s*\]",
+                                                around.decode("utf-8", "replace"))}
+        shared = set(re.findall(r"__shared__[^;=]*?(\w+)\s*\[", source[facts.body_start : facts.body_end].decode("utf-8", "replace")))
+        bare = without_skip(source, pb, m.group(1), i, accs, skip, tiles, m.group(2), shared)
+        if isinstance(bare, str):
+            return bare
+        chunk, undo = bare
     for a in sorted(set(re.findall(rf"(?<![\w.])(?<!->)(\w+)\s*\[\s*{i}\s*\]", chunk))):
         p = facts.param(a)
         if p is not None and p.pointer and not p.written and scalar_type(facts, a):
             h = fresh(facts, source, f"{a}_{i}")
             chunk = re.sub(rf"(?<![\w.])(?<!->){a}\s*\[\s*{i}\s*\]", h, chunk)
+            undo = [re.sub(rf"(?<![\w.])(?<!->){a}\s*\[\s*{i}\s*\]", h, u) for u in undo]
             loads[h] = (a, scalar_type(facts, a))
     out = Copies({n: [fresh(facts, source, f"{n}_{r}") for r in range(b)] for n in [*sorted(names), *loads]}, loads)
     for s in repeat:
@@ -84,6 +97,8 @@ def copies_of(source: bytes, facts: KernelFacts, body: Node, rest: list[Node], i
     cons = guard.child_by_field_name("consequence")
     assert cons is not None
     gp, post = indent_of(source, guard.start_byte), _body(source, cons)
+    if undo:  # the j == i term taken out again, once a body, after the sums are complete
+        post = f"\n{gp}    {{" + "".join(f"\n{gp}        {u}" for u in undo) + f"\n{gp}    }}" + post
     out.edits.append(Edit(cons.start_byte, cons.end_byte, "{" + "".join(
         f"\n{gp}    if ({out.names[live][r]}) {{" + _shift(out.rename(post, r)) + f"\n{gp}    }}" for r in range(b)) + f"\n{gp}}}"))
     return out

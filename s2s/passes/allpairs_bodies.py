@@ -20,6 +20,7 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
 from ._allpairs_copies import copies_of
+from ._allpairs_skip import SKIPS
 from ._common import body_node, indent_of, text
 
 EXAMPLE_DIALECT = "cuda"
@@ -97,10 +98,11 @@ class AllpairsBodies:
     space: ClassVar[tuple[str, ...]] = ("allpairs-bodies{bodies=2},allpairs-lanes{lanes=8}",
                                         "allpairs-bodies{bodies=4},allpairs-lanes{lanes=16}")
     bodies: int = 2
+    skip: str = "branch"  # the pair body's `if (j == i) continue;`: kept, a select (`select`) or undone after (`subtract`)
 
     def applies(self, facts: KernelFacts) -> bool | str:
-        if not 2 <= self.bodies <= 8:
-            return "bodies must be from 2 to 8"
+        if not 1 <= self.bodies <= 8 or self.skip not in SKIPS:
+            return f"bodies must be from 1 to 8, skip one of {', '.join(SKIPS)}"
         if facts.dialect == "opencl":
             return "CUDA/HIP only (smem-allpairs' form)"
         if facts.dims != 1 or not facts.var_for("x") or not facts.shared:
@@ -121,7 +123,7 @@ class AllpairsBodies:
         if live is None or clamp is None or clamp.group(1) != live.group(1) or clamp.group(2) != i or \
                 not re.fullmatch(r"if\s*\(\s*!\s*\(\s*0\s*<.*\)\s*\)\s*return\s*;", heads[1], re.S):
             return Refused(f"needs smem-allpairs' guarded form (`const bool live = ...;`, `{i}` clamped to n - 1) after the mapping")
-        copies = copies_of(source, facts, body, top[at + 4 :], i, live.group(1), b)
+        copies = copies_of(source, facts, body, top[at + 4 :], i, live.group(1), b, self.skip)
         if isinstance(copies, str):
             return Refused(copies)
         ty = text(source, top[at]).split()[0] if text(source, top[at]).startswith("int") else "unsigned"
