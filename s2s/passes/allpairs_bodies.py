@@ -96,6 +96,7 @@ class AllpairsBodies:
     name: ClassVar[str] = "allpairs-bodies"
     priority: ClassVar[int] = 83  # after smem-allpairs (80), whose form it needs; before allpairs-lanes (85)
     space: ClassVar[tuple[str, ...]] = ("allpairs-bodies{bodies=2},allpairs-lanes{lanes=8}",
+                                        "allpairs-bodies{bodies=4 skip=select},allpairs-pack,allpairs-lanes{lanes=8}",
                                         "allpairs-bodies{bodies=4},allpairs-lanes{lanes=16}")
     bodies: int = 2
     skip: str = "branch"  # the pair body's `if (j == i) continue;`: kept, a select (`select`) or undone after (`subtract`)
