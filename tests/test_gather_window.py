@@ -60,7 +60,7 @@ def test_ell_golden_replays_the_first_slot_under_the_early_return_guard() -> Non
 
 
 def test_csr_after_warp_rows_windows_each_lanes_first_element() -> None:
-    text = _text("warp-rows{lanes=32},gather-window", CSR)
+    text = _text("warp-rows{lanes=32 vec=1},gather-window", CSR)
     assert "int k = rowptr[row] + lane;\n        if (k < rowptr[row + 1]) {" in text
     assert text.index("__syncthreads();") < text.index("if (lane != 0) return;")
 
@@ -181,8 +181,8 @@ def test_partial_warps_reduce_with_their_own_lanes(tmp_path: Path) -> None:
 @pytest.mark.parametrize("data", [0, 1, 2])
 def test_csr_after_warp_rows_matches_the_original(tmp_path: Path, data: int) -> None:
     """Against warp-rows alone (its shuffle sums in another order than the original's loop)."""
-    before = _text("warp-rows{lanes=8 block=64}", CSR).encode()
-    after = _text("warp-rows{lanes=8 block=64},gather-window{cap=256}", CSR)
+    before = _text("warp-rows{lanes=8 block=64 vec=1}", CSR).encode()
+    after = _text("warp-rows{lanes=8 block=64 vec=1},gather-window{cap=256}", CSR)
     assert _run_csr(tmp_path, after, data, (25, 25), before) == "SAME"
 
 

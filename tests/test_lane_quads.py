@@ -41,7 +41,7 @@ def test_split_reduction_reads_quads_and_keeps_the_scalar_loop_for_misaligned_ro
     assert "} else {\n            for (int j = (0) + lane; j < n; j += 32)" in text
     assert "float4" not in _apply("split-reduction{vec=1}", src, "gemv_rows").text.decode()
     csr = _apply("split-reduction", (ZOO / "spmv_csr" / "spmv_csr.cu").read_bytes(), "spmv_csr").text.decode()
-    assert "float4" not in csr  # x[col[k]] does not step by one element
+    assert "part += w0.x * x[w1.x];" in csr  # x[cols[k]] gathered at cols' int4 words (tests/test_lane_gathers.py)
 
 
 @pytest.mark.slow

@@ -6,7 +6,8 @@ The same shape covers the column walk of a transposed (column-major) layout, and
 `if (row < n) { ... }`. A running sum (`out[..c..] = run; run += e(c);`, exclusive or inclusive) becomes a warp scan:
 the lanes take consecutive c, scan their terms with `__shfl_up_sync`, store, and carry the chunk's total.
 A reduction whose arrays step by one element reads quads of the row in float4 words where the row starts 16-byte
-aligned (passes/_lane_quads.py; `vec=1` keeps one element per lane and trip).
+aligned (passes/_lane_quads.py; `vec=1` keeps one element per lane and trip); a gathered factor `x[cols[k]]` reads
+cols in int4 words.
 """
 from __future__ import annotations
 
@@ -74,7 +75,10 @@ _STEP = re.compile(r"^\s*(\+\+\s*(\w+)|(\w+)\s*\+\+|(\w+)\s*\+=\s*1)\s*$")
 class WarpRows:
     name: ClassVar[str] = "warp-rows"
     priority: ClassVar[int] = 30  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("warp-rows{lanes=32}", "warp-rows{lanes=16}", "warp-rows{lanes=32 unroll=4}")
+    # lanes=4: rows of a few dozen elements (CSR SpMV, 32 a row: 4 lanes reading int4/float4 words 83 us, 8 lanes 99 us,
+    # 16 lanes 170 us on the zoo matrix: issue 15, spmv probe on the H200)
+    space: ClassVar[tuple[str, ...]] = ("warp-rows{lanes=32}", "warp-rows{lanes=16}", "warp-rows{lanes=32 unroll=4}",
+                                        "warp-rows{lanes=4}")
     lanes: int = 32
     block: int = 256
     unroll: int = 1  # a scan's chunks whose loads one trip issues together (running sums only)
