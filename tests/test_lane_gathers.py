@@ -48,7 +48,8 @@ def test_csr_lanes_read_index_and_value_words() -> None:
     text = _apply("warp-rows{lanes=4}", CSR.read_bytes(), "spmv_csr").text.decode()
     assert "const int4 w1 = *reinterpret_cast<const int4*>(&cols[k]);" in text and "k += 16" in text
     assert "dot += w0.x * x[w1.x];" in text and "dot += w0.w * x[w1.w];" in text
-    assert "reinterpret_cast<unsigned long long>(&cols[(rowptr[row])])" in text  # the index array's alignment checked too
+    assert "reinterpret_cast<unsigned long long>(&cols[(k_head)])" in text  # the index array's alignment checked too
+    assert "for (int k = (rowptr[row]) + lane; k < k_head && k < (rowptr[row + 1]); k += 4)" in text  # the head, one a lane
     assert "int4" not in _apply("warp-rows{lanes=4 vec=1}", CSR.read_bytes(), "spmv_csr").text.decode()
 
 
@@ -75,8 +76,9 @@ def _csr(rows: int) -> bytes:
 @pytest.mark.slow
 @pytest.mark.parametrize("lanes,offset", [(4, 0), (8, 0), (2, 0), (4, 1)])
 def test_csr_gathered_quads_match(tmp_path: Path, lanes: int, offset: int) -> None:
-    """40 rows: the same y within float rounding; with offset 1 no row is aligned (the scalar lanes loop alone). A word
-    whose gather takes the wrong component, and a quad loop stepping one lane-width instead of four, are caught."""
+    """40 rows: the same y within float rounding; rows start at every residue mod 4 (offset 1: the buffers too), their
+    first elements up to a 16-byte boundary one per lane. A word whose gather takes the wrong component, a quad loop
+    stepping one lane-width instead of four, and a head that stops one element short are caught."""
     src = _csr(40)
     out = _apply(f"warp-rows{{lanes={lanes}}}", src, "spmv_csr")
     assert out.launch is not None
@@ -86,7 +88,8 @@ def test_csr_gathered_quads_match(tmp_path: Path, lanes: int, offset: int) -> No
     counts, scalars = {"rowptr": 41, "cols": 128, "vals": 128, "x": 128, "y": 40}, {"nrows": "40"}
     assert same_outputs(tmp_path, "spmv_csr", src, out.text, launches, counts, scalars, 1e-5, offset) == "SAME"
     if offset == 0:
-        mutants = [out.text.replace(b"x[w1.y]", b"x[w1.x]"), out.text.replace(f"k += {4 * lanes}".encode(), f"k += {lanes}".encode())]
+        mutants = [out.text.replace(b"x[w1.y]", b"x[w1.x]"), out.text.replace(f"k += {4 * lanes}".encode(), f"k += {lanes}".encode()),
+                   out.text.replace(b"k < k_head &&", b"k < k_head - 1 &&")]
         for broken in mutants:
             assert broken != out.text
             assert same_outputs(tmp_path, "spmv_csr", src, broken, launches, counts, scalars, 1e-5, offset) != "SAME"

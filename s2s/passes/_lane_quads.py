@@ -13,7 +13,9 @@ per lane. The order of additions changes (within the MEP's tolerance), as the sp
 A gathered factor `P[Q[e]]` (CSR SpMV's `x[cols[k]]`) qualifies where Q is an int array whose index e steps by one:
 Q is read in int4 words like the other arrays and P at each word's four components (`x[w1.x]`): on the zoo's CSR
 matrix, 4 lanes a row with cols and vals in 16-byte words ran 83 us against 99 us for 8 lanes of 4-byte loads
-(issue 15, spmv probe on the H200, the app's banded data).
+(issue 15, spmv probe on the H200, the app's banded data). Where every array is read at one index (vals[k] and
+cols[k], a row sum's A[j*n+i]) their words line up at any start: the row's elements up to the first 16-byte boundary
+go one per lane first, so rows of any length and offset take the words.
 """
 from __future__ import annotations
 
@@ -52,9 +54,13 @@ def lane_quads(facts: KernelFacts, source: bytes, k: str, start: str, cond: str,
     adds = [f"{acc} {op} {' * '.join(f'{g}[{q}{n}.{c}]' if g else f'{q}{n}.{c}' for n, (_, _, _, g) in enumerate(arrays))};"
             for c in "xyzw"]
     b = bound.group(1)
-    return [f"if ((({' | '.join(first)}) & 15) == 0) {{",
-            f"    const int {end} = ({start}) + (({b}) - ({start})) / 4 * 4;",
-            f"    for (int {k} = ({start}) + 4 * {lane}; {k} < {end}; {k} += {4 * lanes}) {{",
+    head = _peeled(facts, source, arrays, k, start, b, lane, lanes, stmt)
+    w0 = head[0] if head else start  # the first element read in words
+    if head:
+        first = [f"reinterpret_cast<unsigned long long>(&{a}[{re.sub(at_start, f'({w0})', e)}])" for a, e, _, _ in arrays]
+    return [*head[1:2], f"if ((({' | '.join(first)}) & 15) == 0) {{", *head[2:],
+            f"    const int {end} = ({w0}) + (({b}) - ({w0})) / 4 * 4;",
+            f"    for (int {k} = ({w0}) + 4 * {lane}; {k} < {end}; {k} += {4 * lanes}) {{",
             *(f"        {w}" for w in words + adds),
             "    }",
             f"    for (int {k} = {end} + {lane}; {k} < ({b}); {k} += {lanes})",
@@ -63,6 +69,21 @@ def lane_quads(facts: KernelFacts, source: bytes, k: str, start: str, cond: str,
             f"    for (int {k} = ({start}) + {lane}; {cond.strip()}; {k} += {lanes})",
             f"        {stmt.strip()}",
             "}"]
+
+
+def _peeled(facts: KernelFacts, source: bytes, arrays: list[tuple[str, str, str, str]], k: str, start: str, b: str, lane: str,
+            lanes: int, stmt: str) -> list[str]:
+    """Where every array is read at one index (CSR's vals[k], cols[k]: their words line up), the row's first elements
+    up to a 16-byte boundary go one per lane first, so rows of any length and start take the words: [the first word's
+    k, its declaration, the head loop]; else [] (each array's own index: gemv's A[i*n+j] and x[j] need not line up)."""
+    if len({e for _, e, _, _ in arrays}) != 1:
+        return []
+    a, e = arrays[0][0], arrays[0][1]
+    h = fresh(facts, source, f"{k}_head")
+    at = re.sub(rf"\b{re.escape(k)}\b", f"({start})", e)
+    return [h, f"const int {h} = ({start}) + (int)((16u - (reinterpret_cast<unsigned long long>(&{a}[{at}]) & 15u)) & 15u) / 4;",
+            f"    for (int {k} = ({start}) + {lane}; {k} < {h} && {k} < ({b}); {k} += {lanes})",
+            f"        {stmt.strip()}"]
 
 
 _WORDS = {"float": "float4", "int": "int4", "unsigned int": "uint4"}

@@ -17,9 +17,12 @@ __global__ void spmv_csr(const int* rowptr, const int* cols, const float* vals, 
     const int lane = threadIdx.x % 32;
     float part = 0;
     if (row < n) {
-        if (((reinterpret_cast<unsigned long long>(&vals[(rowptr[row])]) | reinterpret_cast<unsigned long long>(&cols[(rowptr[row])])) & 15) == 0) {
-            const int k_end = (rowptr[row]) + ((rowptr[row + 1]) - (rowptr[row])) / 4 * 4;
-            for (int k = (rowptr[row]) + 4 * lane; k < k_end; k += 128) {
+        const int k_head = (rowptr[row]) + (int)((16u - (reinterpret_cast<unsigned long long>(&vals[(rowptr[row])]) & 15u)) & 15u) / 4;
+        if (((reinterpret_cast<unsigned long long>(&vals[(k_head)]) | reinterpret_cast<unsigned long long>(&cols[(k_head)])) & 15) == 0) {
+            for (int k = (rowptr[row]) + lane; k < k_head && k < (rowptr[row + 1]); k += 32)
+                part += vals[k] * x[cols[k]];
+            const int k_end = (k_head) + ((rowptr[row + 1]) - (k_head)) / 4 * 4;
+            for (int k = (k_head) + 4 * lane; k < k_end; k += 128) {
                 const float4 w0 = *reinterpret_cast<const float4*>(&vals[k]);
                 const int4 w1 = *reinterpret_cast<const int4*>(&cols[k]);
                 part += w0.x * x[w1.x];

@@ -17,9 +17,12 @@ __global__ void colsum(const float* Acm, float* colsum, int n)
     const unsigned mask = 0xffffu << (threadIdx.x % 32u / 16 * 16);
     if (j >= n) return;
     float sum = 0.0f;
-    if (((reinterpret_cast<unsigned long long>(&Acm[j * n + (0)])) & 15) == 0) {
-        const int i_end = (0) + ((n) - (0)) / 4 * 4;
-        for (int i = (0) + 4 * lane; i < i_end; i += 64) {
+    const int i_head = (0) + (int)((16u - (reinterpret_cast<unsigned long long>(&Acm[j * n + (0)]) & 15u)) & 15u) / 4;
+    if (((reinterpret_cast<unsigned long long>(&Acm[j * n + (i_head)])) & 15) == 0) {
+        for (int i = (0) + lane; i < i_head && i < (n); i += 16)
+            sum += Acm[j * n + i];
+        const int i_end = (i_head) + ((n) - (i_head)) / 4 * 4;
+        for (int i = (i_head) + 4 * lane; i < i_end; i += 64) {
             const float4 w0 = *reinterpret_cast<const float4*>(&Acm[j * n + i]);
             sum += w0.x;
             sum += w0.y;
