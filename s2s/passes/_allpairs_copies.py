@@ -55,6 +55,11 @@ def copies_of(source: bytes, facts: KernelFacts, body: Node, rest: list[Node], i
     if isinstance(accs, str):
         return accs
     names = {i, live, *accs}
+    post_text = text(source, guard.child_by_field_name("consequence"))
+    for s in prelude:  # a local the code after the loop writes holds one value a body: repeated like the sums
+        declared = {_declared(source, d) for d in s.children_by_field_name("declarator")} if s.type == "declaration" else set()
+        names |= {v for v in declared if v and re.search(
+            rf"(?<![\w.])(?<!->){v}\s*(?:[-+*/%&|^]?=(?!=)|\+\+|--)|(?:\+\+|--)\s*{v}\b", post_text)}
     around = source[tile_loop.start_byte : pair.start_byte] + source[pair.end_byte : tile_loop.end_byte]
     if idents(around.decode("utf-8", "replace")) & names:
         return f"the tile loop uses {i} or a sum outside the pair loop (hoist-invariants goes after allpairs-bodies)"
