@@ -20,9 +20,11 @@ SHIM = """\
 #include <cstdlib>
 #include <cstring>
 struct float4 { float x, y, z, w; };
+struct float2 { float x, y; };
 struct int4 { int x, y, z, w; };
 struct uint4 { unsigned x, y, z, w; };
 static inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+static inline float2 make_float2(float a, float b) { return {a, b}; }
 static inline int4 make_int4(int a, int b, int c, int d) { return {a, b, c, d}; }
 static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 struct s2s_dim3 { unsigned x, y, z; };

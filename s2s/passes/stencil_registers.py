@@ -10,6 +10,8 @@ the same for every thread) is loaded into registers the first time the thread re
 guards as the original's, and read from there at every point after. Per output, 25 + 25 loads become
 (factor + 4) * 5 / factor + 25 / factor. The grid shrinks by `factor` along y (launch rule coarsen-y); the early
 exits after y's declaration become `continue`. Loop bounds may be the file's integer macros (`for (i = -R; i <= R; ...)`).
+With `cols=C` (2 or 4) each thread also takes C adjacent x points (rows as float2/float4 words where aligned and inside
+the guards: _window_columns.py; grid / C along x; CUDA only; x unused before y's declaration).
 
 Refused: what the stencil analysis refuses (s2s.lang.stencil), 3-D grids (stencil-streaming), y not declared at the
 top as the global index, x declared after y, sizes in the window's index that are not parameters or compile-time
@@ -30,7 +32,8 @@ from s2s.lang.stencil import analyse
 
 from ._common import body_node, fresh, indent_of, statements, text, walk
 from ._register_window import elem, merged, uniform_reads, unroll_windows, with_macros, y_header
-from ._stencil import builtin, condition, index_text, plus, spliced
+from ._stencil import builtin, plus, spliced
+from ._window_columns import column_loop, window_load, x_declaration, xbase_edit
 from .thread_coarsen import _assigned, _declared_before, _uses_axis
 
 EXAMPLE_DIALECT = "cuda"
@@ -99,15 +102,17 @@ _BARRIERS = ("__syncthreads", "barrier(", "__shfl", "__syncwarp", "sub_group", "
 class StencilRegisters:
     name: ClassVar[str] = "stencil-registers"
     priority: ClassVar[int] = 12  # structural: after delinearize-2d (11) opens the 2-D shape, before stencil-tiling (13)
-    space: ClassVar[tuple[str, ...]] = ("stencil-registers", "stencil-registers{factor=8}", "stencil-registers{factor=16}",
-                                        "delinearize-2d,stencil-registers", "delinearize-2d,stencil-registers{factor=8}",
-                                        "delinearize-2d,stencil-registers{factor=16}")
+    space: ClassVar[tuple[str, ...]] = tuple(f"{p}stencil-registers{o}" for group in (("", "{factor=8}", "{factor=16}"), (
+        "{factor=8 cols=4}", "{factor=4 cols=4}")) for p in ("", "delinearize-2d,") for o in group)
     factor: int = 4
+    cols: int = 1  # adjacent x outputs per thread too, the window's rows loaded as float4/float2 words (_window_columns.py)
     coefficients: bool = True  # thread-uniform reads moving only with the window loops into registers, once
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if not 2 <= self.factor <= 32:
             return "factor must be 2-32"
+        if self.cols not in (1, 2, 4):
+            return "cols must be 1, 2 or 4"
         if facts.shared or facts.atomics:
             return "kernel uses shared memory or atomics"
         if not facts.var_for("y") or not facts.var_for("x"):
@@ -152,10 +157,13 @@ class StencilRegisters:
         carried = [n for n in _declared_before(source, stmts, decl) if _assigned(n, rest_text)]
         if carried:
             return Refused(f"`{carried[0]}` is declared before {yv} and changed after it: it would carry over between points")
+        xdecl = x_declaration(source, stmts, decl, xv, facts.dialect) if self.cols > 1 else None  # past the last x: its guard
+        if isinstance(xdecl, str):
+            return Refused(xdecl)
         known = set(macros) | {n for n, _, p in model.params if not p and not _assigned(n, rest_text)} | \
             set(_declared_before(source, stmts, decl))
-        f, cname = self.factor, fresh(facts, source, f"c{yv}")
-        names = {w: fresh(facts, source, w) for w in ("ybase", "wr", "wc", "gy", "gx")}
+        f, cname, xname = self.factor, fresh(facts, source, f"c{yv}"), fresh(facts, source, f"c{xv}")
+        names = {w: fresh(facts, source, w) for w in ("ybase", "wr", "wc", "gy", "gx", "xbase", "ok", "v")}
         edits: list[tuple[int, int, str]] = []
         lines: list[str] = []
         regs = 0
@@ -165,20 +173,14 @@ class StencilRegisters:
             if loose:
                 return Refused(f"{arr.name}'s index uses {', '.join(loose)}, which is no parameter nor compile-time size")
             (y0, y1), (x0, x1) = arr.extent("y"), arr.extent("x")
-            rows, cols = f + y1 - y0, x1 - x0 + 1
+            rows, cols = f + y1 - y0, x1 - x0 + self.cols
             regs += rows * cols
             win = fresh(facts, source, f"{arr.name}_w")
-            coords = {"y": names["gy"], "x": names["gx"], "z": ""}
-            lines += [f"{types[arr.name]} {win}[{rows}][{cols}];", "#pragma unroll",
-                      f"for (int {names['wr']} = 0; {names['wr']} < {rows}; {names['wr']}++) {{", "    #pragma unroll",
-                      f"    for (int {names['wc']} = 0; {names['wc']} < {cols}; {names['wc']}++) {{",
-                      f"        const int {names['gy']} = {names['ybase']} + {names['wr']}{plus(Poly.const(y0))};",
-                      f"        const int {names['gx']} = {xv} + {names['wc']}{plus(Poly.const(x0))};",
-                      f"        {win}[{names['wr']}][{names['wc']}] = ({condition(arr, st, coords)}) ? "
-                      f"{arr.name}[{index_text(arr, coords)}] : ({types[arr.name]})0;", "    }", "}"]
+            lines += window_load(arr, st, names | {"xbase": names["xbase"] if self.cols > 1 else xv}, win, types[arr.name], rows, self.cols)
             for r in arr.reads:
                 row, col = (r.offset[1] - Poly.const(y0)), (r.offset[2] - Poly.const(x0))
-                edits.append((r.start, r.end, f"{win}[{cname}{plus(row)}][{col.text() if not col.is_zero else '0'}]"))
+                ctext = (f"{xname}{plus(col)}" if self.cols > 1 else col.text() if not col.is_zero else "0")
+                edits.append((r.start, r.end, f"{win}[{cname}{plus(row)}][{ctext}]"))
         hoisted, why = ([], "") if not self.coefficients else uniform_reads(source, facts, model, st, body, known)
         for group in hoisted:
             regs += group.size
@@ -195,14 +197,23 @@ class StencilRegisters:
         gid = "get_global_id(1)" if facts.dialect == "opencl" else \
             f"{builtin(facts.dialect, 'blockIdx', 'y')} * blockDim.y + {builtin(facts.dialect, 'threadIdx', 'y')}"
         kind = text(source, decl)[: decl.named_children[-1].start_byte - decl.start_byte].rstrip()
-        inner = spliced(source, decl.end_byte, end, merged(edits)).replace("\n", "\n    ")
+        pad = "\n    " if self.cols == 1 else "\n        "
+        inner = spliced(source, decl.end_byte, end, merged(edits)).replace("\n", pad)
+        point = f"{pad[1:]}{kind} {yv} = {names['ybase']} + {cname};"
+        if self.cols > 1:
+            point = column_loop(ind, point, xname, self.cols, f"{kind} {xv} = {names['xbase']} + {xname};")
         out = ([f"const int {names['ybase']} = ({'(int)' if facts.dialect == 'opencl' else ''}{gid}) * {f}{plus(offset)};"] + lines
-               + ["#pragma unroll", f"for (int {cname} = 0; {cname} < {f}; ++{cname}) {{",
-                  f"    {kind} {yv} = {names['ybase']} + {cname};{inner}", "}"])
+               + ["#pragma unroll", f"for (int {cname} = 0; {cname} < {f}; ++{cname}) {{", point + inner]
+               + (["    }"] if self.cols > 1 else []) + ["}"])
         line_start = source.rfind(b"\n", 0, decl.start_byte) + 1
         alone = not source[line_start:decl.start_byte].strip()
         new = (ind if alone else "\n" + ind) + ("\n" + ind).join(out)
         what = ", ".join(f"{a.name} ({len(a.points())} points)" for a in st.arrays)
         extra = f"; {', '.join(g.array for g in hoisted)} in registers" if hoisted else (f"; coefficients stay: {why}" if why else "")
-        return Rewrite((Edit(line_start if alone else decl.start_byte, end, new),), LaunchChange(None, "coarsen-y", per_item=f),
+        edit: tuple[Edit, ...] = (Edit(line_start if alone else decl.start_byte, end, new),)
+        if xdecl is not None:
+            edit = (xbase_edit(xdecl, model, xv, names["xbase"], self.cols), *edit)
+            return Rewrite(edit, LaunchChange(None, f"coarsen-xy:{self.cols}", per_item=f),
+                           f"{f} x {self.cols} outputs per thread (y by x) from a register window of {what}{extra}, rows as words where aligned")
+        return Rewrite(edit, LaunchChange(None, "coarsen-y", per_item=f),
                        f"{f} outputs per thread along {yv} from a register window of {what}{extra}")
