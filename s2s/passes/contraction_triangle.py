@@ -175,8 +175,8 @@ _WORDS = ("lin", "tri", "bmaj", "bmin", "nmin", "nmaj", "grp", "red", "h")
 class ContractionTriangle:
     name: ClassVar[str] = "contraction-triangle"
     priority: ClassVar[int] = 9  # before contraction-blocking (10): where both apply, half the blocks (it refuses a GEMM)
-    space: ClassVar[tuple[str, ...]] = ("contraction-triangle{tile=64 prefetch=true}", "contraction-triangle{prefetch=true}",
-                                        "contraction-triangle{tile=64}", "contraction-triangle")
+    space: ClassVar[tuple[str, ...]] = ("contraction-triangle{tile=64 prefetch=true kgroups=2}", "contraction-triangle{tile=64 prefetch=true}",
+                                        "contraction-triangle{prefetch=true}", "contraction-triangle{tile=64}", "contraction-triangle")
     bk: int = 8
     prefetch: bool = False
     tile: int = 128
