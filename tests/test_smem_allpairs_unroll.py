@@ -109,9 +109,10 @@ def test_zoo_nbody_unrolled_forms_compile_for_sm90(tmp_path: Path) -> None:
 
 
 def test_builtin_search_reaches_the_unrolled_forms_in_round_one(tmp_path: Path) -> None:
-    """Round 1 of the built-in proposer: smem-allpairs' space holds {tile=256 unroll=8} (second on nbody_aos, after the
-    previous 2.99x winner) and {tile=256 unroll=8},fast-math,hoist-invariants (in nbody_soa's first four, after the
-    3.07x winner fast-math,smem-allpairs{tile=256}); fast-math refuses the composite on nbody_aos (it calls rsqrtf)."""
+    """Round 1 of the built-in proposer: smem-allpairs' space holds {tile=256 unroll=8} (in nbody_aos's first four) and
+    {tile=256 unroll=8},fast-math,hoist-invariants (in nbody_soa's first eight, after the register-tiled forms of
+    test_builtin_search_tries_the_register_tiled_allpairs_first); fast-math refuses the composite on nbody_aos (it calls
+    rsqrtf)."""
     from test_fast_math import _zoo_state
 
     from s2s.optimize.proposers.builtin import BuiltinProposer
@@ -122,7 +123,28 @@ def test_builtin_search_reaches_the_unrolled_forms_in_round_one(tmp_path: Path) 
         state.round = 1
         orders[kernel] = [c.origin for c in BuiltinProposer().propose(state)]
     soa, aos = orders["nbody_soa"], orders["nbody_aos"]
-    assert soa.index("pass:smem-allpairs{tile=256 unroll=8},fast-math,hoist-invariants") < 4, soa
-    assert soa.index("pass:fast-math,smem-allpairs{tile=256}") < 2, soa
-    assert aos[:2] == ["pass:smem-allpairs{tile=256}", "pass:smem-allpairs{tile=256 unroll=8}"], aos
+    assert soa.index("pass:smem-allpairs{tile=256 unroll=8},fast-math,hoist-invariants") < 8, soa
+    assert soa.index("pass:fast-math,smem-allpairs{tile=256}") < 5, soa
+    assert aos.index("pass:smem-allpairs{tile=256 unroll=8}") < 4, aos
     assert not any("hoist-invariants" in o for o in aos), aos
+
+
+def test_builtin_search_tries_the_register_tiled_allpairs_first(tmp_path: Path) -> None:
+    """Round 1 starts with the whole register-tiled n-body form, the H200 plan run's best (bench/results/gpu-plans/
+    run-2026-11-30-37f2646-next): nbody_soa 508 us with fast-math,smem-allpairs{tile=512},allpairs-bodies{bodies=4
+    skip=subtract},allpairs-pack,allpairs-lanes{lanes=8},loop-unroll{factor=4} (10.75x; the previous search's winner
+    1000 us), nbody_aos 826 us with tile=512 and 2 bodies (4.08x). As one space entry each, the time budget reaches them
+    in round 1 instead of after three extensions."""
+    from test_fast_math import _zoo_state
+
+    from s2s.optimize.proposers.builtin import BuiltinProposer
+
+    orders = {}
+    for kernel in ("nbody_soa", "nbody_aos"):
+        state = _zoo_state(kernel, tmp_path / kernel)
+        state.round = 1
+        orders[kernel] = [c.origin for c in BuiltinProposer().propose(state)]
+    assert orders["nbody_soa"][0] == ("pass:fast-math,smem-allpairs{tile=512},allpairs-bodies{bodies=4 skip=subtract},"
+                                      "allpairs-pack,allpairs-lanes{lanes=8},loop-unroll{factor=4}"), orders["nbody_soa"]
+    assert orders["nbody_aos"][0] == ("pass:smem-allpairs{tile=512},allpairs-bodies{bodies=2},allpairs-lanes{lanes=8},"
+                                      "loop-unroll{factor=4}"), orders["nbody_aos"]
