@@ -9,14 +9,13 @@ group 0 alone runs the statements before the loop and the stores.
 """
 from __future__ import annotations
 
-from typing import Any
-
-# `code` is a _blocking_code.BlockingCode, typed Any: that module imports this one (no import cycle)
+from ._blocking_code import BlockingCode
 
 PAD = 4  # floats of padding a shared row: a warp's transposed stores on distinct banks
 
 
-def body(code: Any, origin: list[str] | None, start: list[str] | None, tail: list[str] | None) -> list[str]:
+def body(code: BlockingCode, origin: list[str] | None = None, start: list[str] | None = None,
+         tail: list[str] | None = None) -> list[str]:
     """The body; `origin` (row0, col0), `start` (inside the guard) and `tail` (the stores) replace the defaults."""
     c, n, bk, gs = code.c, code.n, code.bk, code.groups
     space, sync = ("__local", "barrier(CLK_LOCAL_MEM_FENCE);") if code.cl else ("__shared__", "__syncthreads();")
@@ -70,7 +69,7 @@ def body(code: Any, origin: list[str] | None, start: list[str] | None, tail: lis
     return head + main + tail
 
 
-def reduction(code: Any, sync: str) -> list[str]:
+def reduction(code: BlockingCode, sync: str) -> list[str]:
     """Groups 1.. add their 64 sums into group 0's, one group at a time in ascending order (a fixed order: the same
     result every run), through one shared array laid out [output][thread] (a warp's 32 stores on 32 banks)."""
     n, m, h, red = code.n, code.n["m"], code.n["h"], code.n["red"]

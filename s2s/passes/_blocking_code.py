@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from s2s.lang.contraction import Contraction, Operand
 
-from ._blocking_body import body
-
 TILE, THREADS = 128, 256
 
 class BlockingCode:
-    """The text of the tiled body, one list of lines (joined at the body's indent)."""
+    """The pieces of the tiled body's text; s2s/passes/_blocking_body.py's `body` assembles them into one list of
+    lines (joined at the body's indent)."""
 
     def __init__(self, bk: int, vec: bool, prefetch: bool, c: Contraction, n: dict[str, str], cl: bool, source: bytes,
                  size: int = TILE, groups: int = 1) -> None:
@@ -174,7 +173,3 @@ class BlockingCode:
         return ["#pragma unroll", f"for (int {m} = 0; {m} < 64; ++{m}) {{",
                 f"    int {row} = {n['row0']} + {n['ty']} * 4 + {m} / 8 % 4 + {m} / 32 * {self.size // 2}{ro};",
                 f"    int {col} = {n['col0']} + {n['tx']} * 4 + {m} % 4 + {m} % 8 / 4 * {self.size // 2}{co};"]
-
-    def lines(self, origin: list[str] | None = None, start: list[str] | None = None, tail: list[str] | None = None) -> list[str]:
-        """The body; `origin` (row0, col0), `start` (inside the guard) and `tail` (the stores) replace the defaults."""
-        return body(self, origin, start, tail)

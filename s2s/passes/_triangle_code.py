@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from s2s.lang.contraction import Contraction
 
-from ._blocking_body import PAD
+from ._blocking_body import PAD, body
 from ._blocking_code import TILE, BlockingCode
 
 SMEM = 48 * 1024  # bytes of static shared memory a CUDA block may declare
@@ -48,10 +48,11 @@ class TriangleCode(BlockingCode):
         super().__init__(bk, True, prefetch, c, n, cl, source, size, groups)
         self.tri, self.mirror = tri, mirror
 
-    def lines(self, origin: list[str] | None = None, start: list[str] | None = None, tail: list[str] | None = None) -> list[str]:
+    def lines(self) -> list[str]:
+        """The body (s2s/passes/_blocking_body.py) with the triangle's tile origin and, with `mirror`, its stores."""
         gx, gy = ("get_group_id(0)", "get_group_id(1)") if self.cl else ("blockIdx.x", "blockIdx.y")
         # mirror: each output's sum from zero, the statements before the loop at the store
-        return super().lines(self.origin(gx, gy), [] if self.mirror else None, self.store() if self.mirror else None)
+        return body(self, self.origin(gx, gy), [] if self.mirror else None, self.store() if self.mirror else None)
 
     def origin(self, gx: str, gy: str) -> list[str]:
         """row0 and col0 of the launch-order number's tile: along the major axis (rows for "lower") the triangle's rows

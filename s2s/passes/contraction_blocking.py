@@ -23,6 +23,7 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.typedefs import typedefs
 
+from ._blocking_body import body
 from ._blocking_code import THREADS, TILE, BlockingCode
 from ._common import body_node, fresh
 
@@ -180,7 +181,7 @@ class ContractionBlocking:
         bound = re.search(r"\(\s*(\d+)", facts.launch_bounds)
         if bound is not None and int(bound.group(1)) < THREADS:
             return Refused(f"__launch_bounds__ allows at most {bound.group(1)} threads per block ({THREADS} needed)")
-        code = BlockingCode(self.bk, self.vec, self.prefetch, c, n, facts.dialect == "opencl", source).lines()
+        code = body(BlockingCode(self.bk, self.vec, self.prefetch, c, n, facts.dialect == "opencl", source))
         edits = [Edit(c.start, c.rest[1], ("\n" + c.indent).join(code))]
         if facts.dialect != "opencl" and not facts.launch_bounds:  # at most 128 registers a thread: two blocks per SM
             decl = body_node(source, facts).parent.child_by_field_name("declarator")  # type: ignore[union-attr]
