@@ -173,3 +173,13 @@ def test_timed_on_the_captured_data(matvec_mep: Path) -> None:
     res = json.loads(proc.stdout)
     assert res["verdict"] == "ok" and res["reference"]["median_us"] > 0
     assert "timed on the captured input set (launch 1 of the application" in " ".join(res["messages"])
+
+
+@pytest.mark.slow
+def test_a_time_only_run_times_on_the_captured_data(matvec_mep: Path) -> None:
+    # no checks loaded the captured sets: the timing reads the first one itself
+    from s2s.mep.evaluate import evaluate
+    m = evaluate(matvec_mep, None, check=False)
+    assert m.verdict == "ok", m.messages
+    assert "timed on the captured input set (launch 1 of the application" in " ".join(m.messages)
+    assert "outputs were not checked (--time-only)" in m.messages

@@ -663,8 +663,9 @@ class Run:
         return out.tobytes()
 
     # -- captured data (s2s capture) ----
-    def load_captured(self) -> list[Captured]:
-        """The replayed launches of [capture] in mep.toml, each buffer's contents before and after."""
+    def load_captured(self, first_only: bool = False) -> list[Captured]:
+        """The replayed launches of [capture] in mep.toml, each buffer's contents before and after (`first_only`: the
+        first of them alone, for the timing)."""
         np = self.np
         cap = self.cfg.capture
         index_path = self.cfg.mep / str(cap.get("index", "capture/index.json"))
@@ -700,6 +701,8 @@ class Run:
                     arrays.append(np.frombuffer(raw, dtype=b.dtype).copy())
                 c.before[b.index], c.after[b.index] = arrays
             out.append(c)
+            if first_only:
+                break
         if not out:
             raise Failure("runtime-failed", f"capture.sets: no replayable launch in {index_path}", True)
         return out
@@ -1081,12 +1084,12 @@ def main(argv: list[str] | None = None) -> int:
                 run.probe_bounds(cfg.seed)
             elif not args.time_only:
                 run.messages.append("bounds probe: not repeated (--no-probe: the caller holds its record)")
-            if not args.time_only and cfg.capture:
-                for cap in run.load_captured():
-                    with device_held(False, "checks"):
-                        run.reproduce(cap)
-                    ok = run.check_set(cfg.seed, cap.label, captured=cap) and ok
-                    sets += 1
+            caps = run.load_captured() if not args.time_only and cfg.capture else []
+            for cap in caps:
+                with device_held(False, "checks"):
+                    run.reproduce(cap)
+                ok = run.check_set(cfg.seed, cap.label, captured=cap) and ok
+                sets += 1
             if not args.time_only:
                 for s in range(cfg.input_sets):
                     seed = cfg.seed + s
@@ -1098,8 +1101,9 @@ def main(argv: list[str] | None = None) -> int:
                     sets += 1
             verdict = "ok" if ok else "wrong-output"
             if ok and not args.no_time:
-                caps = run.load_captured()[:1] if cfg.capture else []  # the application's data, where captured
-                run.fill_set(cfg.seed, caps[0] if caps else None)
+                # the first captured set as the checks loaded it; a time-only run reads it here
+                caps = caps[:1] or (run.load_captured(first_only=True) if cfg.capture else [])
+                run.fill_set(cfg.seed, caps[0] if caps else None)  # the application's data, where captured
                 if caps:
                     run.messages.append(f"timed on the {caps[0].label}")
                 with device_held(True, "timing"):
