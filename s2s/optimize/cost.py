@@ -598,7 +598,7 @@ def _triangle_tiles(grid: tuple[int, ...]) -> int:
 LOW_OCCUPANCY = 40.0  # % of the SMs' warp slots: below it a latency-limited kernel lacks warps to hide latency
 NEAR_COPY = 0.8  # of the copy bandwidth: a memory-bound kernel this close can only gain by moving fewer bytes
 COPY_GBS = 4216.0  # measured device-to-device copy on the H200 (bench/results/gpu-zoo: the roofline's bandwidth)
-IN_FLIGHT = frozenset({"vector-loads", "vector-elementwise", "struct-wide-io", "loop-unroll"})  # wider or more loads per thread
+IN_FLIGHT = frozenset({"vector-loads", "vector-elementwise", "vector-elementwise-2d", "struct-wide-io", "loop-unroll"})  # wider or more loads per thread
 LESS_WORK = 0.5  # a candidate predicted to issue under half the original's arithmetic shortens a latency-bound thread's chains
 # (fast-math's rsqrtf for a rounded division and square root: nbody_soa at 12% occupancy on the H200)
 

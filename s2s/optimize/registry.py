@@ -55,6 +55,7 @@ BUILTIN: dict[str, str] = {
     "thread-coarsen": "ThreadCoarsen",
     "triangular-solve-blocking": "TriangularSolveBlocking",
     "vector-elementwise": "VectorElementwise",
+    "vector-elementwise-2d": "VectorElementwise2d",
     "vector-loads": "VectorLoads",
     "walk-registers": "WalkRegisters",
     "warp-reduce-atomics": "WarpReduceAtomics",
