@@ -48,8 +48,10 @@ def test_the_zoo_conv2d_5x5_takes_quads_of_columns() -> None:
     text = out.decode()
     assert "float img_w[12][8];" in text and "const int xbase = (blockIdx.x * blockDim.x + threadIdx.x) * 4;" in text
     assert "const float4 v1 = *(const float4*)&img[W * gy + xbase];" in text and text.count("const float2 v") == 2
-    assert "s += k_r[i + 2][j + 2] * img_w[cy + i + 2][cx + j + 2];" in text and "int x = xbase + cx;" in text
+    assert "s_a[cy][cx] += k_r[i + 2][j + 2] * img_w[cy + i + 2][cx + j + 2];" in text and "int x = xbase + cx;" in text
+    assert "const int i = wr - cy - 2;" in text and "*(float4*)o = make_float4(s_a[cy][0], s_a[cy][1], s_a[cy][2], s_a[cy][3]);" in text
     assert launch == Launch((4096 // 4 // 32, 4096 // 8 // 8, 1), (32, 8, 1)) and "8 x 4 outputs" in notes[-1]
+    assert "rows streamed into the sums" in notes[-1]
 
 
 def test_search_space_offers_columns_after_delinearize() -> None:
@@ -107,3 +109,33 @@ def test_zoo_conv_with_columns_computes_what_the_original_does(tmp_path: Path, w
         assert word in after
         off = after.replace(word, b"*(const float2*)&img[W * gy + xbase - 1]")
         assert same_outputs(tmp_path, "conv2d_5x5", before, off, launches, counts, {}, offset=offset) != "SAME"
+
+
+def test_a_body_without_a_sum_loop_keeps_the_window_first() -> None:
+    """jacobi2d's one guarded store has no `acc = init; for (...)` to stream: the window is loaded before the points."""
+    _, _, notes = _apply(_zoo("jacobi2d", ()), "jacobi2d", "stencil-registers{factor=8 cols=4}", (64, 256, 1), (32, 8, 1))
+    assert "window loaded first: no `T acc = init;` followed by a loop" in notes[-1]
+
+
+FILT = b"#ifndef FILT\n#define FILT\nstatic const float filt[9] = {0.05f, 0.1f, 0.05f, 0.1f, 0.4f, 0.1f, 0.05f, 0.1f, 0.05f};\n#endif"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("w,h,cols,factor,offset", [(40, 29, 4, 8, 0), (37, 23, 4, 4, 1), (38, 31, 2, 8, 0)])
+def test_zoo_conv3x3_streamed_computes_what_the_original_does(tmp_path: Path, w: int, h: int, cols: int, factor: int,
+                                                             offset: int) -> None:
+    """Rows streamed into the sums under the original's per-point padding test (`int xx = x + dx, yy = y + dy;` inside
+    the loop), the points past the right and bottom edges computed but not stored; a row's sums stored as one word
+    where aligned (a word with two lanes swapped must show)."""
+    before = _zoo("conv2d_3x3", (("W", w), ("H", h))).replace(b"__constant__ float filt[9];", FILT)
+    grid, block = (-(-w // 16), -(-h // 16), 1), (16, 16, 1)
+    after, launch, notes = _apply(before, "conv2d_3x3", f"stencil-registers{{factor={factor} cols={cols}}}", grid, block)
+    assert "rows streamed into the sums" in notes[-1]
+    counts = {"img": w * h, "out": w * h}
+    launches = (Launch(grid, block), launch)
+    assert same_outputs(tmp_path, "conv2d_3x3", before, after, launches, counts, {}, offset=offset) == "SAME"
+    if offset == 0 and w % cols == 0:
+        word = b"s_a[cy][0], s_a[cy][1]"
+        assert word in after
+        swapped = after.replace(word, b"s_a[cy][1], s_a[cy][0]")
+        assert same_outputs(tmp_path, "conv2d_3x3", before, swapped, launches, counts, {}, offset=offset) != "SAME"

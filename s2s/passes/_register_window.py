@@ -13,7 +13,7 @@ from s2s.lang.stencil import Stencil
 
 from ._common import fresh, indent_of, text, walk
 from ._stencil import plus
-from .thread_coarsen import _returns_only
+from .thread_coarsen import _assigned, _declared_before, _returns_only, _uses_axis
 
 _PASS_THROUGH = {"compound_statement", "expression_statement", "declaration", "init_declarator", "parenthesized_expression",
                  "cast_expression", "unary_expression", "argument_list", "call_expression", "binary_expression",
@@ -65,18 +65,23 @@ class Coefficients:
         dims = "".join(f"[{hi - lo}]" for _, lo, hi in self.loops)
         return [f"{self.elem} {self.name}{dims};", f"bool {self.flag} = false;"]
 
+    def load_lines(self) -> list[str]:
+        """The loops that fill the registers (no flag)."""
+        load: list[str] = []
+        for depth, (v, lo, hi) in enumerate(self.loops):
+            pad = "    " * depth
+            load += [f"{pad}#pragma unroll", f"{pad}for (int {v} = {lo}; {v} < {hi}; {v}++) {{"]
+        load.append("    " * len(self.loops) + f"{self.name}{self._subs()} = {self.reads[0].text};")
+        return load + ["    " * depth + "}" for depth in reversed(range(len(self.loops)))]
+
+    def _subs(self) -> str:
+        return "".join(f"[{v}{plus(Poly.const(-lo))}]" for v, lo, _ in self.loops)
+
     def edits(self, source: bytes) -> list[tuple[int, int, str]]:
         ind = indent_of(source, self.at)
-        subs = "".join(f"[{v}{plus(Poly.const(-lo))}]" for v, lo, _ in self.loops)
-        load = [f"if (!{self.flag}) {{"]
-        for depth, (v, lo, hi) in enumerate(self.loops):
-            pad = "    " * (depth + 1)
-            load += [f"{pad}#pragma unroll", f"{pad}for (int {v} = {lo}; {v} < {hi}; {v}++) {{"]
-        load.append("    " * (len(self.loops) + 1) + f"{self.name}{subs} = {self.reads[0].text};")
-        load += ["    " * (depth + 1) + "}" for depth in reversed(range(len(self.loops)))]
-        load += [f"    {self.flag} = true;", "}"]
+        load = [f"if (!{self.flag}) {{"] + ["    " + ln for ln in self.load_lines()] + [f"    {self.flag} = true;", "}"]
         out = [(self.at, self.at, ("\n" + ind).join(load) + "\n" + ind)]
-        return out + [(a.start, a.end, f"{self.name}{subs}") for a in self.reads]
+        return out + [(a.start, a.end, f"{self.name}{self._subs()}") for a in self.reads]
 
 
 def uniform_reads(source: bytes, facts: KernelFacts, model: KernelModel, st: Stencil, body: Node,
@@ -184,3 +189,19 @@ def y_header(source: bytes, stmts: list[Node], yv: str, xv: str) -> tuple[Node, 
         elif not (s.type == "if_statement" and _returns_only(source, s)):
             return f"a statement before {yv}'s declaration other than a declaration or `if (...) return;`"
     return f"{yv} is not declared at the top of the body"
+
+
+def moved_between_points(source: bytes, facts: KernelFacts, stmts: list[Node], decl: Node, end: int, rest_text: str,
+                         yv: str, xv: str) -> str:
+    """Why the statements after y's declaration cannot run once per point of the thread, or ''."""
+    if _uses_axis(rest_text, "y") or (facts.dialect == "opencl" and "(1)" in rest_text and "get_" in rest_text):
+        return "the body uses the y thread or block index beyond y's declaration: the block's extent matters"
+    x_end = max((d.end_byte for d in stmts if d.start_byte < decl.start_byte and d.type == "declaration"
+                 and xv in {text(source, c.child_by_field_name("declarator")) for c in d.named_children if c.type == "init_declarator"}),
+                default=facts.body_start)
+    after_x = source[x_end:end].decode("utf-8", "replace")
+    moved = next((v for v, t in ((yv, rest_text), (xv, after_x)) if _assigned(v, t)), "")
+    if moved:
+        return f"`{moved}` is assigned or its address taken after its declaration"
+    carried = [n for n in _declared_before(source, stmts, decl) if _assigned(n, rest_text)]
+    return f"`{carried[0]}` is declared before {yv} and changed after it: it would carry over between points" if carried else ""
