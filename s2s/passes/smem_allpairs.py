@@ -72,9 +72,7 @@ class SmemAllpairs:
     priority: ClassVar[int] = 80  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("smem-allpairs{tile=256}", "smem-allpairs{tile=256 unroll=8}", "smem-allpairs{tile=128}",
                                         "smem-allpairs{tile=256 unroll=8},fast-math,hoist-invariants",
-                                        "smem-allpairs{tile=512},allpairs-bodies{bodies=2},allpairs-lanes{lanes=8},loop-unroll{factor=4}",
-                                        "smem-allpairs{tile=512},allpairs-bodies{bodies=4 skip=subtract},allpairs-lanes{lanes=8},"
-                                        "loop-unroll{factor=4}")
+                                        "smem-allpairs{tile=512},allpairs-bodies{bodies=2},allpairs-lanes{lanes=8},loop-unroll{factor=4}")
     tile: int = 256
     unroll: int = 0  # > 0: full tiles run a loop of `tile` trips under `#pragma unroll N`, the guarded loop only the last
 
