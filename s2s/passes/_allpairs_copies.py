@@ -10,10 +10,8 @@ from s2s.lang.edits import Edit
 from s2s.lang.kernel_facts import KernelFacts, idents
 
 from ._allpairs_skip import without_skip
-from ._common import fresh, indent_of, scalar_type, text, walk
-from .allpairs_lanes import _accumulators
-
-_PAIR = re.compile(r"for\s*\(\s*int\s+(\w+)\s*=\s*(\w+)\s*;[^;]*\b\1\s*-\s*\2\s*<\s*(\d+)\s*;\s*(\+\+\s*\1|\1\s*\+\+)\s*\)")
+from ._common import fresh, indent_of, scalar_type, text
+from ._pair_loop import accumulators, pair_loop
 
 
 @dataclass
@@ -32,14 +30,11 @@ class Copies:
 def copies_of(source: bytes, facts: KernelFacts, body: Node, rest: list[Node], i: str, live: str, b: int,
               skip: str = "branch") -> Copies | str:
     """The per-body names and the edits for the statements after the clamp (`rest`), or why the form does not fit."""
-    pairs = [n for n in walk(body) if n.type == "for_statement" and _PAIR.match(_head(source, n))]
-    if len(pairs) != 1:
-        return "needs one tiled pair loop `for (int j = t; j < n && j - t < TILE; ++j)` (smem-allpairs without unroll, first)"
-    pair = pairs[0]
-    tile_loop = pair.parent.parent if pair.parent is not None else None
-    scope = tile_loop.parent if tile_loop is not None else None
-    if tile_loop is None or tile_loop.type != "for_statement" or scope is None or \
-            not (scope == body or (scope.type == "compound_statement" and scope.parent == body and scope in rest)):
+    found = pair_loop(source, body)
+    if isinstance(found, str):
+        return found
+    pair, tile_loop, scope = found.loop, found.tile_loop, found.scope
+    if scope != body and scope not in rest:
         return "the pair loop must sit in a tile loop at the top of the kernel body"
     if scope != body and rest[-1] != scope:
         return "statements after the block that holds the tile loop"
@@ -51,7 +46,7 @@ def copies_of(source: bytes, facts: KernelFacts, body: Node, rest: list[Node], i
     if guard is None or guard.child_by_field_name("alternative") is not None or \
             not re.fullmatch(rf"\(\s*{live}\s*\)", text(source, guard.child_by_field_name("condition"))):
         return f"everything after the tile loop must be one `if ({live}) {{ ... }}`"
-    accs = _accumulators(source, [*body.named_children, *scope.named_children], pair)
+    accs = accumulators(source, [*body.named_children, *scope.named_children], pair)
     if isinstance(accs, str):
         return accs
     names = {i, live, *accs}
@@ -75,12 +70,10 @@ def copies_of(source: bytes, facts: KernelFacts, body: Node, rest: list[Node], i
     assert pb is not None
     chunk, undo, loads = _body(source, pb), list[str](), dict[str, tuple[str, str]]()
     if skip != "branch":
-        m = _PAIR.match(_head(source, pair))
-        assert m is not None
         tiles = {s: a for s, _, a in re.findall(r"(\w+)\s*\[\s*(\w+)\s*\]\s*=\s*(\w+)\s*\[\s*\w+\s*\+\s*\2\s*\]",
                                                 around.decode("utf-8", "replace"))}
         shared = set(re.findall(r"__shared__[^;=]*?(\w+)\s*\[", source[facts.body_start : facts.body_end].decode("utf-8", "replace")))
-        bare = without_skip(source, pb, m.group(1), i, accs, skip, tiles, m.group(2), shared)
+        bare = without_skip(source, pb, found.j, i, accs, skip, tiles, found.t, shared)
         if isinstance(bare, str):
             return bare
         chunk, undo = bare
@@ -107,11 +100,6 @@ def copies_of(source: bytes, facts: KernelFacts, body: Node, rest: list[Node], i
     out.edits.append(Edit(cons.start_byte, cons.end_byte, "{" + "".join(
         f"\n{gp}    if ({out.names[live][r]}) {{" + _shift(out.rename(post, r)) + f"\n{gp}    }}" for r in range(b)) + f"\n{gp}}}"))
     return out
-
-
-def _head(source: bytes, loop: Node) -> str:
-    b = loop.child_by_field_name("body")
-    return source[loop.start_byte : b.start_byte if b is not None else loop.end_byte].decode("utf-8", "replace").strip()
 
 
 def _declared(source: bytes, d: Node) -> str:

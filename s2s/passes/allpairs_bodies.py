@@ -22,31 +22,10 @@ from s2s.lang.kernel_facts import KernelFacts
 from ._allpairs_copies import copies_of
 from ._allpairs_skip import SKIPS
 from ._common import body_node, indent_of, text
+from ._pair_loop import EXAMPLE_FORM, is_mapping, missing_form
 
 EXAMPLE_DIALECT = "cuda"
-EXAMPLE_BEFORE = """\
-__global__ void potential(const float* x, float* phi, int n)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const bool live = !(i >= n);
-    if (!(0 < (n))) return;
-    if (!live) i = (n) - 1;
-    float sum = 0.0f;
-    __shared__ float x_s[256];
-    for (int t = 0; t < n; t += 256) {
-        for (int l = threadIdx.x; l < 256 && l < n - t; l += blockDim.x) x_s[l] = x[t + l];
-        __syncthreads();
-        for (int j = t; j < n && j - t < 256; ++j) {
-            if (j == i) continue;
-            sum += 1.0f / fabsf(x[i] - x_s[j - t]);
-        }
-        __syncthreads();
-    }
-    if (live) {
-        phi[i] = sum;
-    }
-}
-"""
+EXAMPLE_BEFORE = EXAMPLE_FORM
 EXAMPLE_AFTER = """\
 __global__ void potential(const float* x, float* phi, int n)
 {
@@ -106,16 +85,12 @@ class AllpairsBodies:
             return f"bodies must be from 1 to 8, skip one of {', '.join(SKIPS)}"
         if facts.dialect == "opencl":
             return "CUDA/HIP only (smem-allpairs' form)"
-        if facts.dims != 1 or not facts.var_for("x") or not facts.shared:
-            return "needs smem-allpairs' form first (a 1-D mapping and a tile in shared memory)"
-        return True
+        return missing_form(facts) or True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         body, i, b = body_node(source, facts), facts.var_for("x"), self.bodies
         top = [s for s in body.named_children if s.type != "comment"]
-        at = next((k for k, s in enumerate(top) if s.type == "declaration" and re.fullmatch(
-            rf"(int|unsigned|unsigned int)\s+{re.escape(i)}\s*=\s*blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*threadIdx\.x\s*;",
-            text(source, s))), None)
+        at = next((k for k, s in enumerate(top) if is_mapping(source, s, i, unsigned=True)), None)
         if at is None:
             return Refused(f"needs `int {i} = blockIdx.x * blockDim.x + threadIdx.x;` in the kernel body (allpairs-lanes "
                            "must come after allpairs-bodies)")

@@ -16,42 +16,21 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tree_sitter import Node
-
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
-from ._common import body_node, fresh, indent_of, text, walk
+from ._common import body_node, fresh, indent_of, text
+from ._pair_loop import EXAMPLE_FORM, accumulators, is_mapping, missing_form, pair_loop
 
 EXAMPLE_DIALECT = "cuda"
-EXAMPLE_BEFORE = """\
-__global__ void potential(const float* x, float* phi, int n)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const bool live = !(i >= n);
-    if (!live) i = (n) - 1;
-    float sum = 0.0f;
-    __shared__ float x_s[256];
-    for (int t = 0; t < n; t += 256) {
-        for (int l = threadIdx.x; l < 256 && l < n - t; l += blockDim.x) x_s[l] = x[t + l];
-        __syncthreads();
-        for (int j = t; j < n && j - t < 256; ++j) {
-            if (j == i) continue;
-            sum += 1.0f / fabsf(x[i] - x_s[j - t]);
-        }
-        __syncthreads();
-    }
-    if (live) {
-        phi[i] = sum;
-    }
-}
-"""
+EXAMPLE_BEFORE = EXAMPLE_FORM
 EXAMPLE_AFTER = """\
 __global__ void potential(const float* x, float* phi, int n)
 {
     int i = (blockIdx.x * blockDim.x + threadIdx.x) / 4;
     const int sub = threadIdx.x % 4;
     const bool live = !(i >= n);
+    if (!(0 < (n))) return;
     if (!live) i = (n) - 1;
     float sum = 0.0f;
     __shared__ float x_s[256];
@@ -71,9 +50,6 @@ __global__ void potential(const float* x, float* phi, int n)
     }
 }
 """
-_PAIR = re.compile(r"for\s*\(\s*int\s+(\w+)\s*=\s*(\w+)\s*;[^;]*\b\1\s*-\s*\2\s*<\s*(\d+)\s*;\s*(\+\+\s*\1|\1\s*\+\+)\s*\)")
-_ZERO = re.compile(r"0(?:\.0*)?[fF]?|0?\.0+[fF]?")
-
 
 @dataclass(frozen=True)
 class AllpairsLanes:
@@ -87,31 +63,20 @@ class AllpairsLanes:
             return "lanes must be a power of two up to 32"
         if facts.dialect == "opencl":
             return "warp shuffles have no portable OpenCL 1.2 equivalent"
-        if facts.dims != 1 or not facts.var_for("x") or not facts.shared:
-            return "needs smem-allpairs' form first (a 1-D mapping and a tile in shared memory)"
-        return True
+        return missing_form(facts) or True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         body, i, k = body_node(source, facts), facts.var_for("x"), self.lanes
-        pairs = [n for n in walk(body) if n.type == "for_statement" and _PAIR.match(_head(source, n))]
-        if len(pairs) != 1:
-            return Refused("needs one tiled pair loop `for (int j = t; j < n && j - t < TILE; ++j)` (smem-allpairs first)")
-        pair = pairs[0]
-        tile_loop = pair.parent.parent if pair.parent is not None else None
-        scope = tile_loop.parent if tile_loop is not None else None  # the kernel body, or a block in it (`if (i < n) {`)
-        if tile_loop is None or tile_loop.type != "for_statement" or scope is None or \
-                not (scope == body or (scope.type == "compound_statement" and scope.parent == body)):
-            return Refused("the pair loop must sit in a tile loop at the top of the kernel body")
-        m = _PAIR.match(_head(source, pair))
-        assert m is not None
-        tile = int(m.group(3))
+        found = pair_loop(source, body)
+        if isinstance(found, str):
+            return Refused(found)
+        pair, tile_loop, scope, tile = found.loop, found.tile_loop, found.scope, found.tile
         if tile % 32 or tile % k:
             return Refused(f"the tile ({tile}) must be a multiple of 32 and of the lanes")
-        mapping = next((s for s in body.named_children if s.type == "declaration" and re.fullmatch(
-            rf"int\s+{re.escape(i)}\s*=\s*blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*threadIdx\.x\s*;", text(source, s))), None)
+        mapping = next((s for s in body.named_children if is_mapping(source, s, i)), None)
         if mapping is None:
             return Refused(f"needs `int {i} = blockIdx.x * blockDim.x + threadIdx.x;` in the kernel body")
-        accs = _accumulators(source, [*body.named_children, *scope.named_children], pair)
+        accs = accumulators(source, [*body.named_children, *scope.named_children], pair)
         if isinstance(accs, str):
             return Refused(accs)
         later = [s for s in (body if scope == body else scope).named_children if s.start_byte > tile_loop.end_byte]
@@ -136,38 +101,8 @@ class AllpairsLanes:
         edits = (Edit(value.start_byte, value.end_byte, f"({text(source, value)}) / {k}"),
                  Edit(mapping.end_byte, mapping.end_byte, f"\n{indent_of(source, mapping.start_byte)}const int {sub} = threadIdx.x % {k};"),
                  Edit(init.end_byte, init.end_byte, f" + {sub}"),
-                 Edit(step.start_byte, step.end_byte, f"{m.group(1)} += {k}"),
+                 Edit(step.start_byte, step.end_byte, f"{found.j} += {k}"),
                  Edit(tile_loop.end_byte, tile_loop.end_byte, reduce),
                  Edit(cond.start_byte, cond.end_byte, f"(live && {sub} == 0)"))
         return Rewrite(edits, LaunchChange((tile, 1, 1), "rows-per-warp", per_item=k),
                        f"{k} lanes per body over each tile, shuffle sums of {', '.join(accs)}")
-
-
-def _head(source: bytes, loop: Node) -> str:
-    b = loop.child_by_field_name("body")
-    return source[loop.start_byte:b.start_byte if b is not None else loop.end_byte].decode("utf-8", "replace").strip()
-
-
-def _accumulators(source: bytes, outer: list[Node], pair: Node) -> list[str] | str:
-    """The locals `a += e` / `a -= e` of the pair loop declared with 0 before it; why not where it writes anything else."""
-    inner = {text(source, d.child_by_field_name("declarator") or d) for n in walk(pair) if n.type == "declaration"
-             for d in n.children_by_field_name("declarator")}
-    names: list[str] = []
-    for n in walk(pair.child_by_field_name("body") or pair):
-        if n.type in {"break_statement", "return_statement", "goto_statement"} or \
-                (n.type == "call_expression" and "sync" in text(source, n.child_by_field_name("function"))):
-            return "the pair loop must leave only by its end or `continue`, without barriers"
-        if n.type == "update_expression" or (n.type == "assignment_expression" and text(source, n.child_by_field_name("left")) not in inner):
-            left = n.child_by_field_name("left") if n.type == "assignment_expression" else None
-            op = text(source, n.child_by_field_name("operator"))
-            if left is None or left.type != "identifier" or op not in {"+=", "-="}:
-                return "the pair loop may write only its own locals and sums into locals (a += e, a -= e)"
-            if text(source, left) not in names:
-                names.append(text(source, left))
-    zero = {text(source, d.child_by_field_name("declarator")) for n in outer if n.type == "declaration"
-            and n.end_byte <= pair.start_byte for d in n.children_by_field_name("declarator")
-            if d.type == "init_declarator" and _ZERO.fullmatch(text(source, d.child_by_field_name("value")).strip())}
-    if not names:
-        return "no sum into a local in the pair loop"
-    missing = [a for a in names if a not in zero]
-    return f"the sums must start from 0 in a declaration before the loop: {', '.join(missing)}" if missing else names
