@@ -56,13 +56,14 @@ def test_cols_refuses_blocks_it_cannot_launch(opts: str) -> None:
 
 
 def test_the_search_tries_the_measured_narrow_block_first() -> None:
-    """The built-in search's split-reduction steps: the float4 quads (tests/test_split_reduction_quads.py), then 16
+    """The built-in search's split-reduction steps: the cluster form and the float4 quads (tests/test_split_reduction_cluster.py,
+    tests/test_split_reduction_quads.py), then 16
     outputs by 32 splits (the H200's fastest scalar form for gemv_cols and gemv_colmajor), the default (lanes or 8
     splits) among them, never 8 scalar outputs (no faster than 32 there) nor the old splits=16; batched_gemv16's
     measured winner is one step of the space too."""
     space = search_space()
     mine = [s for s in space if s.startswith("split-reduction")]
-    assert mine[1] == NEW[1] and "split-reduction" in mine and NEW[0] not in space and "split-reduction{splits=16}" not in space
+    assert mine[2] == NEW[1] and "split-reduction" in mine and NEW[0] not in space and "split-reduction{splits=16}" not in space
     assert "inner-loop-threads{block=16x16},coalesce-remap,vector-loads{width=4}" in space
 
 

@@ -82,6 +82,7 @@ class LaunchChange:
                       per_item x per_item tile of the old threads with fewer threads (each computes several)
       coarsen-x|y|z   grid along that axis = ceil(ceil(g / per_item) / block): each thread computes per_item points
       coarsen-xy:C    coarsen-x by C and coarsen-y by per_item at once (C x per_item points a thread)
+      coarsen-x-blocks-y:N  coarsen-x by per_item, and N blocks along y (one thread-block cluster sharing each sum)
       square-xy       grid = (ceil(g.x / block.x), ceil(g.x / block.y), 1): a second axis as long as the first (a loop
                       over the same range as the threads becomes the y axis)
       stream-z        grid = ceil(g / block) in x and y, ceil(g.z / per_item) in z, block.z = 1: each thread marches
@@ -124,6 +125,8 @@ class LaunchChange:
         if self.grid_from.startswith("coarsen-xy:"):  # x by the number after the colon, y by per_item
             cx = int(self.grid_from.split(":", 1)[1])
             return (_ceil(_ceil(g[0], cx), new[0]), _ceil(_ceil(g[1], self.per_item), new[1]), grid[2]), new
+        if self.grid_from.startswith("coarsen-x-blocks-y:"):
+            return (_ceil(_ceil(g[0], self.per_item), new[0]), int(self.grid_from.split(":", 1)[1]), grid[2]), new
         if self.grid_from == "tile-coarse":
             return (_ceil(g[0], self.per_item), _ceil(g[1], self.per_item), _ceil(g[2], new[2])), new
         if self.grid_from == "square-xy":
@@ -134,7 +137,7 @@ class LaunchChange:
 
 
 LAUNCH_RULES = ("same", "same-coverage", "tile", "rows-per-warp", "swap-xy", "threads-for-elements", "tile-coarse",
-                "coarsen-x", "coarsen-y", "coarsen-z", "square-xy", "stream-z")
+                "coarsen-x", "coarsen-y", "coarsen-z", "square-xy", "stream-z", "coarsen-x-blocks-y")
 
 
 def extents(rule: str, values: Mapping[str, object]) -> tuple[int, int, int] | None:

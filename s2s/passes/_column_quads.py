@@ -29,31 +29,14 @@ def column_quads(facts: KernelFacts, source: bytes, r: ReductionLoop, names: dic
     """Lines replacing the kernel's body from the output index's declaration to the guarded loop's end (CUDA), or None
     where the term does not qualify. `stmt` accumulates into names['part']; `tail` (the statements after the loop, then
     "}") runs for one output under `if (s == 0 && inside) {`."""
-    text = source.decode("utf-8", "replace")
     txt = lambda s, e: source[s:e].decode()  # noqa: E731
     part, v, k = names["part"], r.var, r.k
-    m = re.fullmatch(rf"\s*{re.escape(part)}\s*(\+=|-=)\s*(.+?);\s*", stmt, re.S) or \
-        re.fullmatch(rf"\s*{re.escape(part)}\s*=\s*{re.escape(part)}\s*\+\s*(.+?);\s*", stmt, re.S)
-    if m is None or facts.dialect == "opencl":
+    got = quad_factors(facts, source, r, part, stmt)
+    if got is None:
         return None
-    op, term = ("+=", m.group(1)) if m.lastindex == 1 else (m.group(1), m.group(2))
-    macros = {f.group(1): ([p.strip() for p in f.group(2).split(",")], f.group(3)) for f in _FUNC_MACRO.finditer(text)}
-    start = txt(*r.init)
-    factors: list[tuple[str, str] | str] = []  # (array, expanded index) for a word per quad, else the factor's text
-    for factor in split_top_level(term, "*"):
-        e = _unwrap(_expand(factor, macros))
-        if not re.search(rf"\b{re.escape(v)}\b", e):
-            factors.append(factor.strip())
-            continue
-        t = _TERM.match(e)
-        p = facts.param(t.group(1)) if t is not None else None
-        if t is None or p is None or not p.pointer or elem_type(p.type) != "float" or not unit_stride(t.group(2), v) or \
-                not _affine(t.group(2), k):
-            return None
-        factors.append((t.group(1), t.group(2).strip()))
+    op, factors = got
     wide = [f for f in factors if isinstance(f, tuple)]
-    if not wide:
-        return None
+    start = txt(*r.init)
     q, ok, w = (fresh(facts, source, x) for x in (f"{v}4", "quad_ok", "w"))
     parts = [fresh(facts, source, f"{part}{c}") for c in range(4)]
     decl = re.sub(rf"\b{re.escape(v)}\b", q, txt(r.mapping[0], r.value[0]), count=1)
@@ -81,6 +64,33 @@ def column_quads(facts: KernelFacts, source: bytes, r: ReductionLoop, names: dic
         code += [f"{{ {own}{q} + {c};", f"    {acc_ty} {part} = {parts[c]};",
                  f"    if ({s} == 0 && ({r.inside})) {{", *(f"    {x}" for x in tail), "}"]
     return code
+
+
+def quad_factors(facts: KernelFacts, source: bytes, r: ReductionLoop, part: str, stmt: str) -> tuple[str, list[tuple[str, str] | str]] | None:
+    """The accumulation's operator and its term's factors: (array, expanded index) for each read that steps by one
+    element with the output index (a float4 word per quad), else the factor's text; None where the term does not
+    qualify (OpenCL, a factor indexed by the output that is not a float array read at unit stride, affine in k)."""
+    text = source.decode("utf-8", "replace")
+    v, k = r.var, r.k
+    m = re.fullmatch(rf"\s*{re.escape(part)}\s*(\+=|-=)\s*(.+?);\s*", stmt, re.S) or \
+        re.fullmatch(rf"\s*{re.escape(part)}\s*=\s*{re.escape(part)}\s*\+\s*(.+?);\s*", stmt, re.S)
+    if m is None or facts.dialect == "opencl":
+        return None
+    op, term = ("+=", m.group(1)) if m.lastindex == 1 else (m.group(1), m.group(2))
+    macros = {f.group(1): ([p.strip() for p in f.group(2).split(",")], f.group(3)) for f in _FUNC_MACRO.finditer(text)}
+    factors: list[tuple[str, str] | str] = []
+    for factor in split_top_level(term, "*"):
+        e = _unwrap(_expand(factor, macros))
+        if not re.search(rf"\b{re.escape(v)}\b", e):
+            factors.append(factor.strip())
+            continue
+        t = _TERM.match(e)
+        p = facts.param(t.group(1)) if t is not None else None
+        if t is None or p is None or not p.pointer or elem_type(p.type) != "float" or not unit_stride(t.group(2), v) or \
+                not _affine(t.group(2), k):
+            return None
+        factors.append((t.group(1), t.group(2).strip()))
+    return (op, factors) if any(isinstance(f, tuple) for f in factors) else None
 
 
 def _unwrap(e: str) -> str:

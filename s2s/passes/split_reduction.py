@@ -26,6 +26,7 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.reduction_loop import ReductionLoop, find_reduction_loop
 
+from ._cluster_columns import cluster_rewrite
 from ._column_quads import column_quads
 from ._common import fresh
 from ._lane_quads import lane_quads
@@ -85,7 +86,10 @@ class SplitReduction:
     # quad=4 (passes/_column_quads.py): 4 outputs a thread in float4 words; 64 x 8 quads = 128 blocks of 512 threads with 16 B
     # loads (twice the bytes in flight of 32 x 16 scalar), not yet measured, so tried first and 32 x 16 right after it;
     # 128 x 4 quads: 32 x 16's 256 blocks of 512 threads with 16 B loads, a 128-deep sum of partials
-    space: ClassVar[tuple[str, ...]] = ("split-reduction{splits=64 cols=8 quad=4}", "split-reduction{splits=32 cols=16}",
+    # cluster=8 (passes/_cluster_columns.py): 32 quads x 8 splits a block, 8 blocks a cluster, 8 rows' loads in flight: the hand
+    # probe on the H200 gemv_cols 21.8 us, gemv_colmajor 22.0 (72% of the copy bandwidth; sm_90 only), so tried first
+    space: ClassVar[tuple[str, ...]] = ("split-reduction{splits=8 cols=32 quad=4 cluster=8}",
+                                        "split-reduction{splits=64 cols=8 quad=4}", "split-reduction{splits=32 cols=16}",
                                         "split-reduction{splits=128 cols=4 quad=4}", "split-reduction", "split-reduction{splits=16 cols=16}",
                                         "split-reduction{mode=splits}")
     mode: str = "auto"  # auto (from the model) | lanes | splits
@@ -95,13 +99,16 @@ class SplitReduction:
     lanes: int = 32  # lanes mode: threads sharing an output (4: a warp reads 8 rows of 16 floats in one float4 load each)
     quad: int = 1  # splits mode: 4 = each thread owns 4 adjacent outputs read in float4 words (passes/_column_quads.py)
     vec: int = 4  # lanes mode: 4 = each lane reads quads of the row in float4 words where they qualify (passes/_lane_quads.py)
+    cluster: int = 1  # splits mode with quad=4: 2-8 blocks along y, one thread-block cluster, share each output (sm_90; _cluster_columns.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if self.mode not in {"auto", "lanes", "splits"} or self.splits not in {2, 4, 8, 16, 32, 64, 128} or self.block % 32 or \
                 not 32 <= self.block <= 1024 or self.vec not in {1, 4} or self.cols not in {8, 16, 32, 4 * (self.quad == 4)} or self.cols * self.splits > 1024 \
-                or self.lanes not in {4, 8, 16, 32} or self.quad not in {1, 4}:
+                or self.lanes not in {4, 8, 16, 32} or self.quad not in {1, 4} or self.cluster not in {1, 2, 4, 8}:
             return ("mode must be auto, lanes or splits; splits 2 to 128 (a power of two); cols 8, 16 or 32 (4 with quad=4), cols x splits "
-                    "at most 1024; block a multiple of 32 up to 1024; vec 1 or 4; lanes 4, 8, 16 or 32; quad 1 or 4")
+                    "at most 1024; block a multiple of 32 up to 1024; vec 1 or 4; lanes 4, 8, 16 or 32; quad 1 or 4; cluster 1, 2, 4 or 8")
+        if self.cluster > 1 and (self.quad != 4 or self.mode == "lanes"):
+            return "cluster needs quad=4 (splits mode): each thread reads its 4 outputs in float4 words"
         if facts.shared or facts.atomics:
             return "kernel uses shared memory or atomics"
         return True
@@ -113,6 +120,8 @@ class SplitReduction:
         mode = self.mode if self.mode != "auto" else "lanes" if r.k_unit and not r.i_unit else "splits" if r.i_unit else ""
         if not mode:
             return Refused("the model finds neither a walk along k (for lanes) nor coalesced threads (for splits)")
+        if self.cluster > 1 and mode != "splits":
+            return Refused("cluster splits a column walk (coalesced threads); this loop walks along k (lanes mode)")
         if mode == "lanes" and facts.dialect == "opencl":
             return Refused("warp shuffles have no portable OpenCL 1.2 equivalent (splits mode works there)")
         if mode == "splits" and r.second is not None:
@@ -146,6 +155,8 @@ class SplitReduction:
             edits = [Edit(r.value[0], r.value[1], f"({txt(*r.value)}) / {lanes}")]
             shape = (self.block, 1, 1) if r.second is None else (32, self.block // 32, 1)  # 2-D: a warp along x, y as before
             launch = LaunchChange(shape, "rows-per-warp", per_item=lanes)
+        elif self.cluster > 1:
+            return cluster_rewrite(facts, source, r, n, (self.cols, self.splits, self.cluster), acc_ty, stmt, tail)
         elif self.quad == 4:
             quad = column_quads(facts, source, r, n, self.splits, self.cols, acc_ty, stmt, tail)
             if quad is None:
