@@ -139,3 +139,28 @@ def test_zoo_conv3x3_streamed_computes_what_the_original_does(tmp_path: Path, w:
         assert word in after
         swapped = after.replace(word, b"s_a[cy][1], s_a[cy][0]")
         assert same_outputs(tmp_path, "conv2d_3x3", before, swapped, launches, counts, {}, offset=offset) != "SAME"
+
+
+GATHER = b"""__global__ void wconv(const float* in, const float* wt, const int* sel, float* out, int w, int h)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < 1 || x >= w - 1 || y < 1 || y >= h - 1)
+        return;
+    float s = 0.0f;
+    for (int i = -1; i <= 1; i++)
+        s += wt[sel[x] + i] * in[(y + i) * w + x];
+    out[y * w + x] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("src,note", [
+    (GATHER, "window loaded first: the loop reads wt[sel[x] + i] at a point's own index"),  # sel[x] past the guards
+    (GATHER.replace(b"wt[sel[x] + i]", b"wt[i + 1]"), "wt in registers, rows as words where aligned; rows streamed"),
+    (GATHER.replace(b"s += wt[sel[x] + i] * in[(y + i) * w + x];", b"{ s += wt[i + 1] * in[(y + i) * w + x]; out[y * w + x] = s; }"),
+     "window loaded first: the loop writes out[y * w + x]"),
+])
+def test_streaming_only_where_the_sums_touch_registers_alone(src: bytes, note: str) -> None:
+    res = run_pass(make_pass("stencil-registers", {"cols": "4"}), src, "cuda")
+    assert isinstance(res, Applied) and note in res.note, res

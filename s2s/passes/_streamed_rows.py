@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from s2s.lang.affine import Poly
+from s2s.lang.index_split import int_macros
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import KernelModel
 from s2s.lang.stencil import Stencil
@@ -88,7 +89,7 @@ def streamed(source: bytes, facts: KernelFacts, rest: list[Node], edits: list[tu
     rparen = next((c for c in loop.children if c.type == ")"), None)
     if body is None or rparen is None:
         return "the loop has no body"
-    why = _pure(source, body, acc)
+    why = _pure(source, body, acc) or _uniform_reads(source, facts, model, st, groups, body, lp.var)
     if why:
         return why
     rows = {r.offset[1] - Poly.name(lp.var) for r in st.arrays[0].reads if body.start_byte <= r.start < body.end_byte}
@@ -142,4 +143,18 @@ def _pure(source: bytes, body: Node, acc: str) -> str:
             return f"the loop writes {text(source, target)}: more than its sum and locals"
         if n.type == "call_expression" and "atomic" in text(source, n.child_by_field_name("function")):
             return "the loop calls an atomic"
+    return ""
+
+
+def _uniform_reads(source: bytes, facts: KernelFacts, model: KernelModel, st: Stencil, groups: list[Coefficients],
+                   body: Node, var: str) -> str:
+    """Why a read in the loop other than the window's and the coefficients' could fall outside its array for a point
+    past the guards (those sums are computed too), or '': its index may use loop variables and sizes only."""
+    taken = {(r.start, r.end) for r in st.arrays[0].reads} | {(a.start, a.end) for g in groups for a in g.reads}
+    sizes = set(int_macros(source)) | {p.name for p in facts.params if not p.pointer}
+    steps = {m.var for m in model.loops if body.start_byte <= m.start < body.end_byte} | {var}
+    for a in model.accesses:
+        if body.start_byte <= a.start < body.end_byte and (a.start, a.end) not in taken and \
+                any(p is None or p.names - steps - sizes for p in a.index):
+            return f"the loop reads {a.text} at a point's own index: a point past the guards could read outside"
     return ""
