@@ -11,6 +11,8 @@ statements after the inner loop). Each element sums the same products in the sam
 condition, so every thread reaches the barriers. Refused: other writes, a second thread axis, a column stride not one.
 `per` > 1: each thread sums `per` rows in one loop over k (the solved element loaded once for all); not in the search's
 space, since the model cannot read its clamped rows (a row past the end becomes the block's first, never read back).
+`strip` > 0: the strip form (s2s/passes/_strip_solve.py): a block of `strip` columns x rows/rpt threads keeps its
+columns' solutions in shared memory for the whole solve, each thread summing `rpt` rows of each `rows`-row block.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
 from ._common import fresh, indent_of, statements, text, walk
+from ._strip_solve import SolveParts, strip_lines
 from ._substitution import block_lines, check_memory, own_rows, renamed
 from ._thread_loop import thread_loop
 
@@ -78,14 +81,19 @@ _JUMP = re.compile(r"\b(return|break|continue|goto|__syncthreads|barrier|atomic\
 class TriangularSolveBlocking:
     name: ClassVar[str] = "triangular-solve-blocking"
     priority: ClassVar[int] = 8  # structural, and the only pass for this shape: first (the cost model ranks it first too)
-    space: ClassVar[tuple[str, ...]] = ("triangular-solve-blocking", "triangular-solve-blocking{rows=16}",
-                                        "triangular-solve-blocking{rows=32}")
+    # the strip forms first: the H200 probe's best on the zoo's trsm_cols (hand strips 230 and 234 us, rows=16 516 us)
+    space: ClassVar[tuple[str, ...]] = ("triangular-solve-blocking{strip=32 rows=64 rpt=8}", "triangular-solve-blocking{strip=32 rows=32 rpt=4}",
+                                        "triangular-solve-blocking", "triangular-solve-blocking{rows=16}", "triangular-solve-blocking{rows=32}")
     rows: int = 8  # threads per column (block.y), the rows of one diagonal block
     cols: int = 32  # columns per block (block.x)
     per: int = 1  # rows per thread: the diagonal block has rows x per rows; the solved element is loaded once for all
+    strip: int = 0  # > 0: the strip form, a block of `strip` columns keeping their solutions in shared memory
+    rpt: int = 1  # the strip form's rows per thread (a block has strip x rows/rpt threads)
 
     def applies(self, facts: KernelFacts) -> bool | str:
-        if self.cols % 16 or self.rows < 2 or not 64 <= self.cols * self.rows <= 1024 or self.per not in {1, 2, 4}:
+        if self.strip and (self.strip % 16 or self.rpt < 1 or self.rows % self.rpt or not 32 <= self.strip * self.rows // self.rpt <= 1024):
+            return "strip must be a multiple of 16, rows a multiple of rpt, 32 to 1024 threads (strip x rows/rpt)"
+        if not self.strip and (self.cols % 16 or self.rows < 2 or not 64 <= self.cols * self.rows <= 1024 or self.per not in {1, 2, 4}):
             return "cols must be a multiple of 16, rows at least 2, 64 to 1024 threads, per 1, 2 or 4"
         if facts.dims != 1 or not facts.var_for("x"):
             return "needs one thread index along x (a second thread dimension is not a column per thread)"
@@ -141,6 +149,16 @@ class TriangularSolveBlocking:
         if store is None or right is None or text(source, store.child_by_field_name("operator")) != "=" or xp is None:
             return Refused(f"{w.text}: the solved element must be stored by a plain assignment")
         ty, ity = text(source, decl.child_by_field_name("type")), text(source, init.child_by_field_name("type"))
+        pad, step = indent_of(source, head.start_byte), "    "
+        if self.strip:
+            kty = text(source, kinit.child_by_field_name("type"))  # type: ignore[union-attr]
+            got = strip_lines(SolveParts(source, facts, i, k, acc, inside, text(source, init.child_by_field_name("declarator").child_by_field_name("value")),  # type: ignore[union-attr]
+                                         cond, ity, kty, ty, decl, inner, kval, kbody, tuple(after), tuple(reads), w.array,
+                                         xp.base_type.replace("const ", ""), right, lp.upper - lp.lower), self.strip, self.rows, self.rpt)
+            if isinstance(got, Refused):
+                return got
+            return Rewrite((Edit(head.end_byte, end, "\n" + "\n".join(pad + ln for ln in got)),), LaunchChange((self.strip, self.rows // self.rpt, 1), "same-coverage"),
+                           f"strip of {self.strip} columns kept in shared memory, {self.rows}-row blocks, {self.rpt} rows a thread")
         n = {nm: fresh(facts, source, nm) for nm in ("row", "part", "sol", "i0", f"{i}_row")}
         cl, own, i0 = facts.dialect == "opencl", n[f"{i}_row"], n["i0"]
         tx, ty_ = ("get_local_id(0)", "get_local_id(1)") if cl else ("threadIdx.x", "threadIdx.y")
@@ -153,7 +171,7 @@ class TriangularSolveBlocking:
         stored = renamed(source, decl, {}, ((value.start_byte, value.end_byte, f"{n['part']}[{i} - {i0}][{tx}]"),))
         keep = ((right.start_byte, right.end_byte, f"{n['sol']}[{i} - {i0}][{tx}] = {text(source, right)}"),)
         space = "__local" if cl else "__shared__"
-        pad, step, rows = indent_of(source, head.start_byte), "    ", self.rows * self.per
+        rows = self.rows * self.per
         phase1 = [f"{ity} {own} = {i0} + {n['row']};", f"if (({inside}) && ({renamed(source, cond, {i: own})})) {{",
                   *block_lines(source, decl, 1, renamed(source, decl, {i: own})), *block_lines(source, inner, 1, first),
                   f"{step}{n['part']}[{n['row']}][{tx}] = {acc};", "}"]
