@@ -2,7 +2,7 @@
 
 tests/emulate_cuda.py runs threads one after another, a legal schedule only for kernels without collectives. Here the
 blocks run one after another and the threads of a block at once: `__syncthreads()` is a barrier of the block's
-threads, `__shfl_down_sync` (`_up_`, plain) a barrier of the warp's lanes around an exchange through per-thread slots, `__shared__`
+threads, `__shfl_down_sync` (`_up_`, `_xor_`, plain) a barrier of the warp's lanes around an exchange through per-thread slots, `__shared__`
 one array per kernel (blocks do not overlap), `atomicAdd` a locked add; `float4`, `int4`, `uint4` are plain structs, and
 buffers can start off a 16-byte boundary to take a rewrite's scalar path. A shuffle checks its mask: it must name
 exactly the lanes of the warp that exist (a full mask on a partial warp is undefined on a GPU and stops the program
@@ -58,6 +58,8 @@ static std::barrier<>* s2s_bar(unsigned mask, int width) {
     return width < 32 && mask == segment && mask != present ? s2s_segments[log2w][tid / width] : s2s_warps[tid / 32];
 }
 static void __syncthreads() { s2s_block->arrive_and_wait(); }
+template <typename T> static T min(T a, T b) { return b < a ? b : a; }  // CUDA's integer min/max
+template <typename T> static T max(T a, T b) { return a < b ? b : a; }
 template <typename T> static T atomicAdd(T* p, T v) { std::lock_guard<std::mutex> g(s2s_atomic); T old = *p; *p += v; return old; }
 template <typename T> static T __shfl_down_sync(unsigned mask, T v, int off, int width = 32) {
     int tid = s2s_tid(), lane = tid & 31, here = s2s_size() - (tid & ~31);
@@ -96,6 +98,20 @@ template <typename T> static T __shfl_sync(unsigned mask, T v, int src, int widt
     bar->arrive_and_wait();
     T out;
     int from = lane / width * width + src % width;
+    if (from < here) std::memcpy(&out, &s2s_slot[(tid & ~31) + from], sizeof(T));
+    else std::memset(&out, 0xff, sizeof(T));
+    bar->arrive_and_wait();
+    return out;
+}
+template <typename T> static T __shfl_xor_sync(unsigned mask, T v, int bits, int width = 32) {
+    int tid = s2s_tid(), lane = tid & 31, here = s2s_size() - (tid & ~31);
+    unsigned present = here >= 32 ? 0xffffffffu : (1u << here) - 1u;
+    if ((mask & present) != mask) { printf("BAD MASK\\n"); fflush(stdout); _Exit(3); }
+    std::barrier<>* bar = s2s_bar(mask, width);
+    std::memcpy(&s2s_slot[tid], &v, sizeof(T));
+    bar->arrive_and_wait();
+    T out;
+    int from = lane ^ bits;
     if (from < here) std::memcpy(&out, &s2s_slot[(tid & ~31) + from], sizeof(T));
     else std::memset(&out, 0xff, sizeof(T));
     bar->arrive_and_wait();

@@ -15,6 +15,7 @@ Thread t' takes t = t' + c * (B / F) for c < F: consecutive threads read consecu
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -35,15 +36,48 @@ def block_size(source: bytes, extent: str) -> int | None:
     return int(value) if isinstance(value, int) else None
 
 
+@dataclass(frozen=True)
+class Prefix:
+    """What a block computes before its tree: `moved` declarations and one `S[t] = value;`, run once per element."""
+    start: int  # first byte of the moved statements (through the tree's barrier they are replaced)
+    moved: list[Node]
+    value: str
+    names: set[str]  # the thread index and its aliases
+    base: str  # the alias that names the thread (threadIdx.x where none)
+
+
 def coarse_prefix(source: bytes, facts: KernelFacts, stmts: list[Node], k: int, tree: tuple[str, str, str, str],
                   tvars: set[str], elem: str, factor: int) -> tuple[int, list[str], str, int] | Refused:
     """(start byte of the moved statements, the lines that replace them through the tree's barrier, the register holding
     each thread's combined value, the new block size); or why not. `tree` = (array, op, t, B); stmts[k] is the tree."""
     array, op, t, extent = tree
-    body = source[facts.body_start:facts.body_end].decode("utf-8", "replace")
     b = block_size(source, extent)
     if b is None or b % factor or (b // factor) & (b // factor - 1) or not 32 <= b // factor <= 1024:
         return Refused(f"coarsening needs B ({extent}) a known number with B / {factor} a power of two from 32 to 1024")
+    p = prefix(source, facts, stmts, k, tree, tvars, f"to run them {factor} times per thread")
+    if isinstance(p, Refused):
+        return p
+    acc, c, tc, e = (fresh(facts, source, w) for w in ("acc", "c", f"{t}_c" if t.isidentifier() else "t_c", "e"))
+    both = f"{acc} + {e}" if op == "+" else f"{op}({acc}, {e})"
+    lines = [f"{elem} {acc};", "#pragma unroll", f"for (int {c} = 0; {c} < {factor}; ++{c}) {{",
+             f"    const int {tc} = {p.base} + {c} * (({extent}) / {factor});",
+             *(f"    {per_element(source, s, p.names, extent, tc)}" for s in p.moved),
+             f"    const {elem} {e} = {per_element(source, p.value, p.names, extent, tc)};",
+             f"    {acc} = {c} == 0 ? {e} : {both};", "}"]
+    return p.start, lines, acc, b // factor
+
+
+def per_element(source: bytes, code: Node | str, names: set[str], extent: str, tc: str) -> str:
+    """A moved statement or the stored value for the element `tc` of the block's B (blockDim.x is B: the block changes)."""
+    out = re.sub(r"\bblockDim\.x\b", f"({extent})", code if isinstance(code, str) else text(source, code))
+    return re.sub(rf"(?<![\w.])(?:{'|'.join(re.escape(n) for n in names)})\b", tc, out)
+
+
+def prefix(source: bytes, facts: KernelFacts, stmts: list[Node], k: int, tree: tuple[str, str, str, str],
+           tvars: set[str], why: str) -> Prefix | Refused:
+    """The statements before the tree (stmts[k]) that compute each thread's value, to be run again per element."""
+    array, op, t, extent = tree
+    body = source[facts.body_start:facts.body_end].decode("utf-8", "replace")
     if re.search(r"\b(threadIdx|blockDim)\.[yz]\b|\breturn\b", body):
         return Refused("coarsening needs a 1-D block and no return")
     after = source[stmts[k].end_byte:facts.body_end].decode("utf-8", "replace")
@@ -69,30 +103,17 @@ def coarse_prefix(source: bytes, facts: KernelFacts, stmts: list[Node], k: int, 
             continue
         m = re.fullmatch(rf"{re.escape(array)}\s*\[\s*(\w+(?:\.x)?)\s*\]\s*=\s*(.+);", code.strip(), re.S)
         if s.type != "expression_statement" or m is None or m.group(1) not in names or _EFFECT.search(m.group(2)):
-            return Refused(f"before the tree only declarations and one `{array}[{t}] = value;` may compute (to run them "
-                           f"{factor} times per thread)")
+            return Refused(f"before the tree only declarations and one `{array}[{t}] = value;` may compute ({why})")
         store = s
     if store is None:
         return Refused(f"no `{array}[{t}] = value;` before the tree")
     if any(re.search(rf"\b{re.escape(array)}\b", text(source, s)) for s in moved) or \
             re.search(rf"\b{re.escape(array)}\b", text(source, store).split("=", 1)[1]):
         return Refused(f"the values stored into {array} must not read {array}")
-    first = moved[0] if moved else store
-    base = next((v for v in tvars if v != "threadIdx.x"), "threadIdx.x")
-    acc, c, tc, e = (fresh(facts, source, w) for w in ("acc", "c", f"{t}_c", "e"))
-
-    def sub(code: str) -> str:
-        code = re.sub(r"\bblockDim\.x\b", f"({extent})", code)
-        return re.sub(rf"(?<![\w.])(?:{'|'.join(re.escape(n) for n in names)})\b", tc, code)
-
     value = re.fullmatch(r"[^=]*=\s*(.+);", text(source, store).strip(), re.S)
     assert value is not None
-    both = f"{acc} + {e}" if op == "+" else f"{op}({acc}, {e})"
-    lines = [f"{elem} {acc};", "#pragma unroll", f"for (int {c} = 0; {c} < {factor}; ++{c}) {{",
-             f"    const int {tc} = {base} + {c} * (({extent}) / {factor});",
-             *(f"    {sub(text(source, s))}" for s in moved),
-             f"    const {elem} {e} = {sub(value.group(1))};", f"    {acc} = {c} == 0 ? {e} : {both};", "}"]
-    return first.start_byte, lines, acc, b // factor
+    base = next((v for v in tvars if v != "threadIdx.x"), "threadIdx.x")
+    return Prefix((moved[0] if moved else store).start_byte, moved, value.group(1), names, base)
 
 
 def _alias_only(source: bytes, decl: Node, tvars: set[str]) -> bool:

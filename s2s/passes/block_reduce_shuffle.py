@@ -6,7 +6,8 @@ shared array S, with `+`, `fmaxf`/`fminf`/`max`/`min`, t being threadIdx.x. Both
 S[0]. Each warp reduces its 32 values with `__shfl_down_sync`, lane 0 stores the warp's value, and the first warp reduces
 those B / 32 values the same way into S[0]; what follows the loop is unchanged. B must be a power of two from 32 to
 1024, a compile-time constant (a `static_assert` checks it); threads past B take no part, as in the tree. Sums are added in
-another order (within the MEP's tolerance); maxima and minima are exact.
+another order (within the MEP's tolerance); maxima and minima are exact. warps=W: one warp reduces each block's
+elements, W warps a block, no shared memory (passes/_warp_segment.py).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from s2s.lang.kernel_facts import KernelFacts
 
 from ._coarse_tree import coarse_prefix
 from ._common import body_node, fresh, indent_of, statements, text
+from ._warp_segment import warp_segments
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -77,14 +79,15 @@ _FUNCS = {"fmaxf", "fminf", "fmax", "fmin", "max", "min"}
 class BlockReduceShuffle:
     name: ClassVar[str] = "block-reduce-shuffle"
     priority: ClassVar[int] = 45  # the built-in search's order: structural rewrites first
-    space: ClassVar[tuple[str, ...]] = ("block-reduce-shuffle", "block-reduce-shuffle{coarsen=4}")
+    space: ClassVar[tuple[str, ...]] = ("block-reduce-shuffle{warps=8}", "block-reduce-shuffle", "block-reduce-shuffle{coarsen=4}")
     coarsen: int = 1  # F > 1: B / F threads per block, each combining F values in registers (passes/_coarse_tree.py)
+    warps: int = 0  # W > 0: one warp per block's elements, W of them a block, no shared memory (passes/_warp_segment.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if facts.dialect == "opencl":
             return "warp shuffles have no portable OpenCL 1.2 equivalent"
-        if self.coarsen not in {1, 2, 4, 8}:
-            return "coarsen must be 1, 2, 4 or 8"
+        if self.coarsen not in {1, 2, 4, 8} or self.warps not in {0, 1, 2, 4, 8, 16, 32} or self.warps and self.coarsen > 1:
+            return "coarsen must be 1, 2, 4 or 8, warps 0, 1, 2, 4, 8, 16 or 32, not both"
         if not facts.shared:
             return "no shared-memory array to reduce"
         return True
@@ -113,6 +116,8 @@ class BlockReduceShuffle:
             elem = _element_type(source, stmts[:k], array)
             if elem is None:
                 return Refused(f"{array} must be a one-dimensional __shared__ array declared in the kernel")
+            if self.warps:
+                return warp_segments(source, facts, stmts, k, (array, op, t, extent), tvars, elem, self.warps)
             if self.coarsen > 1:
                 c = coarse_prefix(source, facts, stmts, k, (array, op, t, extent), tvars, elem, self.coarsen)
                 if isinstance(c, Refused):
