@@ -44,7 +44,7 @@ def test_cluster_shapes_the_launch_and_the_code() -> None:
         assert "__CUDA_ARCH__ < 900" in text and "__cluster_map_shared_rank(blk, rank))[col];" in text
         assert text.count("reinterpret_cast<const float4*>") == 9 and text.count("__cluster_barrier_wait();") == 2
     col = _apply(CLUSTER, (ZOO / "gemv_colmajor" / "gemv_colmajor.cu").read_bytes(), "gemv_colmajor")
-    assert isinstance(col, Applied) and b"const float4 w0_7 = *reinterpret_cast<const float4*>(&a[(((j0 + 448))) * LDA + (((i4)))]);" in col.text
+    assert isinstance(col, Applied) and b"const float4 w0_7 = *reinterpret_cast<const float4*>(&a[(((j0 + 56))) * LDA + (((i4)))]);" in col.text
     assert b"int i = 4 * (blockIdx.x * blockDim.x + (col / 4)) + col % 4;" in col.text
     odd = _apply(CLUSTER, _gemv_cols(4096, 4100), "gemv_cols")  # a last group of one quad: 33 groups
     assert isinstance(odd, Applied) and odd.launch is not None and odd.launch.resolve((33, 1, 1), (128, 1, 1))[0] == (33, 8, 1)
@@ -85,10 +85,11 @@ def test_the_search_tries_the_cluster_first(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("pipeline", "rows", "cols", "offset"), [(SMALL, 77, 48, 0), (SMALL, 77, 45, 0), (SMALL, 77, 48, 1),
                                                                   (CLUSTER, 600, 136, 0)])
 def test_gemv_cols_cluster_matches(tmp_path: Path, pipeline: str, rows: int, cols: int, offset: int) -> None:
-    """77 rows (not a multiple of the 8 splits, under 8 rows' batches of them) by 48 columns (2 groups, the second half
-    empty): the float4 path, whose mutants fail (two lanes of a word swapped, block 0 adding only its own sum, a batch
-    stepping one row too few). 45 columns or buffers one float off 16 bytes: the scalar path (the swapped word changes
-    nothing). The zoo's shape, 8 blocks of 8 warps, at 600 x 136: 9 batches of 64 rows and a remainder, 2 groups."""
+    """77 rows (chunks of 39 and 38, not multiples of the 4 splits) by 48 columns (2 groups, the second half empty): the
+    float4 path, whose mutants fail (two lanes of a word swapped, block 0 adding only its own sum, a batch stepping one
+    row too few, a chunk one row short). 45 columns or buffers one float off 16 bytes: the scalar path (the swapped
+    word changes nothing). The zoo's shape, 8 blocks of 8 warps, at 600 x 136: chunks of 75 rows, one batch of 64 and a
+    remainder, 2 groups."""
     src = _gemv_cols(rows, cols)
     out = _apply(pipeline, src, "gemv_cols")
     assert isinstance(out, Applied) and out.launch is not None
@@ -102,8 +103,8 @@ def test_gemv_cols_cluster_matches(tmp_path: Path, pipeline: str, rows: int, col
     assert swapped != out.text
     assert (same_outputs(tmp_path, "gemv_cols", src, swapped, launches, cluster, counts, {}, 1e-5, offset) == "SAME") is not fast
     if fast and pipeline == SMALL:
-        step = b"r0 += 64" if b"r0 += 64" in out.text else b"i0 += 64"
-        for broken in (out.text.replace(b"(blk, rank))[col]", b"(blk, 0))[col]"), out.text.replace(step, step[:-2] + b"63")):
+        for broken in (out.text.replace(b"(blk, rank))[col]", b"(blk, 0))[col]"), out.text.replace(b"i0 += 32", b"i0 += 31"),
+                       out.text.replace(b"i_hi = i_lo + chunk", b"i_hi = i_lo + chunk - 1")):
             assert broken != out.text
             assert same_outputs(tmp_path, "gemv_cols", src, broken, launches, cluster, counts, {}, 1e-5) != "SAME"
 

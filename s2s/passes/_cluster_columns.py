@@ -2,8 +2,8 @@
 
 `splits` warps-worth of threads along y in each block and `cluster` blocks along y (one cluster, `__cluster_dims__`)
 share each output: thread x of a block owns the 4 adjacent outputs of a quad, read as one float4 per row as in
-passes/_column_quads.py, and the cluster x block's threads split the rows between them (row k to split (k - start)
-mod cluster x splits). The rows are walked 8 at a time, the 8 rows' words loaded before any is used (8 loads in
+passes/_column_quads.py; block b of the cluster takes the b-th of `cluster` contiguous chunks of the rows, and its
+threads along y take every `splits`-th row of the chunk. The rows are walked 8 at a time, the 8 rows' words loaded before any is used (8 loads in
 flight a thread; `__launch_bounds__` keeps the registers for them), then one at a time. Each block adds its threads'
 partials in order through shared memory; block 0 of the cluster adds the blocks' sums, in rank order, read through
 distributed shared memory, and runs the statements after the loop: one launch, no scratch buffer, no atomics, the
@@ -58,6 +58,8 @@ def _unsupported(facts: KernelFacts, source: bytes, r: ReductionLoop) -> str:
     arch = os.environ.get("S2S_CUDA_ARCH", "").replace("sm_", "").replace("compute_", "").replace(".", "").strip()
     if arch.isdigit() and int(arch) < 90:
         return f"thread-block clusters need sm_90 or newer (S2S_CUDA_ARCH is sm_{arch})"
+    if not re.fullmatch(rf"\s*{re.escape(r.k)}\s*<=?\s*.+", r.upper):
+        return f"the loop's condition {r.upper} is not {r.k} < bound"
     if facts.launch_bounds:
         return f"the kernel declares {facts.launch_bounds}: the cluster form sets its own"
     if len(re.findall(r"\bthreadIdx\s*\.\s*x\b", source[r.value[0]:r.value[1]].decode())) != 1:
@@ -71,14 +73,16 @@ def _body(facts: KernelFacts, source: bytes, r: ReductionLoop, names: dict[str, 
     txt = lambda s, e: source[s:e].decode()  # noqa: E731
     op, factors = got
     part, v, k, s = names["part"], r.var, r.k, names["s"]
-    q, ok, w, kb, t, blk, red, col, rank = (fresh(facts, source, x) for x in (f"{v}4", "quad_ok", "w", f"{k}0", "t", "blk", names["red"],
-                                                                              "col", "rank"))
+    q, ok, w, kb, lo, hi, chunk, blk, red, col, rank = (fresh(facts, source, x) for x in (f"{v}4", "quad_ok", "w", f"{k}0", f"{k}_lo", f"{k}_hi", "chunk",
+                                                                                   "blk", names["red"], "col", "rank"))
     parts = [fresh(facts, source, f"{part}{c}") for c in range(4)]
-    own, start, step, width = txt(r.mapping[0], r.value[0]), txt(*r.init), cluster * splits, 4 * cols
+    own, start, step, width = txt(r.mapping[0], r.value[0]), txt(*r.init), splits, 4 * cols
+    bound = re.fullmatch(rf"\s*{re.escape(k)}\s*(<=?)\s*(.+?)\s*", r.upper)  # reduction_loop's form: k < B or k <= B
+    end = "0" if bound is None else bound.group(2) if bound.group(1) == "<" else f"({bound.group(2)}) + 1"
     kty = _loop_type(source, r)
     at = lambda e, row: re.sub(rf"\b{re.escape(k)}\b", f"({row})", re.sub(rf"\b{re.escape(v)}\b", f"({q})", e))  # noqa: E731
     at_row = lambda e, row: re.sub(rf"\b{re.escape(k)}\b", f"({row})", e)  # noqa: E731
-    cond = lambda row: re.sub(rf"\b{re.escape(k)}\b", f"({row})", r.upper)  # noqa: E731
+    cond = lambda row: f"{at_row(r.upper, row)} && ({row}) < {hi}"  # noqa: E731
     wide = list(dict.fromkeys(f for f in factors if isinstance(f, tuple)))
     word = {f: f"{w}{n}" for n, f in enumerate(wide)}
     first = [f"reinterpret_cast<unsigned long long>(&{a}[{at(e, row)}])" for a, e in wide for row in (start, f"({start}) + 1")]
@@ -99,15 +103,16 @@ def _body(facts: KernelFacts, source: bytes, r: ReductionLoop, names: dict[str, 
     quad_decl = re.sub(rf"\b{re.escape(v)}\b", q, own, count=1)
     code = [f"{quad_decl}({txt(*r.value)}) * 4;", *ARCH_GUARD,
             f"__shared__ {acc_ty} {red}[{splits}][{width}];", f"__shared__ {acc_ty} {blk}[{width}];",
-            f"const int {s} = threadIdx.y;", f"const int {t} = blockIdx.y * {splits} + {s};  // this thread's rows: every {step}th",
+            f"const int {s} = threadIdx.y;", f"const {kty} {chunk} = (({end}) - ({start}) + {cluster - 1}) / {cluster};",
+            f"const {kty} {lo} = {start} + static_cast<{kty}>(blockIdx.y) * {chunk}, {hi} = {lo} + {chunk};  // this block's rows",
             f"{acc_ty} {', '.join(f'{p} = 0' for p in parts)};", f"bool {ok} = (({' | '.join(first)}) & 15) == 0;"]
     code += [f"{{ {own}{q} + {c}; {ok} = {ok} && ({r.inside}); }}" for c in range(4)]
-    code += [f"if ({ok}) {{", f"    {kty} {kb} = {start} + {t};", f"    for (; {cond(f'{kb} + {(ROWS - 1) * step}')}; {kb} += {ROWS * step}) {{",
+    code += [f"if ({ok}) {{", f"    {kty} {kb} = {lo} + {s};", f"    for (; {cond(f'{kb} + {(ROWS - 1) * step}')}; {kb} += {ROWS * step}) {{",
              *(f"        {x}" for x in rows(ROWS)), "    }", f"    for (; {cond(kb)}; {kb} += {step}) {{", *(f"        {x}" for x in rows(1)),
              "    }", "} else {"]
     for c in range(4):
         code += [f"    {{ {own}{q} + {c};", f"        {acc_ty} {part} = 0;", f"        if ({r.inside})",
-                 f"            for ({kty} {k} = {start} + {t}; {r.upper}; {k} += {step})", f"                {stmt.strip()}",
+                 f"            for ({kty} {k} = {lo} + {s}; {cond(k)}; {k} += {step})", f"                {stmt.strip()}",
                  f"        {parts[c]} = {part};", "    }"]
     code += ["}", *(f"{red}[{s}][4 * threadIdx.x + {c}] = {parts[c]};" for c in range(4)), "__syncthreads();",
              f"for (int {col} = {tid}; {col} < {width}; {col} += {cols * splits}) {{  // the block's threads in order",

@@ -20,7 +20,8 @@ __global__ void __cluster_dims__(1, 2, 1) __launch_bounds__(32, 32) colsum(const
     __shared__ float red[4][32];
     __shared__ float blk[32];
     const int s1 = threadIdx.y;
-    const int t = blockIdx.y * 4 + s1;  // this thread's rows: every 8th
+    const long chunk = (((rows) + 1) - (1) + 1) / 2;
+    const long r_lo = 1 + static_cast<long>(blockIdx.y) * chunk, r_hi = r_lo + chunk;  // this block's rows
     float part0 = 0, part1 = 0, part2 = 0, part3 = 0;
     bool quad_ok = ((reinterpret_cast<unsigned long long>(&A[((1) - 1) * cols + (c4)]) | reinterpret_cast<unsigned long long>(&A[(((1) + 1) - 1) * cols + (c4)])) & 15) == 0;
     { int c = c4 + 0; quad_ok = quad_ok && (c < cols); }
@@ -28,24 +29,24 @@ __global__ void __cluster_dims__(1, 2, 1) __launch_bounds__(32, 32) colsum(const
     { int c = c4 + 2; quad_ok = quad_ok && (c < cols); }
     { int c = c4 + 3; quad_ok = quad_ok && (c < cols); }
     if (quad_ok) {
-        long r0 = 1 + t;
-        for (; (r0 + 56) <= rows; r0 += 64) {
+        long r0 = r_lo + s1;
+        for (; (r0 + 28) <= rows && (r0 + 28) < r_hi; r0 += 32) {
             const float4 w10_0 = *reinterpret_cast<const float4*>(&A[((r0 + 0) - 1) * cols + (c4)]);
-            const float4 w10_1 = *reinterpret_cast<const float4*>(&A[((r0 + 8) - 1) * cols + (c4)]);
-            const float4 w10_2 = *reinterpret_cast<const float4*>(&A[((r0 + 16) - 1) * cols + (c4)]);
-            const float4 w10_3 = *reinterpret_cast<const float4*>(&A[((r0 + 24) - 1) * cols + (c4)]);
-            const float4 w10_4 = *reinterpret_cast<const float4*>(&A[((r0 + 32) - 1) * cols + (c4)]);
-            const float4 w10_5 = *reinterpret_cast<const float4*>(&A[((r0 + 40) - 1) * cols + (c4)]);
-            const float4 w10_6 = *reinterpret_cast<const float4*>(&A[((r0 + 48) - 1) * cols + (c4)]);
-            const float4 w10_7 = *reinterpret_cast<const float4*>(&A[((r0 + 56) - 1) * cols + (c4)]);
+            const float4 w10_1 = *reinterpret_cast<const float4*>(&A[((r0 + 4) - 1) * cols + (c4)]);
+            const float4 w10_2 = *reinterpret_cast<const float4*>(&A[((r0 + 8) - 1) * cols + (c4)]);
+            const float4 w10_3 = *reinterpret_cast<const float4*>(&A[((r0 + 12) - 1) * cols + (c4)]);
+            const float4 w10_4 = *reinterpret_cast<const float4*>(&A[((r0 + 16) - 1) * cols + (c4)]);
+            const float4 w10_5 = *reinterpret_cast<const float4*>(&A[((r0 + 20) - 1) * cols + (c4)]);
+            const float4 w10_6 = *reinterpret_cast<const float4*>(&A[((r0 + 24) - 1) * cols + (c4)]);
+            const float4 w10_7 = *reinterpret_cast<const float4*>(&A[((r0 + 28) - 1) * cols + (c4)]);
             const auto f1_0 = w[(r0 + 0) - 1];
-            const auto f1_1 = w[(r0 + 8) - 1];
-            const auto f1_2 = w[(r0 + 16) - 1];
-            const auto f1_3 = w[(r0 + 24) - 1];
-            const auto f1_4 = w[(r0 + 32) - 1];
-            const auto f1_5 = w[(r0 + 40) - 1];
-            const auto f1_6 = w[(r0 + 48) - 1];
-            const auto f1_7 = w[(r0 + 56) - 1];
+            const auto f1_1 = w[(r0 + 4) - 1];
+            const auto f1_2 = w[(r0 + 8) - 1];
+            const auto f1_3 = w[(r0 + 12) - 1];
+            const auto f1_4 = w[(r0 + 16) - 1];
+            const auto f1_5 = w[(r0 + 20) - 1];
+            const auto f1_6 = w[(r0 + 24) - 1];
+            const auto f1_7 = w[(r0 + 28) - 1];
             part0 += w10_0.x * f1_0 * 0.5f; part1 += w10_0.y * f1_0 * 0.5f; part2 += w10_0.z * f1_0 * 0.5f; part3 += w10_0.w * f1_0 * 0.5f;
             part0 += w10_1.x * f1_1 * 0.5f; part1 += w10_1.y * f1_1 * 0.5f; part2 += w10_1.z * f1_1 * 0.5f; part3 += w10_1.w * f1_1 * 0.5f;
             part0 += w10_2.x * f1_2 * 0.5f; part1 += w10_2.y * f1_2 * 0.5f; part2 += w10_2.z * f1_2 * 0.5f; part3 += w10_2.w * f1_2 * 0.5f;
@@ -55,7 +56,7 @@ __global__ void __cluster_dims__(1, 2, 1) __launch_bounds__(32, 32) colsum(const
             part0 += w10_6.x * f1_6 * 0.5f; part1 += w10_6.y * f1_6 * 0.5f; part2 += w10_6.z * f1_6 * 0.5f; part3 += w10_6.w * f1_6 * 0.5f;
             part0 += w10_7.x * f1_7 * 0.5f; part1 += w10_7.y * f1_7 * 0.5f; part2 += w10_7.z * f1_7 * 0.5f; part3 += w10_7.w * f1_7 * 0.5f;
         }
-        for (; (r0) <= rows; r0 += 8) {
+        for (; (r0) <= rows && (r0) < r_hi; r0 += 4) {
             const float4 w10_0 = *reinterpret_cast<const float4*>(&A[((r0 + 0) - 1) * cols + (c4)]);
             const auto f1_0 = w[(r0 + 0) - 1];
             part0 += w10_0.x * f1_0 * 0.5f; part1 += w10_0.y * f1_0 * 0.5f; part2 += w10_0.z * f1_0 * 0.5f; part3 += w10_0.w * f1_0 * 0.5f;
@@ -64,28 +65,28 @@ __global__ void __cluster_dims__(1, 2, 1) __launch_bounds__(32, 32) colsum(const
         { int c = c4 + 0;
             float part = 0;
             if (c < cols)
-                for (long r = 1 + t; r <= rows; r += 8)
+                for (long r = r_lo + s1; (r) <= rows && (r) < r_hi; r += 4)
                     part += A[(r - 1) * cols + c] * w[r - 1] * 0.5f;
             part0 = part;
         }
         { int c = c4 + 1;
             float part = 0;
             if (c < cols)
-                for (long r = 1 + t; r <= rows; r += 8)
+                for (long r = r_lo + s1; (r) <= rows && (r) < r_hi; r += 4)
                     part += A[(r - 1) * cols + c] * w[r - 1] * 0.5f;
             part1 = part;
         }
         { int c = c4 + 2;
             float part = 0;
             if (c < cols)
-                for (long r = 1 + t; r <= rows; r += 8)
+                for (long r = r_lo + s1; (r) <= rows && (r) < r_hi; r += 4)
                     part += A[(r - 1) * cols + c] * w[r - 1] * 0.5f;
             part2 = part;
         }
         { int c = c4 + 3;
             float part = 0;
             if (c < cols)
-                for (long r = 1 + t; r <= rows; r += 8)
+                for (long r = r_lo + s1; (r) <= rows && (r) < r_hi; r += 4)
                     part += A[(r - 1) * cols + c] * w[r - 1] * 0.5f;
             part3 = part;
         }
