@@ -110,6 +110,8 @@ KERNELS = {"gemm": GEMM_CL, "syrk": SYRK_CL, "atb": ATB_CL, "syr2k": SYR2K_CL, "
 # (ni, nj, nk): 67 x 45 x 37 divides nothing, nor do the halved sizes the harness also checks (33 x 22 x 18), and no row
 # of them starts on a 16-byte boundary; 136 x 72 x 44 keeps every row 16-byte aligned
 ODD, ALIGNED = (67, 45, 37), (136, 72, 44)
+# full blocks: rows 0-255 and columns 0-127 of 264 x 136 outputs lie wholly inside, nk = 48 is whole slices of 8 and 16
+FULL = (264, 136, 48)
 
 
 def _state(kernel: str, mep: Path, sizes: tuple[int, int, int]):  # type: ignore[no-untyped-def]
@@ -150,8 +152,10 @@ def _candidate(kernel: str, mep: Path, sizes: tuple[int, int, int], pipeline: st
 @pytest.mark.slow
 @pytest.mark.parametrize("kernel", ["gemm", "syrk", "atb", "syr2k"])
 @pytest.mark.parametrize("sizes,pipeline", [(ODD, "contraction-blocking"), (ALIGNED, "contraction-blocking{prefetch=true}"),
-                                            (ODD, "contraction-blocking{bk=16 prefetch=true}"), (ALIGNED, "contraction-blocking{bk=16}")],
-                         ids=["odd", "aligned-prefetch", "odd-bk16-prefetch", "aligned-bk16"])
+                                            (ODD, "contraction-blocking{bk=16 prefetch=true}"), (ALIGNED, "contraction-blocking{bk=16}"),
+                                            (FULL, "contraction-blocking"), (FULL, "contraction-blocking{prefetch=true lb=1 vstore=true}"),
+                                            (FULL, "contraction-blocking{bk=16 vstore=true}")],
+                         ids=["odd", "aligned-prefetch", "odd-bk16-prefetch", "aligned-bk16", "full", "full-prefetch-vstore", "full-bk16-vstore"])
 def test_matches_the_original_on_pocl(tmp_path: Path, kernel: str, sizes: tuple[int, int, int], pipeline: str) -> None:
     pytest.importorskip("pyopencl")
     state, cand = _candidate(kernel, tmp_path / "mep", sizes, pipeline)
@@ -176,10 +180,11 @@ def test_a_triangular_guard_on_pocl(tmp_path: Path) -> None:
     assert _evaluate(tmp_path / "mep", state, replace(cand, source=broken)).verdict != "ok"
 
 
-def _break_vector_path(cand: Candidate) -> Candidate:
-    """The same rewrite with the float4 load's lanes exchanged: wrong wherever the vector path really runs."""
+def _break_vector_path(cand: Candidate, full: bool = False) -> Candidate:
+    """The same rewrite with the float4 load's lanes exchanged: wrong wherever the vector path really runs (`full`: the
+    full blocks' copy, else the guarded text's)."""
     text = cand.source.decode()
-    first = text.index("= v.x;")
+    first = text.index("= v.x;", 0 if full else text.index("if (!alive) return;"))
     broken = text[:first] + "= v.y;" + text[first + len("= v.x;"):]
     assert broken != text
     return replace(cand, source=broken.encode())
@@ -195,6 +200,57 @@ def test_vector_path_runs_where_aligned_and_only_there(tmp_path: Path) -> None:
     state, cand = _candidate("gemm", tmp_path / "odd", ODD, "contraction-blocking")
     m = _evaluate(tmp_path / "odd", state, _break_vector_path(cand))
     assert m.verdict == "ok", (m.verdict, m.messages)
+
+
+def _cu(src: str) -> str:
+    return src.replace("__kernel", "__global__").replace("__global const", "const").replace("__global ", "") \
+        .replace("get_global_id(0)", "blockIdx.x * blockDim.x + threadIdx.x").replace("get_global_id(1)", "blockIdx.y * blockDim.y + threadIdx.y")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kernel", ["gemm", "syrk", "atb"])
+@pytest.mark.parametrize("pipeline", ["contraction-blocking", "contraction-blocking{prefetch=true lb=1 vstore=true}",
+                                      "contraction-blocking{bk=16 vstore=true}"])
+def test_full_blocks_match_bit_for_bit_on_the_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel: str, pipeline: str) -> None:
+    """The CUDA text (the full blocks' copy is CUDA only) on the CPU emulator at sizes with full blocks and partial
+    ones: every output the same bits as the original's; a broken copy (its float4 stores' lanes exchanged) differs."""
+    import emulate_cuda_block
+    from emulate_cuda import Launch
+    from emulate_cuda_block import same_outputs
+
+    monkeypatch.setattr(emulate_cuda_block, "SHIM", emulate_cuda_block.SHIM + "#define __launch_bounds__(...)\n")
+
+    from s2s.optimize.registry import build_pipeline
+
+    src, (ni, nj, nk) = _cu(KERNELS[kernel]).encode(), FULL
+    text = src
+    for p in build_pipeline(pipeline):
+        out = run_pass(p, text, "cuda", kernel)
+        assert isinstance(out, Applied), out
+        text = out.text
+    assert b"if (full) {" in text
+    rows = max(ni, nj)
+    counts = {"a": 2 * rows * nk, "b": max(rows * nk, nk * nj), "c": ni * nj}
+    scalars = {"alpha": "1.5f", "beta": "-0.5f", "ni": str(ni), "nj": str(nj), "nk": str(nk)}
+    launches = (Launch((-(-nj // 16), -(-ni // 16), 1), (16, 16, 1)), Launch((-(-nj // 128), -(-ni // 128), 1), (16, 16, 1)))
+    assert same_outputs(tmp_path, kernel, src, text, launches, counts, scalars) == "SAME"
+    if "vstore" in pipeline:
+        broken = text.replace(b"w.x = ", b"w.y = ", 1)
+        assert broken != text
+        assert same_outputs(tmp_path, kernel, src, broken, launches, counts, scalars).startswith("DIFF c")
+
+
+def test_full_copy_only_under_a_rectangular_guard() -> None:
+    for src, want in ((GEMM_CL, True), (SYRK_CL, True), (LOWER_CL, False), (SYR2K_CL, False)):  # syr2k: two operands a side
+        out = run_pass(make_pass("contraction-blocking"), _cu(src).encode(), "cuda")
+        assert isinstance(out, Applied) and (b"if (full) {" in out.text) == want, src
+    out = run_pass(make_pass("contraction-blocking", {"lb": "1"}), _cu(SYR2K_CL).encode(), "cuda")
+    assert isinstance(out, Applied) and b"if (full) {" in out.text  # 255 registers: room for the copy
+    for opts, dialect, src in (({"full": "false"}, "cuda", _cu(GEMM_CL)), ({}, "opencl", GEMM_CL)):  # PoCL: guarded text only
+        out = run_pass(make_pass("contraction-blocking", opts), src.encode(), dialect)
+        assert isinstance(out, Applied) and b"if (full) {" not in out.text
+    bad = run_pass(make_pass("contraction-blocking", {"lb": "3"}), GEMM_CL.encode(), "opencl")
+    assert isinstance(bad, Refused) and "lb must be 1 or 2" in bad.reason
 
 
 @pytest.mark.slow

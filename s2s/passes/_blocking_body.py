@@ -10,6 +10,7 @@ group 0 alone runs the statements before the loop and the stores.
 from __future__ import annotations
 
 from ._blocking_code import BlockingCode
+from ._blocking_full import fast_path, full_test
 
 PAD = 4  # floats of padding a shared row: a warp's transposed stores on distinct banks
 
@@ -45,28 +46,41 @@ def body(code: BlockingCode, origin: list[str] | None = None, start: list[str] |
                     *("        " + code.txt(s, e) for s, e in c.after), "    }", "}"]
     if gs > 1:
         tail = [*reduction(code, sync), f"if ({n['grp']} == 0) {{", *("    " + s for s in tail), "}"]
+    main = loop(code, sync)
+    if not code.full or gs > 1:
+        return head + main + tail
+    # blocks wholly inside the sizes, their operands float4-aligned: the same sums without a guard (s2s/passes/_blocking_full.py)
+    cut = head.index(f"int {live} = 0;")
+    checks = code.checks()
+    rest = head[cut:len(head) - len(checks)]
+    fast = fast_path(code, first, redeclared, loop(code, sync, fast=True))
+    return [*head[:cut], *checks, full_test(code), f"if ({n['full']}) {{", *("    " + s for s in fast), "} else {",
+            *("    " + s for s in rest + main + tail), "}"]
+
+
+def loop(code: BlockingCode, sync: str, fast: bool = False) -> list[str]:
+    """The loop over k slices (`fast`: without the guards of a full block)."""
+    c, n, bk, gs = code.c, code.n, code.bk, code.groups
     t = n["t"]
     # this group's first slice, the loop's end and the next slice: the same trip count for every group
     lo, hi, nxt = (c.lower, c.upper, f"{t} + {bk}") if gs == 1 else \
         (f"{c.lower} + {n['grp']} * {bk}", f"{c.upper} + {n['grp']} * {bk}", f"{t} + {gs * bk}")
     loop = f"for (int {t} = {lo}; {t} < {hi}; {t} += {gs * bk}) {{"
     if not code.prefetch:
-        main = [loop, *("    " + s for side, i, o in code.ops for s in code.load(side, i, o, t, "smem")),
-                f"    {sync}", *("    " + s for s in code.compute(t, "")), f"    {sync}", "}"]
-        return head + main + tail
+        return [loop, *("    " + s for side, i, o in code.ops for s in code.load(side, i, o, t, "smem", fast)),
+                f"    {sync}", *("    " + s for s in code.compute(t, "", fast)), f"    {sync}", "}"]
     # double buffering: slice t multiplied out of buffer buf while the group's next slice waits in registers
     regs = {(side, i): n[f"p{side}{i}"] for side, i, _ in code.ops}
     per = code.size * bk // code.threads
-    main = [f"int {n['buf']} = 0;", *(s for side, i, o in code.ops for s in code.load(side, i, o, lo, "smem")), sync, loop,
+    return [f"int {n['buf']} = 0;", *(s for side, i, o in code.ops for s in code.load(side, i, o, lo, "smem", fast)), sync, loop,
             *(f"    float {regs[(side, i)]}[{per}];" for side, i, _ in code.ops),
             f"    if ({nxt} < {c.upper}) {{",
-            *("        " + s for side, i, o in code.ops for s in code.load(side, i, o, nxt, regs[(side, i)])),
+            *("        " + s for side, i, o in code.ops for s in code.load(side, i, o, nxt, regs[(side, i)], fast)),
             "    }",
-            *("    " + s for s in code.compute(t, f"[{n['buf']}]")),
+            *("    " + s for s in code.compute(t, f"[{n['buf']}]", fast)),
             f"    if ({nxt} < {c.upper}) {{",
             *("        " + s for side, i, o in code.ops for s in code.spill(side, i, o, regs[(side, i)], f"1 - {n['buf']}")),
             f"        {n['buf']} = 1 - {n['buf']};", "    }", f"    {sync}", "}"]
-    return head + main + tail
 
 
 def reduction(code: BlockingCode, sync: str) -> list[str]:

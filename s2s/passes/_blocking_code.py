@@ -17,8 +17,11 @@ class BlockingCode:
     lines (joined at the body's indent)."""
 
     def __init__(self, bk: int, vec: bool, prefetch: bool, c: Contraction, n: dict[str, str], cl: bool, source: bytes,
-                 size: int = TILE, groups: int = 1) -> None:
+                 size: int = TILE, groups: int = 1, full: bool = False, stores: tuple[str, str] | None = None) -> None:
         self.bk, self.vec, self.prefetch, self.c, self.n, self.cl, self.src = bk, vec, prefetch, c, n, cl, source
+        # full: also the text for blocks wholly inside the sizes, without guards (s2s/passes/_blocking_full.py);
+        # stores: (place, value) of the one store after the loop, for float4 stores there where the check allows
+        self.full, self.stores = full, stores
         self.groups = groups  # k groups along z (s2s/passes/_blocking_body.py)
         self.size, self.dim, self.threads = size, size // 8, (size // 8) ** 2  # outputs a side, threads a side, threads
         self.ops = [("A", i, o) for i, o in enumerate(c.a)] + [("B", i, o) for i, o in enumerate(c.b)]
@@ -71,9 +74,10 @@ class BlockingCode:
                        f"{{ {' '.join(self.place(side, *unit))} {flag} = {flag} && ({self.addr(o)} == {n['p0']} + 4); }} }}")
         return out
 
-    def load(self, side: str, i: int, o: Operand, t: str, store: str) -> list[str]:
+    def load(self, side: str, i: int, o: Operand, t: str, store: str, fast: bool = False) -> list[str]:
         """The loads of one operand's 128 x bk slice at k = t, each thread's share, into `store(kq, r, value)` form:
-        `store` is 'smem' (straight into the shared tile) or the name of a register array (prefetch)."""
+        `store` is 'smem' (straight into the shared tile) or the name of a register array (prefetch); `fast`: float4
+        loads without a check (a full block whose operands passed the run-time check)."""
         c, n, bk = self.c, self.n, self.bk
         var, lim = self.bound(side)
         flag = n[f"v{side}{i}"]
@@ -96,11 +100,14 @@ class BlockingCode:
             one = lambda q: (f"{origin} + {n['pa']} + {q}", f"{t} + {n['pb']}")  # noqa: E731
         slots = [self.slot(side, i, o, store, comp) for comp in range(4)]
         whole = self.tile(side, i, f"[{n['buf']}]" if self.prefetch else "")
+        put = [f"        {whole}[{n['pb']}][{n['pa']} / 4] = {v};"] if store == "smem" and not o.k_fast \
+            else [f"        {s} = {v}.{x};" for s, x in zip(slots, "xyzw")]  # one float4 store, or four floats
+        if fast:
+            return [*lines, f"    {{ {' '.join(self.place(side, *at))}", f"        const {self.vtype()} {v} = {self.vload(o)};", *put, "    }", "}"]
         lines += [f"    {{ {' '.join(self.place(side, *at))}",
                   f"    if ({flag} && {inside_all}) {{",
                   f"        const {self.vtype()} {v} = {self.vload(o)};",
-                  *([f"        {whole}[{n['pb']}][{n['pa']} / 4] = {v};"] if store == "smem" and not o.k_fast  # one float4 store
-                    else [f"        {s} = {v}.{x};" for s, x in zip(slots, "xyzw")]),
+                  *put,
                   "    } else {",  # one element at a time, written out: no loop the cost model would take for the deepest
                   *(f"        {{ {' '.join(self.place(side, *one(q)))} {self.slot(side, i, o, store, q)} = "
                     f"({var} < {lim} && {c.k} < {c.upper}) ? {o.text} : 0.0f; }}" for q in range(4)),
@@ -158,10 +165,13 @@ class BlockingCode:
         stmt += self.txt(at, c.statement[1])
         return lines + ["#pragma unroll", f"for (int {m} = 0; {m} < 64; ++{m})", f"    {stmt}"]
 
-    def compute(self, t: str, buf: str) -> list[str]:
-        """The slice at t: all bk steps unrolled where the slice is whole, the steps left where it is the last, short one."""
+    def compute(self, t: str, buf: str, fast: bool = False) -> list[str]:
+        """The slice at t: all bk steps unrolled where the slice is whole, the steps left where it is the last, short
+        one; `fast`: every slice whole (the k range a multiple of bk)."""
         c, bk, kk = self.c, self.bk, self.n["kk"]
         body = self.step(kk, buf)
+        if fast:
+            return ["#pragma unroll", f"for (int {kk} = 0; {kk} < {bk}; ++{kk}) {{", *("    " + s for s in body), "}"]
         return [f"if ({t} + {bk} <= {c.upper}) {{", "    #pragma unroll", f"    for (int {kk} = 0; {kk} < {bk}; ++{kk}) {{",
                 *("        " + s for s in body), "    }", "} else {",
                 f"    for (int {kk} = 0; {kk} < {c.upper} - {t}; ++{kk}) {{", *("        " + s for s in body), "    }", "}"]

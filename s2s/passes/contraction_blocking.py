@@ -8,7 +8,9 @@ and 8 column values come out of the k-major shared tiles (`As[bk][128 + 4]`) as 
 along each operand's unit-stride index four elements at a time where a uniform run-time check (the operand's base
 and leading dimension 16-byte aligned, a stride of one along the loads' index) allows it and all four lie inside
 the sizes; otherwise one element at a time, guarded and zero-padded. A block with no output inside the guard (above
-the diagonal of a triangular update) leaves at once; CUDA gets __launch_bounds__(256, 2). With `prefetch`, the next k slice is loaded into registers while the current one is
+the diagonal of a triangular update, as in the example) leaves at once; CUDA gets __launch_bounds__(256, lb). Where the
+guard is a rectangle (`row < R && col < C`), blocks wholly inside it run an unguarded copy of the loop (`full`,
+s2s/passes/_blocking_full.py; `vstore`: float4 stores there). With `prefetch`, the next k slice is loaded into registers while the current one is
 multiplied (one barrier per slice, two shared buffers). Every output still adds its terms in ascending k, starting
 from the accumulator's value after the statements before the loop, so the result is the original's bit for bit.
 """
@@ -21,10 +23,12 @@ from typing import ClassVar
 from s2s.lang.contraction import Contraction, find_contraction
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
-from s2s.lang.typedefs import typedefs
+from s2s.lang.kernel_model import model_and_body
 
 from ._blocking_body import body
 from ._blocking_code import THREADS, TILE, BlockingCode
+from ._blocking_full import rectangle
+from ._blocking_store import is_float, one_store
 from ._common import body_node, fresh
 
 EXAMPLE_DIALECT = "cuda"
@@ -33,7 +37,7 @@ __global__ void syrk(int n, int m, float alpha, float beta, const float* a, floa
 {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     int i = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i < n && j < n) {
+    if (j <= i && i < n && j < n) {
         c[i * n + j] *= beta;
         for (int k = 0; k < m; k++)
             c[i * n + j] += alpha * a[i * m + k] * a[j * m + k];
@@ -55,7 +59,7 @@ __global__ void __launch_bounds__(256, 2) syrk(int n, int m, float alpha, float 
         int i = row0 + ty * 4 + m1 / 8 % 4 + m1 / 32 * 64;
         int j = col0 + tx * 4 + m1 % 4 + m1 % 8 / 4 * 64;
         acc[m1] = 0;
-        if (i < n && j < n) {
+        if (j <= i && i < n && j < n) {
             c[i * n + j] *= beta;
             acc[m1] = c[i * n + j];
             live = 1;
@@ -142,7 +146,7 @@ __global__ void __launch_bounds__(256, 2) syrk(int n, int m, float alpha, float 
     for (int m1 = 0; m1 < 64; ++m1) {
         int i = row0 + ty * 4 + m1 / 8 % 4 + m1 / 32 * 64;
         int j = col0 + tx * 4 + m1 % 4 + m1 % 8 / 4 * 64;
-        if (i < n && j < n) {
+        if (j <= i && i < n && j < n) {
             c[i * n + j] = acc[m1];
         }
     }
@@ -154,14 +158,22 @@ __global__ void __launch_bounds__(256, 2) syrk(int n, int m, float alpha, float 
 class ContractionBlocking:
     name: ClassVar[str] = "contraction-blocking"
     priority: ClassVar[int] = 10  # before contraction-tiling (15) and register-blocking (20): the fastest form first
-    space: ClassVar[tuple[str, ...]] = ("contraction-blocking", "contraction-blocking{prefetch=true}", "contraction-blocking{bk=16}")
+    space: ClassVar[tuple[str, ...]] = ("contraction-blocking", "contraction-blocking{prefetch=true lb=1 vstore=true}",
+                                        "contraction-blocking{prefetch=true}", "contraction-blocking{bk=16}")
     bk: int = 8  # the k slice staged per step
     vec: bool = True  # float4 global loads where the run-time check allows them
     prefetch: bool = False  # load the next slice into registers while the current one is multiplied
+    full: bool = True  # also an unguarded copy of the loop for blocks wholly inside the sizes (s2s/passes/_blocking_full.py)
+    lb: int = 2  # CUDA: __launch_bounds__(256, lb): 2 caps a thread at 128 registers, 1 at 255
+    vstore: bool = False  # a full block's one store after the loop as float4 where a run-time check allows it
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if self.bk not in {8, 16}:
             return "bk must be 8 or 16"
+        if self.lb not in {1, 2}:
+            return "lb must be 1 or 2"
+        if self.vstore and not self.full:
+            return "vstore needs full (it changes the full blocks' stores)"
         if facts.shared or facts.atomics:
             return "kernel already uses shared memory or atomics"
         return True
@@ -175,46 +187,33 @@ class ContractionBlocking:
         tys = [(p.base_type if (p := facts.param(o.array)) is not None else "") for o in c.a + c.b]
         held = facts.param(c.target_array)
         acc_ty = c.target_decl.strip() or (held.base_type if held is not None else "")
-        if not all(_is_float(t, source, facts.dialect) for t in [*tys, acc_ty]):
+        if not all(is_float(t, source, facts.dialect) for t in [*tys, acc_ty]):
             return Refused(f"the float4 form needs float operands and a float accumulator (here {'/'.join(tys + [acc_ty])})")
         n = self.names(source, facts, c)
         bound = re.search(r"\(\s*(\d+)", facts.launch_bounds)
         if bound is not None and int(bound.group(1)) < THREADS:
             return Refused(f"__launch_bounds__ allows at most {bound.group(1)} threads per block ({THREADS} needed)")
-        code = body(BlockingCode(self.bk, self.vec, self.prefetch, c, n, facts.dialect == "opencl", source))
+        model = model_and_body(source, facts.dialect, facts.name)[0]  # type: ignore[index]  # find_contraction found it
+        # the copy where one operand stands a side, or with 255 registers (two a side spill 24 bytes at 128); CUDA only:
+        # PoCL 3.1 ran the guarded text wrong with the barriers under a uniform branch
+        full = self.full and self.vec and facts.dialect != "opencl" and (len(c.a) + len(c.b) == 2 or self.lb == 1) and rectangle(next((g for g in model.guards if g.start == c.rest[0]), None), c.row, c.col)
+        stores = one_store(source, c, model) if self.vstore and full else None
+        code = body(BlockingCode(self.bk, self.vec, self.prefetch, c, n, facts.dialect == "opencl", source, full=full, stores=stores))
         edits = [Edit(c.start, c.rest[1], ("\n" + c.indent).join(code))]
         if facts.dialect != "opencl" and not facts.launch_bounds:  # at most 128 registers a thread: two blocks per SM
             decl = body_node(source, facts).parent.child_by_field_name("declarator")  # type: ignore[union-attr]
             if decl is not None:
-                edits.insert(0, Edit(decl.start_byte, decl.start_byte, f"__launch_bounds__({THREADS}, 2) "))
-        launch = LaunchChange((16, 16, 1), "tile-coarse", per_item=TILE)
-        sides = ", ".join([f"{o.text} along {c.k if o.k_fast else c.row}" for o in c.a] + [f"{o.text} along {c.k if o.k_fast else c.col}" for o in c.b])
-        extra = (", float4 loads where aligned" if self.vec else "") + (", next slice prefetched" if self.prefetch else "")
+                edits.insert(0, Edit(decl.start_byte, decl.start_byte, f"__launch_bounds__({THREADS}, {self.lb}) "))
+        launch, sides = LaunchChange((16, 16, 1), "tile-coarse", per_item=TILE), ", ".join([f"{o.text} along {c.k if o.k_fast else c.row}" for o in c.a] + [f"{o.text} along {c.k if o.k_fast else c.col}" for o in c.b])
+        extra = (", float4 loads where aligned" if self.vec else "") + (", next slice prefetched" if self.prefetch else "") + \
+            (", an unguarded copy for full blocks" if full else "") + (", float4 stores there" if stores else "")
         return Rewrite(tuple(edits), launch, f"128x128 tiles, 8x8 outputs per thread, k slices of {self.bk}{extra}: {sides}")
 
     def names(self, source: bytes, facts: KernelFacts, c: Contraction) -> dict[str, str]:  # the tiled body's, each fresh
         n = {w: fresh(facts, source, w) for w in ("acc", "tx", "ty", "tid", "row0", "col0", "t", "e", "kk", "m", "v", "pa", "pb",
-                                                   "buf", "live", "alive", "p0")}
+                                                   "buf", "live", "alive", "p0", "full", "vc", "w")}
         for side, i in [(side, i) for side, ops in (("A", c.a), ("B", c.b)) for i in range(len(ops))]:
             for key, want in (("s", f"{side}s"), ("r", f"r{side.lower()}"), ("v", f"v{side.lower()}"), ("p", f"p{side.lower()}")):
                 # per operand: its shared tile, its fragment, its alignment flag, its prefetch registers
                 n[f"{key}{side}{i}"] = fresh(facts, source, want if (i == 0 and key == "s") else f"{want}{i + (key == 's')}")
         return n
-
-
-def _is_float(name: str, source: bytes, dialect: str) -> bool:
-    """`float`, or a name that means float wherever the file defines it: `typedef float real;`, `#define DATA_TYPE float`
-    (every definition of it; one that says double under an #ifdef makes it unknown)."""
-    name = name.replace("const ", "").strip()
-    for _ in range(4):  # a short chain of aliases
-        if name == "float":
-            return True
-        text = source.decode("utf-8", "replace")
-        macro = {m.group(1).strip() for m in re.finditer(rf"^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}[ \t]+([^\n/]*)", text, re.M)}
-        alias = set(typedefs(text, dialect).get(name, []))
-        targets = macro | alias
-        if len(targets) != 1:
-            return False
-        name = targets.pop()
-    return False
-
