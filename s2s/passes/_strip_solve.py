@@ -6,8 +6,10 @@ beside the partial sums, a multiple of R; rows past the window are read back fro
 block, every thread sums its RPT rows' terms over the solved rows (k ascending, each solved element loaded once for
 the RPT rows; the matrix row as float4 where each of the thread's rows starts 16-byte aligned, else one element at a
 time: the same products in the same order either way), parks them in `part`, and after a barrier one thread per column
-finishes the block's rows in order, each solution kept in `part` for the rows after it and in the window. Each element
-sums the same products in the same order as the original: the results are bit-identical.
+finishes the block's rows from registers (loops over the block fully unrolled: each row's solution subtracted at once
+from the rows after it, right-looking, so the serial chain is one subtraction and the division a row; the block's
+solutions go to X and to the window). Each element sums the same products in the same order as the original (k
+ascending): the results are bit-identical.
 """
 from __future__ import annotations
 
@@ -124,19 +126,20 @@ def strip_lines(p: SolveParts, cb: int, rows: int, rpt: int) -> list[str] | Refu
               *(ln for j in range(rpt) for ln in block_lines(src, p.decl, 1, renamed(src, p.decl, {i: owns[j], acc: accs[j]}))),
               f"    const {p.ity} {kw} = {i0} < {kend} ? {i0} : {kend};", *("    " + ln for ln in update),
               *(f"    {part}[{row} * {rpt} + {j}][{tx}] = {a};" for j, a in enumerate(accs)), "}"]
-    solved = tuple((a.start, a.end, f"{part}[{k} - {i0}][{tx}]") for a in xreads)
-    second = renamed(src, p.inner, {}, ((p.kval.start_byte, p.kval.end_byte, i0), *solved))
-    stored = renamed(src, p.decl, {}, ((p.decl.child_by_field_name("declarator").child_by_field_name("value").start_byte,  # type: ignore[union-attr]
-                                        p.decl.child_by_field_name("declarator").child_by_field_name("value").end_byte,  # type: ignore[union-attr]
-                                        f"{part}[{i} - {i0}][{tx}]"),))
-    keep = ((p.right.start_byte, p.right.end_byte, f"{part}[{i} - {i0}][{tx}] = {text(src, p.right)}"),)
+    sv, xf, jj, ii = (fresh(p.facts, src, nm) for nm in ("sv", "xf", "jj", "ii"))
+    value = p.decl.child_by_field_name("declarator").child_by_field_name("value")  # type: ignore[union-attr]
+    stored = renamed(src, p.decl, {}, ((value.start_byte, value.end_byte, f"{sv}[{jj}]"),))  # type: ignore[union-attr]
+    keep = ((p.right.start_byte, p.right.end_byte, f"{xf} = {text(src, p.right)}"),)
+    later = renamed(src, p.kbody, {acc: f"{sv}[{ii}]", i: f"({i0} + {ii})", k: i}, tuple((a.start, a.end, xf) for a in xreads))
     s = "    "
+    finish = [f"{p.ty} {sv}[{rows}];", "#pragma unroll", f"for (int {jj} = 0; {jj} < {rows}; {jj}++)", f"{s}{sv}[{jj}] = {part}[{jj}][{tx}];",
+              "#pragma unroll", f"for (int {jj} = 0; {jj} < {rows}; {jj}++) {{", f"{s}const {p.ity} {i} = {i0} + {jj};",
+              f"{s}if ({text(src, p.cond)}) {{", *block_lines(src, p.decl, 2, stored), f"{s * 2}{p.xty} {xf};",
+              *(ln for st in p.after for ln in block_lines(src, st, 2, renamed(src, st, {}, keep))),
+              f"{s * 2}if ({off(i)} < {ks})", f"{s * 3}{xs}[{off(i)}][{tx}] = {xf};", f"{s * 2}#pragma unroll",
+              f"{s * 2}for (int {ii} = {jj} + 1; {ii} < {rows}; {ii}++)", f"{s * 3}if ({renamed(src, p.cond, {i: f'{i0} + {ii}'})})",
+              f"{s * 4}{later}", f"{s}}}", "}"]
     return [f"const int {row} = threadIdx.y;", f"__shared__ {p.xty} {xs}[{ks}][{cb}];",
             f"__shared__ {p.ty} {part}[{rows}][{cb}];",
             f"for ({p.ity} {i0} = {lo}; {renamed(src, p.cond, {i: i0})}; {i0} += {rows}) {{", *(s + ln for ln in phase1), f"{s}__syncthreads();",
-            f"{s}if ({row} == 0 && ({p.inside})) {{", f"{s * 2}for ({p.ity} {i} = {i0}; {i} < {i0} + {rows}; {i}++) {{",
-            f"{s * 3}if (!({text(src, p.cond)}))", f"{s * 4}break;",
-            *block_lines(src, p.decl, 3, stored), *block_lines(src, p.inner, 3, second),
-            *(ln for st in p.after for ln in block_lines(src, st, 3, renamed(src, st, {}, keep))),
-            f"{s * 3}if ({off(i)} < {ks})", f"{s * 4}{xs}[{off(i)}][{tx}] = {part}[{i} - {i0}][{tx}];",
-            f"{s * 2}}}", f"{s}}}", f"{s}__syncthreads();", "}"]
+            f"{s}if ({row} == 0 && ({p.inside})) {{", *(s * 2 + ln for ln in finish), f"{s}}}", f"{s}__syncthreads();", "}"]

@@ -79,15 +79,24 @@ __global__ void trsm(const float* L, float* B, int n, int nrhs)
         }
         __syncthreads();
         if (row == 0 && (!(c >= nrhs))) {
-            for (int i = i0; i < i0 + 8; i++) {
-                if (!(i < n))
-                    break;
-                float s = part[i - i0][threadIdx.x];
-                for (int k = i0; k < i; k++)
-                    s -= L[i * n + k] * part[k - i0][threadIdx.x];
-                B[i * nrhs + c] = part[i - i0][threadIdx.x] = s / L[i * n + i];
-                if (i < 760)
-                    xs[i][threadIdx.x] = part[i - i0][threadIdx.x];
+            float sv[8];
+            #pragma unroll
+            for (int jj = 0; jj < 8; jj++)
+                sv[jj] = part[jj][threadIdx.x];
+            #pragma unroll
+            for (int jj = 0; jj < 8; jj++) {
+                const int i = i0 + jj;
+                if (i < n) {
+                    float s = sv[jj];
+                    float xf;
+                    B[i * nrhs + c] = xf = s / L[i * n + i];
+                    if (i < 760)
+                        xs[i][threadIdx.x] = xf;
+                    #pragma unroll
+                    for (int ii = jj + 1; ii < 8; ii++)
+                        if (i0 + ii < n)
+                            sv[ii] -= L[(i0 + ii) * n + i] * xf;
+                }
             }
         }
         __syncthreads();

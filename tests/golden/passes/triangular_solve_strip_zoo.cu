@@ -120,15 +120,24 @@ __global__ void trsm_cols(const float* L, float* B)
         }
         __syncthreads();
         if (row == 0 && (!(c >= NRHS))) {
-            for (int i = i0; i < i0 + 32; i++) {
-                if (!(i < N))
-                    break;
-                float s = part[i - i0][threadIdx.x];
-                for (int k = i0; k < i; k++)
-                    s -= L[i * N + k] * part[k - i0][threadIdx.x];
-                B[i * NRHS + c] = part[i - i0][threadIdx.x] = s / L[i * N + i];
-                if (i < 352)
-                    xs[i][threadIdx.x] = part[i - i0][threadIdx.x];
+            float sv[32];
+            #pragma unroll
+            for (int jj = 0; jj < 32; jj++)
+                sv[jj] = part[jj][threadIdx.x];
+            #pragma unroll
+            for (int jj = 0; jj < 32; jj++) {
+                const int i = i0 + jj;
+                if (i < N) {
+                    float s = sv[jj];
+                    float xf;
+                    B[i * NRHS + c] = xf = s / L[i * N + i];
+                    if (i < 352)
+                        xs[i][threadIdx.x] = xf;
+                    #pragma unroll
+                    for (int ii = jj + 1; ii < 32; ii++)
+                        if (i0 + ii < N)
+                            sv[ii] -= L[(i0 + ii) * N + i] * xf;
+                }
             }
         }
         __syncthreads();
