@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Several plan files (bench/plans/*.toml, bench/gpu_zoo_plans.py) in one device call on nvidia-h200-x2: plan I on GPU
-# (I-1) % 2, every plan at once, each GPU its own device lock (a plan's timed runs never overlap another's on its GPU):
+# (I-1) % (the GPUs there), every plan at once, each GPU its own device lock (a plan's timed runs never overlap another's on its GPU):
 #   bash bench/gpu_plans.sh OUT_DIR COMMIT DEADLINE_S PLAN.toml [PLAN.toml...]
 # With GPU_TESTS set (pytest arguments), those tests run first (`-m gpu`), their log in OUT/gputests.log.
 # Each plan writes OUT/NAME.{json,md}; everything is packed into OUT/plans.tgz beside the markdown.
@@ -19,9 +19,11 @@ if [ -n "${GPU_TESTS:-}" ]; then
 fi
 gpu_watch
 i=0
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c GPU)
+[ "$ngpu" -ge 1 ] || ngpu=1
 pids=()
 for plan in "$@"; do
-  g=$((i % 2))
+  g=$((i % ngpu))
   name=$(basename "$plan" .toml)
   (CUDA_VISIBLE_DEVICES=$g S2S_DEVICE_LOCK=/tmp/s2s-gpu$g.lock timeout $((DEADLINE + 60)) \
     python3 bench/gpu_zoo_plans.py "$plan" "$OUT" --work "/tmp/s2s-plan-$name" --deadline "$DEADLINE" --jobs 8 \
