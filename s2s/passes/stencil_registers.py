@@ -105,8 +105,8 @@ _BARRIERS = ("__syncthreads", "barrier(", "__shfl", "__syncwarp", "sub_group", "
 class StencilRegisters:
     name: ClassVar[str] = "stencil-registers"
     priority: ClassVar[int] = 12  # structural: after delinearize-2d (11) opens the 2-D shape, before stencil-tiling (13)
-    space: ClassVar[tuple[str, ...]] = tuple(f"{p}stencil-registers{o}" for group in (("", "{factor=8}", "{factor=16}"), (
-        "{factor=8 cols=4}", "{factor=4 cols=4}")) for p in ("", "delinearize-2d,") for o in group)
+    space: ClassVar[tuple[str, ...]] = tuple(f"{p}stencil-registers{o}" for group in (("{factor=4 cols=4}", "", "{factor=8}"), (
+        "{factor=16}", "{factor=8 cols=4}")) for p in ("", "delinearize-2d,") for o in group)
     factor: int = 4
     cols: int = 1  # adjacent x outputs per thread too, the window's rows loaded as float4/float2 words (_window_columns.py)
     coefficients: bool = True  # thread-uniform reads moving only with the window loops into registers, once
