@@ -4,6 +4,7 @@
 # at once, each GPU its own device lock (timed evaluations never overlap on a GPU while builds share the CPUs), nvidia-smi utilization sampled every second into OUT/smi.csv, then the parts in OUT
 # merged (--summarize; after the last call, copy every call's gpu_zoo_part*.json into one folder and summarize that):
 #   bash bench/gpu_zoo_whole.sh OUT_DIR COMMIT [DEADLINE_S] [PER_GPU] [CALL/CALLS]
+# ONLY=a,b,...: those zoo kernels alone (a re-run of the kernels a change touched).
 # CALL/CALLS (default 1/1): with 2/2, the second of two device calls, each with half the zoo (twice the GPU time a kernel).
 # 451 s at 455222a with PER_GPU 1 (two parts of 20 kernels: results/gpu-zoo/run-2026-11-30-final-455222a/); PER_GPU 2
 # is the earlier four-part layout (the parts of one GPU then share its lock).
@@ -30,7 +31,7 @@ JOBS=$(( $(nproc) / (G * PER_GPU) ))  # the cores shared by the parts of this ca
 part() {  # GPU PART
   CUDA_VISIBLE_DEVICES=$1 S2S_DEVICE_LOCK=/tmp/s2s-gpu$1.lock timeout $((DEADLINE + 45)) \
     python3 bench/gpu_zoo.py --part "$2/$K" --out "$OUT" --work "/tmp/s2s-zoo$2" --deadline "$DEADLINE" \
-    --parallel "$PARALLEL" --jobs "$JOBS" --max-evals 30 > "$OUT/part$2.log" 2>&1
+    --parallel "$PARALLEL" --jobs "$JOBS" --max-evals 30 ${ONLY:+--only "$ONLY"} > "$OUT/part$2.log" 2>&1
   echo "part $2 on GPU $1 rc=$? at ${SECONDS}s"
 }
 pids=()
