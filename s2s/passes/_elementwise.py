@@ -21,6 +21,7 @@ from s2s.lang.macros import expand, function_macros
 from s2s.lang.parsing import src
 
 from ._common import body_node, statements, text, walk
+from ._element_code import element_node
 
 _GID = {"cuda": re.compile(r"^(?:blockIdx\.x\*blockDim\.x\+threadIdx\.x|blockDim\.x\*blockIdx\.x\+threadIdx\.x|"
                            r"threadIdx\.x\+blockIdx\.x\*blockDim\.x|threadIdx\.x\+blockDim\.x\*blockIdx\.x)$"),
@@ -32,8 +33,6 @@ _FORBIDDEN = re.compile(r"__syncthreads|__syncwarp|__shfl|__ballot|barrier\s*\(|
                         r"\bthreadIdx|\bblockIdx|\bget_local_id|\bget_group_id")
 _QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "__global", "global"}
 _FLAT = {"declaration", "expression_statement", "comment"}
-_BRANCHING = {"if_statement", "for_statement", "while_statement", "do_statement", "return_statement", "break_statement",
-              "continue_statement", "goto_statement", "switch_statement", "labeled_statement", "conditional_expression"}
 
 
 @dataclass(frozen=True)
@@ -161,15 +160,9 @@ def _accesses(source: bytes, facts: KernelFacts, nodes: list[Node], var: str) ->
     covered: list[tuple[int, int]] = []
     for top in nodes:
         for n in walk(top):
-            if n.type in _BRANCHING:
-                return "a branch, loop or return in the element's code"
-            if n.type == "declaration":
-                declared |= {src(source, c.child_by_field_name("declarator") or c) for c in n.named_children
-                             if c.type in {"init_declarator", "identifier"}}
-            if n.type in {"assignment_expression", "update_expression"}:
-                target = n.child_by_field_name("left") or n.child_by_field_name("argument")
-                if target is not None and target.type == "identifier" and src(source, target) not in declared:
-                    return f"`{src(source, target)}` is assigned in the element's code: it would carry over between elements"
+            why = element_node(source, n, declared)
+            if why:
+                return why
             array, index = _subscript(source, n, macros, pointers)
             if array is None:
                 continue

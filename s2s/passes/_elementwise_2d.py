@@ -19,7 +19,8 @@ from s2s.lang.macros import function_macros
 from s2s.lang.parsing import src
 
 from ._common import body_node, statements, text, walk
-from ._elementwise import _BRANCHING, _FLAT, _FORBIDDEN, _GID, _OBJ_MACRO, _declared, _flat, _subscript
+from ._element_code import element_node
+from ._elementwise import _FLAT, _FORBIDDEN, _GID, _OBJ_MACRO, _declared, _flat, _subscript
 
 
 @dataclass(frozen=True)
@@ -151,15 +152,9 @@ def _accesses(source: bytes, facts: KernelFacts, nodes: list[Node], var: str) ->
     rng, envs = random.Random(13), [dict[str, int](), {}, {}]
     for top in nodes:
         for n in walk(top):
-            if n.type in _BRANCHING:
-                return "a branch, loop or return in the element's code"
-            if n.type == "declaration":
-                declared |= {src(source, c.child_by_field_name("declarator") or c) for c in n.named_children
-                             if c.type in {"init_declarator", "identifier"}}
-            if n.type in {"assignment_expression", "update_expression"}:
-                target = n.child_by_field_name("left") or n.child_by_field_name("argument")
-                if target is not None and target.type == "identifier" and src(source, target) not in declared:
-                    return f"`{src(source, target)}` is assigned in the element's code: it would carry over between elements"
+            why = element_node(source, n, declared)
+            if why:
+                return why
             array, index = _subscript(source, n, macros, pointers)
             if array is None:
                 continue
