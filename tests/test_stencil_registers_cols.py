@@ -52,6 +52,8 @@ def test_the_zoo_conv2d_5x5_takes_quads_of_columns() -> None:
     assert "const int i = wr - cy - 2;" in text and "*(float4*)o = make_float4(s_a[cy][0], s_a[cy][1], s_a[cy][2], s_a[cy][3]);" in text
     assert launch == Launch((4096 // 4 // 32, 4096 // 8 // 8, 1), (32, 8, 1)) and "8 x 4 outputs" in notes[-1]
     assert "rows streamed into the sums" in notes[-1]
+    # one guard box: the row's words are decided by its first and last columns, not a test per column
+    assert "(xbase - 2) >= R - 2" in text and "(xbase + 5) < W + 2" in text and "for (int wc = 0; wc < 8; wc++) {\n            const int gx = xbase + wc - 2;\n            ok = ok" not in text
 
 
 def test_search_space_offers_columns_after_delinearize() -> None:
