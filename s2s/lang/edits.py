@@ -87,6 +87,8 @@ class LaunchChange:
                       over the same range as the threads becomes the y axis)
       stream-z        grid = ceil(g / block) in x and y, ceil(g.z / per_item) in z, block.z = 1: each thread marches
                       along per_item points of z (2.5-D blocking)
+      chunks-z:N      x coarsened by per_item (as coarsen-x), y as same-coverage, grid.z = N: the old launch must be 2-D
+                      (each block along z walks one N-th of a loop's range)
       extent:X|Y|Z    grid = ceil((X, Y, Z) / block), X, Y, Z C expressions over the kernel's scalar parameters evaluated
                       with the launch's `values` (a 1-D index split into 2-D or 3-D: the old grid does not give the sizes)
     """
@@ -131,13 +133,18 @@ class LaunchChange:
             return (_ceil(g[0], self.per_item), _ceil(g[1], self.per_item), _ceil(g[2], new[2])), new
         if self.grid_from == "square-xy":
             return (_ceil(g[0], new[0]), _ceil(g[0], new[1]), 1), new
+        if self.grid_from.startswith("chunks-z:"):
+            if g[2] != 1:
+                raise ValueError("the launch is 3-D: its z is not free for the loop's chunks")
+            return (_ceil(_ceil(g[0], self.per_item), new[0]), _ceil(g[1], new[1]), int(self.grid_from.split(":", 1)[1])), new
         if self.grid_from == "stream-z":
             return (_ceil(g[0], new[0]), _ceil(g[1], new[1]), _ceil(g[2], self.per_item)), (new[0], new[1], 1)
         raise ValueError(f"unknown launch rule '{self.grid_from}'")
 
 
 LAUNCH_RULES = ("same", "same-coverage", "tile", "rows-per-warp", "swap-xy", "threads-for-elements", "tile-coarse",
-                "coarsen-x", "coarsen-y", "coarsen-z", "square-xy", "stream-z", "coarsen-x-blocks-y")
+                "coarsen-x", "coarsen-y", "coarsen-z", "square-xy", "stream-z", "coarsen-x-blocks-y",
+                "chunks-z")
 
 
 def extents(rule: str, values: Mapping[str, object]) -> tuple[int, int, int] | None:

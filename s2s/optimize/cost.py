@@ -658,8 +658,10 @@ def _register_blocked(c: Candidate, state: State, p: Prediction | None) -> bool:
     return blocks >= H200.sms and p.flops >= 2.0 * 128 * outputs
 
 
-FIRST_PASSES = ("row-coarsen", "loads-first", "triangular-solve-blocking{strip=")  # first steps the model misreads, measured
-# faster than what it ranks first (the strip form's float4 rows through reinterpret_cast: hand strips 230 us on trsm_cols, rows=16 516)
+FIRST_PASSES = ("row-coarsen", "loads-first", "triangular-solve-blocking{strip=", "walk-registers{chunks=",
+                "launch-config{block=32x8},walk-registers{chunks=")  # first steps the model misreads, measured
+# faster than what it ranks first (the strip form's float4 rows through reinterpret_cast: hand strips 230 us on trsm_cols, rows=16 516;
+# walk-registers' chunked columns: the hand probe of heat3d_zloop ran 293.7 us, 85% of the copy floor, against the original's 372)
 
 
 WARP_FIRST = ("block-reduce-shuffle{warps=",)  # one warp a block's elements in float4 words through reinterpret_cast: the

@@ -8,6 +8,11 @@ the first step loads them all, each later step loads only the one ahead and the 
 step. The array must not be written by the kernel (in an MEP every pointer parameter is its own buffer, as for
 restrict-const), so the value read one step later is the same. Results are the original's bit for bit.
 
+chunks=N splits the loop's range over gridDim.z (_walk_chunks.py: independent steps only); cols=V has each thread walk V
+consecutive x points, the reads shared between them and loaded as V-wide words where aligned (_walk_cols.py). On the
+H200 a hand probe of heat3d_zloop measured chunks=4 cols=2 at 1.27x (85% of the copy floor), chunks=8 cols=4 block
+32x8 1.20x, chunks=8 block 32x8 1.04x; either alone gains nothing (too few threads, or no shared loads).
+
 Refused: no `for` loop stepping its variable by one, a body with branches, `?:`, `&&`, `||`, `continue`, `break`,
 `return`, `goto` or nested loops (a step that skips the rotation), barriers, no array read at two or more offsets one
 step apart (contiguous), an index reading a name the body assigns, a read array that the kernel writes.
@@ -22,12 +27,14 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from s2s.lang import index_split as ix
-from s2s.lang.edits import Edit, Refused, Rewrite
+from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts, idents
 from s2s.lang.parsing import src
 
 from ._common import fresh, indent_of, node_at, statements, walk
 from ._index_steps import diff, elem, offset, whole
+from ._walk_chunks import chunk_edits
+from ._walk_cols import cols_rewrite
 from .thread_coarsen import _BARRIERS, _assigned, _declares
 
 EXAMPLE_DIALECT = "cuda"
@@ -74,13 +81,21 @@ _STEP = re.compile(r"^\s*(?:(\w+)\s*\+\+|\+\+\s*(\w+)|(\w+)\s*\+=\s*1)\s*$")
 class WalkRegisters:
     name: ClassVar[str] = "walk-registers"
     priority: ClassVar[int] = 35  # after the stencil tilings (30s): it changes no launch
-    # not searched: on the H200 heat3d_zloop measured 1.00x, ahead=1/2 0.93x/0.91x (the step's other loads still wait)
-    space: ClassVar[tuple[str, ...]] = ()
+    # plain and ahead=1/2 measured 1.00x/0.93x/0.91x on heat3d_zloop (H200): only the chunked column forms are searched
+    # (launch-config first: it refuses a kernel that reads blockIdx.z on its own, as the chunks do)
+    space: ClassVar[tuple[str, ...]] = ("walk-registers{chunks=4 cols=2}",
+                                        "launch-config{block=32x8},walk-registers{chunks=8 cols=4}")
     ahead: int = 0  # also load the value `ahead` steps ahead of the newest one: it is in flight while this step stores
+    chunks: int = 1  # the loop's range split over gridDim.z (_walk_chunks.py)
+    cols: int = 1  # consecutive x points a thread, values shared and loaded as words (_walk_cols.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if not 0 <= self.ahead <= 2:
             return "ahead must be 0-2"
+        if not 1 <= self.chunks <= 64:
+            return "chunks must be 1-64"
+        if self.cols not in {1, 2, 4}:
+            return "cols must be 1, 2 or 4"
         return True if any(lp.kind == "for_statement" for lp in facts.loops) else "no for loop"
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
@@ -147,6 +162,10 @@ class WalkRegisters:
         for _, _, e, _ in reads:
             if idents(expand(e)) & assigned:
                 return Refused(f"the index `{e}` reads a name the loop body assigns")
+        if self.cols > 1:
+            assert node is not None
+            return cols_rewrite(self.chunks, self.cols, self.ahead, source, facts, lp, node, body, stmts, written, expand,
+                                envs, macros)
         by_array: dict[str, list[tuple[Node, str, int]]] = {}
         for sub, arr, e, k in reads:
             by_array.setdefault(arr, []).append((sub, e, k))
@@ -185,8 +204,14 @@ class WalkRegisters:
         flag = fresh(facts, source, "first")
         ind = indent_of(source, node.start_byte) if node is not None else ""
         sind = indent_of(source, stmts[first_stmt].start_byte)
-        edits = [Edit(node.start_byte, node.start_byte,  # type: ignore[union-attr]
-                      f"{ety} {', '.join(regs)};\n{ind}bool {flag} = true;\n{ind}")]
+        assert node is not None and body is not None
+        pre, edits = "", list[Edit]()
+        if self.chunks > 1:
+            got = chunk_edits(source, facts, lp, node, body, stmts, expand, envs, self.chunks, facts.dialect)
+            if isinstance(got, Refused):
+                return got
+            pre, edits = got
+        edits.append(Edit(node.start_byte, node.start_byte, f"{pre}{ety} {', '.join(regs)};\n{ind}bool {flag} = true;\n{ind}"))
         bound = re.fullmatch(rf"\s*{re.escape(lp.var)}\s*(<=?)\s*(.+?)\s*", lp.cond)
         if self.ahead and (bound is None or idents(bound.group(2)) & (assigned | set(local) | {lp.var})):
             return Refused(f"ahead={self.ahead} needs the loop condition `{lp.var} < BOUND` with a bound the body keeps")
@@ -209,6 +234,8 @@ class WalkRegisters:
         last = stmts[-1]
         rotate = "".join(f"\n{sind}{regs[i]} = {regs[i + 1]};" for i in range(len(regs) - 1))
         edits.append(Edit(last.end_byte, last.end_byte, rotate))
-        return Rewrite(tuple(sorted(edits, key=lambda e: e.start)), None,
+        launch = LaunchChange(None, f"chunks-z:{self.chunks}") if self.chunks > 1 else None
+        return Rewrite(tuple(sorted(edits, key=lambda e: e.start)), launch,
                        f"`{arr}` along `{lp.var}`: {len(regs)} registers, one load a step instead of {len(col)}"
-                       + (f", {self.ahead} step(s) ahead" if self.ahead else ""))
+                       + (f", {self.ahead} step(s) ahead" if self.ahead else "")
+                       + (f", its range in {self.chunks} chunks over gridDim.z" if self.chunks > 1 else ""))

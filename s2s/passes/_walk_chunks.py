@@ -1,0 +1,79 @@
+"""walk-registers{chunks=N}: the walked loop's range [lo, hi) split over gridDim.z, each block along z walking one N-th.
+
+`zlo = lo + blockIdx.z * (hi - lo) / N` and `zhi = lo + (blockIdx.z + 1) * (hi - lo) / N` in 64-bit (an empty range stays
+empty): the chunks tile [lo, hi) with no step twice. Valid when the steps are independent: the loop is a statement of the
+kernel's body (not nested), every array it writes moves by a nonzero whole step each step (no two steps write one
+element), no name it assigns lives across steps (the walk's registers excepted: a chunk's first step loads them afresh),
+its bounds read no name it assigns, no array, no call, and nothing outside it writes memory (that code runs N times).
+"""
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from s2s.lang.edits import Edit, Refused
+from s2s.lang.kernel_facts import KernelFacts, Loop, idents
+from s2s.lang.parsing import src
+
+from ._common import fresh, indent_of, walk
+from ._index_steps import diff
+from .thread_coarsen import _assigned, _declares
+
+_Z = re.compile(r"\b(?:blockIdx|gridDim|threadIdx|blockDim)\.z\b|\bget_(?:group_id|num_groups|global_id|local_id|global_size"
+                r"|local_size|global_offset)\s*\(\s*2\s*\)|__cluster|\batomic\w*\s*\(")
+_BOUND = re.compile(r"\s*(\w+)\s*(<=?)\s*(.+?)\s*")
+
+
+def chunk_edits(source: bytes, facts: KernelFacts, lp: Loop, node: Node, body: Node, stmts: list[Node],
+                expand: object, envs: list[dict[str, int]], chunks: int, dialect: str) -> tuple[str, list[Edit]] | Refused:
+    """The declarations to put before `node` (the walked `for`) and the edits of its header that make it walk only
+    this block's chunk of its range."""
+    kernel_text = source[facts.body_start:facts.body_end].decode("utf-8", "replace")
+    if _Z.search(kernel_text):
+        return Refused("the kernel reads the z of the grid, block or thread, a cluster or an atomic: z is not free for chunks")
+    if lp.depth != 1 or node.parent is None or node.parent.start_byte != facts.body_start:
+        return Refused(f"the loop over `{lp.var}` is nested: chunks split a loop of the kernel's body")
+    inner = src(source, body)
+    declared = {_declares(source, s) for s in stmts if s.type == "declaration"} - {""}
+    carried = sorted(a for a in idents(inner) if _assigned(a, inner) and a not in declared and a != lp.var)
+    if carried:
+        return Refused(f"`{carried[0]}` is assigned in the loop over `{lp.var}` and lives across its steps")
+    init = node.child_by_field_name("initializer")
+    cond = node.child_by_field_name("condition")
+    m = _BOUND.fullmatch(lp.cond)
+    if init is None or cond is None or init.type != "declaration" or _declares(source, init) != lp.var or m is None \
+            or m.group(1) != lp.var:
+        return Refused(f"chunks need `for (int {lp.var} = LO; {lp.var} < HI; ...)`")
+    value = init.named_children[-1].child_by_field_name("value")
+    if value is None:
+        return Refused(f"`{lp.var}` has no initial value")
+    lo, hi = src(source, value), m.group(3)
+    if m.group(2) == "<=":
+        hi = f"({hi}) + 1"
+    for b in (lo, hi):
+        if "[" in b or re.search(r"\w\s*\(", b) or idents(b) & ({lp.var} | {a for a in idents(inner) if _assigned(a, inner)}):
+            return Refused(f"the bound `{b}` of the loop over `{lp.var}` is not invariant (reads an array, a call or a name the loop assigns)")
+    for s in walk(node):
+        if s.type != "subscript_expression" or s.parent is None:
+            continue
+        left = s.parent.type in {"assignment_expression", "update_expression"} and (
+            s.parent.child_by_field_name("left") == s or s.parent.child_by_field_name("argument") == s)
+        if not left:
+            continue
+        idx = s.child_by_field_name("indices")
+        e = src(source, idx).strip()[1:-1] if idx is not None else ""
+        steps = [diff(expand(e), lp.var, env) for env in envs]  # type: ignore[operator]
+        if any(not st for st in steps):
+            return Refused(f"the write `{src(source, s)}` does not move by a whole nonzero step of `{lp.var}`: steps may share it")
+    before = source[facts.body_start:node.start_byte].decode("utf-8", "replace")
+    after = source[node.end_byte:facts.body_end].decode("utf-8", "replace")
+    if re.search(r"\]\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--", re.sub(r"\bfor\s*\(.*?\)", "", before + after)):
+        return Refused("the kernel writes memory outside the walked loop: that code would run once a chunk")
+    wl, wh = fresh(facts, source, f"{lp.var}lo"), fresh(facts, source, f"{lp.var}hi")
+    chunk = "(long long)get_group_id(2)" if dialect == "opencl" else "(long long)blockIdx.z"
+    ind = indent_of(source, node.start_byte)
+    span = f"(({hi}) > ({lo}) ? (long long)({hi}) - (long long)({lo}) : 0LL)"
+    head = (f"const int {wl} = (int)((long long)({lo}) + {chunk} * {span} / {chunks});\n{ind}"
+            f"const int {wh} = (int)((long long)({lo}) + ({chunk} + 1) * {span} / {chunks});\n{ind}")
+    return head, [Edit(value.start_byte, value.end_byte, wl), Edit(cond.start_byte, cond.end_byte, f"{lp.var} < {wh}")]

@@ -1,0 +1,125 @@
+"""walk-registers{cols=V}'s code: the cells' registers, their loads (words where they can be), the points' copies."""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from tree_sitter import Node
+
+from s2s.lang.edits import Refused
+from s2s.lang.kernel_facts import KernelFacts, Loop
+from s2s.lang.parsing import src
+
+from ._common import fresh, indent_of, walk
+from ._index_steps import word
+
+MAX_WINDOW = 9
+_SIZE = {"float": 4, "double": 8, "int": 4, "unsigned int": 4, "uint": 4}
+_VNAME = {"float": "float", "double": "double", "int": "int", "unsigned int": "uint", "uint": "uint"}
+
+
+def emit(source: bytes, facts: KernelFacts, lp: Loop, node: Node, reads: list[tuple[Node, str, str]],
+         cell_of: dict[tuple[int, int], tuple[int, int, int]], rep_text: dict[tuple[int, int], tuple[str, int]],
+         lines: list[tuple[str, tuple[int, ...]]], ren: list[dict[str, str]], rename: Callable[[str, int], str],
+         locs: list[Node], rest: list[Node], xd: Node, xm: re.Match[str], x0: str, guard: tuple[Node, str] | None,
+         cols: int, ety_of: Callable[[str], str]) -> tuple[list[tuple[int, int, str]], str, str] | Refused:
+    """(replacements (start, end, text), the text to put before the loop, a note)."""
+    if guard is None:
+        return Refused(f"no `if (...) return;` guard on `{xm.group(1)}`: a point past the launch's x would be stored")
+    body = node.child_by_field_name("body")
+    assert body is not None
+    cells = sorted(set(cell_of.values()))
+    needers: dict[tuple[int, int, int], set[int]] = {}
+    for (_, i), c in cell_of.items():
+        needers.setdefault(c, set()).add(i)
+    ms_of: dict[tuple[int, int], list[int]] = {}
+    for ln, m, j in cells:
+        ms_of.setdefault((ln, j), []).append(m)
+    rotated = {lj: (ms[0], ms[-1]) for lj, ms in ms_of.items()
+               if len(ms) >= 2 and ms[-1] - ms[0] + 1 == len(ms) <= MAX_WINDOW}
+    base = fresh(facts, source, "wc")
+    reg = {c: f"{base}{n}" for n, c in enumerate(cells)}
+    act = [fresh(facts, source, f"in{i}") for i in range(cols)]
+    full, flag, tmp = fresh(facts, source, "full"), fresh(facts, source, "first"), fresh(facts, source, "t")
+    ind = indent_of(source, node.start_byte)
+    sind = ind + "    "
+
+    def who(c: tuple[int, int, int]) -> set[int]:
+        lj = (c[0], c[2])
+        if lj in rotated:
+            return {i for (ln, m, j), s in needers.items() if (ln, j) == lj for i in s}
+        return needers[c]
+
+    def index(ln: int, m: int, j: int) -> str:
+        text, jt = rep_text[(ln, m)]
+        return text if j == jt else f"({text}) {'+' if j > jt else '-'} {abs(j - jt)}"
+
+    def loads(group: list[tuple[int, int, int]], pre: str) -> list[str]:
+        out: list[str] = []
+        rows: dict[tuple[int, int], set[int]] = {}
+        for ln, m, j in group:
+            rows.setdefault((ln, m), set()).add(j)
+        for (ln, m), js in sorted(rows.items()):
+            arr = lines[ln][0]
+            ty = ety_of(arr)
+            size = _SIZE.get(ty, 0)
+            left = set(js)
+            for a in sorted(js):
+                if not size or cols * size > 16 or a % cols or not all(a + t in js for t in range(cols)):
+                    continue
+                vt = f"{_VNAME[ty]}{cols}"
+                at = f"{arr} + ({index(ln, m, a)})"
+                parts = " ".join(f"{reg[(ln, m, a + t)]} = {tmp}.{'xyzw'[t]};" for t in range(cols))
+                if facts.dialect == "opencl":
+                    out.append(f"{pre}if ({full}) {{ {vt} {tmp} = vload{cols}(0, {at}); {parts} }} else {{")
+                else:
+                    out.append(f"{pre}if ({full} && ((size_t)({at}) & {cols * size - 1}) == 0) {{ "
+                               f"{vt} {tmp} = *(const {vt}*)({at}); {parts} }} else {{")
+                out += [f"{pre}    {scalar(ln, m, a + t, ty)}" for t in range(cols)] + [f"{pre}}}"]
+                left -= {a + t for t in range(cols)}
+            out += [f"{pre}{scalar(ln, m, j, ty)}" for j in sorted(left)]
+        return out
+
+    def scalar(ln: int, m: int, j: int, ty: str) -> str:
+        cond = " || ".join(act[i] for i in sorted(who((ln, m, j))))
+        return f"{reg[(ln, m, j)]} = ({cond}) ? {lines[ln][0]}[{index(ln, m, j)}] : ({ty})0;"
+
+    firsts = [(ln, m, j) for (ln, j), (lo, hi) in rotated.items() for m in range(lo, hi)]
+    each = [c for c in cells if (c[0], c[2]) not in rotated or c[1] == rotated[(c[0], c[2])][1]]
+    text = ["{"] + [sind + rename(src(source, s), i) for i in range(cols) for s in locs]
+    if firsts:
+        text += [f"{sind}if ({flag}) {{"] + loads(firsts, sind + "    ") + [f"{sind}    {flag} = false;", f"{sind}}}"]
+    text += loads(each, sind)
+    spans = {(s.start_byte, s.end_byte): r for r, (s, _, _) in enumerate(reads)}
+    for i in range(cols):
+        text.append(f"{sind}if ({act[i]}) {{")
+        for s in rest:
+            pieces, at = [], s.start_byte
+            for n in sorted(walk(s), key=lambda n: n.start_byte):
+                r = spans.get((n.start_byte, n.end_byte))
+                if r is None or n.start_byte < at or n.type != "subscript_expression":
+                    continue
+                pieces += [rename(source[at:n.start_byte].decode(), i), reg[cell_of[(r, i)]]]
+                at = n.end_byte
+            pieces.append(rename(source[at:s.end_byte].decode(), i))
+            text.append(sind + "    " + "".join(pieces))
+        text.append(f"{sind}}}")
+    for (ln, j), (lo, hi) in sorted(rotated.items()):
+        text += [f"{sind}{reg[(ln, m, j)]} = {reg[(ln, m + 1, j)]};" for m in range(lo, hi)]
+    text.append(ind + "}")
+    decl: dict[str, list[str]] = {}
+    for c in cells:
+        decl.setdefault(ety_of(lines[c[0]][0]), []).append(reg[c])
+    pre = "".join(f"{ty} {', '.join(rs)};\n{ind}" for ty, rs in decl.items()) + f"bool {flag} = true;\n{ind}"
+    xs = src(source, xd)
+    xtext = xs[:xm.start(1)] + x0 + xs[xm.end(1):xm.start(2)] + f"({xm.group(2)}) * {cols}" + xs[xm.end(2):]
+    gs, cond = guard
+    gind = indent_of(source, gs.start_byte)
+    gtext = "".join(f"const bool {act[i]} = !({re.sub(word(xm.group(1)), ren[i][xm.group(1)], cond)});\n{gind}"
+                    for i in range(cols))
+    gtext += f"if (!({' || '.join(act)}))\n{gind}    return;\n{gind}const bool {full} = {' && '.join(act)};"
+    reps = [(xd.start_byte, xd.end_byte, xtext), (gs.start_byte, gs.end_byte, gtext),
+            (body.start_byte, body.end_byte, "\n".join(text))]
+    words = sum(1 for line in text if "else {" in line)
+    return reps, pre, (f"{cols} points of `{xm.group(1)}` a thread, {len(cells)} registers, {len(rotated)} rotated along "
+                       f"`{lp.var}`, {words} word loads")

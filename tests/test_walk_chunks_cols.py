@@ -1,0 +1,121 @@
+"""walk-registers{chunks=N cols=V}: heat3d_zloop's walk split over gridDim.z and V x points a thread, emulated against
+the original (odd sizes: NX not a multiple of V, NZ - 2 not a multiple of N; buffers off their words), refusals, the
+OpenCL form on PoCL, nvcc sm_90."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import needs_nvcc
+from emulate_cuda import Launch, same_outputs
+from test_walk_registers import HEAT_CL, NX, NY, NZ, ZOO, _heat
+
+from s2s.lang.edits import LaunchChange, Refused
+from s2s.optimize.registry import Applied, make_pass, run_pass
+
+
+def _apply(data: bytes, opts: dict[str, str]) -> Applied:
+    res = run_pass(make_pass("walk-registers", opts), data, "cuda", "heat3d_zloop")
+    assert isinstance(res, Applied), res
+    return res
+
+
+def test_heat_two_points_share_their_x_neighbours() -> None:
+    res = _apply(_heat(512, 512, 512), {"chunks": "4", "cols": "2"})
+    out = res.text.decode()
+    assert res.launch == LaunchChange(None, "chunks-z:4", per_item=2)
+    assert "int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * 2;" in out
+    assert out.count("float2 t = *(const float2*)") == 5  # the planes -P, 0 (first step), +P, -NX, +NX
+    assert "unew[c_1] = c0 * wc4 + c1 * (wc3 + wc5 + wc9 + wc11 + wc1 + wc7);" in out
+    assert "(long long)blockIdx.z * ((NZ - 1) > (1)" in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunks,cols,offset", [(4, 1, 0), (3, 2, 0), (4, 2, 1), (2, 4, 0), (5, 4, 3)])
+def test_heat_matches_the_original(tmp_path: Path, chunks: int, cols: int, offset: int) -> None:
+    before = _heat()  # 13 x 11 x 9: NX odd, NZ - 2 = 7 not a multiple of the chunks
+    res = _apply(before, {"chunks": str(chunks), "cols": str(cols)})
+    assert res.launch is not None
+    old = Launch((-(-NX // 32), -(-NY // 4), 1), (32, 4, 1))
+    grid, block = res.launch.resolve(old.grid, old.block)
+    counts = {"u": NX * NY * NZ, "unew": NX * NY * NZ}
+    scalars = {"c0": "0.4f", "c1": "0.1f"}
+    new = Launch(grid, block)
+    assert same_outputs(tmp_path, "heat3d_zloop", before, res.text, (old, new), counts, scalars, offset) == "SAME"
+    short = res.text.replace(b"/ %d);" % chunks, b"/ %d) - 1;" % chunks, 1)  # a chunk that stops one step early
+    assert short != res.text
+    assert same_outputs(tmp_path, "heat3d_zloop", before, short, (old, new), counts, scalars, offset) != "SAME"
+
+
+@pytest.mark.parametrize("old,new,opts,why", [
+    ("int y = blockIdx.y * blockDim.y + threadIdx.y;", "int y = blockIdx.y * blockDim.y + threadIdx.y + blockIdx.z;",
+     {"chunks": "2"}, "z of the grid"),
+    ("unew[c] = c0", "unew[x] = c0", {"chunks": "2"}, "does not move"),
+    ("unew[c] = c0 * u[c]", "s += 1.0f; unew[c] = c0 * u[c]", {"chunks": "2"}, "lives across"),
+    ("    if (x < 1 || x >= NX - 1 || y < 1 || y >= NY - 1)\n        return;\n", "", {"cols": "2"}, "guard"),
+    ("int x = blockIdx.x * blockDim.x + threadIdx.x;", "int x = threadIdx.x;", {"cols": "2"}, "blockIdx.x"),
+    ("unew[c] = c0 * u[c]", "unew[c] = c0 * unew[c + 1]", {"cols": "2"}, "which the kernel writes"),
+    ("        return;\n", "        return;\n    unew[0] = 1.0f;\n", {"chunks": "2"}, "outside the walked loop"),
+])
+def test_refusals(old: str, new: str, opts: dict[str, str], why: str) -> None:
+    text = _heat().decode()
+    assert old in text, old
+    text = text.replace(old, new)
+    if "s += 1.0f" in new:
+        text = text.replace("for (int z = 1;", "float s = 0.0f;\n    for (int z = 1;")
+    res = run_pass(make_pass("walk-registers", opts), text.encode(), "cuda", "heat3d_zloop")
+    assert isinstance(res, Refused), res
+    assert why in res.reason, res.reason
+
+
+def test_a_3d_launch_is_refused_at_launch_time() -> None:
+    with pytest.raises(ValueError, match="3-D"):
+        LaunchChange(None, "chunks-z:4", per_item=2).resolve((4, 4, 2), (32, 4, 1))
+    assert LaunchChange(None, "chunks-z:4", per_item=2).resolve((16, 128, 1), (32, 4, 1)) == ((8, 128, 4), (32, 4, 1))
+
+
+@pytest.mark.slow
+@needs_nvcc
+@pytest.mark.parametrize("opts", [{"chunks": "4", "cols": "2"}, {"chunks": "8", "cols": "4"}, {"chunks": "8"}])
+def test_nvcc_compiles(tmp_path: Path, opts: dict[str, str]) -> None:
+    nvcc = shutil.which("nvcc")
+    assert nvcc is not None
+    f = tmp_path / "heat3d_zloop" / "k.cu"
+    f.parent.mkdir()
+    f.write_bytes(_apply(_heat(512, 512, 512), opts).text)
+    shutil.copy(ZOO / "zoo.h", tmp_path / "zoo.h")
+    r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / "k.o")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", ["walk-registers{chunks=4 cols=2}", "walk-registers{chunks=3 cols=4}"])
+def test_opencl_heat_matches_the_original_on_pocl(tmp_path: Path, spec: str) -> None:
+    pytest.importorskip("pyopencl")
+    from mep_util import ParamSpec, make_mep, manifest
+
+    from s2s.lang.kernel_facts import kernel_facts
+    from s2s.mep.evaluate import evaluate
+    from s2s.mep.manifest import load
+    from s2s.optimize.loop import write_variant
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    n = NX * NY * NZ
+    params = [ParamSpec("u", "__global const float*", "in", "float", count=n, space="global"),
+              ParamSpec("v", "__global float*", "out", "float", count=n, space="global"),
+              ParamSpec("nx", "int", "scalar", "int", value=NX), ParamSpec("ny", "int", "scalar", "int", value=NY),
+              ParamSpec("nz", "int", "scalar", "int", value=NZ)]
+    mep = make_mep(tmp_path / "mep", HEAT_CL, manifest("heat", "opencl", "kernel.cl", params, (16, 16, 1), (8, 8, 1),
+                                                      repetitions=3, warmup=1, timeout_s=60.0))
+    state = State(manifest=load(mep), original=HEAT_CL.encode(), kernel="heat", dialect="opencl",
+                  facts=kernel_facts(HEAT_CL.encode(), "opencl", "heat"))
+    cand = apply_pipeline(spec, state)
+    assert not isinstance(cand, str), cand
+    assert b"vload" in cand.source and b"get_group_id(2)" in cand.source
+    write_variant(mep, state.manifest.kernel_file, cand)
+    m = evaluate(mep, cand.id)
+    assert m.verdict == "ok", (m.verdict, m.messages)
+    assert m.outputs and all(o.ok for o in m.outputs)
