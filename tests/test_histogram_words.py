@@ -206,3 +206,29 @@ def test_cost_model_ranks_the_word_forms_ahead_of_the_original() -> None:
     assert original is not None and words is not None
     assert words.dram_bytes < 0.15 * original.dram_bytes and words.seconds < 0.2 * original.seconds
     assert 4 * n <= words.dram_bytes < 5 * n  # the 128 MB of floats once, not a sector per element
+
+
+def test_launch_config_takes_a_shared_histogram_whose_threads_only_stride_the_block() -> None:
+    """The clear and flush loops `for (b = threadIdx.x; b < NBINS; b += blockDim.x)` cover the bins with any 1-D block
+    (histo_shared on the H200: 1024-thread blocks 20.8 us, 256-thread 22.8, probe 2026-12-01); a shared array indexed
+    by threadIdx itself keeps the refusal."""
+    out = _apply("grid-stride-fill{vec=16 words=4},launch-config{block=1024},shared-histogram{copies=32}", HISTO_SHARED.encode(),
+                 "histo_shared")
+    assert out.launch is None or out.launch.block is None
+    per_slot = HISTO_SHARED.replace("local[b] = 0;", "local[threadIdx.x] = 0;", 1).encode()
+    refused = run_pass(make_pass("launch-config", {"block": "1024"}), per_slot, "cuda", "histo_shared")
+    assert isinstance(refused, Refused) and "shared memory sized for the current block (threadIdx.x" in refused.reason
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("offset", [0, 1])
+def test_byte_histogram_on_larger_blocks_counts_every_byte(tmp_path: Path, offset: int) -> None:
+    """The same 5003 bytes on 2 blocks of 1024 (the launch launch-config{block=1024} gives a grid of 2048 threads) and
+    on 1 block of 512 against the original's 20 blocks of 256."""
+    src = HISTO_SHARED.replace("#define N (1 << 26)", "#define N 5003").encode()
+    out = _apply("grid-stride-fill{vec=16 words=4},launch-config{block=1024},shared-histogram{copies=32}", src, "histo_shared")
+    launches = (Launch((20, 1, 1), (256, 1, 1)), Launch((2, 1, 1), (1024, 1, 1)))
+    counts, scalars = {"data": 5003, "bins": 64}, {"n": "5003"}
+    assert same_outputs(tmp_path, "histo_shared", src, out.text, launches, counts, scalars, offset=offset) == "SAME"
+    half = (Launch((20, 1, 1), (256, 1, 1)), Launch((1, 1, 1), (512, 1, 1)))
+    assert same_outputs(tmp_path, "histo_shared", src, out.text, half, counts, scalars, offset=offset) == "SAME"

@@ -105,6 +105,9 @@ class KernelFacts:
     # the first blockIdx.A / threadIdx.A used outside a global index blockIdx.A*blockDim.A+threadIdx.A (Parboil's stencil:
     # i = threadIdx.x, j = blockIdx.x + 1): a new block shape changes the kernel's work; "" when there is none
     shape_bound: str = ""
+    # the same, block-strided loops `for (int v = threadIdx.x; v < E; v += blockDim.x)` set aside too: every thread of
+    # any 1-D block covers [0, E) with the others (a shared histogram's clear and flush)
+    shape_bound_loops: str = ""
 
     @property
     def uses_thread_index(self) -> bool:
@@ -217,7 +220,7 @@ class _Collector:
             thread_vars=tuple(self._thread_vars()), builtins=tuple(builtins),
             shared=tuple(m.group(0) for m in re.finditer(shared_re, body_text)), launch_bounds=bounds,
             element_type=("mixed" if len(floats) > 1 else next(iter(floats), "")), locals=tuple(self.locals),
-            shape_bound=shape_bound(body_text),
+            shape_bound=shape_bound(body_text), shape_bound_loops=shape_bound(body_text, strided_loops=True),
         )
 
     def _end(self) -> int:
@@ -357,10 +360,14 @@ class _Collector:
         return dependent
 
 
-def shape_bound(body: str) -> str:
+def shape_bound(body: str, strided_loops: bool = False) -> str:
     """The first blockIdx.A / threadIdx.A `body` uses outside a global index `blockIdx.A*blockDim.A + threadIdx.A`
-    (either order, __umul24/__mul24 too); "" when there is none."""
+    (either order, __umul24/__mul24 too), with `strided_loops` outside a block-strided loop's head too; "" when there is
+    none."""
     body = re.sub(r"//[^\n]*|/\*.*?\*/", " ", body, flags=re.S)
+    if strided_loops:
+        body = re.sub(r"\bfor\s*\(\s*(?:int|unsigned|unsigned int|long|size_t)\s+(\w+)\s*=\s*threadIdx\.x\s*;\s*\1\s*<\s*[^;{}]+;"
+                      r"\s*\1\s*\+=\s*blockDim\.x\s*\)", " ", body)
     for a in "xyz":
         prod = (rf"(?:blockIdx\.{a}\s*\*\s*blockDim\.{a}|blockDim\.{a}\s*\*\s*blockIdx\.{a}|"
                 rf"__u?mul24\s*\(\s*(?:blockIdx\.{a}\s*,\s*blockDim\.{a}|blockDim\.{a}\s*,\s*blockIdx\.{a})\s*\))")

@@ -50,8 +50,11 @@ class LaunchConfig:
             threads *= b
         if not 1 <= len(self.block) <= 3 or threads > 1024 or threads % 32:
             return f"block {self.block} must have 1-3 dimensions and a multiple of 32 threads, at most 1024"
-        if facts.shared:
-            return "shared memory sized for the current block: a new block shape may break it"
+        if any("extern" in d or "DYNAMIC" in d for d in facts.shared):
+            return "dynamic shared memory: its size is the launch's, set for the current block"
+        if facts.shared and facts.shape_bound_loops:
+            return (f"shared memory sized for the current block ({facts.shape_bound_loops} is used outside a global index or "
+                    "a block-strided loop)")
         bound = re.search(r"\(\s*(\d+)", facts.launch_bounds)
         if bound and threads > int(bound.group(1)):
             return f"__launch_bounds__ allows at most {bound.group(1)} threads per block"
@@ -59,8 +62,8 @@ class LaunchConfig:
             return f"a {dims}-D block for a kernel with a {facts.dims}-D thread mapping"
         if facts.dims == 0:
             return "no global thread index: the kernel may depend on the block shape"
-        if facts.shape_bound:
-            return (f"{facts.shape_bound} is used on its own, not only in blockIdx*blockDim+threadIdx: the kernel's work depends "
+        if facts.shape_bound_loops:  # block-strided loops (`for (b = threadIdx.x; b < E; b += blockDim.x)`) cover E with any 1-D block
+            return (f"{facts.shape_bound_loops} is used on its own, not only in blockIdx*blockDim+threadIdx: the kernel's work depends "
                     "on the block shape (Parboil's stencil: i = threadIdx.x, j = blockIdx.x + 1)")
         return True
 

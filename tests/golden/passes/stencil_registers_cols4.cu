@@ -64,11 +64,8 @@ __global__ void conv5(const float* __restrict__ img, const float* __restrict__ k
     for (int wr = 0; wr < 8; wr++) {
         const int gy = ybase + wr - 2;
         bool ok = (size_t)(const void*)&img[W * gy + xbase] % 16 == 0;
-        #pragma unroll
-        for (int wc = 0; wc < 8; wc++) {
-            const int gx = xbase + wc - 2;
-            ok = ok && (R < H - R && R < -R + W && R < W && gy >= R - 2 && gy < H - R + 2 && gx >= R - 2 && gx < -R + W + 2 && gx < W + 2);
-        }
+        ok = ok && (R < H - R && R < -R + W && R < W && gy >= R - 2 && gy < H - R + 2 && (xbase - 2) >= R - 2 && (xbase - 2) < -R + W + 2 && (xbase - 2) < W + 2);
+        ok = ok && (R < H - R && R < -R + W && R < W && gy >= R - 2 && gy < H - R + 2 && (xbase + 5) >= R - 2 && (xbase + 5) < -R + W + 2 && (xbase + 5) < W + 2);
         if (ok) {
             const float2 v0 = *(const float2*)&img[W * gy + xbase - 2];
             img_w[wr][0] = v0.x;
