@@ -63,7 +63,8 @@ def chunk_edits(source: bytes, facts: KernelFacts, lp: Loop, node: Node, body: N
             continue
         idx = s.child_by_field_name("indices")
         e = src(source, idx).strip()[1:-1] if idx is not None else ""
-        steps = [diff(expand(e), lp.var, env) for env in envs]  # type: ignore[operator]
+        ex = expand(e)  # type: ignore[operator]
+        steps = [diff(ex, lp.var, {**{n: 13 + 7 * k for k, n in enumerate(sorted(idents(ex)))}, **env}) for env in envs]
         if any(not st for st in steps):
             return Refused(f"the write `{src(source, s)}` does not move by a whole nonzero step of `{lp.var}`: steps may share it")
     before = source[facts.body_start:node.start_byte].decode("utf-8", "replace")

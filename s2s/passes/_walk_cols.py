@@ -136,8 +136,12 @@ def cols_loop(source: bytes, facts: KernelFacts, lp: Loop, node: Node, stmts: li
                 lines.append((arr, v))
             cell_of[(r, i)] = found
             rep_text.setdefault(found[:2], (rename(e, i), found[2]))
+    def consecutive(e: str) -> bool:
+        at = [vals(e, i) for i in range(cols)]
+        return all(v is not None and at[0] is not None and all(x - y == i for x, y in zip(v, at[0]))
+                   for i, v in enumerate(at))
     return emit(source, facts, lp, node, reads, cell_of, rep_text, lines, ren, rename, locs, rest, xd, xm, x0, guard,
-                cols, ety_of)
+                cols, ety_of, consecutive)
 
 
 def cols_rewrite(chunks: int, cols: int, ahead: int, source: bytes, facts: KernelFacts, lp: Loop, node: Node, body: Node,

@@ -22,7 +22,8 @@ def emit(source: bytes, facts: KernelFacts, lp: Loop, node: Node, reads: list[tu
          cell_of: dict[tuple[int, int], tuple[int, int, int]], rep_text: dict[tuple[int, int], tuple[str, int]],
          lines: list[tuple[str, tuple[int, ...]]], ren: list[dict[str, str]], rename: Callable[[str, int], str],
          locs: list[Node], rest: list[Node], xd: Node, xm: re.Match[str], x0: str, guard: tuple[Node, str] | None,
-         cols: int, ety_of: Callable[[str], str]) -> tuple[list[tuple[int, int, str]], str, str] | Refused:
+         cols: int, ety_of: Callable[[str], str],
+         consecutive: Callable[[str], bool]) -> tuple[list[tuple[int, int, str]], str, str] | Refused:
     """(replacements (start, end, text), the text to put before the loop, a note)."""
     if guard is None:
         return Refused(f"no `if (...) return;` guard on `{xm.group(1)}`: a point past the launch's x would be stored")
@@ -91,18 +92,30 @@ def emit(source: bytes, facts: KernelFacts, lp: Loop, node: Node, reads: list[tu
         text += [f"{sind}if ({flag}) {{"] + loads(firsts, sind + "    ") + [f"{sind}    {flag} = false;", f"{sind}}}"]
     text += loads(each, sind)
     spans = {(s.start_byte, s.end_byte): r for r, (s, _, _) in enumerate(reads)}
+    def render(s: Node, i: int) -> str:
+        pieces, at = [], s.start_byte
+        for n in sorted(walk(s), key=lambda n: n.start_byte):
+            r = spans.get((n.start_byte, n.end_byte))
+            if r is None or n.start_byte < at or n.type != "subscript_expression":
+                continue
+            pieces += [rename(source[at:n.start_byte].decode(), i), reg[cell_of[(r, i)]]]
+            at = n.end_byte
+        return "".join(pieces) + rename(source[at:s.end_byte].decode(), i)
+    store = _word_store(source, rest, ety_of, cols, consecutive)
+    pind = sind
+    if store is not None:
+        arr, idx, rhs, ty = store
+        vt, at = f"{_VNAME[ty]}{cols}", f"{arr} + ({render(idx, 0)})"
+        sets = f"\n{sind}    ".join(f"{tmp}.{'xyzw'[i]} = {render(rhs, i)};" for i in range(cols))
+        put = f"vstore{cols}({tmp}, 0, {at});" if facts.dialect == "opencl" else f"*({vt}*)({at}) = {tmp};"
+        test = full if facts.dialect == "opencl" else f"{full} && ((size_t)({at}) & {cols * _SIZE[ty] - 1}) == 0"
+        text += [f"{sind}if ({test}) {{", f"{sind}    {vt} {tmp};", f"{sind}    {sets}", f"{sind}    {put}", f"{sind}}} else {{"]
+        pind = sind + "    "
     for i in range(cols):
-        text.append(f"{sind}if ({act[i]}) {{")
-        for s in rest:
-            pieces, at = [], s.start_byte
-            for n in sorted(walk(s), key=lambda n: n.start_byte):
-                r = spans.get((n.start_byte, n.end_byte))
-                if r is None or n.start_byte < at or n.type != "subscript_expression":
-                    continue
-                pieces += [rename(source[at:n.start_byte].decode(), i), reg[cell_of[(r, i)]]]
-                at = n.end_byte
-            pieces.append(rename(source[at:s.end_byte].decode(), i))
-            text.append(sind + "    " + "".join(pieces))
+        text.append(f"{pind}if ({act[i]}) {{")
+        text += [pind + "    " + render(s, i) for s in rest]
+        text.append(f"{pind}}}")
+    if store is not None:
         text.append(f"{sind}}}")
     for (ln, j), (lo, hi) in sorted(rotated.items()):
         text += [f"{sind}{reg[(ln, m, j)]} = {reg[(ln, m + 1, j)]};" for m in range(lo, hi)]
@@ -120,6 +133,28 @@ def emit(source: bytes, facts: KernelFacts, lp: Loop, node: Node, reads: list[tu
     gtext += f"if (!({' || '.join(act)}))\n{gind}    return;\n{gind}const bool {full} = {' && '.join(act)};"
     reps = [(xd.start_byte, xd.end_byte, xtext), (gs.start_byte, gs.end_byte, gtext),
             (body.start_byte, body.end_byte, "\n".join(text))]
-    words = sum(1 for line in text if "else {" in line)
+    words = sum(1 for line in text if "else {" in line) - (store is not None)
     return reps, pre, (f"{cols} points of `{xm.group(1)}` a thread, {len(cells)} registers, {len(rotated)} rotated along "
-                       f"`{lp.var}`, {words} word loads")
+                       f"`{lp.var}`, {words} word loads" + (", word stores" if store is not None else ""))
+
+
+def _word_store(source: bytes, rest: list[Node], ety_of: Callable[[str], str], cols: int,
+                consecutive: Callable[[str], bool]) -> tuple[str, Node, Node, str] | None:
+    """(array, index node, right side node, element type) where the points' work is one store `a[i] = e;` whose V
+    points' indices are consecutive, so that it can be one V-wide word."""
+    if len(rest) != 1 or rest[0].type != "expression_statement" or not rest[0].named_children:
+        return None
+    a = rest[0].named_children[0]
+    left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+    op = a.child_by_field_name("operator")
+    if a.type != "assignment_expression" or left is None or right is None or left.type != "subscript_expression" \
+            or (op is not None and src(source, op) != "="):
+        return None
+    head, idx = left.child_by_field_name("argument"), left.child_by_field_name("indices")
+    if head is None or idx is None or head.type != "identifier":
+        return None
+    ty = ety_of(src(source, head))
+    inner = idx.named_children[0] if idx.named_children else None
+    if inner is None or ty not in _SIZE or cols * _SIZE[ty] > 16 or not consecutive(src(source, inner)):
+        return None
+    return src(source, head), inner, right, ty
