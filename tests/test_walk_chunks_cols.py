@@ -123,3 +123,21 @@ def test_opencl_heat_matches_the_original_on_pocl(tmp_path: Path, spec: str) -> 
     m = evaluate(mep, cand.id)
     assert m.verdict == "ok", (m.verdict, m.messages)
     assert m.outputs and all(o.ok for o in m.outputs)
+
+
+@pytest.mark.parametrize("opts", [{"chunks": "2"}, {"cols": "2"}])
+def test_a_nested_walk_is_refused(opts: dict[str, str]) -> None:
+    """FIVE's walk restarts in an outer loop (and carries `s`): neither its chunks nor its points are independent here."""
+    from test_walk_registers import FIVE
+    res = run_pass(make_pass("walk-registers", opts), FIVE, "cuda", "smooth")
+    assert isinstance(res, Refused) and "nested" in res.reason, res
+
+
+def test_only_heat3d_zloop_of_the_zoo_takes_the_column_form() -> None:
+    """Every other zoo kernel with a loop is refused (a loop without a block, a carried sum, barriers...)."""
+    taken = []
+    for f in sorted(ZOO.glob("*/*.cu")):
+        res = run_pass(make_pass("walk-registers", {"chunks": "4", "cols": "2"}), f.read_bytes(), "cuda", f.stem)
+        if isinstance(res, Applied):
+            taken.append(f.stem)
+    assert taken == ["heat3d_zloop"]

@@ -41,7 +41,7 @@ def cols_loop(source: bytes, facts: KernelFacts, lp: Loop, node: Node, stmts: li
     """(replacements (start, end, text) of the kernel's x declaration, guard and walked loop's body; the text to put
     before the loop; a note)."""
     top = statements(node.parent) if node.parent is not None else []
-    if node not in top:
+    if lp.depth != 1 or node not in top:
         return Refused(f"the loop over `{lp.var}` is nested: cols copy a loop of the kernel's body")
     k = top.index(node)
     if any(s.type != "comment" for s in top[k + 1:]):
