@@ -56,30 +56,33 @@ def emit(source: bytes, facts: KernelFacts, lp: Loop, node: Node, reads: list[tu
         return text if j == jt else f"({text}) {'+' if j > jt else '-'} {abs(j - jt)}"
 
     def loads(group: list[tuple[int, int, int]], pre: str) -> list[str]:
-        out: list[str] = []
+        """The group's cells: its whole V-wide runs as words under one test (all points inside, every word's address
+        aligned), else as scalars; the cells in no run as scalars."""
         rows: dict[tuple[int, int], set[int]] = {}
         for ln, m, j in group:
             rows.setdefault((ln, m), set()).add(j)
+        runs, left, tests = [], [], [full]
         for (ln, m), js in sorted(rows.items()):
-            arr = lines[ln][0]
-            ty = ety_of(arr)
+            ty = ety_of(lines[ln][0])
             size = _SIZE.get(ty, 0)
-            left = set(js)
-            for a in sorted(js):
-                if not size or cols * size > 16 or a % cols or not all(a + t in js for t in range(cols)):
-                    continue
-                vt = f"{_VNAME[ty]}{cols}"
-                at = f"{arr} + ({index(ln, m, a)})"
+            starts = [a for a in sorted(js) if size and cols * size <= 16 and a % cols == 0
+                      and all(a + t in js for t in range(cols))]
+            runs += [(ln, m, a, ty) for a in starts]
+            left += [(ln, m, j, ty) for j in sorted(js - {a + t for a in starts for t in range(cols)})]
+            if facts.dialect != "opencl":
+                tests += [f"((size_t)({lines[ln][0]} + ({index(ln, m, a)})) & {cols * size - 1}) == 0" for a in starts]
+        out = []
+        if runs:
+            out.append(f"{pre}if ({' && '.join(tests)}) {{")
+            for ln, m, a, ty in runs:
+                vt, at = f"{_VNAME[ty]}{cols}", f"{lines[ln][0]} + ({index(ln, m, a)})"
+                get = f"vload{cols}(0, {at})" if facts.dialect == "opencl" else f"*(const {vt}*)({at})"
                 parts = " ".join(f"{reg[(ln, m, a + t)]} = {tmp}.{'xyzw'[t]};" for t in range(cols))
-                if facts.dialect == "opencl":
-                    out.append(f"{pre}if ({full}) {{ {vt} {tmp} = vload{cols}(0, {at}); {parts} }} else {{")
-                else:
-                    out.append(f"{pre}if ({full} && ((size_t)({at}) & {cols * size - 1}) == 0) {{ "
-                               f"{vt} {tmp} = *(const {vt}*)({at}); {parts} }} else {{")
-                out += [f"{pre}    {scalar(ln, m, a + t, ty)}" for t in range(cols)] + [f"{pre}}}"]
-                left -= {a + t for t in range(cols)}
-            out += [f"{pre}{scalar(ln, m, j, ty)}" for j in sorted(left)]
-        return out
+                out.append(f"{pre}    {{ {vt} {tmp} = {get}; {parts} }}")
+            out.append(f"{pre}}} else {{")
+            out += [f"{pre}    {scalar(ln, m, a + t, ty)}" for ln, m, a, ty in runs for t in range(cols)]
+            out.append(f"{pre}}}")
+        return out + [f"{pre}{scalar(ln, m, j, ty)}" for ln, m, j, ty in left]
 
     def scalar(ln: int, m: int, j: int, ty: str) -> str:
         cond = " || ".join(act[i] for i in sorted(who((ln, m, j))))
@@ -133,7 +136,7 @@ def emit(source: bytes, facts: KernelFacts, lp: Loop, node: Node, reads: list[tu
     gtext += f"if (!({' || '.join(act)}))\n{gind}    return;\n{gind}const bool {full} = {' && '.join(act)};"
     reps = [(xd.start_byte, xd.end_byte, xtext), (gs.start_byte, gs.end_byte, gtext),
             (body.start_byte, body.end_byte, "\n".join(text))]
-    words = sum(1 for line in text if "else {" in line) - (store is not None)
+    words = sum(1 for line in text if line.strip().startswith("{ ") and "t = " in line)
     return reps, pre, (f"{cols} points of `{xm.group(1)}` a thread, {len(cells)} registers, {len(rotated)} rotated along "
                        f"`{lp.var}`, {words} word loads" + (", word stores" if store is not None else ""))
 
