@@ -141,3 +141,19 @@ def test_only_heat3d_zloop_of_the_zoo_takes_the_column_form() -> None:
         if isinstance(res, Applied):
             taken.append(f.stem)
     assert taken == ["heat3d_zloop"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cols,offset", [(2, 0), (4, 0), (4, 1)])
+def test_the_hoisted_alignment_test_matches_the_original(tmp_path: Path, cols: int, offset: int) -> None:
+    """NX = 12, NY = 11: a plane is 132 elements, whole words of 2 and 4, so the step's words are tested once."""
+    nx, ny, nz = 12, 11, 9
+    before = _heat(nx, ny, nz)
+    res = _apply(before, {"chunks": "3", "cols": str(cols)})
+    assert b"aligned = full && " in res.text and b"if (aligned) {" in res.text
+    assert res.launch is not None
+    old = Launch((1, -(-ny // 4), 1), (32, 4, 1))
+    new = Launch(*res.launch.resolve(old.grid, old.block))
+    counts = {"u": nx * ny * nz, "unew": nx * ny * nz}
+    scalars = {"c0": "0.4f", "c1": "0.1f"}
+    assert same_outputs(tmp_path, "heat3d_zloop", before, res.text, (old, new), counts, scalars, offset) == "SAME"

@@ -140,8 +140,13 @@ def cols_loop(source: bytes, facts: KernelFacts, lp: Loop, node: Node, stmts: li
         at = [vals(e, i) for i in range(cols)]
         return all(v is not None and at[0] is not None and all(x - y == i for x, y in zip(v, at[0]))
                    for i, v in enumerate(at))
+    def move(e: str, env: dict[str, int]) -> int | None:
+        a, b = (value(re.sub(word(xv), x0, expand(e)), {**env, lp.var: z}) for z in (7, 8))
+        return None if a is None or b is None else b - a
+    moves = {move(e, env) for _, _, e in reads for env in envs}
+    steady = None not in moves and all(d % cols == 0 for d in moves if d is not None)
     return emit(source, facts, lp, node, reads, cell_of, rep_text, lines, ren, rename, locs, rest, xd, xm, x0, guard,
-                cols, ety_of, consecutive)
+                cols, ety_of, consecutive, steady)
 
 
 def cols_rewrite(chunks: int, cols: int, ahead: int, source: bytes, facts: KernelFacts, lp: Loop, node: Node, body: Node,

@@ -23,7 +23,7 @@ def emit(source: bytes, facts: KernelFacts, lp: Loop, node: Node, reads: list[tu
          lines: list[tuple[str, tuple[int, ...]]], ren: list[dict[str, str]], rename: Callable[[str, int], str],
          locs: list[Node], rest: list[Node], xd: Node, xm: re.Match[str], x0: str, guard: tuple[Node, str] | None,
          cols: int, ety_of: Callable[[str], str],
-         consecutive: Callable[[str], bool]) -> tuple[list[tuple[int, int, str]], str, str] | Refused:
+         consecutive: Callable[[str], bool], steady: bool) -> tuple[list[tuple[int, int, str]], str, str] | Refused:
     """(replacements (start, end, text), the text to put before the loop, a note)."""
     if guard is None:
         return Refused(f"no `if (...) return;` guard on `{xm.group(1)}`: a point past the launch's x would be stored")
@@ -55,9 +55,9 @@ def emit(source: bytes, facts: KernelFacts, lp: Loop, node: Node, reads: list[tu
         text, jt = rep_text[(ln, m)]
         return text if j == jt else f"({text}) {'+' if j > jt else '-'} {abs(j - jt)}"
 
-    def loads(group: list[tuple[int, int, int]], pre: str) -> list[str]:
+    def loads(group: list[tuple[int, int, int]], pre: str, hoisted: str = "") -> tuple[list[str], str]:
         """The group's cells: its whole V-wide runs as words under one test (all points inside, every word's address
-        aligned), else as scalars; the cells in no run as scalars."""
+        aligned: `hoisted` where that was found at the first step), else as scalars; the cells in no run as scalars."""
         rows: dict[tuple[int, int], set[int]] = {}
         for ln, m, j in group:
             rows.setdefault((ln, m), set()).add(j)
@@ -73,7 +73,7 @@ def emit(source: bytes, facts: KernelFacts, lp: Loop, node: Node, reads: list[tu
                 tests += [f"((size_t)({lines[ln][0]} + ({index(ln, m, a)})) & {cols * size - 1}) == 0" for a in starts]
         out = []
         if runs:
-            out.append(f"{pre}if ({' && '.join(tests)}) {{")
+            out.append(f"{pre}if ({hoisted or ' && '.join(tests)}) {{")
             for ln, m, a, ty in runs:
                 vt, at = f"{_VNAME[ty]}{cols}", f"{lines[ln][0]} + ({index(ln, m, a)})"
                 get = f"vload{cols}(0, {at})" if facts.dialect == "opencl" else f"*(const {vt}*)({at})"
@@ -82,7 +82,7 @@ def emit(source: bytes, facts: KernelFacts, lp: Loop, node: Node, reads: list[tu
             out.append(f"{pre}}} else {{")
             out += [f"{pre}    {scalar(ln, m, a + t, ty)}" for ln, m, a, ty in runs for t in range(cols)]
             out.append(f"{pre}}}")
-        return out + [f"{pre}{scalar(ln, m, j, ty)}" for ln, m, j, ty in left]
+        return out + [f"{pre}{scalar(ln, m, j, ty)}" for ln, m, j, ty in left], " && ".join(tests) if runs else ""
 
     def scalar(ln: int, m: int, j: int, ty: str) -> str:
         cond = " || ".join(act[i] for i in sorted(who((ln, m, j))))
@@ -91,9 +91,13 @@ def emit(source: bytes, facts: KernelFacts, lp: Loop, node: Node, reads: list[tu
     firsts = [(ln, m, j) for (ln, j), (lo, hi) in rotated.items() for m in range(lo, hi)]
     each = [c for c in cells if (c[0], c[2]) not in rotated or c[1] == rotated[(c[0], c[2])][1]]
     text = ["{"] + [sind + rename(src(source, s), i) for i in range(cols) for s in locs]
+    vec = fresh(facts, source, "aligned") if firsts and steady else ""  # the words' alignment moves by whole words a step
+    step_loads, test = loads(each, sind, vec)
     if firsts:
-        text += [f"{sind}if ({flag}) {{"] + loads(firsts, sind + "    ") + [f"{sind}    {flag} = false;", f"{sind}}}"]
-    text += loads(each, sind)
+        text += [f"{sind}if ({flag}) {{"] + loads(firsts, sind + "    ")[0] + [f"{sind}    {flag} = false;"]
+        text += [f"{sind}    {vec} = {test or 'false'};"] if vec else []
+        text.append(f"{sind}}}")
+    text += step_loads
     spans = {(s.start_byte, s.end_byte): r for r, (s, _, _) in enumerate(reads)}
     def render(s: Node, i: int) -> str:
         pieces, at = [], s.start_byte
@@ -127,6 +131,7 @@ def emit(source: bytes, facts: KernelFacts, lp: Loop, node: Node, reads: list[tu
     for c in cells:
         decl.setdefault(ety_of(lines[c[0]][0]), []).append(reg[c])
     pre = "".join(f"{ty} {', '.join(rs)};\n{ind}" for ty, rs in decl.items()) + f"bool {flag} = true;\n{ind}"
+    pre += f"bool {vec} = false;\n{ind}" if vec else ""
     xs = src(source, xd)
     xtext = xs[:xm.start(1)] + x0 + xs[xm.end(1):xm.start(2)] + f"({xm.group(2)}) * {cols}" + xs[xm.end(2):]
     gs, cond = guard
