@@ -9,6 +9,7 @@ its bounds read no name it assigns, no array, no call, and nothing outside it wr
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from tree_sitter import Node
 
@@ -17,7 +18,7 @@ from s2s.lang.kernel_facts import KernelFacts, Loop, idents
 from s2s.lang.parsing import src
 
 from ._common import fresh, indent_of, walk
-from ._index_steps import diff
+from ._index_steps import diff, offset, whole
 from .thread_coarsen import _assigned, _declares
 
 _Z = re.compile(r"\b(?:blockIdx|gridDim|threadIdx|blockDim)\.z\b|\bget_(?:group_id|num_groups|global_id|local_id|global_size"
@@ -78,3 +79,28 @@ def chunk_edits(source: bytes, facts: KernelFacts, lp: Loop, node: Node, body: N
     head = (f"const int {wl} = (int)((long long)({lo}) + {chunk} * {span} / {chunks});\n{ind}"
             f"const int {wh} = (int)((long long)({lo}) + ({chunk} + 1) * {span} / {chunks});\n{ind}")
     return head, [Edit(value.start_byte, value.end_byte, wl), Edit(cond.start_byte, cond.end_byte, f"{lp.var} < {wh}")]
+
+
+def step_columns(reads: list[tuple[Node, str, str, int]], var: str, expand: Callable[[str], str],
+                 envs: list[dict[str, int]]) -> dict[str, dict[int, list[tuple[Node, str, int]]]]:
+    """Per read array: its reads by offset in whole steps of `var` from the first read (those at a constant whole-step
+    offset only), where two or more offsets are found."""
+    by_array: dict[str, list[tuple[Node, str, int]]] = {}
+    for sub, arr, e, k in reads:
+        by_array.setdefault(arr, []).append((sub, e, k))
+    columns: dict[str, dict[int, list[tuple[Node, str, int]]]] = {}
+    for arr, items in by_array.items():
+        base = expand(items[0][1])
+        steps = [diff(base, var, env) for env in envs]
+        if any(not st for st in steps):
+            continue
+        col: dict[int, list[tuple[Node, str, int]]] = {}
+        for sub, e, k in items:
+            offs = {whole(offset(expand(e), base, env), st) for env, st in zip(envs, steps)}
+            if len(offs) == 1 and None not in offs:
+                off = offs.pop()
+                assert off is not None
+                col.setdefault(off, []).append((sub, e, k))
+        if len(col) >= 2:
+            columns[arr] = col
+    return columns

@@ -9,9 +9,9 @@ step. The array must not be written by the kernel (in an MEP every pointer param
 restrict-const), so the value read one step later is the same. Results are the original's bit for bit.
 
 chunks=N splits the loop's range over gridDim.z (_walk_chunks.py: independent steps only); cols=V has each thread walk V
-consecutive x points, the reads shared between them and loaded as V-wide words where aligned (_walk_cols.py). On the
-H200 a hand probe of heat3d_zloop measured chunks=4 cols=2 at 1.27x (85% of the copy floor), chunks=8 cols=4 block
-32x8 1.20x, chunks=8 block 32x8 1.04x; either alone gains nothing (too few threads, or no shared loads).
+consecutive x points, the reads shared between them and loaded as V-wide words where aligned (_walk_cols.py). A hand
+probe of heat3d_zloop (H200): chunks=4 cols=2 1.27x (85% of the copy floor), chunks=8 cols=4 block 32x8 1.20x, chunks=8
+block 32x8 1.04x; either alone gains nothing (too few threads, or no shared loads).
 
 Refused: no `for` loop stepping its variable by one, a body with branches, `?:`, `&&`, `||`, `continue`, `break`,
 `return`, `goto` or nested loops (a step that skips the rotation), barriers, no array read at two or more offsets one
@@ -32,8 +32,8 @@ from s2s.lang.kernel_facts import KernelFacts, idents
 from s2s.lang.parsing import src
 
 from ._common import fresh, indent_of, node_at, statements, walk
-from ._index_steps import diff, elem, offset, whole
-from ._walk_chunks import chunk_edits
+from ._index_steps import elem
+from ._walk_chunks import chunk_edits, step_columns
 from ._walk_cols import cols_rewrite
 from .thread_coarsen import _BARRIERS, _assigned, _declares
 
@@ -149,7 +149,6 @@ class WalkRegisters:
             for _ in range(4):
                 e = re.sub(r"(?<![\w.])(\w+)\b", lambda mm: f"({local[mm.group(1)]})" if mm.group(1) in local else mm.group(1), e)
             return e
-        columns: dict[str, dict[int, list[tuple[Node, str, int]]]] = {}
         rng = random.Random(5)
         envs = [{**macros} for _ in range(4)]
         for env in envs:
@@ -162,23 +161,7 @@ class WalkRegisters:
             assert node is not None
             return cols_rewrite(self.chunks, self.cols, self.ahead, source, facts, lp, node, body, stmts, written, expand,
                                 envs, macros)
-        by_array: dict[str, list[tuple[Node, str, int]]] = {}
-        for sub, arr, e, k in reads:
-            by_array.setdefault(arr, []).append((sub, e, k))
-        for arr, items in by_array.items():
-            base = expand(items[0][1])
-            steps = [diff(base, lp.var, env) for env in envs]
-            if any(not st for st in steps):
-                continue
-            col: dict[int, list[tuple[Node, str, int]]] = {}
-            for sub, e, k in items:
-                offs = {whole(offset(expand(e), base, env), st) for env, st in zip(envs, steps)}
-                if len(offs) == 1 and None not in offs:
-                    off = offs.pop()
-                    assert off is not None
-                    col.setdefault(off, []).append((sub, e, k))
-            if len(col) >= 2:
-                columns[arr] = col
+        columns = step_columns(reads, lp.var, expand, envs)
         best = max(columns.items(), key=lambda kv: len(kv[1]), default=None)
         if best is None:
             return Refused(f"no array read at two offsets one step of `{lp.var}` apart")
@@ -195,8 +178,7 @@ class WalkRegisters:
             return Refused(f"the element type of `{arr}` is not known")
         count = len(col) + self.ahead
         regs = [fresh(facts, source, f"w{i}") for i in range(count)]
-        if len(set(regs)) != len(regs):
-            regs = [f"{regs[0]}_{i}" for i in range(count)]
+        regs = regs if len(set(regs)) == len(regs) else [f"{regs[0]}_{i}" for i in range(count)]
         flag = fresh(facts, source, "first")
         ind = indent_of(source, node.start_byte) if node is not None else ""
         sind = indent_of(source, stmts[first_stmt].start_byte)
