@@ -1,6 +1,6 @@
 """walk-registers{chunks=N cols=V}: heat3d_zloop's walk split over gridDim.z and V x points a thread, emulated against
 the original (odd sizes: NX not a multiple of V, NZ - 2 not a multiple of N; buffers off their words), refusals, the
-OpenCL form on PoCL, nvcc sm_90."""
+OpenCL form on PoCL (tests/test_walk_registers.py), nvcc sm_90."""
 from __future__ import annotations
 
 import shutil
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import needs_nvcc
 from emulate_cuda import Launch, same_outputs
-from test_walk_registers import HEAT_CL, NX, NY, NZ, ZOO, _heat
+from test_walk_registers import NX, NY, NZ, ZOO, _heat
 
 from s2s.lang.edits import LaunchChange, Refused
 from s2s.optimize.registry import Applied, make_pass, run_pass
@@ -92,37 +92,6 @@ def test_nvcc_compiles(tmp_path: Path, opts: dict[str, str]) -> None:
     shutil.copy(ZOO / "zoo.h", tmp_path / "zoo.h")
     r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / "k.o")], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("spec", ["walk-registers{chunks=4 cols=2}", "walk-registers{chunks=3 cols=4}"])
-def test_opencl_heat_matches_the_original_on_pocl(tmp_path: Path, spec: str) -> None:
-    pytest.importorskip("pyopencl")
-    from mep_util import ParamSpec, make_mep, manifest
-
-    from s2s.lang.kernel_facts import kernel_facts
-    from s2s.mep.evaluate import evaluate
-    from s2s.mep.manifest import load
-    from s2s.optimize.loop import write_variant
-    from s2s.optimize.proposers.base import State
-    from s2s.optimize.proposers.builtin import apply_pipeline
-
-    n = NX * NY * NZ
-    params = [ParamSpec("u", "__global const float*", "in", "float", count=n, space="global"),
-              ParamSpec("v", "__global float*", "out", "float", count=n, space="global"),
-              ParamSpec("nx", "int", "scalar", "int", value=NX), ParamSpec("ny", "int", "scalar", "int", value=NY),
-              ParamSpec("nz", "int", "scalar", "int", value=NZ)]
-    mep = make_mep(tmp_path / "mep", HEAT_CL, manifest("heat", "opencl", "kernel.cl", params, (16, 16, 1), (8, 8, 1),
-                                                      repetitions=3, warmup=1, timeout_s=60.0))
-    state = State(manifest=load(mep), original=HEAT_CL.encode(), kernel="heat", dialect="opencl",
-                  facts=kernel_facts(HEAT_CL.encode(), "opencl", "heat"))
-    cand = apply_pipeline(spec, state)
-    assert not isinstance(cand, str), cand
-    assert b"vload" in cand.source and b"vstore" in cand.source and b"get_group_id(2)" in cand.source
-    write_variant(mep, state.manifest.kernel_file, cand)
-    m = evaluate(mep, cand.id)
-    assert m.verdict == "ok", (m.verdict, m.messages)
-    assert m.outputs and all(o.ok for o in m.outputs)
 
 
 @pytest.mark.parametrize("opts", [{"chunks": "2"}, {"cols": "2"}])

@@ -154,8 +154,9 @@ __kernel void heat(__global const float* u, __global float* v, int nx, int ny, i
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("ahead", [0, 1])
-def test_opencl_heat_matches_the_original_on_pocl(tmp_path: Path, ahead: int) -> None:
+@pytest.mark.parametrize("spec", ["walk-registers{ahead=0}", "walk-registers{ahead=1}", "walk-registers{chunks=4 cols=2}",
+                                  "walk-registers{chunks=3 cols=4}"])
+def test_opencl_heat_matches_the_original_on_pocl(tmp_path: Path, spec: str) -> None:
     pytest.importorskip("pyopencl")
     from mep_util import ParamSpec, make_mep, manifest
 
@@ -175,9 +176,12 @@ def test_opencl_heat_matches_the_original_on_pocl(tmp_path: Path, ahead: int) ->
                                                       repetitions=3, warmup=1, timeout_s=60.0))
     state = State(manifest=load(mep), original=HEAT_CL.encode(), kernel="heat", dialect="opencl",
                   facts=kernel_facts(HEAT_CL.encode(), "opencl", "heat"))
-    cand = apply_pipeline(f"walk-registers{{ahead={ahead}}}", state)
+    cand = apply_pipeline(spec, state)
     assert not isinstance(cand, str), cand
-    assert b"w2 = u[c + nx * ny];" in cand.source or ahead
+    if "cols" in spec:  # chunks over gridDim.z, the points' words as vloadN / vstoreN
+        assert b"vload" in cand.source and b"vstore" in cand.source and b"get_group_id(2)" in cand.source
+    else:
+        assert b"w2 = u[c + nx * ny];" in cand.source or "ahead=1" in spec
     write_variant(mep, state.manifest.kernel_file, cand)
     m = evaluate(mep, cand.id)
     assert m.verdict == "ok", (m.verdict, m.messages)
