@@ -49,5 +49,7 @@ def test_launch_config_reads_the_fact_and_says_why() -> None:
                          "cuda", "k")
     assert facts is not None and facts.shape_bound == ""
     assert LaunchConfig((128,)).applies(facts) is True
-    why = LaunchConfig((128,)).applies(replace(facts, shape_bound="threadIdx.x"))
+    why = LaunchConfig((128,)).applies(replace(facts, shape_bound="threadIdx.x", shape_bound_loops="threadIdx.x"))
     assert isinstance(why, str) and why.startswith("threadIdx.x is used on its own")
+    # threadIdx.x alone only in block-strided loops: any 1-D block covers their range
+    assert LaunchConfig((128,)).applies(replace(facts, shape_bound="threadIdx.x", shape_bound_loops="")) is True

@@ -18,6 +18,9 @@ from .base import Backend, BuildResult, Target, include_dirs_of, run_harness_pro
 RUNNER_COPY = "harness_opencl.py"
 TYPES_COPY = "opencl_types.py"  # the runner's type table, copied beside it under its own name
 ICD_DIR = "/etc/OpenCL/vendors"
+# the build (the runner's --build-only: Python, pyopencl and the driver's compiler) is not held to the timed run's limit,
+# as nvcc is not: a 3 s timing.timeout_s killed PoCL builds on a loaded 2-core machine
+BUILD_TIMEOUT_S = 300.0
 
 
 def opencl_env() -> dict[str, str]:
@@ -55,7 +58,8 @@ class OpenCLBackend(Backend):
         self.write_files(target.mep_dir, m)
         target.build_dir.mkdir(parents=True, exist_ok=True)
         argv = self._base_argv(target.mep_dir, target.variant)
-        res = run_harness_process([*argv, "--build-only"], env=self._env(), cwd=target.mep_dir, timeout_s=float(m.timeout_s),
+        res = run_harness_process([*argv, "--build-only"], env=self._env(), cwd=target.mep_dir,
+                                  timeout_s=max(float(m.timeout_s), BUILD_TIMEOUT_S),
                                   backend=self.name, kernel=m.kernel, variant=target.variant, build_seconds=0.0)
         # what the bounds probe's outcome depends on: the reference and its headers, mep.toml, the runner, the device
         here = Path(__file__).parent
