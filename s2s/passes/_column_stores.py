@@ -11,7 +11,7 @@ from s2s.lang.affine import Poly
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import KernelModel
 
-from ._common import text, walk
+from ._common import single_store, text, walk
 from ._stencil import spliced
 
 _WORD = {2: "float2", 4: "float4"}
@@ -26,13 +26,10 @@ def row_stores(source: bytes, facts: KernelFacts, model: KernelModel, tail: list
     f, cols, cy, cx = shape
     (acc, sums), dead = sum_names, dead or "(false)"
     (yv, ydecl), (xv, xdecl) = decls
-    if len(tail) != 1 or tail[0].type != "expression_statement" or not tail[0].named_children:
+    store = single_store(source, tail)
+    if store is None or text(source, store[1]) != acc:
         return None
-    asg = tail[0].named_children[0]
-    left, right = asg.child_by_field_name("left"), asg.child_by_field_name("right")
-    if asg.type != "assignment_expression" or left is None or right is None or left.type != "subscript_expression" \
-            or text(source, asg.child_by_field_name("operator")) != "=" or text(source, right) != acc:
-        return None
+    left = store[0]
     arg = left.child_by_field_name("argument")
     p = facts.param(text(source, arg)) if arg is not None and arg.type == "identifier" else None
     write = next((a for a in model.accesses if a.write and a.start == left.start_byte), None)

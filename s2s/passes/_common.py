@@ -83,3 +83,15 @@ def walk(node: Node, descend: Callable[[Node], bool] | None = None) -> Iterator[
         yield n
         if descend is None or descend(n):
             stack.extend(reversed(n.children))
+
+
+def single_store(source: bytes, stmts: list[Node]) -> tuple[Node, Node] | None:
+    """(the subscript stored to, the value) where `stmts` is exactly one plain store `A[index] = value;`."""
+    if len(stmts) != 1 or stmts[0].type != "expression_statement" or not stmts[0].named_children:
+        return None
+    a = stmts[0].named_children[0]
+    left, right, op = a.child_by_field_name("left"), a.child_by_field_name("right"), a.child_by_field_name("operator")
+    if a.type != "assignment_expression" or left is None or right is None or left.type != "subscript_expression" \
+            or (op is not None and text(source, op) != "="):
+        return None
+    return left, right

@@ -19,6 +19,7 @@ from s2s.lang.parsing import src
 
 from ._common import fresh, indent_of, walk
 from ._index_steps import diff, offset, whole
+from ._stencil import builtin
 from .thread_coarsen import _assigned, _declares
 
 _Z = re.compile(r"\b(?:blockIdx|gridDim|threadIdx|blockDim)\.z\b|\bget_(?:group_id|num_groups|global_id|local_id|global_size"
@@ -27,7 +28,7 @@ _BOUND = re.compile(r"\s*(\w+)\s*(<=?)\s*(.+?)\s*")
 
 
 def chunk_edits(source: bytes, facts: KernelFacts, lp: Loop, node: Node, body: Node, stmts: list[Node],
-                expand: object, envs: list[dict[str, int]], chunks: int, dialect: str) -> tuple[str, list[Edit]] | Refused:
+                expand: Callable[[str], str], envs: list[dict[str, int]], chunks: int, dialect: str) -> tuple[str, list[Edit]] | Refused:
     """The declarations to put before `node` (the walked `for`) and the edits of its header that make it walk only
     this block's chunk of its range."""
     kernel_text = source[facts.body_start:facts.body_end].decode("utf-8", "replace")
@@ -64,7 +65,7 @@ def chunk_edits(source: bytes, facts: KernelFacts, lp: Loop, node: Node, body: N
             continue
         idx = s.child_by_field_name("indices")
         e = src(source, idx).strip()[1:-1] if idx is not None else ""
-        ex = expand(e)  # type: ignore[operator]
+        ex = expand(e)
         steps = [diff(ex, lp.var, {**{n: 13 + 7 * k for k, n in enumerate(sorted(idents(ex)))}, **env}) for env in envs]
         if any(not st for st in steps):
             return Refused(f"the write `{src(source, s)}` does not move by a whole nonzero step of `{lp.var}`: steps may share it")
@@ -73,7 +74,7 @@ def chunk_edits(source: bytes, facts: KernelFacts, lp: Loop, node: Node, body: N
     if re.search(r"\]\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--", re.sub(r"\bfor\s*\(.*?\)", "", before + after)):
         return Refused("the kernel writes memory outside the walked loop: that code would run once a chunk")
     wl, wh = fresh(facts, source, f"{lp.var}lo"), fresh(facts, source, f"{lp.var}hi")
-    chunk = "(long long)get_group_id(2)" if dialect == "opencl" else "(long long)blockIdx.z"
+    chunk = f"(long long){builtin(dialect, 'blockIdx', 'z')}"
     ind = indent_of(source, node.start_byte)
     span = f"(({hi}) > ({lo}) ? (long long)({hi}) - (long long)({lo}) : 0LL)"
     head = (f"const int {wl} = (int)((long long)({lo}) + {chunk} * {span} / {chunks});\n{ind}"

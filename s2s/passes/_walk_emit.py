@@ -10,7 +10,7 @@ from s2s.lang.edits import Refused
 from s2s.lang.kernel_facts import KernelFacts, Loop
 from s2s.lang.parsing import src
 
-from ._common import fresh, indent_of, walk
+from ._common import fresh, indent_of, single_store, walk
 from ._index_steps import word
 
 MAX_WINDOW = 9
@@ -150,14 +150,10 @@ def _word_store(source: bytes, rest: list[Node], ety_of: Callable[[str], str], c
                 consecutive: Callable[[str], bool]) -> tuple[str, Node, Node, str] | None:
     """(array, index node, right side node, element type) where the points' work is one store `a[i] = e;` whose V
     points' indices are consecutive, so that it can be one V-wide word."""
-    if len(rest) != 1 or rest[0].type != "expression_statement" or not rest[0].named_children:
+    store = single_store(source, rest)
+    if store is None:
         return None
-    a = rest[0].named_children[0]
-    left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
-    op = a.child_by_field_name("operator")
-    if a.type != "assignment_expression" or left is None or right is None or left.type != "subscript_expression" \
-            or (op is not None and src(source, op) != "="):
-        return None
+    left, right = store
     head, idx = left.child_by_field_name("argument"), left.child_by_field_name("indices")
     if head is None or idx is None or head.type != "identifier":
         return None
