@@ -111,7 +111,7 @@ def main() -> None:
                     help="seconds before the deadline each kernel's loop stops, kept for declaring its winner")
     ap.add_argument("--tag", default="gpu_optimize", help="name of the result files")
     ap.add_argument("--sample-kind", default="in-sample: the sample kernels the built-in passes were developed on",
-                    help="in-sample or out-of-sample, said in the output")
+                    help="in-sample, development corpus or held-out split (bench/geomean.py's labels), said in the output")
     args = ap.parse_args()
     meps = sorted(p for p in Path(args.meps).iterdir() if (p / "mep.toml").is_file())
     if args.only:

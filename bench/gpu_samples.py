@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import tomllib
-from geomean import geomean
+from geomean import geomean, summary
 from provenance import commit, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -206,6 +206,7 @@ def summarize(captures: dict[str, Any], optimized: dict[str, Any], meps: list[st
     counts = {k: sum(1 for r in rows if k == "all" or r["backend"] == k) for k in ("cuda", "hip", "all")}
     return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit(), "device": optimized.get("device", ""),
             "max_evals": optimized.get("max_evals"), "sample_kind": SAMPLE_KIND, "geomean": geo, "counts": counts,
+            "summary": summary([r["speedup_counted"] for r in rows], "in-sample"),
             "held_to_captured_data": sum(1 for r in rows if r["held_to_captured_data"]), "kernels": rows}
 
 

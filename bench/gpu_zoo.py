@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from geomean import geomean  # noqa: E402
+from geomean import geomean, summary  # noqa: E402
 from provenance import commit, write_result  # noqa: E402
 from zoo_catalog import BY_NAME, ZOO, ZooKernel, parts, work_of  # noqa: E402
 
@@ -440,6 +440,7 @@ def summarize(run: Path, out: Path) -> int:
            "geomean": round(geomean([r.get("speedup_counted") for r in ordered]), 3), "kernels_attempted": len(ordered),
            "kernels_run": sum(1 for r in ordered if not str(r.get("status", "")).startswith(("not-run", "error"))),
            "geomean_by_family": {f: round(geomean(v), 3) for f, v in fams.items()},
+           "summary": summary([r.get("speedup_counted") for r in ordered], "in-sample"),
            "gemm_within_2x_of_vendor": f"{sum(1 for r in gemm_like if r['vendor_over_best'] >= 0.5)} of {len(gemm_like)}",
            "memory_bound_at_70pct_of_copy": f"{sum(1 for r in membound if r['floor_fraction_best'] >= 0.7)} of {len(membound)}",
            "sample": SAMPLE, "kernels": ordered}

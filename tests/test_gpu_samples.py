@@ -69,6 +69,7 @@ def test_summary_counts_every_kernel_and_splits_cuda_and_hip() -> None:
     assert doc["counts"] == {"cuda": 3, "hip": 2, "all": 5}
     assert doc["geomean"]["cuda"] == round(4.0 ** (1 / 3), 3) and doc["geomean"]["hip"] == round(math.sqrt(2.0), 3)
     assert doc["geomean"]["all"] == round(8.0 ** (1 / 5), 3)
+    assert doc["summary"] == {"geomean": doc["geomean"]["all"], "kernels": 5, "label": "in-sample"}
     assert doc["held_to_captured_data"] == 2 and not rows[names[3]]["held_to_captured_data"]
     assert rows[names[4]]["status"].startswith("not-run")
     md = gpu_samples.markdown(doc)

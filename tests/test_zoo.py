@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 sys.path.insert(0, str(BENCH))
 
-from geomean import geomean  # noqa: E402
+from geomean import LABELS, geomean, summary  # noqa: E402
 from zoo_catalog import BY_NAME, ZOO, parts, work_of  # noqa: E402
 
 FAMILIES = {"blas1", "blas2", "blas3", "batched", "stencil", "reduction", "scan", "histogram", "transpose", "nbody", "spmv"}
@@ -78,6 +78,15 @@ def test_geomean_counts_every_kernel_attempted() -> None:
     assert geomean([2.0, 8.0]) == pytest.approx(4.0) and geomean([]) == 1.0 and geomean([0.5, 2.0]) == pytest.approx(1.0)
 
 
+def test_summary_records_one_of_the_three_labels() -> None:
+    assert summary([4.0, 1.0, None], "development corpus") == {"geomean": round(4.0 ** (1 / 3), 3), "kernels": 3,
+                                                                "label": "development corpus"}
+    assert [summary([2.0], lab)["label"] for lab in LABELS] == ["in-sample", "development corpus", "held-out split"]
+    for wrong in ("out-of-sample", "dev", "held-out", "In-sample", ""):
+        with pytest.raises(ValueError, match="is not one of in-sample, development corpus, held-out split"):
+            summary([2.0], wrong)
+
+
 def test_summary_counts_kernels_in_no_part_as_1x(tmp_path: Path) -> None:
     rows = [{"kernel": "gemm_naive", "family": "blas3", "status": "ok", "speedup": 9.0, "speedup_counted": 8.0, "best_us": 100.0,
              "vendor_over_best": 0.6, "bound": "compute", "floor_fraction_best": 0.3},
@@ -91,6 +100,7 @@ def test_summary_counts_kernels_in_no_part_as_1x(tmp_path: Path) -> None:
     s = json.loads((tmp_path / "gpu_zoo_summary.json").read_text())
     assert s["kernels_attempted"] == len(ZOO) and s["kernels_run"] == 2
     assert s["geomean"] == pytest.approx(round(8.0 ** (1 / len(ZOO)), 3))  # 8x on one kernel, 1.00x on every other
+    assert s["summary"] == {"geomean": s["geomean"], "kernels": len(ZOO), "label": "in-sample"}
     assert s["gemm_within_2x_of_vendor"] == "1 of 1" and s["memory_bound_at_70pct_of_copy"] == "1 of 1"
     md = (tmp_path / "gpu_zoo_summary.md").read_text()
     assert "in-sample" in md and "not-run: in no part's results" in md and "| gemm_naive | blas3 |" in md
