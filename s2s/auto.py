@@ -181,9 +181,13 @@ class AppAutoResult:
     notes: list[str] = field(default_factory=list)
     any_win: bool = False
     diff: str = ""
+    gpu: dict[str, Any] = field(default_factory=dict)  # the application's GPU time before and after (instrumented runs)
+    stages: dict[str, float] = field(default_factory=dict)  # the tool's wall time per stage, seconds
+    app_runs: list[dict[str, Any]] = field(default_factory=list)  # every build and run of the application
 
     def as_dict(self) -> dict[str, Any]:
         return {"profile": self.profile, "profile_how": self.profile_how, "kernels": self.kernels, "app": self.app,
+                "gpu": self.gpu, "stages": {k: round(v, 3) for k, v in self.stages.items()}, "app_runs": self.app_runs,
                 "notes": self.notes, "reintegrated": self.any_win}
 
 
@@ -197,13 +201,42 @@ def _spec_of(index: Any, name: str, sites: list[str]) -> str | None:
     return f"{found[0].file}:{found[0].name}" if found else None
 
 
+class _Stages:
+    """Wall time per stage of one auto run, added up (`with stages("capture"): ...`)."""
+
+    def __init__(self, into: dict[str, float]) -> None:
+        self.into = into
+
+    def __call__(self, name: str) -> Any:
+        import contextlib
+        import time
+
+        @contextlib.contextmanager
+        def timed() -> Any:
+            t0 = time.monotonic()
+            try:
+                yield
+            finally:
+                self.into[name] = self.into.get(name, 0.0) + time.monotonic() - t0
+        return timed()
+
+
+def _profile_runs(purpose: str, prof: Any) -> list[dict[str, Any]]:
+    return [{"purpose": purpose, "what": "instrumented build", "seconds": round(prof.build_s, 3)},
+            {"purpose": purpose, "what": "instrumented run", "seconds": round(prof.run_s, 3)}]
+
+
 def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Path, diff_path: Path, options: Options,
                  kernels: list[str] | None = None, overrides: dict[str, str] | None = None, check_cmd: str | None = None,
                  runs: int = 3, output_rtol: float = 1e-5, log: Callable[[str], None] = print,
                  min_speedup: float = 1.05, timeout: float = 1800.0) -> AppAutoResult:
     """Capture first: profile the application in one instrumented run, capture a steady-state launch of each top
     kernel, optimize it on that data, reintegrate the winners into a copy, rebuild and rerun the application
-    before and after. The user's tree is only read; the work directory and the diff are written."""
+    before and after, and measure the reintegrated application's GPU time in a second instrumented run. The user's
+    tree is only read; the work directory and the diff are written. A diff is written only when the reintegrated
+    application's output is unchanged."""
+    import time
+
     from s2s.capture import capture
     from s2s.capture.appcheck import compare_apps
     from s2s.capture.profile import measure
@@ -215,74 +248,142 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
     work = Path(work).resolve()
     if work == root or root in work.parents:
         raise UserError("--work is inside the application's tree, which auto never writes", file=str(work))
-    index = scan_tree(root)
+    t_start = time.monotonic()
+    result = AppAutoResult()
+    stage = _Stages(result.stages)
+    with stage("scan"):
+        index = scan_tree(root)
     log(f"profiling {root} (instrumented copy: {build_cmd!r}, then {run_cmd!r})")
-    prof = measure(root, work / "profile", build_cmd, run_cmd, timeout=timeout, launches=list(index.launches))
-    result = AppAutoResult(profile=[k.as_dict() for k in prof.kernels], profile_how=prof.how, notes=list(prof.notes))
+    with stage("profile"):
+        prof = measure(root, work / "profile", build_cmd, run_cmd, timeout=timeout, launches=list(index.launches))
+    result.profile, result.profile_how, result.notes = [k.as_dict() for k in prof.kernels], prof.how, list(prof.notes)
+    result.app_runs += _profile_runs("profile", prof)
     total = prof.total_ms or 1.0
     for k in prof.kernels:
         log(f"  {k.kernel}: {k.total_ms:.3f} ms in {k.launches} launch(es) ({100 * k.total_ms / total:.1f}%)")
     wanted = [k for k in prof.kernels if not kernels or k.kernel in kernels or k.kernel.split("::")[-1] in kernels]
-    chosen = wanted if kernels else wanted[:top]
+    # the top kernels the tree defines: a library's kernel (CUB, Thrust) the run launched is listed, not optimized
+    library = [k.kernel for k in wanted if _spec_of(index, k.kernel, k.sites) is None]
+    if library:
+        result.notes.append(f"launched but not defined in the tree's sources (a library's?), not optimized: {', '.join(library[:8])}")
+    own = [k for k in wanted if k.kernel not in library]
+    chosen = own if kernels else own[:top]
     if not chosen:
-        raise UserError("auto: none of the kernels asked for was launched by the run command", file=str(root))
+        raise UserError("auto: none of the kernels asked for was launched by the run command" if kernels else
+                        "auto: the run launched no kernel that the tree's sources define", file=str(root))
     staged = work / "tree"
     _copy_tree(root, staged)
+    report = work / "auto-report.json"
     for k in chosen:
+        _write_report(report, result)  # as it goes: a run killed at a deadline still tells what it measured
         row: dict[str, Any] = {"kernel": k.kernel, "gpu_ms": round(k.total_ms, 6), "launches": k.launches,
                                "launch": k.steady_launch(), "mep": "", "winner": "", "speedup": None, "status": ""}
         result.kernels.append(row)
         spec = _spec_of(index, k.kernel, k.sites)
-        if spec is None:
-            row["status"] = "not found in the tree's sources (a library kernel?)"
-            continue
+        assert spec is not None
         mep_dir = work / f"mep-{spec.rsplit(':', 1)[-1].replace('::', '_')}"
         row["mep"] = str(mep_dir)
         log(f"capturing {k.kernel} at its launch {row['launch']} of {k.launches}")
         try:
-            got = capture(root, spec, build_cmd, run_cmd, launch=row["launch"], output=str(mep_dir), timeout=timeout,
-                          overrides=overrides)
+            t0 = time.monotonic()
+            with stage("capture"):
+                got = capture(root, spec, build_cmd, run_cmd, launch=row["launch"], output=str(mep_dir), timeout=timeout,
+                              overrides=overrides)
+            result.app_runs.append({"purpose": "capture", "what": f"instrumented build and run ({k.kernel})",
+                                    "seconds": round(time.monotonic() - t0, 3)})
         except UserError as err:
             row["status"] = f"capture failed: {err.one_line()}"
             continue
         row["notes"] = got.notes
         log(f"optimizing {k.kernel} on its captured data")
         try:
-            outcome = optimize(mep_dir, options, progress=lambda ev, name=k.kernel: log(  # type: ignore[misc]
-                f"  {name} round {ev['round']} {ev['origin']}: {ev['verdict']} {float(ev['speedup'] or 0):.2f}x"))
+            with stage("optimize"):
+                outcome = optimize(mep_dir, options, progress=lambda ev, name=k.kernel: log(  # type: ignore[misc]
+                    f"  {name} round {ev['round']} {ev['origin']}: {ev['verdict']} {float(ev['speedup'] or 0):.2f}x"))
         except UserError as err:
             row["status"] = f"optimize failed: {err.one_line()}"
             continue
+        row["evaluations"] = outcome.evaluations
+        row["verdicts"] = _verdict_counts(outcome.rows)
+        row["refusals"] = dict(sorted(outcome.refusals.items())[:60])
         row["winner"], row["speedup"] = outcome.best_id or "", round(outcome.best_speedup, 4)
+        row["winner_origin"] = outcome.best_origin
         if not outcome.best_id or outcome.best_speedup < min_speedup:
             row["status"] = f"not reintegrated: below {min_speedup:.2f}x, within timing noise"
             continue
         try:
-            p = plan(mep_dir, "best", str(staged))
-            apply_in_place(p, None, None)
+            with stage("reintegrate"):
+                p = plan(mep_dir, "best", str(staged))
+                apply_in_place(p, None, None)
         except UserError as err:
             row["status"] = f"reintegration failed: {err.one_line()}"
             continue
         row["status"] = "reintegrated" + (f"; by hand: {'; '.join(p.manual)}" if p.manual else "")
         result.any_win = True
     shutil.rmtree(staged / ".s2s-backup", ignore_errors=True)
-    result.diff = _tree_diff(root, staged)
-    atomic_write(diff_path, result.diff.encode())
+    diff = _tree_diff(root, staged)
+    gpu_after = prof
     if result.any_win:
         before, after = work / "app-before", work / "app-after"
         _copy_tree(root, before)
         _copy_tree(staged, after)
         log(f"rebuilding the application before and after, then {runs} alternated runs each")
         try:
-            cmp = compare_apps(before, after, build_cmd, run_cmd, runs=runs, check_cmd=check_cmd, rtol=output_rtol,
-                               timeout=timeout, log=log)
+            with stage("compare"):
+                cmp = compare_apps(before, after, build_cmd, run_cmd, runs=runs, check_cmd=check_cmd, rtol=output_rtol,
+                                   timeout=timeout, log=log)
             result.app = cmp.as_dict()
+            result.app_runs += [{"purpose": "before", "what": "run", "seconds": round(r.seconds, 3)} for r in cmp.before]
+            result.app_runs += [{"purpose": "after", "what": "run", "seconds": round(r.seconds, 3)} for r in cmp.after]
         except UserError as err:
             result.app = {"error": err.one_line(), "output_unchanged": False}
+        if result.app.get("output_unchanged"):
+            log("measuring the reintegrated application's GPU time (instrumented build and run)")
+            try:
+                with stage("profile_after"):
+                    gpu_after = measure(staged, work / "profile-after", build_cmd, run_cmd, timeout=timeout,
+                                        launches=list(scan_tree(staged).launches))
+                result.app_runs += _profile_runs("profile_after", gpu_after)
+            except UserError as err:
+                result.notes.append(f"the reintegrated application's GPU time was not measured: {err.one_line()}")
+                gpu_after = None  # type: ignore[assignment]
+        else:  # nothing is kept: no diff, and every reintegrated kernel says why
+            diff = ""
+            result.any_win = False
+            why = result.app.get("error") or result.app.get("how") or "the output check failed"
+            for row in result.kernels:
+                if row["status"].startswith("reintegrated"):
+                    row["status"] = f"not kept: the reintegrated application's output changed ({why})"
     else:
         result.app = {"remeasured": False,
                       "why": f"not re-measured: nothing was reintegrated (no winner at or above {min_speedup:.2f}x on the "
                              "captured data, or none verified), so the application is unchanged and its wall time would "
                              "be the same before and after"}
-    (work / "auto-report.json").write_text(json.dumps(result.as_dict(), indent=1, default=str) + "\n", encoding="utf-8")
+    after_by = {k.kernel: k.total_ms for k in gpu_after.kernels} if gpu_after is not None else {}
+    for row in result.kernels:
+        if gpu_after is not None:
+            row["gpu_ms_after"] = round(after_by.get(row["kernel"], 0.0), 6)
+    result.gpu = {"ms_before": round(prof.total_ms, 6),
+                  "ms_after": round(gpu_after.total_ms, 6) if gpu_after is not None else None,
+                  "how": "sum of the measured kernel times of an instrumented run"
+                         + (" before and after reintegration" if gpu_after is not prof else " (nothing changed: the same run)")}
+    result.diff = diff
+    atomic_write(diff_path, diff.encode())
+    result.stages["total"] = time.monotonic() - t_start
+    _write_report(report, result)
     return result
+
+
+def _write_report(path: Path, result: AppAutoResult) -> None:
+    atomic_write(path, (json.dumps(result.as_dict(), indent=1, default=str) + "\n").encode())
+
+
+def _verdict_counts(rows: list[Any]) -> dict[str, int]:
+    """How many candidates ended in each verdict (ok, wrong-output, compile-failed, ...), the original left out."""
+    out: dict[str, int] = {}
+    for r in rows:
+        if getattr(r, "origin", "") == "original":
+            continue
+        v = str(getattr(r, "status", "") or "unknown")
+        out[v] = out.get(v, 0) + 1
+    return out

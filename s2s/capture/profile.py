@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import statistics
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from s2s.base.devicelock import device_lock
 from s2s.base.errors import UserError
 from s2s.base.records import LaunchSite
 from s2s.base.resources import render
@@ -60,6 +62,8 @@ class Profile:
     sites: list[str]  # instrumented launch sites
     notes: list[str] = field(default_factory=list)
     how: str = ""
+    build_s: float = 0.0  # the instrumented build's and run's wall times
+    run_s: float = 0.0
 
     @property
     def total_ms(self) -> float:
@@ -174,12 +178,16 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
     env["S2S_PROFILE_FILE"] = str(out)
     if "OCL_ICD_VENDORS" not in env and os.path.isdir("/etc/OpenCL/vendors"):
         env["OCL_ICD_VENDORS"] = "/etc/OpenCL/vendors"
+    t0 = time.monotonic()
     _run(build_cmd, root, env, timeout, log, "build")
-    _run(run_cmd, root, env, timeout, log, "run")
+    t1 = time.monotonic()
+    with device_lock():  # the run's kernel times alone on the device, as every timing of the harness is
+        _run(run_cmd, root, env, timeout, log, "run")
+    t2 = time.monotonic()
     kernels = sorted(read_profile(out).values(), key=lambda k: -k.total_ms)
     if not kernels:
         raise UserError(f"auto: the run command {run_cmd!r} launched none of the {len(sites)} timed launch sites",
                         file=str(log), hint="check that the run command runs the GPU part of the application")
     how = ("CUDA events around each launch (synchronized after it)" if backend == "cuda"
            else "wall time of each clEnqueueNDRangeKernel between two clFinish")
-    return Profile(kernels=kernels, sites=sites, notes=notes, how=how)
+    return Profile(kernels=kernels, sites=sites, notes=notes, how=how, build_s=t1 - t0, run_s=t2 - t1)

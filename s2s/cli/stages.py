@@ -290,5 +290,9 @@ def _auto_app(args: argparse.Namespace, console: Console, overrides: dict[str, s
                       f"(median of {len(app['wall_before_s'])} alternated runs each)", highlight=False)
         console.print(f"output unchanged: {'yes' if app['output_unchanged'] else 'NO'} ({app['how']})", highlight=False,
                       markup=False)
+    gpu = result.gpu
+    if gpu.get("ms_after") is not None:
+        console.print(f"application GPU time: {gpu['ms_before']:.3f} ms before, {gpu['ms_after']:.3f} ms after ({gpu['how']})",
+                      highlight=False, markup=False)
     console.print(f"combined diff: {args.diff}; report: {Path(args.work) / 'auto-report.json'}", highlight=False)
     return 0 if result.any_win and app.get("output_unchanged") else 1

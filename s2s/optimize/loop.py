@@ -77,6 +77,7 @@ class Outcome:
     rounds: int
     stopped: str
     rows: list[Any] = field(default_factory=list)
+    refusals: dict[str, str] = field(default_factory=dict)  # pipeline -> why the proposer did not make it
 
 
 def write_variant(mep_dir: Path, kernel_file: str, cand: Candidate) -> None:
@@ -273,4 +274,4 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     history.close()
     return Outcome(best_id=best.id if best else None, best_speedup=best.speedup if best and best.speedup else 1.0,
                    best_origin=best.origin if best else "", evaluations=evals, evals_to_best=evals_to_best,
-                   rounds=round_no, stopped=stopped, rows=rows)
+                   rounds=round_no, stopped=stopped, rows=rows, refusals=dict(getattr(proposer, "refusals", {})))
