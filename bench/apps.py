@@ -202,6 +202,10 @@ def summarize_app(app: dict[str, Any], rc: int, seconds: float, report: dict[str
                         "status": str(row.get("status", ""))[:400], "refusals": row.get("refusals") or {}})
     status = "ok" if rc in (0, 1) and report.get("stages", {}).get("total") is not None else (
         "timeout" if rc == 124 else _app_failure(rc, tail))
+    if status != "ok":  # a winner the application never ran with (the run was stopped or failed) is no win
+        for k in kernels:
+            if k["outcome"] == "win":
+                k.update(outcome=status if status in OUTCOMES else "tool-error", speedup=1.0)
     if not kernels:  # nothing was chosen: the application still counts once, at 1.00x, with what stopped it
         kernels.append({"kernel": "(none profiled)", "gpu_ms": 0.0, "speedup": 1.0, "outcome": status if status in OUTCOMES
                         else "tool-error", "status": " | ".join(tail)[-400:], "refusals": {}})
@@ -322,7 +326,7 @@ def run(args: argparse.Namespace) -> int:
             "settings": f"s2s auto --top {args.top} --max-evals {args.max_evals} --runs {args.runs}"
                         + (f" --time-budget {args.time_budget:g}" if args.time_budget else "")
                         + f", {args.parallel} applications at a time on one GPU, at most {args.per_app:g} s an application, "
-                        f"deadline {args.deadline:g} s, applications whose catalogue run took over {args.max_run:g} s not run",
+                        f"deadline {args.deadline:g} s" + (f", applications whose catalogue run took over {args.max_run:g} s not run" if args.max_run < 1e8 else ""),
             "catalog_commit": {a["name"]: a["commit"] for a in chosen}}
 
     def one(app: dict[str, Any]) -> None:
@@ -367,13 +371,20 @@ def run(args: argparse.Namespace) -> int:
 def merge(parts: list[Path], into: Path) -> int:
     apps: dict[str, dict[str, Any]] = {}
     meta: dict[str, Any] = {}
+    settings = []
     for p in parts:
         s = json.loads((p / "apps_summary.json").read_text())
         meta = meta or {k: v for k, v in s.items() if k not in {"apps", "labels"}}
+        settings.append(f"{p.name} (commit {s.get('commit')}): {s.get('settings', '')}")
         for a in s["apps"]:
             a.setdefault("run", p.name)
             a["commit_s2s"] = s.get("commit")
+            if a["status"] != "ok":  # the rule summarize_app applies now, for parts summarized before it did
+                for k in a["kernels"]:
+                    if k["outcome"] == "win":
+                        k.update(outcome=a["status"] if a["status"] in OUTCOMES else "tool-error", speedup=1.0)
             apps[a["name"]] = a  # a later part's result for the same application replaces the earlier
+    meta["settings"] = "; ".join(settings)
     meta["parts"] = [str(p) for p in parts]
     write_summary(into, list(apps.values()), meta)
     return 0
