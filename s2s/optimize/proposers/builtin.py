@@ -10,7 +10,7 @@ from __future__ import annotations
 from s2s.lang.cuda_compat import builtin_repair
 from s2s.optimize.candidate import Candidate, LaunchOverride
 from s2s.optimize.cost import order
-from s2s.optimize.registry import Applied, make_pass, parse_pipeline, run_pass, search_space
+from s2s.optimize.registry import Applied, make_pass, parse_pipeline, run_pass, search_space, without_normalization
 from s2s.optimize.search import in_blocks, keep_gainful
 
 from . import neighbours
@@ -65,6 +65,10 @@ class BuiltinProposer:
 
     def _make(self, pipeline: str, state: State) -> Candidate | None:
         if pipeline in self.tried:
+            return None
+        plain = without_normalization(pipeline)
+        if plain != pipeline and plain in self.tried and plain not in self.refusals:
+            self.refusals[pipeline] = f"{plain} applies to the kernel as written: no normalized copy"
             return None
         self.tried.add(pipeline)
         out = apply_pipeline(pipeline, state)
