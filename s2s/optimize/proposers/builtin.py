@@ -8,6 +8,7 @@ to the original kernel, so every winner is a reproducible pipeline string.
 from __future__ import annotations
 
 from s2s.lang.cuda_compat import builtin_repair
+from s2s.lang.launch_memory import manifest_sized
 from s2s.optimize.candidate import Candidate, LaunchOverride
 from s2s.optimize.cost import order
 from s2s.optimize.registry import Applied, make_pass, parse_pipeline, run_pass, search_space, without_normalization
@@ -41,6 +42,9 @@ def apply_pipeline(pipeline: str, state: State) -> Candidate | str:
                 return f"{name}: {exc}"
             if state.dialect == "opencl":  # OpenCL sizes are work-items: global = groups x local
                 grid = (grid[0] * block[0], grid[1] * block[1], grid[2] * block[2])
+            held = manifest_sized([(q.name, q.space) for q in state.manifest.params], state.manifest.launch.shared_mem)
+            if held and tuple(block) != tuple(launch.block):
+                return f"{name}: the block changes from {'x'.join(map(str, launch.block))} to {'x'.join(map(str, block))}, but {held}"
             launch = LaunchOverride(grid=grid, block=block, shared_mem=launch.shared_mem)
     if source == state.original and launch == state.base_launch:
         return "no change"
