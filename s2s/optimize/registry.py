@@ -38,6 +38,7 @@ BUILTIN: dict[str, str] = {
     "launch-config": "LaunchConfig",
     "loads-first": "LoadsFirst",
     "loop-unroll": "LoopUnroll",
+    "normalize": "Normalize",
     "precision-hygiene": "PrecisionHygiene",
     "register-accumulation": "RegisterAccumulation",
     "register-blocking": "RegisterBlocking",
@@ -93,9 +94,26 @@ def search_space() -> tuple[str, ...]:
     """The pipeline steps the built-in search tries, each pass's own `space` in the order of its `priority`.
 
     A pass without a `space` is tried once with its defaults; one without a `priority` comes last.
+    A pass that declares `canonical` (it matches the canonical form, s2s/lang/normal_form.py) has each step tried behind
+    the normalization too (`normalize,STEP`, after all its own steps); the proposer tries such a step only where the
+    plain one refuses (s2s.optimize.proposers.builtin).
     """
     classes = sorted((get_pass(n) for n in all_passes()), key=lambda c: (getattr(c, "priority", 1000), c.name))
-    return tuple(step for cls in classes for step in getattr(cls, "space", (cls.name,)))
+    out: list[str] = []
+    for cls in classes:
+        steps = tuple(getattr(cls, "space", (cls.name,)))
+        out += steps
+        if getattr(cls, "canonical", False):
+            out += [f"{NORMALIZE},{step}" for step in steps]
+    return tuple(out)
+
+
+NORMALIZE = "normalize"  # the pass that writes the canonical form
+
+
+def without_normalization(pipeline: str) -> str:
+    """`normalize,STEP` -> `STEP`; any other pipeline as it is."""
+    return pipeline[len(NORMALIZE) + 1:] if pipeline.startswith(NORMALIZE + ",") else pipeline
 
 
 def is_speculative(step: str) -> bool:

@@ -10,6 +10,7 @@ from typing import ClassVar
 
 from s2s.lang.edits import LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
+from s2s.lang.launch_memory import host_sized
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -50,7 +51,7 @@ class LaunchConfig:
             threads *= b
         if not 1 <= len(self.block) <= 3 or threads > 1024 or threads % 32:
             return f"block {self.block} must have 1-3 dimensions and a multiple of 32 threads, at most 1024"
-        if any("extern" in d or "DYNAMIC" in d for d in facts.shared):
+        if any("DYNAMIC" in d for d in facts.shared):
             return "dynamic shared memory: its size is the launch's, set for the current block"
         if facts.shared and facts.shape_bound_loops:
             return (f"shared memory sized for the current block ({facts.shape_bound_loops} is used outside a global index or "
@@ -68,6 +69,9 @@ class LaunchConfig:
         return True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        host = host_sized(source, facts)
+        if host:
+            return Refused(host)
         block = (tuple(self.block) + (1, 1, 1))[:3]
         shape = (block[0], block[1], block[2])
         return Rewrite((), LaunchChange(shape, "same-coverage"), f"block {'x'.join(map(str, self.block))}")

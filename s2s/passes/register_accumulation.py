@@ -1,18 +1,19 @@
 """register-accumulation: accumulate in a register instead of read-modify-writing global memory each iteration.
 
 `C[idx] += e` inside a loop whose variables `idx` does not depend on becomes `acc += e`, with
-`T acc = C[idx];` before the loop (the output may not start at zero) and `C[idx] = acc;` after it.
+`T acc = C[idx];` before the loop (the output may not start at zero) and `C[idx] = acc;` after it; where the kernel
+stores `C[idx] = v;` just before the loop, the register starts from `v`. Every such target of the kernel is moved
+(lang/register_accumulator.py; a loop under an unbraced guard gets braces where that is what stops it). Bit-identical: the same additions in the
+same order, in the element's own type.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import ClassVar
 
 from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
-
-from ._common import fresh, indent_of, node_at
+from s2s.lang.normal_form import braced_bodies, normalize, register_accumulators
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -53,35 +54,11 @@ class RegisterAccumulation:
         return True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
-        acc = facts.accumulations[0]
-        loop = facts.loops[acc.loop]
-        inside = [s for s in facts.subscripts if loop.start <= s.start and s.end <= loop.end]
-        mine = [s for s in inside if s.array == acc.array and s.index == acc.index]
-        if any(s.array == acc.array and s.index != acc.index for s in inside):
-            return Refused(f"{acc.array} is also accessed at other indices inside the loop")
-        target = facts.param(acc.array)
-        assert target is not None
-        for s in inside:
-            other = facts.param(s.array)
-            if s.write and other is not None and other.name != acc.array and other.base_type == target.base_type \
-                    and not (other.restrict and target.restrict):
-                return Refused(f"{other.name} is written in the loop and may alias {acc.array}")
-        body = source[loop.start : loop.end].decode("utf-8", "replace")
-        if re.search(r"\b(return|goto)\b", body):
-            return Refused("the loop can leave the kernel early (return/goto), so the final store could be skipped")
-        if len(re.findall(rf"\b{re.escape(acc.array)}\b", body)) != len(mine):
-            return Refused(f"{acc.array} is used in the loop other than through {acc.array}[{acc.index}]")
-        node = node_at(source, facts, loop.start, loop.end, loop.kind)
-        if node is None or node.parent is None or node.parent.type != "compound_statement":
-            return Refused("the loop is not a statement of a block (no place for the register's declaration)")
-        start = loop.start
-        prev = node.prev_named_sibling
-        if prev is not None and prev.type == "preproc_call":  # keep `#pragma unroll` next to its loop
-            start = prev.start_byte
-        name = fresh(facts, source, "acc")
-        pad = indent_of(source, start)
-        ref = f"{acc.array}[{acc.index}]"
-        edits = [Edit(start, start, f"{target.base_type} {name} = {ref};\n{pad}")]
-        edits += [Edit(s.start, s.end, name) for s in mine]
-        edits.append(Edit(loop.end, loop.end, f"\n{pad}{ref} = {name};"))
-        return Rewrite(tuple(edits), None, f"accumulate {ref} in register {name}")
+        out = normalize(source, facts.dialect, facts.name, (register_accumulators,))
+        if isinstance(out, str):  # a loop as the whole body of a guard: braces make room for the register
+            out = normalize(source, facts.dialect, facts.name, (braced_bodies, register_accumulators))
+        if isinstance(out, str) or "register_accumulators" not in out.rules:
+            why = register_accumulators(source, facts.dialect, facts.name) if not isinstance(out, str) else out
+            return Refused(why if isinstance(why, str) else "no accumulation moves into a register")
+        end = facts.end + len(out.text) - len(source)  # the rules change the kernel only
+        return Rewrite((Edit(facts.start, facts.end, out.text[facts.start:end].decode()),), None, "; ".join(out.notes))

@@ -81,6 +81,7 @@ __global__ void gemv(const float* a, const float* x, float* y, int n)
 class SplitReduction:
     name: ClassVar[str] = "split-reduction"
     priority: ClassVar[int] = 25  # the built-in search's order: structural rewrites first
+    canonical: ClassVar[bool] = True  # each step tried behind `normalize` too (C89 counters, unbraced guards, `= x +`)
     # splits=32 cols=16: gemv_cols 23.5 µs, gemv_colmajor 24.8 on the H200 (splits=16: 27.1 / 29.9; 64 x 8: 27.5 / 27.9;
     # 64 x 16: 24.2 / 25.0, so 16 x 16, fewer threads with longer loops, is tried after it, not yet measured)
     # quad=4 (passes/_column_quads.py): 4 outputs a thread in float4 words; 64 x 8 quads = 128 blocks of 512 threads with 16 B

@@ -8,9 +8,10 @@ to the original kernel, so every winner is a reproducible pipeline string.
 from __future__ import annotations
 
 from s2s.lang.cuda_compat import builtin_repair
+from s2s.lang.launch_memory import manifest_sized
 from s2s.optimize.candidate import Candidate, LaunchOverride
 from s2s.optimize.cost import order
-from s2s.optimize.registry import Applied, make_pass, parse_pipeline, run_pass, search_space
+from s2s.optimize.registry import Applied, make_pass, parse_pipeline, run_pass, search_space, without_normalization
 from s2s.optimize.search import in_blocks, keep_gainful
 
 from . import neighbours
@@ -41,6 +42,9 @@ def apply_pipeline(pipeline: str, state: State) -> Candidate | str:
                 return f"{name}: {exc}"
             if state.dialect == "opencl":  # OpenCL sizes are work-items: global = groups x local
                 grid = (grid[0] * block[0], grid[1] * block[1], grid[2] * block[2])
+            held = manifest_sized([(q.name, q.space) for q in state.manifest.params], state.manifest.launch.shared_mem)
+            if held and tuple(block) != tuple(launch.block):
+                return f"{name}: the block changes from {'x'.join(map(str, launch.block))} to {'x'.join(map(str, block))}, but {held}"
             launch = LaunchOverride(grid=grid, block=block, shared_mem=launch.shared_mem)
     if source == state.original and launch == state.base_launch:
         return "no change"
@@ -65,6 +69,10 @@ class BuiltinProposer:
 
     def _make(self, pipeline: str, state: State) -> Candidate | None:
         if pipeline in self.tried:
+            return None
+        plain = without_normalization(pipeline)
+        if plain != pipeline and plain in self.tried and plain not in self.refusals:
+            self.refusals[pipeline] = f"{plain} applies to the kernel as written: no normalized copy"
             return None
         self.tried.add(pipeline)
         out = apply_pipeline(pipeline, state)

@@ -19,8 +19,7 @@ __global__ void matmul_naive(const float* A, const float* B, float* C, int n)
     int i = blockIdx.y * blockDim.y + threadIdx.y;
     if (i >= n || j >= n) return;
 
-    C[i * n + j] = 0.0f;
-    float acc = C[i * n + j];
+    float acc = 0.0f;
     for (int k = 0; k < n; ++k) {
         acc = acc + A[i * n + k] * B[k * n + j];
     }
