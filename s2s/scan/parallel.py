@@ -66,12 +66,6 @@ def prepare(rel: str, path: str) -> Prepared:
         return Prepared(rel, 0, 0, "", 0, None, f"unreadable: {exc.strerror}", path)
     if is_binary(data):
         return Prepared(rel, st.st_size, st.st_mtime_ns, "", 0, None, "binary file (NUL bytes), not parsed", path)
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return Prepared(rel, st.st_size, st.st_mtime_ns, "", 0, None,
-                        f"not valid UTF-8 at line {line}, byte {exc.start}; not parsed", path)
     pre = read_preamble(data)
     return Prepared(rel, len(data), st.st_mtime_ns, hashlib.sha256(data).hexdigest(), pre.lines, pre, "", path)
 

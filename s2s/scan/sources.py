@@ -6,8 +6,10 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
+from s2s.base import encoding
 from s2s.base.errors import UserError
 
 CUDA_EXTS = {".cu", ".cuh"}
@@ -24,6 +26,15 @@ class SourceFile:
     path: Path  # absolute
     rel: str  # relative to the tree root, with forward slashes
     data: bytes
+
+    @cached_property
+    def encoding(self) -> str:
+        """"utf-8", or "latin-1" for a file that is not valid UTF-8 (`s2s.base.encoding`)."""
+        return encoding.encoding_of(self.data)
+
+    def text(self, start: int = 0, end: int | None = None) -> str:
+        """The text of bytes start..end, every byte kept (decoded in the whole file's encoding)."""
+        return encoding.decode(self.data[start:end], self.encoding)
 
 
 def language_of(path: str | Path, data: bytes = b"") -> str:
@@ -199,18 +210,13 @@ def is_binary(data: bytes) -> bool:
 
 
 def read_source(path: Path, root: Path) -> tuple[SourceFile | None, str]:
-    """The file, or None and why it was skipped (binary, not UTF-8, unreadable)."""
+    """The file, or None and why it was skipped (binary, unreadable). Any encoding is read (`s2s.base.encoding`)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         return None, f"unreadable: {exc.strerror}"
     if is_binary(data):
         return None, "binary file (NUL bytes), not parsed"
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return None, f"not valid UTF-8 at line {line}, byte {exc.start}; not parsed"
     rel = path.name if root.is_file() else path.relative_to(root).as_posix()
     return SourceFile(path=path, rel=rel, data=data), ""
 
