@@ -10,7 +10,6 @@ registers a reader for each `__constant__`/`__device__` symbol the kernel reads.
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,13 +17,14 @@ from s2s.base.encoding import decode, encode, encoding_of
 from s2s.base.errors import UserError
 from s2s.base.records import LaunchSite
 from s2s.base.resources import render
+from s2s.base.treefiles import copy_tree as safe_copy_tree
 from s2s.lang.parsing import parse
 from s2s.mep.manifest import Manifest
 from s2s.scan.sources import CUDA_EXTS, HIP_EXTS, HOST_EXTS, language_of
 
 HEADER = "s2s_capture_rt.h"
 _STATEMENT_PARENTS = {"compound_statement", "translation_unit", "case_statement", "labeled_statement"}
-_COPY_IGNORE = shutil.ignore_patterns(".git", ".hg", ".svn")
+_COPY_IGNORE = (".git", ".hg", ".svn")
 
 
 @dataclass
@@ -37,7 +37,9 @@ class Instrumented:
 
 
 def copy_tree(tree: Path, dest: Path) -> Path:
-    shutil.copytree(tree, dest, symlinks=True, ignore=_COPY_IGNORE)
+    """The tree copied to `dest` for an instrumented build: regular files and links only, never read through a link
+    (`s2s.base.treefiles.copy_tree`)."""
+    safe_copy_tree(tree, dest, _COPY_IGNORE)
     return dest
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from s2s.base import encoding
 from s2s.base.errors import UserError
+from s2s.base.treefiles import read_regular
 
 CUDA_EXTS = {".cu", ".cuh"}
 HIP_EXTS = {".hip"}
@@ -210,11 +211,11 @@ def is_binary(data: bytes) -> bool:
 
 
 def read_source(path: Path, root: Path) -> tuple[SourceFile | None, str]:
-    """The file, or None and why it was skipped (binary, unreadable). Any encoding is read (`s2s.base.encoding`)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, f"unreadable: {exc.strerror}"
+    """The file, or None and why it was skipped (binary, unreadable, not a regular file, too large: `read_regular`).
+    Any encoding is read (`s2s.base.encoding`)."""
+    data, why, _st = read_regular(path)
+    if data is None:
+        return None, why
     if is_binary(data):
         return None, "binary file (NUL bytes), not parsed"
     rel = path.name if root.is_file() else path.relative_to(root).as_posix()
