@@ -19,6 +19,7 @@ from typing import TypeVar
 from s2s.base.records import Kernel, LaunchSite, ParseProblem
 from s2s.base.treefiles import read_regular
 
+from .cache import file_stamp
 from .launch_macros import LaunchMacro
 from .preamble import Preamble, read_preamble
 from .sources import is_binary
@@ -44,6 +45,7 @@ class Prepared:
     preamble: Preamble | None  # None when unreadable, or known from the cache (read only if needed)
     why: str  # why it was not read ("" when it was)
     path: str = ""
+    stamp: tuple[int, int] = (0, 0)  # cache.file_stamp of the file as read
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,8 @@ def prepare(rel: str, path: str) -> Prepared:
     if is_binary(data):
         return Prepared(rel, st.st_size, st.st_mtime_ns, "", 0, None, "binary file (NUL bytes), not parsed", path)
     pre = read_preamble(data)
-    return Prepared(rel, len(data), st.st_mtime_ns, hashlib.sha256(data).hexdigest(), pre.lines, pre, "", path)
+    return Prepared(rel, len(data), st.st_mtime_ns, hashlib.sha256(data).hexdigest(), pre.lines, pre, "", path,
+                    file_stamp(st))
 
 
 def scan_file(job: ScanJob) -> FileResult:
