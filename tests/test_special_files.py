@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 GOOD = "__global__ void good(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] = 1.0f; }\n" \
@@ -29,6 +30,12 @@ def _special_tree(root: Path) -> Path:
     with open(root / "big.cu", "wb") as fh:  # sparse: no disk is used
         fh.truncate(10 << 30)
     os.symlink(root / "gone.cu", root / "dangling.cu")
+    (root / "Makefile").write_text("include flags.mk\ninclude zero.mk\ninclude huge.mk\nall:\n\tnvcc $(EXTRA) -DN=4 -c good.cu\n")
+    os.mkfifo(root / "flags.mk")  # Makefile fragments extract reads for flags
+    os.symlink("/dev/zero", root / "zero.mk")
+    with open(root / "huge.mk", "wb") as fh:  # over the cap: not read (sparse, so the test costs no disk)
+        fh.seek(96 << 20)
+        fh.write(b"\nEXTRA = -DHUGE=1\n")
     return root
 
 
@@ -42,13 +49,14 @@ from s2s.extract.extract import extract
 index = scan_tree({str(tree)!r}, jobs=1)
 ex = extract({str(tree)!r}, "good", mode="names", index=index)
 print(json.dumps({{"kernels": [k.name for k in index.kernels], "problems": {{p.file: p.message for p in index.problems}},
-                  "extracted": "good" in ex.text}}))
+                  "extracted": "good" in ex.text, "defines": ex.defines}}))
 """)
     assert res.returncode == 0, res.stderr
     import json
 
     got = json.loads(res.stdout)
     assert got["kernels"] == ["good"] and got["extracted"]
+    assert got["defines"] == {"N": "4"}  # from the Makefile; its FIFO, /dev/zero and 96 MiB fragments were not read
     problems = got["problems"]
     assert "a FIFO" in problems["pipe.cu"]
     assert "a device" in problems["zero.cu"]
@@ -127,3 +135,26 @@ print(sites)
     assert (app / "etc").is_symlink() and not (app / "pipe.cu").exists()
     assert (app / "zero.cu").is_symlink() and (app / "dangling.cu").is_symlink()
     assert (app / "big.cu").stat().st_size == 10 << 30 and (app / "big.cu").stat().st_blocks < 2048  # a sparse copy
+
+
+@pytest.mark.slow
+def test_auto_copies_links_as_links_and_skips_special_files(tmp_path: Path) -> None:
+    """`s2s auto` on the OpenCL sample with a linked /etc, a dangling link and a FIFO: no traceback, no hang, the
+    work copy holds the links as links (auto.py's _copy_tree through s2s.base.treefiles.copy_tree)."""
+    import shutil
+
+    from conftest import SAMPLES
+
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLES / "ocl_solver", tree, ignore=shutil.ignore_patterns("build", "ocl_solver"))
+    os.symlink("/etc", tree / "etc")
+    os.symlink("nowhere", tree / "dangling.h")
+    os.mkfifo(tree / "fifo")
+    work = tmp_path / "w"
+    res = subprocess.run([sys.executable, "-m", "s2s", "auto", str(tree), "--kernels", "matvec", "--work", str(work),
+                          "--max-evals", "1", "--rounds", "1", "--no-patterns", "--diff", str(tmp_path / "a.diff")],
+                         capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode in (0, 1) and "Traceback" not in res.stderr, res.stdout + res.stderr
+    staged = work / "tree"
+    assert os.readlink(staged / "etc") == "/etc" and os.readlink(staged / "dangling.h") == "nowhere"
+    assert not (staged / "fifo").exists() and (staged / "kernels" / "linalg.cl").is_file()
