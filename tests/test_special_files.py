@@ -127,10 +127,10 @@ from s2s.scan.tree import scan_tree
 from s2s.capture.profile import instrument_all
 tree = Path({str(tree)!r})
 root, sites, notes, backend = instrument_all(tree, Path({str(tmp_path / "work")!r}), list(scan_tree(tree, jobs=1).launches))
-print(sites)
+print(sites, notes)
 """)
     assert res.returncode == 0, res.stderr
-    assert "good.cu:2" in res.stdout
+    assert "good.cu:2" in res.stdout and "left out of the work copy: " in res.stdout and "pipe.cu: a FIFO" in res.stdout
     app = tmp_path / "work" / "app"
     assert (app / "etc").is_symlink() and not (app / "pipe.cu").exists()
     assert (app / "zero.cu").is_symlink() and (app / "dangling.cu").is_symlink()

@@ -36,10 +36,13 @@ class Instrumented:
     notes: list[str] = field(default_factory=list)
 
 
-def copy_tree(tree: Path, dest: Path) -> Path:
+def copy_tree(tree: Path, dest: Path, notes: list[str] | None = None) -> Path:
     """The tree copied to `dest` for an instrumented build: regular files and links only, never read through a link
-    (`s2s.base.treefiles.copy_tree`)."""
-    safe_copy_tree(tree, dest, _COPY_IGNORE)
+    (`s2s.base.treefiles.copy_tree`); what was left out (FIFOs, devices, unreadable files) is said in `notes`."""
+    skipped = safe_copy_tree(tree, dest, _COPY_IGNORE)
+    if skipped and notes is not None:
+        more = f" (and {len(skipped) - 5} more)" if len(skipped) > 5 else ""
+        notes.append(f"left out of the work copy: {'; '.join(skipped[:5])}{more}")
     return dest
 
 
@@ -199,10 +202,11 @@ def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]
     """Copy `tree` to work/app and instrument the copy for the kernel of manifest `m`."""
     tree = Path(tree).resolve()
     work = Path(work).resolve()
-    root = copy_tree(tree, work / "app")
+    copy_notes: list[str] = []
+    root = copy_tree(tree, work / "app", copy_notes)
     header = work / HEADER
     backend = m.backend
-    out = Instrumented(root=root, header=header)
+    out = Instrumented(root=root, header=header, notes=copy_notes)
     if backend == "hip":
         raise UserError("capture: HIP applications are not supported yet (CUDA and OpenCL are)")
     short = m.kernel.split("::")[-1]

@@ -107,10 +107,10 @@ def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, note
 
 def instrument_all(tree: Path, work: Path, launches: list[LaunchSite]) -> tuple[Path, list[str], list[str], str]:
     """Copy `tree` to work/app and time every CUDA chevron and OpenCL launch there: (copy, sites, notes, backend)."""
-    root = copy_tree(Path(tree).resolve(), Path(work).resolve() / "app")
+    notes: list[str] = []
+    root = copy_tree(Path(tree).resolve(), Path(work).resolve() / "app", notes)
     header = Path(work).resolve() / HEADER
     kinds = {s.kind for s in launches}
-    notes: list[str] = []
     if "clEnqueueNDRangeKernel" in kinds and "chevron" in kinds:
         notes.append("the tree launches both CUDA and OpenCL kernels; only the CUDA launches are timed")
     backend = "cuda" if "chevron" in kinds else "opencl"
