@@ -1,4 +1,5 @@
-"""The Itanium demangler and profile-name normalisation (expected values checked against c++filt)."""
+"""Demangling (the C++ runtime's, through cxxfilt) and profile-name normalisation (expected values checked against
+c++filt)."""
 from __future__ import annotations
 
 import pytest
@@ -54,10 +55,11 @@ def test_not_a_function_name_gives_none(text: str) -> None:
     assert demangle_name(text) is None
 
 
-def test_unsupported_template_argument_gives_the_name_read_so_far() -> None:
-    # X...E expression arguments are not handled: the function name still comes back
-    assert demangle_name("_Z4fptrIXadL_Z1gvEEEvv") == "fptr"
-    assert demangle_name("_ZN2ns4fptrIXadL_Z1gvEEEEvv") == "ns::fptr"
+def test_expression_template_arguments_are_read() -> None:
+    # X...E expression arguments (the hand-written demangler gave only "fptr" here): as the C++ runtime prints them
+    assert demangle_name("_Z4fptrIXadL_Z1gvEEEvv") == "fptr<&(g())>"
+    assert demangle_name("_ZN2ns4fptrIXadL_Z1gvEEEEvv") == "ns::fptr<&(g())>"
+    assert normalize_profile_name("_ZN2ns4fptrIXadL_Z1gvEEEEvv") == ("ns::fptr", "&(g())")
 
 
 def test_hand_written_name_with_a_wrong_length_is_repaired() -> None:

@@ -280,6 +280,29 @@ def test_a_200k_line_file_with_20k_kernels_is_linear(tmp_path: Path) -> None:
     assert out["seconds"] < 60 and out["peak_mb"] < 500
 
 
+def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(tmp_path: Path) -> None:
+    """A file renamed over another, or rewritten, with the old size and mtime put back (`mv b a; touch -r`): the
+    cache's size and mtime match, the inode or its change time do not, so the file is hashed and parsed again."""
+    app, cache = tmp_path / "app", tmp_path / "cache"
+    write(app, {"a.cu": KERNEL.format(name="alpha"), "b.cu": KERNEL.format(name="gamma"), "c.cu": KERNEL.format(name="delta")})
+    age(app)
+    assert sorted(k.name for k in scan_tree(app, jobs=1, cache_dir=cache).kernels) == ["alpha", "delta", "gamma"]
+    st = (app / "a.cu").stat()
+    os.rename(app / "b.cu", app / "a.cu")  # same size (the names are as long), mtime put back
+    os.utime(app / "a.cu", ns=(st.st_atime_ns, st.st_mtime_ns))
+    (app / "b.cu").write_text(KERNEL.format(name="alpha"))
+    os.utime(app / "b.cu", ns=(st.st_atime_ns, st.st_mtime_ns - 10**9))
+    got = scan_tree(app, jobs=1, cache_dir=cache)
+    assert sorted((k.file, k.name) for k in got.kernels) == [("a.cu", "gamma"), ("b.cu", "alpha"), ("c.cu", "delta")]
+    st = (app / "c.cu").stat()
+    (app / "c.cu").write_text(KERNEL.format(name="omega"))  # rewritten in place, same size and mtime
+    os.utime(app / "c.cu", ns=(st.st_atime_ns, st.st_mtime_ns))
+    got = scan_tree(app, jobs=1, cache_dir=cache)
+    assert sorted((k.file, k.name) for k in got.kernels) == [("a.cu", "gamma"), ("b.cu", "alpha"), ("c.cu", "omega")]
+    again = scan_tree(app, jobs=1, cache_dir=cache)  # and an unchanged tree is still answered from the cache
+    assert again.kernels == got.kernels and again.extra["cached"] == "3" and again.extra["parsed"] == "0"
+
+
 def test_records_survive_the_cache_unchanged(tmp_path: Path) -> None:
     app, cache = tmp_path / "app", tmp_path / "cache"
     small_app(app, n=2)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from s2s.base.errors import UserError
+from s2s.base.treefiles import copy_tree
 from s2s.mep.manifest import Manifest, load, save
 
 DEFAULT_MAX_BYTES = 2 << 30
@@ -132,7 +133,7 @@ def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, laun
         generated = generated_headers(root, ins.root, ins.header) if held is None else []
         if generated:  # headers the build wrote (NPB's npbparams.hpp): extract again with them, so their macros reach the MEP
             plain = Path(tmp) / "built-sources"
-            shutil.copytree(root, plain, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+            copy_tree(root, plain, (".git",))
             for rel in generated:
                 (plain / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(ins.root / rel, plain / rel)

@@ -10,20 +10,21 @@ registers a reader for each `__constant__`/`__device__` symbol the kernel reads.
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from s2s.base.encoding import decode, encode, encoding_of
 from s2s.base.errors import UserError
 from s2s.base.records import LaunchSite
 from s2s.base.resources import render
-from s2s.lang.parsing import parse, src
+from s2s.base.treefiles import copy_tree as safe_copy_tree
+from s2s.lang.parsing import parse
 from s2s.mep.manifest import Manifest
 from s2s.scan.sources import CUDA_EXTS, HIP_EXTS, HOST_EXTS, language_of
 
 HEADER = "s2s_capture_rt.h"
 _STATEMENT_PARENTS = {"compound_statement", "translation_unit", "case_statement", "labeled_statement"}
-_COPY_IGNORE = shutil.ignore_patterns(".git", ".hg", ".svn")
+_COPY_IGNORE = (".git", ".hg", ".svn")
 
 
 @dataclass
@@ -35,8 +36,13 @@ class Instrumented:
     notes: list[str] = field(default_factory=list)
 
 
-def copy_tree(tree: Path, dest: Path) -> Path:
-    shutil.copytree(tree, dest, symlinks=True, ignore=_COPY_IGNORE)
+def copy_tree(tree: Path, dest: Path, notes: list[str] | None = None) -> Path:
+    """The tree copied to `dest` for an instrumented build: regular files and links only, never read through a link
+    (`s2s.base.treefiles.copy_tree`); what was left out (FIFOs, devices, unreadable files) is said in `notes`."""
+    skipped = safe_copy_tree(tree, dest, _COPY_IGNORE)
+    if skipped and notes is not None:
+        more = f" (and {len(skipped) - 5} more)" if len(skipped) > 5 else ""
+        notes.append(f"left out of the work copy: {'; '.join(skipped[:5])}{more}")
     return dest
 
 
@@ -98,6 +104,7 @@ def _host_namesake(data: bytes, name: str) -> bool:
 def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str,
                 param_types: list[str] | None = None) -> bytes:
     tree = parse(data, dialect)
+    enc = encoding_of(data)  # the file's own bytes stay; what is added around them is in its encoding
     edits: list[tuple[int, int, bytes]] = []
     for site in sites:
         call = _call_at(tree, site.start_byte, site.end_byte)
@@ -110,7 +117,8 @@ def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str
                             "s2s capture records launches that are statements of their own", file=site.file, line=site.line)
         if backend == "opencl":
             args = call.child_by_field_name("arguments")
-            items = [src(data, c) for c in (args.named_children if args is not None else []) if c.type != "comment"]
+            items = [decode(data[c.start_byte:c.end_byte], enc) for c in (args.named_children if args is not None else [])
+                     if c.type != "comment"]
             if len(items) < 6:
                 raise UserError(f"capture: clEnqueueNDRangeKernel at {site.file}:{site.line} has fewer than 6 arguments",
                                 file=site.file, line=site.line)
@@ -118,7 +126,7 @@ def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str
             after = f"s2s_cap_cl_after({items[0]}, {where});"
         else:
             fn = call.child_by_field_name("function")
-            kernel = src(data, fn) if fn is not None else site.kernel
+            kernel = decode(data[fn.start_byte:fn.end_byte], enc) if fn is not None else site.kernel
             ref = f"&{kernel}"
             if param_types is not None and "<" not in kernel and _host_namesake(data, kernel):
                 ref = f"static_cast<void (*)({', '.join(param_types)})>(&{kernel})"
@@ -138,14 +146,14 @@ def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str
             raise UserError(f"capture: the launch at {site.file}:{site.line} is a declaration that is the body of a "
                             f"{parent}", file=site.file, line=site.line)
         line_start = data.rfind(b"\n", 0, stmt.start_byte) + 1
-        indent = data[line_start:stmt.start_byte].decode("utf-8", "replace")
-        indent = indent if not indent.strip() else ""
+        indent = data[line_start:stmt.start_byte].decode("latin-1")  # kept only when it is blanks
+        indent = indent if not indent.strip(" \t") else ""
         if braces:
-            edits.append((stmt.start_byte, stmt.start_byte, f"{{ {before} /* s2s capture */\n{indent}".encode()))
-            edits.append((stmt.end_byte, stmt.end_byte, f"\n{indent}{after} }} /* s2s capture */".encode()))
+            edits.append((stmt.start_byte, stmt.start_byte, encode(f"{{ {before} /* s2s capture */\n{indent}", enc)))
+            edits.append((stmt.end_byte, stmt.end_byte, encode(f"\n{indent}{after} }} /* s2s capture */", enc)))
         else:
-            edits.append((stmt.start_byte, stmt.start_byte, f"{before}  /* s2s capture */\n{indent}".encode()))
-            edits.append((stmt.end_byte, stmt.end_byte, f"\n{indent}{after}  /* s2s capture */".encode()))
+            edits.append((stmt.start_byte, stmt.start_byte, encode(f"{before}  /* s2s capture */\n{indent}", enc)))
+            edits.append((stmt.end_byte, stmt.end_byte, encode(f"\n{indent}{after}  /* s2s capture */", enc)))
     for start, end, text in sorted(edits, key=lambda e: (-e[0], -e[1])):
         data = data[:start] + text + data[end:]
     return data
@@ -194,10 +202,11 @@ def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]
     """Copy `tree` to work/app and instrument the copy for the kernel of manifest `m`."""
     tree = Path(tree).resolve()
     work = Path(work).resolve()
-    root = copy_tree(tree, work / "app")
+    copy_notes: list[str] = []
+    root = copy_tree(tree, work / "app", copy_notes)
     header = work / HEADER
     backend = m.backend
-    out = Instrumented(root=root, header=header)
+    out = Instrumented(root=root, header=header, notes=copy_notes)
     if backend == "hip":
         raise UserError("capture: HIP applications are not supported yet (CUDA and OpenCL are)")
     short = m.kernel.split("::")[-1]

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from s2s.base.devicelock import device_lock
+from s2s.base.encoding import decode, encode, encoding_of
 from s2s.base.errors import UserError
 from s2s.base.records import LaunchSite
 from s2s.base.resources import render
-from s2s.lang.parsing import parse, src
+from s2s.lang.parsing import parse
 from s2s.scan.sources import language_of
 
 from .instrument import _STATEMENT_PARENTS, _c_string, _call_at, _statement, _with_include, copy_tree
@@ -72,6 +73,7 @@ class Profile:
 
 def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, notes: list[str]) -> tuple[bytes, list[str]]:
     tree = parse(data, dialect)
+    enc = encoding_of(data)
     edits: list[tuple[int, bytes]] = []
     done: list[str] = []
     for site in sites:
@@ -88,7 +90,8 @@ def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, note
             continue
         if backend == "opencl":
             args = call.child_by_field_name("arguments")
-            items = [src(data, c) for c in (args.named_children if args is not None else []) if c.type != "comment"]
+            items = [decode(data[c.start_byte:c.end_byte], enc) for c in (args.named_children if args is not None else [])
+                     if c.type != "comment"]
             if len(items) < 2:
                 continue
             before = f"s2s_prof_cl_begin({items[0]}, {items[1]});"
@@ -98,8 +101,8 @@ def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, note
             stream = site.stream.strip() or "0"
             before = f"s2s_prof::begin({_c_string(name)}, {_c_string(where)}, (cudaStream_t)({stream}));"
             after = "s2s_prof::end();"
-        edits.append((stmt.start_byte, f"{before}  /* s2s profile */ ".encode()))
-        edits.append((stmt.end_byte, f" {after}  /* s2s profile */".encode()))
+        edits.append((stmt.start_byte, encode(f"{before}  /* s2s profile */ ", enc)))
+        edits.append((stmt.end_byte, encode(f" {after}  /* s2s profile */", enc)))
         done.append(where)
     for at, text in sorted(edits, key=lambda e: -e[0]):
         data = data[:at] + text + data[at:]
@@ -108,10 +111,10 @@ def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, note
 
 def instrument_all(tree: Path, work: Path, launches: list[LaunchSite]) -> tuple[Path, list[str], list[str], str]:
     """Copy `tree` to work/app and time every CUDA chevron and OpenCL launch there: (copy, sites, notes, backend)."""
-    root = copy_tree(Path(tree).resolve(), Path(work).resolve() / "app")
+    notes: list[str] = []
+    root = copy_tree(Path(tree).resolve(), Path(work).resolve() / "app", notes)
     header = Path(work).resolve() / HEADER
     kinds = {s.kind for s in launches}
-    notes: list[str] = []
     if "clEnqueueNDRangeKernel" in kinds and "chevron" in kinds:
         notes.append("the tree launches both CUDA and OpenCL kernels; only the CUDA launches are timed")
     backend = "cuda" if "chevron" in kinds else "opencl"

@@ -219,10 +219,11 @@ def _reintegrate(args: argparse.Namespace, console: Console) -> int:
         return 0
     diff = p.diff()
     if args.diff:
-        atomic_write(Path(args.diff), diff.encode())
+        atomic_write(Path(args.diff), diff)
         print(f"wrote {args.diff}", file=sys.stderr)
     else:
-        sys.stdout.write(diff)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(diff)
     return 0
 
 

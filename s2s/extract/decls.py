@@ -92,12 +92,12 @@ def _conditional(node: Node, source: SourceFile, ns: str) -> Decl:
     names = tuple(dict.fromkeys(n for d in inner for n in d.names))
     device = any(d.device for d in inner)
     return Decl("block", names, source.rel, node.start_point[0] + 1, node.start_byte, node.end_byte,
-                src(source.data, node), device=device, namespace=ns)
+                source.text(node.start_byte, node.end_byte), device=device, namespace=ns)
 
 
 def _item(node: Node, end_node: Node, source: SourceFile, ns: str) -> list[Decl]:
     t = node.type
-    body = source.data[node.start_byte : end_node.end_byte].decode("utf-8", "replace")
+    body = source.text(node.start_byte, end_node.end_byte)
     line = node.start_point[0] + 1
 
     def decl(kind: str, names: tuple[str, ...], device: bool = False, include: str = "") -> list[Decl]:

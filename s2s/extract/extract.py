@@ -129,7 +129,7 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     if unit != kernel_path:
         notes.append(f"{kernel.file} is not compiled on its own: extracted in the context of {_rel(unit, base)}, which includes it")
     source = files[kernel_path]
-    kernel_text = source.data[kernel.start_byte : kernel.end_byte].decode("utf-8")
+    kernel_text = source.text(kernel.start_byte, kernel.end_byte)  # a Latin-1 file's bytes come back at reintegration
     # `<lib/x.h>` the tree holds, with no flags to say so: compiled against as a library (-I), never copied from
     in_tree = {} if command is not None else _tree_include_dirs(external, graph, base)
     decl_index = DeclIndex(unit_files, files, skip_dirs=[Path(d) for d in in_tree.values()])

@@ -181,11 +181,11 @@ class Values:
             m = pattern.search(source.data)
             if not m:
                 continue
-            params = [re.findall(r"[A-Za-z_]\w*", p)[-1] for p in m.group(1).decode().split(",") if p.strip()]
+            params = [re.findall(r"[A-Za-z_]\w*", p)[-1] for p in m.group(1).decode("utf-8", "replace").split(",") if p.strip()]
             if len(params) != len(args):
                 continue
             env: dict[str, float | int | None] = dict(zip(params, args))
-            for decl in m.group(2).decode().split(";")[:-1]:
+            for decl in m.group(2).decode("utf-8", "replace").split(";")[:-1]:
                 dm = re.fullmatch(r"\s*((?:const\s+)?[A-Za-z_]\w*(?:\s+(?:int|long))?)\s+([A-Za-z_]\w*)\s*=(.+)", decl, re.S)
                 if dm is None:
                     return None
@@ -194,7 +194,7 @@ class Values:
                 if v is None or not kind:
                     return None
                 env[dm.group(2)] = int(v) if kind == "int" else float(v)
-            return try_evaluate(m.group(3).decode(), env.get, self.sizeof, self.call)
+            return try_evaluate(m.group(3).decode("utf-8", "replace"), env.get, self.sizeof, self.call)
         return None
 
     def name(self, name: str, scope: Scope | None, trail: Trail, depth: int) -> float | int | None:

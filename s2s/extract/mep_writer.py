@@ -40,7 +40,7 @@ def opencl_build_options(kernel_file: str, files: dict[str, SourceFile], program
 
 
 def _formatted(ident: str, source: SourceFile, scope, values: Values) -> str:  # type: ignore[no-untyped-def]
-    fn_text = source.data[scope.fn.start_byte: scope.fn.end_byte].decode() if scope.fn is not None else source.data.decode()
+    fn_text = source.text(scope.fn.start_byte, scope.fn.end_byte) if scope.fn is not None else source.text()
     m = re.search(r"s?n?printf\s*\(\s*" + re.escape(ident) + r"\s*,(?:[^,]*,)?\s*\"([^\"]*)\"\s*((?:,[^;]*)?)\)\s*;", fn_text)
     if m:
         fmt, rest = m.group(1), m.group(2)

@@ -189,8 +189,8 @@ def _opencl_site(cur: bytes, call, site, ratios: list[Fraction], block: tuple[in
             threads = f"{threads} * {r.numerator}" if r.denominator == 1 else f"({threads} * {r.numerator} + {r.denominator - 1}) / {r.denominator}"
         glob.append(f"(({threads}) + {block[d] - 1}) / {block[d]} * {block[d]}" if block[d] > 1 else threads)
     line_start = cur.rfind(b"\n", 0, stmt.start_byte) + 1
-    indent = cur[line_start:stmt.start_byte].decode()
-    indent = indent if indent.strip() == "" else ""
+    indent = cur[line_start:stmt.start_byte].decode("latin-1")  # kept only when it is blanks
+    indent = indent if indent.strip(" \t") == "" else ""
     decl = (f"size_t s2s_local_{tag}[{dims}] = {{{', '.join(str(b) for b in block[:dims])}}};  /* s2s: the winner's work-group size */\n"
             f"{indent}size_t s2s_global_{tag}[{dims}] = {{{', '.join(glob)}}};\n{indent}")
     out = (cur[:stmt.start_byte] + decl.encode() + cur[stmt.start_byte:items[4].start_byte] + f"s2s_global_{tag}".encode()

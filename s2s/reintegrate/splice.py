@@ -1,7 +1,6 @@
 """Stage 5: splice a verified winner back into the application, as a diff or in place with rollback."""
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 import shutil
@@ -10,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from s2s.base import journal
+from s2s.base.encoding import UTF8, decode, encode, encoding_of, recode
 from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
 from s2s.base.paths import contained, inside
@@ -20,6 +20,8 @@ from s2s.mep.variant import Variant
 from s2s.scan.inventory import FileFacts
 from s2s.scan.sources import SourceFile
 
+from .diff import file_diff
+
 
 @dataclass
 class Plan:
@@ -29,16 +31,10 @@ class Plan:
     manual: list[str] = field(default_factory=list)  # launch sites to change by hand
     mep_dir: Path | None = None  # where the backups of an in-place change go (unless it lies in the tree)
 
-    def diff(self) -> str:
-        out: list[str] = []
-        for path, (old, new) in sorted(self.files.items()):
-            if old == new:
-                continue
-            rel = path.relative_to(self.root).as_posix()
-            out.extend(difflib.unified_diff(old.decode("utf-8").splitlines(keepends=True), new.decode("utf-8").splitlines(keepends=True),
-                                            fromfile=f"a/{rel}", tofile=f"b/{rel}"))
-        text = "".join(out)
-        return text if not text or text.endswith("\n") else text + "\n\\ No newline at end of file\n"
+    def diff(self) -> bytes:
+        """The unified diff of every changed file, in each file's own bytes (`s2s.reintegrate.diff`)."""
+        return b"".join(file_diff(old, new, path.relative_to(self.root).as_posix())
+                        for path, (old, new) in sorted(self.files.items()))
 
 
 def choose_variant(mep_dir: Path, variant: str) -> tuple[str, dict[str, object]]:
@@ -128,6 +124,25 @@ def locate_original(m: Manifest, root: Path, force: bool, toml: Path | None = No
     return path, data, s, e, notes
 
 
+def splice_kernel(data: bytes, kernel: tuple[int, int], var_src: bytes, span: tuple[int, int], ref_src: bytes,
+                  dialect: str, name: str) -> bytes:
+    """The original file `data` with its kernel (bytes kernel[0]..kernel[1]) replaced by the variant's (`span` of
+    `var_src`), and before it the variant's new top-level helpers (those neither the MEP's reference `ref_src` nor the
+    file has). The MEP is UTF-8; what goes into a file of another encoding is recoded to it, and every byte outside
+    the kernel and the helpers stays as it was."""
+    enc = encoding_of(data)
+    ref_funcs = {body for _n, body in _top_level_items(ref_src, dialect)}
+    orig_funcs = {encode(decode(body, enc), UTF8) for _n, body in _top_level_items(data, dialect)}  # as the MEP has them
+    helpers = [body for head, body in _top_level_items(var_src, dialect, span)
+               if body not in ref_funcs and body not in orig_funcs and name not in head.split()[-1:]]
+    insert = b"".join(recode(h, enc) + b"\n\n" for h in helpers)
+    start, end = kernel
+    new_data = data[:start] + insert + recode(var_src[span[0]:span[1]], enc) + data[end:]
+    if not new_data.endswith(b"\n") and data.endswith(b"\n"):
+        new_data += b"\n"
+    return new_data
+
+
 def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force: bool = False) -> Plan:
     mep_dir = Path(mep)
     if not mep_dir.exists():
@@ -143,16 +158,8 @@ def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force:
     span = _kernel_span(var_src, dialect, name)
     if span is None:
         raise UserError(f"variant {vid} does not define {m.kernel}", file=str(vdir / m.kernel_file))
-    new_kernel = var_src[span[0]:span[1]]
     path, data, start, end, notes = locate_original(m, root, force, mep_dir / "mep.toml")
-    ref_funcs = {body for _n, body in _top_level_items(ref_src, dialect)}
-    orig_funcs = {body for _n, body in _top_level_items(data, dialect)}
-    helpers = [body for head, body in _top_level_items(var_src, dialect, span)
-               if body not in ref_funcs and body not in orig_funcs and name not in head.split()[-1:]]
-    insert = b"".join(h + b"\n\n" for h in helpers)
-    new_data = data[:start] + insert + new_kernel + data[end:]
-    if not new_data.endswith(b"\n") and data.endswith(b"\n"):
-        new_data += b"\n"
+    new_data = splice_kernel(data, (start, end), var_src, span, ref_src, dialect, name)
     files = {path: (data, new_data)}
     p = Plan(files=files, root=root, mep_dir=mep_dir.resolve(), notes=notes + [f"{m.kernel}: variant {vid} ({_row['origin']}, {_row['speedup']:.2f}x)"])
     for q in m.params:

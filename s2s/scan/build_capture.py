@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+
+from s2s.base.treefiles import copy_tree
 
 from .compdb import CompileCommand
 
@@ -117,7 +118,7 @@ def commands_from_build(tree: Path, build_cmd: str, timeout_s: float = 120.0) ->
         return {}, f"the build command '{build_cmd}' runs no make: its compiler invocations are not known without a build"
     with tempfile.TemporaryDirectory(prefix="s2s-dry-") as tmp:
         copy = Path(tmp) / tree.name
-        shutil.copytree(tree, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        copy_tree(tree, copy, (".git",))
         try:
             p = subprocess.run(dry, shell=True, cwd=copy, capture_output=True, text=True, timeout=timeout_s,
                                env={**os.environ, "LC_ALL": "C"})

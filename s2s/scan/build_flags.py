@@ -11,6 +11,8 @@ import os
 import re
 from pathlib import Path
 
+from s2s.base.treefiles import read_regular
+
 from .compdb import CompileCommand
 
 _ASSIGN = re.compile(r"^\s*(?:override\s+|export\s+)?([A-Za-z_][\w.]*)\s*(\?=|:=|::=|\+=|=)\s*(.*?)\s*$")
@@ -45,10 +47,10 @@ def _cond_true(line: str, env: dict[str, str]) -> bool | None:
 def _read(mk: Path, env: dict[str, str], rules: list[tuple[str, list[str]]], depth: int = 0) -> None:
     """Variables (into env) and rules [(targets and prerequisites line, recipe lines)] of the active branches of a
     Makefile and the fragments it `include`s (relative to its own directory)."""
-    try:
-        text = mk.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    data, _why, _st = read_regular(mk)  # a FIFO or a link to /dev/zero named in an `include` is not waited on
+    if data is None:
         return
+    text = data.decode("utf-8", "replace")
     stack: list[tuple[bool, bool]] = []  # (this branch active, some branch taken)
     for line in _logical_lines(text):
         head = line.strip()

@@ -3,8 +3,9 @@
 Two files per scanned tree under `$S2S_CACHE_DIR`, else `$XDG_CACHE_HOME/s2s`, else `~/.cache/s2s` (delete them
 at will):
 
-* `ROOT.index`: by path, the size and mtime a file's sha256 was taken at (so an unchanged rescan reads no file; a file
-  changed less than two seconds before a scan is hashed again next time, as git does with racy entries) and its
+* `ROOT.index`: by path, the size, mtime, inode change time and inode a file's sha256 was taken at (so an unchanged
+  rescan reads no file, and a file renamed over another or rewritten with its size and mtime put back is read again;
+  a file changed less than two seconds before a scan is hashed again next time, as git does with racy entries) and its
   lines; by a key over that hash, the file's path, language and the macros it can see, the file's `FileResult`;
   and the digest of the whole tree's (path, hash) list with the answer it gave, so an unchanged tree is answered
   from this file alone.
@@ -27,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-FORMAT = "s2s-scan-cache/1"
+FORMAT = "s2s-scan-cache/2"
 _ALLOWED = {
     ("s2s.base.records", "Kernel"), ("s2s.base.records", "LaunchSite"), ("s2s.base.records", "ParseProblem"),
     ("s2s.base.records", "Param"), ("s2s.scan.preamble", "Preamble"), ("s2s.scan.preamble", "Define"),
@@ -85,11 +86,19 @@ class TreeAnswer:
 
 @dataclass
 class Pack:
-    stats: dict[str, tuple[int, int, str, int]] = field(default_factory=dict)  # rel -> (size, mtime_ns, sha256, lines)
+    stats: dict[str, tuple[int, int, str, int, tuple[int, int]]] = field(default_factory=dict)  # rel -> (size, mtime_ns, sha256, lines, stamp)
     results: dict[str, Any] = field(default_factory=dict)  # result key -> FileResult
     answer: TreeAnswer = field(default_factory=TreeAnswer)
     preambles: dict[str, Any] = field(default_factory=dict)  # sha256 -> Preamble
     foreign: dict[str, Any] = field(default_factory=dict)  # sha256 -> includes of files the walk does not list
+
+
+def file_stamp(st: os.stat_result) -> tuple[int, int]:
+    """(inode change time, inode number): with the size and mtime, what says a file is unchanged without reading it.
+    A file renamed over another or rewritten with its old size and mtime put back (`touch -r`) has a new ctime or
+    inode (no program can set the ctime back), as git's index knows; a chmod also changes the ctime and costs one
+    re-read."""
+    return st.st_ctime_ns, st.st_ino
 
 
 class ScanCache:
@@ -156,19 +165,20 @@ class ScanCache:
         if not any("damaged" in w for w in self.warnings):  # one line, however many of its files are hurt
             self.warnings.append(f"scan cache {path} is damaged ({type(exc).__name__}); rescanning every file")
 
-    def known(self, rel: str, size: int, mtime_ns: int) -> tuple[str, int] | None:
-        """(sha256, lines) recorded for this path, if its size and mtime are unchanged."""
+    def known(self, rel: str, size: int, mtime_ns: int, stamp: tuple[int, int]) -> tuple[str, int] | None:
+        """(sha256, lines) recorded for this path, if its size, mtime and `stamp` (inode change time and inode number,
+        `file_stamp`) are unchanged."""
         entry = self.old.stats.get(rel)
-        if entry is None or entry[0] != size or entry[1] != mtime_ns:
+        if entry is None or len(entry) != 5 or entry[0] != size or entry[1] != mtime_ns or entry[4] != stamp:
             return None
         return entry[2], entry[3]
 
     # -- writing -------------------------------------------------------------------------------
-    def record(self, rel: str, size: int, mtime_ns: int, sha: str, lines: int) -> None:
+    def record(self, rel: str, size: int, mtime_ns: int, sha: str, lines: int, stamp: tuple[int, int]) -> None:
         """Remember the hash of this path at this size and mtime, unless the file changed so recently that another
         write in the same clock tick could keep both (it is hashed again next time, as git does with racy entries)."""
         if self.started - mtime_ns / 1e9 >= RACY_SECONDS:
-            self.new.stats[rel] = (size, mtime_ns, sha, lines)
+            self.new.stats[rel] = (size, mtime_ns, sha, lines, stamp)
 
     def save(self) -> None:
         """Write what changed: the index when any entry did, the preambles when a new one was read."""

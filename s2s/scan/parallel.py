@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from s2s.base.records import Kernel, LaunchSite, ParseProblem
+from s2s.base.treefiles import read_regular
 
+from .cache import file_stamp
 from .launch_macros import LaunchMacro
 from .preamble import Preamble, read_preamble
 from .sources import is_binary
@@ -43,6 +45,7 @@ class Prepared:
     preamble: Preamble | None  # None when unreadable, or known from the cache (read only if needed)
     why: str  # why it was not read ("" when it was)
     path: str = ""
+    stamp: tuple[int, int] = (0, 0)  # cache.file_stamp of the file as read
 
 
 @dataclass(frozen=True)
@@ -58,34 +61,23 @@ class ScanJob:
 
 
 def prepare(rel: str, path: str) -> Prepared:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-            st = os.fstat(fh.fileno())
-    except OSError as exc:
-        return Prepared(rel, 0, 0, "", 0, None, f"unreadable: {exc.strerror}", path)
+    data, why, st = read_regular(path)
+    if data is None or st is None:
+        return Prepared(rel, st.st_size if st else 0, st.st_mtime_ns if st else 0, "", 0, None, why, path)
     if is_binary(data):
         return Prepared(rel, st.st_size, st.st_mtime_ns, "", 0, None, "binary file (NUL bytes), not parsed", path)
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return Prepared(rel, st.st_size, st.st_mtime_ns, "", 0, None,
-                        f"not valid UTF-8 at line {line}, byte {exc.start}; not parsed", path)
     pre = read_preamble(data)
-    return Prepared(rel, len(data), st.st_mtime_ns, hashlib.sha256(data).hexdigest(), pre.lines, pre, "", path)
+    return Prepared(rel, len(data), st.st_mtime_ns, hashlib.sha256(data).hexdigest(), pre.lines, pre, "", path,
+                    file_stamp(st))
 
 
 def scan_file(job: ScanJob) -> FileResult:
     from .inventory import FileFacts, LineTable, unrecognized_kernels
     from .sources import SourceFile
 
-    try:
-        with open(job.path, "rb") as fh:
-            data = fh.read()
-            st = os.fstat(fh.fileno())
-    except OSError as exc:
-        return FileResult(problems=(ParseProblem(job.rel, 1, 1, f"unreadable: {exc.strerror}"),))
+    data, why, st = read_regular(job.path)
+    if data is None or st is None:
+        return FileResult(problems=(ParseProblem(job.rel, 1, 1, why),))
     if (len(data), st.st_mtime_ns) != (job.size, job.mtime_ns):  # the content hashed is the content parsed
         return FileResult(problems=(ParseProblem(job.rel, 1, 1, "changed while it was scanned; scan again"),))
     if not _may_hold_kernels(data, job):

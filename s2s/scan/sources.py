@@ -6,9 +6,12 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
+from s2s.base import encoding
 from s2s.base.errors import UserError
+from s2s.base.treefiles import read_regular
 
 CUDA_EXTS = {".cu", ".cuh"}
 HIP_EXTS = {".hip"}
@@ -24,6 +27,15 @@ class SourceFile:
     path: Path  # absolute
     rel: str  # relative to the tree root, with forward slashes
     data: bytes
+
+    @cached_property
+    def encoding(self) -> str:
+        """"utf-8", or "latin-1" for a file that is not valid UTF-8 (`s2s.base.encoding`)."""
+        return encoding.encoding_of(self.data)
+
+    def text(self, start: int = 0, end: int | None = None) -> str:
+        """The text of bytes start..end, every byte kept (decoded in the whole file's encoding)."""
+        return encoding.decode(self.data[start:end], self.encoding)
 
 
 def language_of(path: str | Path, data: bytes = b"") -> str:
@@ -199,18 +211,13 @@ def is_binary(data: bytes) -> bool:
 
 
 def read_source(path: Path, root: Path) -> tuple[SourceFile | None, str]:
-    """The file, or None and why it was skipped (binary, not UTF-8, unreadable)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, f"unreadable: {exc.strerror}"
+    """The file, or None and why it was skipped (binary, unreadable, not a regular file, too large: `read_regular`).
+    Any encoding is read (`s2s.base.encoding`)."""
+    data, why, _st = read_regular(path)
+    if data is None:
+        return None, why
     if is_binary(data):
         return None, "binary file (NUL bytes), not parsed"
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return None, f"not valid UTF-8 at line {line}, byte {exc.start}; not parsed"
     rel = path.name if root.is_file() else path.relative_to(root).as_posix()
     return SourceFile(path=path, rel=rel, data=data), ""
 

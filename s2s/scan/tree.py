@@ -19,7 +19,7 @@ from pathlib import Path
 from s2s.base.errors import UserError
 from s2s.base.records import Index, Kernel, LaunchSite, ParseProblem
 
-from .cache import ScanCache, TreeAnswer
+from .cache import ScanCache, TreeAnswer, file_stamp
 from .launch_macros import LaunchMacro
 from .macro_scope import Scope, compute_scope
 from .parallel import FileResult, Prepared, ScanJob, default_jobs, prepare, run_all, scan_file, worker_pool
@@ -70,7 +70,7 @@ def scan_tree(root: str | Path, progress: Progress | None = None, *, cache_dir: 
         for rel in readable:
             p = prepared[rel]
             if p.sha:  # (a file that became unreadable since it was hashed is read again next time)
-                cache.record(rel, p.size, p.mtime_ns, p.sha, p.lines)
+                cache.record(rel, p.size, p.mtime_ns, p.sha, p.lines, p.stamp)
         cache.new.results = {k: results[r] for r, k in keys.items() if k}
         cache.new.answer = TreeAnswer(digest, dict(keys), limits)
         cache.save()
@@ -124,9 +124,9 @@ def _prepare_all(pool: Executor | None, workers: int, files: list[tuple[str, str
             todo.append((rel, path))
             weights.append(0)
             continue
-        known = cache.known(rel, st.st_size, st.st_mtime_ns) if cache is not None else None
+        known = cache.known(rel, st.st_size, st.st_mtime_ns, file_stamp(st)) if cache is not None else None
         if known is not None:
-            prepared[rel] = Prepared(rel, st.st_size, st.st_mtime_ns, known[0], known[1], None, "", path)
+            prepared[rel] = Prepared(rel, st.st_size, st.st_mtime_ns, known[0], known[1], None, "", path, file_stamp(st))
             continue
         todo.append((rel, path))
         weights.append(st.st_size)
