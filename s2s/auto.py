@@ -1,7 +1,6 @@
 """`s2s auto TREE`: scan, extract the top hotspots, optimize each, reintegrate all winners as one diff."""
 from __future__ import annotations
 
-import difflib
 import json
 import shutil
 from collections.abc import Callable
@@ -33,23 +32,16 @@ def _copy_tree(src: Path, dst: Path) -> None:
                         file=str(src), hint="remove or replace that link")
     if dst.exists():
         shutil.rmtree(dst)
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".git", "build", "*.o", ".s2s-backup"))
+    from s2s.base.treefiles import copy_tree
+
+    copy_tree(src, dst, (".git", "build", "*.o", ".s2s-backup"))
 
 
-def _tree_diff(orig: Path, new: Path) -> str:
-    out: list[str] = []
-    for path in sorted(new.rglob("*")):
-        if not path.is_file() or ".s2s-backup" in path.parts:
-            continue
-        rel = path.relative_to(new)
-        o = orig / rel
-        if not o.is_file():
-            continue
-        a, b = o.read_bytes(), path.read_bytes()
-        if a != b:
-            out.extend(difflib.unified_diff(a.decode("utf-8").splitlines(keepends=True), b.decode("utf-8").splitlines(keepends=True),
-                                            fromfile=f"a/{rel.as_posix()}", tofile=f"b/{rel.as_posix()}"))
-    return "".join(out)
+def _tree_diff(orig: Path, new: Path) -> bytes:
+    """The unified diff of every file that differs, in each file's own bytes (a Latin-1 file stays Latin-1)."""
+    from s2s.reintegrate.diff import tree_diff
+
+    return tree_diff(orig, new)
 
 
 def _progress(log: Callable[[str], None], kernel: str) -> Callable[[dict[str, Any]], None]:
@@ -165,8 +157,9 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
     if pool is not None:
         pool.shutdown(cancel_futures=True)
     shutil.rmtree(staged / ".s2s-backup", ignore_errors=True)
-    result.diff = _tree_diff(root, staged)
-    atomic_write(diff_path, result.diff.encode())
+    raw = _tree_diff(root, staged)
+    result.diff = raw.decode("utf-8", "replace")
+    atomic_write(diff_path, raw)
     return result
 
 
@@ -348,7 +341,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
                 result.notes.append(f"the reintegrated application's GPU time was not measured: {err.one_line()}")
                 gpu_after = None  # type: ignore[assignment]
         else:  # nothing is kept: no diff, and every reintegrated kernel says why
-            diff = ""
+            diff = b""
             result.any_win = False
             why = result.app.get("error") or result.app.get("how") or "the output check failed"
             for row in result.kernels:
@@ -367,8 +360,8 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
                   "ms_after": round(gpu_after.total_ms, 6) if gpu_after is not None else None,
                   "how": "sum of the measured kernel times of an instrumented run"
                          + (" before and after reintegration" if gpu_after is not prof else " (nothing changed: the same run)")}
-    result.diff = diff
-    atomic_write(diff_path, diff.encode())
+    result.diff = diff.decode("utf-8", "replace")
+    atomic_write(diff_path, diff)
     result.stages["total"] = time.monotonic() - t_start
     _write_report(report, result)
     return result

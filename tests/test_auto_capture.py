@@ -63,6 +63,49 @@ def test_cuda_profile_instrumentation_builds(tmp_path: Path) -> None:
     assert tree_hash(app) == before
 
 
+UNBRACED_APP = """#include <cstdio>
+#include <cuda_runtime.h>
+__global__ void scale(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }
+__global__ void shift(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }
+int main(int argc, char **argv) {
+  int n = 1 << 12, reps = argc > 1 ? 3 : 2;
+  float *x;
+  cudaMalloc(&x, n * sizeof(float));
+  for (int r = 0; r < reps; r++)
+    scale
+      <<<n / 256, 256>>>(x, n);
+  if (reps > 2)
+    shift<<<n / 256, 256>>>(x, n);
+  else
+    scale<<<n / 256, 256>>>(x, n);
+  while (reps-- > 0) shift<<<n / 256, 256>>>(x, n);
+  cudaDeviceSynchronize();
+  cudaFree(x);
+  return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_cuda_profile_times_launches_that_are_unbraced_loop_and_branch_bodies(tmp_path: Path) -> None:
+    """`for (...) k<<<g, b>>>(...);` (the launch the whole body of a for, an if, an else or a while) is timed inside
+    braces of its own; it used to be left untimed, so an application launching only that way had no profile."""
+    from s2s.scan.tree import scan_tree
+
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "main.cu").write_text(UNBRACED_APP)
+    (app / "Makefile").write_text("main: main.cu\n\tnvcc -arch=sm_90 -o main main.cu\n")
+    root, sites, notes, backend = instrument_all(app, tmp_path / "work", list(scan_tree(app).launches))
+    assert backend == "cuda" and sorted(sites) == ["main.cu:10", "main.cu:13", "main.cu:15", "main.cu:16"], notes
+    assert not [n for n in notes if "not timed" in n]
+    text = (root / "main.cu").read_text()
+    assert text.count("s2s_prof::begin(") == 4 and text.count("{ s2s_prof::begin(") == 4
+    proc = subprocess.run(["make"], cwd=root, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
 @pytest.mark.slow
 @needs_nvcc
 def test_cuda_profile_of_struct_sample_builds(tmp_path: Path) -> None:

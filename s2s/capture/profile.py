@@ -84,10 +84,11 @@ def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, note
             continue
         stmt = _statement(call, data)
         parent = stmt.parent.type if stmt.parent is not None else "translation_unit"
-        if stmt.type in {"return_statement", "declaration"} or (parent not in _STATEMENT_PARENTS
-                                                                 and not parent.startswith("preproc_")):
+        if stmt.type in {"return_statement", "declaration"}:
             notes.append(f"{where}: the launch is not a statement of its own; not timed")
             continue
+        # the unbraced body of a for, while, if or else (`for (...) k<<<g, b>>>(...);`): timed inside braces of its own
+        braces = parent not in _STATEMENT_PARENTS and not parent.startswith("preproc_")
         if backend == "opencl":
             args = call.child_by_field_name("arguments")
             items = [decode(data[c.start_byte:c.end_byte], enc) for c in (args.named_children if args is not None else [])
@@ -101,8 +102,8 @@ def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, note
             stream = site.stream.strip() or "0"
             before = f"s2s_prof::begin({_c_string(name)}, {_c_string(where)}, (cudaStream_t)({stream}));"
             after = "s2s_prof::end();"
-        edits.append((stmt.start_byte, encode(f"{before}  /* s2s profile */ ", enc)))
-        edits.append((stmt.end_byte, encode(f" {after}  /* s2s profile */", enc)))
+        edits.append((stmt.start_byte, encode(("{ " if braces else "") + f"{before}  /* s2s profile */ ", enc)))
+        edits.append((stmt.end_byte, encode(f" {after}  /* s2s profile */" + (" }" if braces else ""), enc)))
         done.append(where)
     for at, text in sorted(edits, key=lambda e: -e[0]):
         data = data[:at] + text + data[at:]
