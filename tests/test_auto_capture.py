@@ -188,9 +188,21 @@ def test_auto_capture_first_end_to_end_on_pocl(solver: Path, tmp_path: Path) -> 
         assert len(app["wall_before_s"]) == 2 and len(app["wall_after_s"]) == 2 and app["output_unchanged"] is True
         assert "printed numbers equal" in app["how"]
         assert "output unchanged: yes" in proc.stdout
+        gpu = report["gpu"]  # the application's GPU time from a second instrumented run of the reintegrated copy
+        assert gpu["ms_after"] is not None and 0 < gpu["ms_after"] and "before and after" in gpu["how"]
+        purposes = [r["purpose"] for r in report["app_runs"]]
+        assert purposes.count("profile") == 2 and purposes.count("profile_after") == 2 and purposes.count("capture") == 1
+        assert purposes.count("before") == 2 and purposes.count("after") == 2
+        assert {"scan", "profile", "capture", "optimize", "compare", "profile_after", "total"} <= set(report["stages"])
     else:  # no winner above the noise on a busy machine: nothing reintegrated, nothing rerun
         assert proc.returncode == 1 and diff.read_text() == "" and report["app"]["remeasured"] is False
         assert "not re-measured: nothing was reintegrated" in report["app"]["why"] and "not re-measured" in proc.stdout
+        assert report["gpu"]["ms_after"] == report["gpu"]["ms_before"]
+    # a second auto on the same --work runs again (it ended in a FileExistsError traceback)
+    again = run_cli("auto", str(solver), "--build-cmd", "make", "--run-cmd", "./ocl_solver -k kernels", "--kernels", "matmul",
+                    "--max-evals", "1", "--rounds", "1", "--runs", "2", "--work", str(work), "--diff", str(diff))
+    assert "Traceback" not in again.stderr and again.returncode in (0, 1), again.stderr[-2000:]
+    assert tree_hash(solver) == before
 
 
 @pytest.mark.slow

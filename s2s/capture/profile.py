@@ -11,6 +11,7 @@ in the steady state is chosen for `s2s capture --launch` (the median-time launch
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -113,6 +114,7 @@ def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, note
 def instrument_all(tree: Path, work: Path, launches: list[LaunchSite]) -> tuple[Path, list[str], list[str], str]:
     """Copy `tree` to work/app and time every CUDA chevron and OpenCL launch there: (copy, sites, notes, backend)."""
     notes: list[str] = []
+    shutil.rmtree(Path(work).resolve() / "app", ignore_errors=True)  # an earlier run's copy (auto run again on its --work)
     root = copy_tree(Path(tree).resolve(), Path(work).resolve() / "app", notes)
     header = Path(work).resolve() / HEADER
     kinds = {s.kind for s in launches}
