@@ -258,17 +258,17 @@ _TABLES: dict[str, dict[str, Any]] = {
     "notes": {"lines": list},
 }
 _PARAM: dict[str, Any] = {"name": str, "type": str, "role": str, "elem": str, "count": (int, str), "count_expr": str,
-          "value": (int, float, str, dict), "fill": str, "low": _NUM, "high": _NUM, "source": str, "hint": str, "space": str,
+          "value": (int, float, str, dict, bool), "fill": str, "low": _NUM, "high": _NUM, "source": str, "hint": str, "space": str,
           "rtol": _NUM, "atol": _NUM, "tol_from": str}
 _SYMBOL: dict[str, Any] = {"name": str, "elem": str, "count": int, "source": str}
 _STRUCT: dict[str, Any] = {"name": str, "fields": list}
 _NAMES = {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table", _NUM: "a number",
-          (int, str): "an integer", (int, float, str, dict): "a number"}
+          (int, str): "an integer", (int, float, str, dict, bool): "a number"}
 
 
 def _is(v: Any, want: Any) -> bool:
-    if isinstance(v, bool):
-        return want is bool
+    if isinstance(v, bool):  # a bool is an int to isinstance; only where a bool is meant (a bool kernel argument)
+        return want is bool or (isinstance(want, tuple) and bool in want)
     return isinstance(v, want)
 
 
