@@ -204,7 +204,7 @@ def _reintegrate(args: argparse.Namespace, console: Console) -> int:
     from s2s.reintegrate.splice import apply_in_place, plan, restore_interrupted
 
     if args.restore:
-        for line in restore_interrupted(Path(args.mep)):
+        for line in restore_interrupted(Path(args.mep), args.tree):
             print(line, file=sys.stderr)
         return 0
     p = plan(args.mep, args.variant, args.tree, args.force)
