@@ -39,9 +39,10 @@ def check_outputs(args: argparse.Namespace) -> None:
 def check_capture_dir(out: Path, kernel: str) -> None:
     """`capture -o DIR` copies the MEP into DIR after the build and the run: DIR must be new, empty, or an MEP of the
     same kernel (as for `extract -o`), checked before either runs."""
+    from s2s.base.meplock import LOCK
     from s2s.extract.output_dir import _mep_kernel
 
-    if not out.is_dir() or not any(out.iterdir()):
+    if not out.is_dir() or not any(p.name != LOCK for p in out.iterdir()):
         return
     have = _mep_kernel(out)
     want = kernel.rsplit(":", 1)[-1].split("@", 1)[0]

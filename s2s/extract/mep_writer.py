@@ -280,11 +280,16 @@ def _host_defines(site_file: str, tree: Path, ex: Extraction) -> dict[str, str]:
 def make_mep(tree_arg: str, kernel: str, output: str | None, compile_commands: str | None = None, mode: str = "auto",
              allow_missing: bool = False, overrides: dict[str, str] | None = None,
              index: Index | None = None, force: bool = False, build_cmd: str | None = None) -> tuple[Path, Manifest, Extraction]:
-    from .output_dir import prepare_output
+    from s2s.base.meplock import mep_lock
+
+    from .output_dir import check_place, prepare_output
 
     tree = check_tree(tree_arg)
     ex = extract(tree, kernel, compile_commands, mode, allow_missing, index=index, build_cmd=build_cmd)
     out = Path(output or f"mep-{ex.kernel.name}")
-    prepare_output(out, tree if tree.is_dir() else tree.parent, ex.kernel.qualified, force=force)
-    manifest = write_mep(ex, out, tree if tree.is_dir() else tree.parent, overrides or {})
+    root = tree if tree.is_dir() else tree.parent
+    check_place(out, root, ex.kernel.qualified, force)
+    with mep_lock(out, what="s2s extract"):  # never under a running optimize, nor beside another extract to the same -o
+        prepare_output(out, root, ex.kernel.qualified, force=force)
+        manifest = write_mep(ex, out, root, overrides or {})
     return out, manifest, ex
