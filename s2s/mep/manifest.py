@@ -232,7 +232,11 @@ def load(mep_dir: Path) -> Manifest:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read mep.toml ({exc.strerror or exc})", file=str(path),
+                        hint="check its permissions (s2s reads it and writes beside it)") from None
     if b"\0" in data:
         raise UserError("a binary file, not TOML text", file=str(path))
     try:
