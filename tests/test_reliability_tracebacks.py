@@ -81,3 +81,28 @@ def test_no_patterns_never_reads_the_library(env: tuple[Path, Path], tmp_path: P
     monkeypatch.setattr(loop, "Library", no_library)
     out = optimize(mep, Options(max_evals=1, rounds=1, use_patterns=False, patterns=str(lib), jobs=1, profile=False))
     assert out.evaluations >= 0 and lib.read_bytes() == b"{not json"
+
+
+def test_a_kernel_nested_100k_blocks_deep_is_extracted_and_then_refused_in_one_line(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    tree = tmp_path / "app"
+    tree.mkdir()
+    depth = 100_000
+    (tree / "k.cu").write_text("__global__ void k(float* a) {\n" + "{" * depth + "a[0] = 1.0f;" + "}" * depth + "\n}\n")
+    before = fingerprint(tree)
+    mep = tmp_path / "mep"
+    rc, _o, err = cli_inproc(["extract", str(tree), "--kernel", "k", "-o", str(mep)], capsys)
+    assert rc == 0 and "Traceback" not in err, err
+    toml = mep / "mep.toml"
+    toml.write_text(toml.read_text().replace('["FILL-IN", "FILL-IN", "FILL-IN"]', "[1, 1, 1]").replace('"FILL-IN"', "1"))
+    rc, _o, err = cli_inproc(["optimize", str(mep), "--max-evals", "1", "--no-patterns"], capsys)
+    one_line_exit_2(rc, err)
+    assert "nests more than" in err, err
+    assert fingerprint(tree) == before
+
+
+def test_a_pass_on_a_too_deep_kernel_is_refused_as_a_value() -> None:
+    from s2s.optimize.registry import Refused, get_pass, run_pass
+
+    src = ("__global__ void k(float* a) {" + "{" * 5000 + "a[0] = 1.0f;" + "}" * 5000 + "}\n").encode()
+    out = run_pass(get_pass("fast-math")(), src, "cuda", "k")
+    assert isinstance(out, Refused) and "nests more than" in out.reason
