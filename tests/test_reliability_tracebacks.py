@@ -106,3 +106,23 @@ def test_a_pass_on_a_too_deep_kernel_is_refused_as_a_value() -> None:
     src = ("__global__ void k(float* a) {" + "{" * 5000 + "a[0] = 1.0f;" + "}" * 5000 + "}\n").encode()
     out = run_pass(get_pass("fast-math")(), src, "cuda", "k")
     assert isinstance(out, Refused) and "nests more than" in out.reason
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("place", ["with space", "nön-ÄSCII", "both ünï"])
+def test_an_opencl_mep_under_a_path_with_a_space_or_non_ascii_builds(golden: tuple[Path, Path], tmp_path: Path, place: str,
+                                                                     capsys) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("pyopencl")
+    import shutil
+
+    from safety_util import fake_win
+
+    _tree, mep0 = golden
+    mep = tmp_path / place / "mep"
+    shutil.copytree(mep0, mep)
+    (mep / "kernel.cl").write_text('#include "extra.h"\n' + (mep / "kernel.cl").read_text())
+    (mep / "extra.h").write_text("#define S2S_TEST_EXTRA 1\n")  # found through -I MEP
+    vid = fake_win(mep)
+    for args in ([], ["--variant", vid]):
+        rc, _o, err = cli_inproc(["run", str(mep), "--no-time", *args], capsys)
+        assert rc == 0, err
