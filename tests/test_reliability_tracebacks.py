@@ -126,3 +126,15 @@ def test_an_opencl_mep_under_a_path_with_a_space_or_non_ascii_builds(golden: tup
     for args in ([], ["--variant", vid]):
         rc, _o, err = cli_inproc(["run", str(mep), "--no-time", *args], capsys)
         assert rc == 0, err
+
+
+@pytest.mark.parametrize("cmd", ["run", "optimize", "report", "reintegrate"])
+def test_an_unknown_backend_is_named_with_file_and_line(env: tuple[Path, Path], cmd: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    _tree, mep = env
+    toml = mep / "mep.toml"
+    text = toml.read_text()
+    toml.write_text(text.replace('backend = "opencl"', 'backend = "vulkan"'))
+    line = next(i for i, ln in enumerate(toml.read_text().splitlines(), 1) if ln.startswith("backend ="))
+    rc, _o, err = cli_inproc([cmd, str(mep)], capsys)
+    one_line_exit_2(rc, err)
+    assert f"mep.toml:{line}: backend = 'vulkan'" in err, err
