@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 from contextlib import nullcontext
+from pathlib import Path
 
 from rich.console import Console
 
@@ -55,8 +56,10 @@ def _scan(args: argparse.Namespace, console: Console) -> int:
     from .scan_report import print_scan, scan_json
 
     start = time.perf_counter()
-    if args.jobs < 0:
-        raise UserError(f"--jobs must be 0 (one per core) or more, got {args.jobs}")
+    if args.compile_commands:  # checked like extract checks it: a wrong file is named, never ignored
+        from s2s.scan.compdb import find_compdb, load_compdb
+
+        load_compdb(find_compdb(Path(args.tree), args.compile_commands))  # type: ignore[arg-type]
     progress = progress_bar(console, "scanning") if not args.json and sys.stderr.isatty() else None
     with progress or nullcontext():
         index = scan_tree(args.tree, progress=advance(progress) if progress else None,
