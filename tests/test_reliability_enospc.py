@@ -1,0 +1,33 @@
+"""Issue 30: a full disk during extract ended in a traceback. The disk fills at the first, third or fifth file
+written (os.fsync, through which every atomic write goes, raises ENOSPC): one line naming the MEP, exit 2, the tree
+unchanged and no half-written MEP left where there was none."""
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+from safety_util import cli_inproc, copy_sample, fingerprint, one_line_exit_2
+
+
+@pytest.mark.parametrize("after", [0, 2, 4])
+def test_a_full_disk_during_extract_is_one_line(tmp_path: Path, after: int, monkeypatch: pytest.MonkeyPatch,
+                                                capsys) -> None:  # type: ignore[no-untyped-def]
+    tree = copy_sample(tmp_path / "app")
+    before = fingerprint(tree)
+    real, calls = os.fsync, [0]
+
+    def fsync(fd: int) -> None:
+        calls[0] += 1
+        if calls[0] > after:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    out = tmp_path / "mep"
+    rc, _o, err = cli_inproc(["extract", str(tree), "--kernel", "matmul", "-o", str(out)], capsys)
+    one_line_exit_2(rc, err)
+    assert "No space left on device" in err and str(out) in err, err
+    assert calls[0] > after  # the disk did fill during the extraction
+    assert not out.exists() and fingerprint(tree) == before
