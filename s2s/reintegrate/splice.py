@@ -210,8 +210,13 @@ def apply_in_place(p: Plan, build_cmd: str | None, test_cmd: str | None, timeout
 def _apply_journaled(p: Plan, changed: dict[Path, tuple[bytes, bytes]], backup: Path, build_cmd: str | None,
                      test_cmd: str | None, timeout_s: float, warnings: list[str]) -> list[str]:
     rels = {real: real.relative_to(p.root).as_posix() for real in changed}
-    j = journal.begin(backup, p.root, {rels[r]: old for r, (old, _n) in changed.items()},
-                      {rels[r]: new for r, (_o, new) in changed.items()}, mep=p.mep_dir)
+    try:
+        j = journal.begin(backup, p.root, {rels[r]: old for r, (old, _n) in changed.items()},
+                          {rels[r]: new for r, (_o, new) in changed.items()}, mep=p.mep_dir)
+    except OSError as exc:  # a full disk or a read-only MEP: before the tree was touched
+        shutil.rmtree(backup, ignore_errors=True)
+        raise UserError(f"cannot write the backup ({exc.strerror or exc}); nothing was changed", file=str(backup),
+                        hint="free space or make the MEP writable, then run again") from None
     written: list[Path] = []
 
     def record(sid: int) -> None:
@@ -227,9 +232,16 @@ def _apply_journaled(p: Plan, changed: dict[Path, tuple[bytes, bytes]], backup: 
                 if cmd:
                     _run_checked(label, cmd, p.root, timeout_s, record)
     except BaseException as exc:
-        for real in written:
-            atomic_write(real, changed[real][0])
+        try:
+            for real in written:
+                atomic_write(real, changed[real][0])
+        except OSError as again:  # the disk is still full: the journal stays, so that --restore finishes the job
+            raise UserError(f"cannot restore {real} ({again.strerror or again}); the backup stays in {backup / 'files'}",
+                            file=str(real), hint=f"free space, then run `s2s reintegrate {p.mep_dir} --restore`") from None
         journal.end(j, keep_backup=False)
+        if isinstance(exc, OSError):
+            raise UserError(f"cannot write {exc.filename or 'a file of the tree'} ({exc.strerror or exc}); "
+                            "the original files were restored", hint="free space, then run again") from None
         if isinstance(exc, (Interrupted, KeyboardInterrupt)):
             signo = exc.signo if isinstance(exc, Interrupted) else 2
             raise Interrupted(signo, f"interrupted by {'SIGTERM' if signo == 15 else 'SIGINT'} during the in-place "
