@@ -65,3 +65,27 @@ def test_a_full_disk_during_in_place_is_one_line_and_the_tree_unchanged(golden: 
     assert last.startswith("error:") and said in last and "No space left on device" in last, err
     assert fingerprint(tree) == before
     assert not list((mep / ".s2s-backup").glob("*/journal.json"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", [0, 3, 7])
+def test_a_full_disk_during_capture_is_one_line(solver: Path, tmp_path: Path, after: int, monkeypatch: pytest.MonkeyPatch,
+                                                capsys) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("pyopencl")
+    before = fingerprint(solver)
+    real, calls = os.fsync, [0]
+
+    def fsync(fd: int) -> None:
+        calls[0] += 1
+        if calls[0] > after:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    out = tmp_path / "mep"
+    rc, _o, err = cli_inproc(["capture", str(solver), "--kernel", "matvec", "--build-cmd", "make", "--run-cmd",
+                              "./ocl_solver -k kernels", "-o", str(out)], capsys)
+    assert rc == 2, (rc, _o, err, calls)
+    one_line_exit_2(rc, err)
+    assert "No space left on device" in err, err
+    assert calls[0] > after and not out.exists() and fingerprint(solver) == before
