@@ -92,8 +92,9 @@ def test_ambiguous_kernel_lists_candidates(tmp_path: Path) -> None:
 
 
 def test_missing_dependency_named(tmp_path: Path) -> None:
-    (tmp_path / "k.cu").write_text("__global__ void k(float* x) {\n  x[0] = helper_not_here(x[1]);\n}\n")
-    res = run_cli("extract", str(tmp_path), "--kernel", "k", "-o", str(tmp_path / "m"))
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "k.cu").write_text("__global__ void k(float* x) {\n  x[0] = helper_not_here(x[1]);\n}\n")
+    res = run_cli("extract", str(tmp_path / "app"), "--kernel", "k", "-o", str(tmp_path / "m"))
     assert res.returncode == 2 and "helper_not_here" in res.stderr and "k.cu:1" in res.stderr
 
 

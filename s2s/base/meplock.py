@@ -16,19 +16,24 @@ LOCK = ".s2s.lock"
 @contextmanager
 def mep_lock(mep_dir: Path, *, wait: bool = False, what: str = "s2s optimize") -> Iterator[None]:
     path = Path(mep_dir) / LOCK
-    with open(path, "a+") as fh:
+    try:
+        fh = open(path, "a+")
+    except OSError as exc:  # a read-only MEP or a full disk: say so, not "damaged"
+        raise UserError(f"cannot write in the MEP ({exc.strerror}); {what} keeps its lock and history there",
+                        file=str(mep_dir), hint="make it writable, or copy the MEP somewhere writable") from None
+    with fh:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             if not wait:
                 fh.seek(0)
-                holder = fh.read().strip()
-                raise UserError(f"another {what} is running on this MEP" + (f" ({holder})" if holder else ""),
+                pid, _sep, holder = fh.read().strip().partition(": ")
+                raise UserError(f"another {holder or what} is running on this MEP" + (f" ({pid})" if pid else ""),
                                 file=str(mep_dir), hint="wait for it to finish, or pass --wait to queue behind it") from None
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         fh.seek(0)
         fh.truncate()
-        fh.write(f"pid {os.getpid()}\n")
+        fh.write(f"pid {os.getpid()}: {what}\n")
         fh.flush()
         try:
             yield

@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,10 +113,11 @@ def kill_group(pid: int) -> None:
 
 
 def run_group(cmd: list[str] | str, *, cwd: Path | str, timeout_s: float | None, env: Mapping[str, str] | None = None,
-              keep: int = KEEP, log: Path | None = None) -> Finished:
+              keep: int = KEEP, log: Path | None = None, on_start: Callable[[int], None] | None = None) -> Finished:
     """Run `cmd` (an argument vector; a string only for the user's own --build-cmd/--run-cmd/--test-cmd, through
     /bin/sh) in a new session. The group is killed when the command ends, times out or this process is interrupted.
-    `log`: the bounded output is also written there."""
+    `log`: the bounded output is also written there. `on_start(pid)`: told the new session's id first (a journal
+    records it, so that a later `--restore` can end what a killed s2s left running)."""
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen(cmd, shell=isinstance(cmd, str), cwd=cwd, env=dict(env) if env is not None else None,
@@ -124,6 +125,13 @@ def run_group(cmd: list[str] | str, *, cwd: Path | str, timeout_s: float | None,
                                 start_new_session=True)
     except OSError as exc:
         return Finished(127, f"cannot start {cmd if isinstance(cmd, str) else cmd[0]}: {exc}", time.monotonic() - t0)
+    if on_start is not None:
+        try:
+            on_start(proc.pid)
+        except BaseException:
+            kill_group(proc.pid)
+            proc.wait()
+            raise
     out = BoundedOutput(keep)
     assert proc.stdout is not None
     stream = proc.stdout

@@ -88,7 +88,19 @@ def generated_headers(root: Path, built: Path, own: Path | None = None, limit: i
     return sorted(out)
 
 
-def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, launch: int | None = None, first: int | None = None,
+def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, **options: Any) -> Captured:
+    """`s2s capture` (options as `_capture` takes them); a file that cannot be written or read on the way (a full
+    disk, a read-only place) is one line naming it, never a traceback."""
+    try:
+        return _capture(tree, kernel, build_cmd, run_cmd, **options)
+    except OSError as exc:
+        what = f"{exc.filename}: " if exc.filename else ""
+        raise UserError(f"capture stopped: {what}{exc.strerror or exc}", file=str(options.get("output") or options.get("into")
+                                                                                 or tree),
+                        hint="free space or make the place writable, then capture again") from None
+
+
+def _capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, launch: int | None = None, first: int | None = None,
             max_bytes: int = DEFAULT_MAX_BYTES, output: str | None = None, timeout: float = 1800.0,
             compile_commands: str | None = None, mode: str = "auto", overrides: dict[str, str] | None = None,
             keep_copy: str | None = None, into: str | None = None, compare_static: bool = False) -> Captured:

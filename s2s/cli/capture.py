@@ -5,7 +5,7 @@ import argparse
 
 from rich.console import Console
 
-from .registry import command, parse_define
+from .registry import command, parse_define, positive
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,7 +25,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     c.add_argument("--compile-commands", help="compile_commands.json (default: found in the tree)")
     c.add_argument("--mode", choices=("auto", "clang", "names"), default="auto", help="closure mode, as for extract")
     c.add_argument("-D", "--define", action="append", metavar="NAME=VALUE", help="as for extract")
-    c.add_argument("--timeout", type=float, default=1800.0, help="seconds before the build or run command is killed")
+    c.add_argument("--timeout", type=positive, default=1800.0, help="seconds before the build or run command is killed")
     c.add_argument("--keep-copy", metavar="DIR", help="instrument the copy in DIR and keep it (for debugging)")
     c.add_argument("--compare-static", action="store_true",
                    help="also compare every statically inferred value with the captured one (capture/fidelity.json)")

@@ -4,12 +4,13 @@ from __future__ import annotations
 import argparse
 import sys
 from contextlib import nullcontext
+from pathlib import Path
 
 from rich.console import Console
 
 from s2s.base.errors import UserError
 
-from .registry import advance, command, parse_define, progress_bar
+from .registry import advance, command, count_from_zero, parse_define, progress_bar
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -22,7 +23,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     s.add_argument("--json", action="store_true")
     s.add_argument("--no-cache", action="store_true",
                    help="neither read nor write the scan cache ($S2S_CACHE_DIR, else $XDG_CACHE_HOME/s2s or ~/.cache/s2s)")
-    s.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
+    s.add_argument("--jobs", "-j", type=count_from_zero, default=0, help="worker processes (default: one per core)")
     e = sub.add_parser("extract", help="write a kernel and its dependency closure as an MEP")
     e.add_argument("tree")
     e.add_argument("--kernel", required=True, help="NAME, ns::NAME or FILE:NAME; add @LINE for overloads in one file")
@@ -55,8 +56,10 @@ def _scan(args: argparse.Namespace, console: Console) -> int:
     from .scan_report import print_scan, scan_json
 
     start = time.perf_counter()
-    if args.jobs < 0:
-        raise UserError(f"--jobs must be 0 (one per core) or more, got {args.jobs}")
+    if args.compile_commands:  # checked like extract checks it: a wrong file is named, never ignored
+        from s2s.scan.compdb import find_compdb, load_compdb
+
+        load_compdb(find_compdb(Path(args.tree), args.compile_commands))  # type: ignore[arg-type]
     progress = progress_bar(console, "scanning") if not args.json and sys.stderr.isatty() else None
     with progress or nullcontext():
         index = scan_tree(args.tree, progress=advance(progress) if progress else None,

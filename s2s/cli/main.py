@@ -8,6 +8,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from rich.console import Console
 
@@ -19,8 +20,15 @@ from .outputs import check_outputs
 from .registry import COMMANDS
 
 
+class Parser(argparse.ArgumentParser):
+    """Bad arguments are bad input like any other: one line naming the option, exit 2 (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {self.prog}: {message} (hint: `{self.prog} --help` lists the options)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="s2s", description="Extract, optimize and reintegrate GPU hotspots.")
+    p = Parser(prog="s2s", description="Extract, optimize and reintegrate GPU hotspots.")
     p.add_argument("--version", action="version", version=f"s2s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     for module in (commands, capture, stages):  # the order of `s2s --help`

@@ -13,17 +13,25 @@ from s2s.base.errors import UserError
 # command -> (attribute, option as the user writes it, "dir" | "file")
 OUTPUTS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "extract": (("output", "-o", "dir"),),
-    "capture": (("output", "-o", "dir"),),
+    "capture": (("output", "-o", "dir"), ("keep_copy", "--keep-copy", "dir")),
     "auto": (("work", "--work", "dir"), ("diff", "--diff", "file")),
     "reintegrate": (("diff", "--diff", "file"),),
 }
 
 
+# the directories a command fills with copies and MEPs: never inside the application tree it reads (nor holding it)
+OUTSIDE_TREE = {"extract": ("-o",), "capture": ("-o", "--keep-copy")}  # auto checks its --work itself
+
+
 def check_outputs(args: argparse.Namespace) -> None:
-    for attr, flag, kind in OUTPUTS.get(getattr(args, "command", ""), ()):
+    command = getattr(args, "command", "")
+    for attr, flag, kind in OUTPUTS.get(command, ()):
         value = getattr(args, attr, None)
-        if value:
-            (check_dir if kind == "dir" else check_file)(Path(value), flag)
+        if not value:
+            continue
+        if flag in OUTSIDE_TREE.get(command, ()) and getattr(args, "tree", None):
+            check_outside_tree(Path(value), Path(args.tree), flag)
+        (check_dir if kind == "dir" else check_file)(Path(value), flag)
     if getattr(args, "command", "") == "capture" and args.output:
         check_capture_dir(Path(args.output), args.kernel)
 
@@ -31,9 +39,10 @@ def check_outputs(args: argparse.Namespace) -> None:
 def check_capture_dir(out: Path, kernel: str) -> None:
     """`capture -o DIR` copies the MEP into DIR after the build and the run: DIR must be new, empty, or an MEP of the
     same kernel (as for `extract -o`), checked before either runs."""
+    from s2s.base.meplock import LOCK
     from s2s.extract.output_dir import _mep_kernel
 
-    if not out.is_dir() or not any(out.iterdir()):
+    if not out.is_dir() or not any(p.name != LOCK for p in out.iterdir()):
         return
     have = _mep_kernel(out)
     want = kernel.rsplit(":", 1)[-1].split("@", 1)[0]
@@ -41,6 +50,21 @@ def check_capture_dir(out: Path, kernel: str) -> None:
         what = f"holds the MEP of another kernel ({have})" if have else f"is not empty and is not an MEP of {want}"
         raise UserError(f"-o {what}", file=str(out),
                         hint="choose a new directory, or attach the data to an existing MEP of this kernel with --into")
+
+
+def check_outside_tree(out: Path, tree: Path, flag: str) -> None:
+    """`out` (symlinks followed) neither lies in `tree` nor holds it: a copy of the tree made into the tree itself
+    copies itself again, level after level."""
+    from s2s.base.paths import inside
+
+    if not tree.is_dir():
+        return  # the command says what is wrong with the tree
+    if inside(out, tree):
+        raise UserError(f"{flag} lies inside the application tree ({tree.resolve()}); s2s writes nothing there",
+                        file=str(out), hint="choose a directory outside the tree")
+    if inside(tree, out):
+        raise UserError(f"{flag} holds the application tree ({tree.resolve()})", file=str(out),
+                        hint="choose a directory outside the tree")
 
 
 def _probe(directory: Path, flag: str, target: Path) -> None:

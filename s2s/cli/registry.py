@@ -32,6 +32,42 @@ def at_least_one(text: str) -> int:
     return value
 
 
+def _number(text: str, kind: type) -> float:
+    import math
+
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text}: must be a finite number")
+    return value  # type: ignore[no-any-return]
+
+
+def positive(text: str) -> float:
+    """argparse type of a time or size (--time-budget, --cmd-timeout, --timeout): a finite number > 0."""
+    value = _number(text, float)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be > 0")
+    return value
+
+
+def at_least_zero(text: str) -> float:
+    """argparse type of a tolerance (--output-rtol): a finite number >= 0."""
+    value = _number(text, float)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be >= 0")
+    return value
+
+
+def count_from_zero(text: str) -> int:
+    """argparse type of a count where 0 means none or the default (--gpus-per-job, --max-retries, scan --jobs)."""
+    value = int(_number(text, int))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value}: must be >= 0")
+    return value
+
+
 def parse_define(text: str) -> tuple[str, str]:
     """`-D NAME=VALUE` as a pair; anything else is bad input."""
     name, sep, value = text.partition("=")

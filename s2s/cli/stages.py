@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .registry import at_least_one, command
+from .registry import at_least_one, at_least_zero, command, count_from_zero, positive
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -36,7 +36,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     g.add_argument("--force", action="store_true", help="replace the kernel even if it changed since extraction")
     g.add_argument("--restore", action="store_true",
                    help="put back the originals of an interrupted --in-place reintegration (from its backup)")
-    g.add_argument("--cmd-timeout", type=float, default=1800.0, help="seconds before a build or test command is killed")
+    g.add_argument("--cmd-timeout", type=positive, default=1800.0, help="seconds before a build or test command is killed")
     a = sub.add_parser("auto", help="scan, extract the top hotspots, optimize, reintegrate as one diff")
     a.add_argument("tree")
     a.add_argument("--top", type=at_least_one, default=3)
@@ -51,10 +51,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                                      "and the application rebuilt and rerun before and after")
     a.add_argument("--check-cmd", help="with --run-cmd: decides whether the optimized application's output is unchanged "
                                        "(exit 0); run in its copy with S2S_BEFORE_DIR, S2S_BEFORE_STDOUT, S2S_AFTER_STDOUT set")
-    a.add_argument("--runs", type=int, default=3, help="alternated runs of the application before and after (default 3)")
-    a.add_argument("--output-rtol", type=float, default=1e-5,
+    a.add_argument("--runs", type=at_least_one, default=3, help="alternated runs of the application before and after (default 3)")
+    a.add_argument("--output-rtol", type=at_least_zero, default=1e-5,
                    help="without --check-cmd: relative tolerance on the numbers the application prints (default 1e-5)")
-    a.add_argument("--cmd-timeout", type=float, default=1800.0, help="seconds before a build or run command is killed")
+    a.add_argument("--cmd-timeout", type=positive, default=1800.0, help="seconds before a build or run command is killed")
     _optimize_options(a)
 
 
@@ -65,7 +65,7 @@ def _optimize_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--patience", type=at_least_one,
                    help="stop after N rounds in a row without a gain (default: go on while candidates remain)")
     p.add_argument("--max-evals", type=at_least_one, default=30)
-    p.add_argument("--time-budget", type=float, help="seconds")
+    p.add_argument("--time-budget", type=positive, help="seconds")
     p.add_argument("--patterns", help="pattern library file (default: per user)")
     p.add_argument("--no-patterns", action="store_true")
     p.add_argument("--llm-config")
@@ -78,16 +78,16 @@ def _optimize_options(p: argparse.ArgumentParser) -> None:
     c.add_argument("--cluster", default="local", metavar="local|dask|slurm|tcp://HOST:PORT",
                    help="local (default): this machine, one evaluation at a time; dask: a Dask worker per GPU of this "
                         "machine; slurm: Dask workers in Slurm jobs; tcp://...: a running Dask scheduler")
-    c.add_argument("--workers", type=int, help="--cluster dask: worker processes (default: one per GPU, else 2)")
+    c.add_argument("--workers", type=at_least_one, help="--cluster dask: worker processes (default: one per GPU, else 2)")
     c.add_argument("--partition", help="--cluster slurm: partition (default: cluster.toml, else Slurm's default)")
     c.add_argument("--account", help="--cluster slurm: account to charge")
     c.add_argument("--walltime", help="--cluster slurm: each job's time limit, HH:MM:SS (default 01:00:00)")
-    c.add_argument("--gpus-per-job", type=int, help="--cluster slurm: GPUs per job, one worker each (default 1; 0: none)")
-    c.add_argument("--cluster-jobs", type=int, help="--cluster slurm: how many jobs (default 1)")
+    c.add_argument("--gpus-per-job", type=count_from_zero, help="--cluster slurm: GPUs per job, one worker each (default 1; 0: none)")
+    c.add_argument("--cluster-jobs", type=at_least_one, help="--cluster slurm: how many jobs (default 1)")
     c.add_argument("--shared-fs", action="store_true", default=None,
                    help="workers see this machine's files at the same paths (else the MEP's files travel with each task)")
     c.add_argument("--cluster-config", metavar="TOML", help="cluster settings (default ~/.config/s2s/cluster.toml)")
-    c.add_argument("--max-retries", type=int, default=2, help="tries more for an evaluation whose worker died (default 2)")
+    c.add_argument("--max-retries", type=count_from_zero, default=2, help="tries more for an evaluation whose worker died (default 2)")
 
 
 
@@ -204,7 +204,7 @@ def _reintegrate(args: argparse.Namespace, console: Console) -> int:
     from s2s.reintegrate.splice import apply_in_place, plan, restore_interrupted
 
     if args.restore:
-        for line in restore_interrupted(Path(args.mep)):
+        for line in restore_interrupted(Path(args.mep), args.tree):
             print(line, file=sys.stderr)
         return 0
     p = plan(args.mep, args.variant, args.tree, args.force)

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
+from s2s.base.errors import UserError
 from s2s.base.records import Index, Kernel, LaunchSite
 from s2s.mep.manifest import DEFAULT_RTOL, LaunchSpec, Manifest, ParamSpec, save
 from s2s.scan.compdb import CompileCommand
@@ -280,11 +282,23 @@ def _host_defines(site_file: str, tree: Path, ex: Extraction) -> dict[str, str]:
 def make_mep(tree_arg: str, kernel: str, output: str | None, compile_commands: str | None = None, mode: str = "auto",
              allow_missing: bool = False, overrides: dict[str, str] | None = None,
              index: Index | None = None, force: bool = False, build_cmd: str | None = None) -> tuple[Path, Manifest, Extraction]:
-    from .output_dir import prepare_output
+    from s2s.base.meplock import mep_lock
+
+    from .output_dir import check_place, prepare_output
 
     tree = check_tree(tree_arg)
     ex = extract(tree, kernel, compile_commands, mode, allow_missing, index=index, build_cmd=build_cmd)
     out = Path(output or f"mep-{ex.kernel.name}")
-    prepare_output(out, tree if tree.is_dir() else tree.parent, ex.kernel.qualified, force=force)
-    manifest = write_mep(ex, out, tree if tree.is_dir() else tree.parent, overrides or {})
+    root = tree if tree.is_dir() else tree.parent
+    created = not out.exists()
+    check_place(out, root, ex.kernel.qualified, force)
+    with mep_lock(out, what="s2s extract"):  # never under a running optimize, nor beside another extract to the same -o
+        prepare_output(out, root, ex.kernel.qualified, force=force)
+        try:
+            manifest = write_mep(ex, out, root, overrides or {})
+        except OSError as exc:  # a full disk, a quota: named, and a directory made for it removed again
+            if created:
+                shutil.rmtree(out, ignore_errors=True)
+            raise UserError(f"cannot write the MEP ({exc.strerror or exc})" + ("" if created else "; it is incomplete"),
+                            file=str(out), hint="free space (or choose another -o), then extract again") from None
     return out, manifest, ex

@@ -9,6 +9,7 @@ from pathlib import Path
 import tomllib
 
 from s2s.base.errors import UserError
+from s2s.base.meplock import LOCK
 from s2s.base.paths import inside
 
 
@@ -25,8 +26,9 @@ def _mep_kernel(out: Path) -> str | None:
     return kernel if isinstance(kernel, str) else ""
 
 
-def prepare_output(out: Path, tree: Path, kernel: str, *, force: bool = False) -> None:
-    """Check (and with `force` empty) the MEP directory `out` for `kernel` extracted from `tree`; a UserError when refused."""
+def check_place(out: Path, tree: Path, kernel: str, force: bool) -> None:
+    """`out` may hold an MEP of `kernel` from `tree`: not a file, not in the tree, not around it, not a foreign
+    directory (unless `force`); created (empty) when new, so that its lock can be taken before anything else is written."""
     where = str(out)
     if out.exists() and not out.is_dir():
         raise UserError("-o names an existing file; an MEP is a directory", file=where, hint="choose a new directory")
@@ -35,14 +37,35 @@ def prepare_output(out: Path, tree: Path, kernel: str, *, force: bool = False) -
                         file=where, hint="choose a directory outside the tree")
     if inside(tree, out):
         raise UserError(f"-o holds the application tree ({tree.resolve()})", file=where, hint="choose a directory outside the tree")
-    if out.is_dir() and any(out.iterdir()):
+    if not force:
+        _refuse_foreign(out, kernel)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"-o: cannot create the directory ({exc.strerror})", file=where) from None
+
+
+def _refuse_foreign(out: Path, kernel: str) -> None:
+    if out.is_dir() and _entries(out) and _mep_kernel(out) != kernel:
         have = _mep_kernel(out)
-        if have != kernel:
-            what = (f"holds the MEP of another kernel ({have})" if have else "is not empty and is not an MEP of " + kernel)
-            if not force:
-                raise UserError(f"-o {what}", file=where,
-                                hint="choose another directory, or pass --force to replace it (its history and variants go too)")
-            for child in out.iterdir():
+        what = (f"holds the MEP of another kernel ({have})" if have else "is not empty and is not an MEP of " + kernel)
+        raise UserError(f"-o {what}", file=str(out),
+                        hint="choose another directory, or pass --force to replace it (its history and variants go too)")
+
+
+def _entries(out: Path) -> list[Path]:
+    """What `out` holds besides its lock file."""
+    return [p for p in out.iterdir() if p.name != LOCK]
+
+
+def prepare_output(out: Path, tree: Path, kernel: str, *, force: bool = False) -> None:
+    """Check (and with `force` empty) the MEP directory `out` for `kernel` extracted from `tree`; a UserError when refused.
+    The caller holds `out`'s lock: its lock file stays."""
+    where = str(out)
+    check_place(out, tree, kernel, force)
+    if out.is_dir() and _entries(out):
+        if _mep_kernel(out) != kernel:
+            for child in _entries(out):
                 if child.is_dir() and not child.is_symlink():
                     shutil.rmtree(child)
                 else:

@@ -44,7 +44,9 @@ def param_access(kernel_text: str, dialect: str, pointer_params: list[str]) -> d
             seen += 1
         return name if name in names else ""
 
-    def visit(node: Node) -> None:
+    def step(node: Node) -> list[Node]:
+        """Note what `node` does to a parameter; the nodes to look at next (an explicit stack, not recursion: a kernel
+        nested 100,000 blocks deep is input, not a crash)."""
         t = node.type
         if t == "init_declarator":
             value = node.child_by_field_name("value")
@@ -64,18 +66,15 @@ def param_access(kernel_text: str, dialect: str, pointer_params: list[str]) -> d
                     access[who].add("write")
                     if op != "=":
                         access[who].add("read")
-                    visit_children(left, skip_self=True)
                     right = node.child_by_field_name("right")
-                    if right is not None:
-                        visit(right)
-                    return
+                    return [c for c in left.named_children if c.type != "identifier"] + ([right] if right is not None else [])
         if t == "update_expression":
             arg = node.child_by_field_name("argument")
             if arg is not None and arg.type != "identifier":
                 who = owner(_base_ident(arg))
                 if who:
                     access[who].update({"read", "write"})
-                    return
+                    return []
         if t == "call_expression":
             fn = text(node.child_by_field_name("function"))
             args = node.child_by_field_name("arguments")
@@ -84,9 +83,7 @@ def param_access(kernel_text: str, dialect: str, pointer_params: list[str]) -> d
                 who = owner(_base_ident(first_arg))
                 if who:
                     access[who].update({"read", "write"})
-                for a in args.named_children[1:]:
-                    visit(a)
-                return
+                return list(args.named_children[1:])
             if re.match(r"^vstore\w*$", fn) and args is not None and len(args.named_children) >= 3:
                 who = owner(_base_ident(args.named_children[2]))
                 if who:
@@ -102,17 +99,12 @@ def param_access(kernel_text: str, dialect: str, pointer_params: list[str]) -> d
             who = owner(text(ident)) if ident is not None and ident.type == "identifier" and (t == "identifier" or is_offset) else ""
             if who:  # passed whole to a helper: assume both
                 access[who].update({"read", "write"} if not _const_call(node) else {"read"})
-        visit_children(node)
-
-    def visit_children(node: Node, skip_self: bool = False) -> None:
-        for c in node.named_children:
-            if skip_self and c.type == "identifier":
-                continue
-            visit(c)
+        return list(node.named_children)
 
     body = _body(tree.root_node)
-    if body is not None:
-        visit(body)
+    stack = [body] if body is not None else []
+    while stack:  # depth first, in source order
+        stack.extend(reversed(step(stack.pop())))
     return access
 
 

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
+from s2s.base.errors import UserError
+
 from .access import param_access
 from .params import make_param
-from .parsing import parse, src
+from .parsing import MAX_NESTING, nesting, parse, src
 
 THREAD_BUILTIN = re.compile(r"\b(threadIdx|blockIdx|blockDim|gridDim)\.([xyz])\b|\b(get_global_id|get_local_id|get_group_id)\s*\(\s*([012])\s*\)")
 _AXES = {"0": "x", "1": "y", "2": "z", "x": "x", "y": "y", "z": "z"}
@@ -159,7 +161,13 @@ def kernel_facts(source: bytes, dialect: str, name: str | None = None) -> Kernel
     fn, start = found
     body = fn.child_by_field_name("body")
     assert body is not None
+    if nesting(body) > MAX_NESTING:
+        raise TooDeep(f"kernel {name or ''} nests more than {MAX_NESTING} levels deep".replace("  ", " "))
     return _Collector(source, dialect, fn, start, body).facts()
+
+
+class TooDeep(UserError):
+    """A kernel nested deeper than the analyses walk: bad input named in one line, never a RecursionError."""
 
 
 def _kernel_start(fn: Node, data: bytes, dialect: str) -> int:

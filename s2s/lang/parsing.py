@@ -103,6 +103,21 @@ def src(data: bytes, node: Node) -> str:
     return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
+MAX_NESTING = 400  # syntax nodes deep; the analyses walk kernels recursively, and no real kernel comes near this
+
+
+def nesting(node: Node, limit: int = MAX_NESTING) -> int:
+    """How deep the syntax under `node` goes, counted without recursion and at most to `limit` + 1."""
+    deepest, stack = 0, [(node, 0)]
+    while stack:
+        n, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((c, depth + 1) for c in n.children)
+    return deepest
+
+
 def descendants(node: Node) -> list[Node]:
     """`node` and every node under it, in no particular order (for counting and collecting)."""
     out, stack = [], [node]

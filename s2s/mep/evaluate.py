@@ -23,6 +23,7 @@ from s2s.mep import manifest as manifest_mod
 from s2s.mep.backends.base import list_variants, resolve_target
 
 from .backends import Backend, BuildResult, get_backend
+from .capture_index import check_capture
 from .manifest import Manifest
 from .measure import Measurement, failed
 
@@ -46,6 +47,7 @@ def load_checked(mep_dir: Path) -> tuple[Manifest, Backend]:
         raise UnfilledError(path, todo)
     backend = get_backend(m.backend)
     backend.check_manifest(m, path)
+    check_capture(m, mep_dir)  # the captured data's index names only files of this MEP
     return m, backend
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,6 +78,20 @@ class Row:
         return self.captured is not None and self.captured != "ok"
 
 
+# SQLite's answers that mean the file itself is bad; any other (read-only, full disk, I/O, cannot open) is the place's
+_DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+def _open_error(path: Path, exc: sqlite3.DatabaseError) -> UserError:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF not in _DAMAGED:
+        return UserError(f"cannot use the optimization history: {exc} (the file is not damaged; its directory or disk is "
+                         "read-only, full or failing)", file=str(path),
+                         hint="free space or make the MEP writable, then run again")
+    return UserError(f"the optimization history is damaged ({exc})", file=str(path),
+                     hint="move it away to start the history afresh; its variants/ stay usable by id")
+
+
 class History:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -88,9 +104,8 @@ class History:
             self.db.executescript(SCHEMA)
             self.db.commit()
             self._migrate()
-        except sqlite3.DatabaseError as exc:  # not a database, truncated, or damaged
-            raise UserError(f"the optimization history is damaged ({exc})", file=str(self.path),
-                            hint="move it away to start the history afresh; its variants/ stay usable by id") from None
+        except sqlite3.DatabaseError as exc:
+            raise _open_error(self.path, exc) from None
 
     def _migrate(self) -> None:
         """Add the columns an older history file lacks, in one transaction that a second process waits for."""
@@ -109,12 +124,21 @@ class History:
         have = {r[1] for r in self.db.execute("PRAGMA table_info(candidates)")}
         return [(name, kind) for name, kind in ADDED_COLUMNS if name not in have]
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One transaction; a full disk or a read-only MEP is a UserError that names it, never a traceback."""
+        try:
+            with self.db:
+                yield
+        except sqlite3.DatabaseError as exc:
+            raise _open_error(self.path, exc) from None
+
     def close(self) -> None:
         self.db.close()
 
     def add(self, cid: str, round_no: int, origin: str, parent: str | None, source_sha: str,
             launch: dict[str, Any] | None) -> None:
-        with self.db:
+        with self._writing():
             self.db.execute(
                 "INSERT OR IGNORE INTO candidates (id, round, origin, parent, source_sha, launch, status, created) "
                 "VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
@@ -124,7 +148,7 @@ class History:
     def finish(self, cid: str, status: str, result: dict[str, Any] | None = None, build_log: str = "",
                repairs: int = 0) -> None:
         r = result or {}
-        with self.db:
+        with self._writing():
             self.db.execute(
                 "UPDATE candidates SET status=?, speedup=?, ref_us=?, var_us=?, build_log=?, repairs=?, result=?, finished=? "
                 "WHERE id=?",
@@ -134,19 +158,19 @@ class History:
 
     def mark_captured(self, cid: str, verdict: str, key: str, result: dict[str, Any]) -> None:
         """Record how variant `cid` fared on the captured data identified by `key` (one transaction)."""
-        with self.db:
+        with self._writing():
             self.db.execute("UPDATE candidates SET captured=?, captured_key=?, captured_result=? WHERE id=?",
                             (verdict, key, json.dumps(result), cid))
 
     def set_prediction(self, cid: str, seconds: float, detail: dict[str, Any]) -> None:
         """Record the cost model's predicted time of candidate `cid` (one transaction), kept beside its measurement."""
-        with self.db:
+        with self._writing():
             self.db.execute("UPDATE candidates SET predicted_us=?, prediction=? WHERE id=?",
                             (seconds * 1e6, json.dumps(detail), cid))
 
     def log_llm(self, candidate: str | None, purpose: str, model: str, prompt_tokens: int, completion_tokens: int,
                 cost: float, seconds: float) -> None:
-        with self.db:
+        with self._writing():
             self.db.execute(
                 "INSERT INTO llm_calls (candidate, purpose, model, prompt_tokens, completion_tokens, cost, seconds, created) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (candidate, purpose, model, prompt_tokens, completion_tokens, cost, seconds, time.time()))
@@ -171,7 +195,7 @@ class History:
         return max(ok, key=lambda r: r.speedup or 0.0) if ok else None
 
     def set_meta(self, key: str, value: str) -> None:
-        with self.db:
+        with self._writing():
             self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def meta(self, key: str) -> str | None:

@@ -228,11 +228,23 @@ def load(mep_dir: Path) -> Manifest:
     except (KeyError, TypeError, ValueError) as exc:
         raise UserError(f"missing or malformed entry: {exc}", file=str(path), line=line_of(path, str(exc).strip("'"))) from None
     check_paths(m, Path(mep_dir), path)
+    _check_backend(m.backend, path)
     return m
 
 
+def _check_backend(name: str, path: Path) -> None:
+    from s2s.mep.backends import BACKENDS  # here: the backends read manifests themselves
+
+    if name not in BACKENDS:
+        raise UserError(f"backend = {name!r}: one of {', '.join(BACKENDS)}", file=str(path), line=line_of(path, "backend ="))
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read mep.toml ({exc.strerror or exc})", file=str(path),
+                        hint="check its permissions (s2s reads it and writes beside it)") from None
     if b"\0" in data:
         raise UserError("a binary file, not TOML text", file=str(path))
     try:

@@ -112,6 +112,14 @@ def _pipeline(origin: str) -> str:
     return head[len("pass:"):] if head.startswith("pass:") else ""
 
 
+def _read_kernel(mep_dir: Path, kernel_file: str) -> bytes:
+    try:
+        return (mep_dir / kernel_file).read_bytes()
+    except OSError as exc:
+        raise UserError(f"kernel_file = {kernel_file!r}: cannot read {mep_dir / kernel_file} ({exc.strerror})",
+                        file=str(mep_dir / "mep.toml"), hint="extract the MEP again, or restore the file") from None
+
+
 @exclusive  # one optimize per MEP at a time (its lock file)
 def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -> Outcome:
     from s2s.mep import evaluate as ev
@@ -127,15 +135,15 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     if opts.proposer not in PROPOSERS:
         raise UserError(f"unknown proposer '{opts.proposer}'", hint=f"one of {', '.join(PROPOSERS)}")
     proposer = PROPOSERS[opts.proposer](llm_config=opts.llm_config, replay_file=opts.replay_file)
-    original = (mep_dir / manifest.kernel_file).read_bytes()
+    original = _read_kernel(mep_dir, manifest.kernel_file)
     kernel = manifest.kernel.split("::")[-1]
     dialect = manifest.dialect
     facts = kernel_facts(original, dialect, kernel)
     feats = features(facts) if facts is not None else ()
-    library = Library(Path(opts.patterns) if opts.patterns else None)
+    library = Library(Path(opts.patterns) if opts.patterns else None) if opts.use_patterns else None  # --no-patterns: never read
     history = History(mep_dir / "history.sqlite")
     state = State(manifest=manifest, original=original, kernel=kernel, dialect=dialect, facts=facts,
-                  patterns=library.suggest(feats, manifest.backend) if opts.use_patterns else [])
+                  patterns=library.suggest(feats, manifest.backend) if library is not None else [])
     done = history.finished_shas()
     for row in done.values():
         if row.status == "ok" and row.speedup and not row.failed_on_capture:
@@ -267,9 +275,12 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
         if opts.profile and not remote:
             profile_ncu.feedback(mep_dir, history, best.id)
         pipeline = _pipeline(best.origin)
-        if pipeline and best.speedup:
+        if pipeline and best.speedup and library is not None:
             with _LIBRARY_LOCK:  # read again: another MEP's run may have added to it since
-                Library(library.path).record(feats, pipeline, best.speedup, state.device, manifest.kernel, manifest.backend)
+                try:
+                    Library(library.path).record(feats, pipeline, best.speedup, state.device, manifest.kernel, manifest.backend)
+                except UserError:  # damaged since the start: left as it is, the winner is in the history anyway
+                    pass
     rows = history.rows()
     history.close()
     return Outcome(best_id=best.id if best else None, best_speedup=best.speedup if best and best.speedup else 1.0,

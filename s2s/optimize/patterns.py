@@ -12,6 +12,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
 from s2s.lang.kernel_facts import KernelFacts
 
@@ -77,16 +78,37 @@ def similarity(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     return len(sa & sb) / max(1, len(sa | sb))
 
 
+_FIELDS: dict[str, type | tuple[type, ...]] = {"pipeline": str, "speedup": (int, float), "device": str, "kernel": str, "backend": str, "date": str}
+
+
+def _pattern(entry: object) -> Pattern:
+    if not isinstance(entry, dict) or set(entry) != {"features", *_FIELDS}:
+        raise TypeError("an entry is not a pattern")
+    feats = entry["features"]
+    if not isinstance(feats, list) or not all(isinstance(f, str) for f in feats):
+        raise TypeError("features is not a list of strings")
+    for name, kind in _FIELDS.items():
+        if not isinstance(entry[name], kind) or isinstance(entry[name], bool):
+            raise TypeError(f"{name} is not a {getattr(kind, '__name__', 'number')}")
+    return Pattern(**{**entry, "features": tuple(feats)})
+
+
 class Library:
+    """The library at `path` (default: per user); a file that is not one is a UserError, never silently replaced."""
+
     def __init__(self, path: Path | None = None) -> None:
         self.path = Path(path) if path else default_path()
         self.patterns: list[Pattern] = []
-        if self.path.is_file():
+        if self.path.exists():
             try:
-                raw = json.loads(self.path.read_text(encoding="utf-8"))
-                self.patterns = [Pattern(**{**p, "features": tuple(p["features"])}) for p in raw.get("patterns", [])]
-            except (json.JSONDecodeError, TypeError, KeyError):
-                self.patterns = []
+                raw = json.loads(self.path.read_bytes().decode("utf-8"))
+                entries = raw.get("patterns", []) if isinstance(raw, dict) else None
+                if not isinstance(entries, list):
+                    raise TypeError("no list of patterns")
+                self.patterns = [_pattern(p) for p in entries]
+            except (OSError, ValueError, TypeError, RecursionError) as exc:
+                raise UserError(f"not a readable pattern library ({exc})", file=str(self.path),
+                                hint="move it away (winners are stored there again), or pass --no-patterns") from None
 
     def suggest(self, feats: tuple[str, ...], backend: str, limit: int = 6) -> list[Pattern]:
         """Pipelines that won on similar kernels, most similar and most rewarding first, one per pipeline."""

@@ -15,7 +15,7 @@ from importlib.metadata import entry_points
 from typing import Any, ClassVar, Protocol
 
 from s2s.lang.edits import Failure, LaunchChange, Refused, Rewrite, apply_edits
-from s2s.lang.kernel_facts import KernelFacts, kernel_facts
+from s2s.lang.kernel_facts import KernelFacts, TooDeep, kernel_facts
 
 # pass name -> class name in s2s.passes.<name with underscores>; keep sorted.
 BUILTIN: dict[str, str] = {
@@ -191,7 +191,10 @@ class Applied:
 
 def run_pass(p: Pass, source: bytes, dialect: str, kernel: str | None = None) -> Applied | Refused:
     """Facts, applicability, rewrite, edits: every way it can go wrong comes back as `Refused`."""
-    facts = kernel_facts(source, dialect, kernel)
+    try:
+        facts = kernel_facts(source, dialect, kernel)
+    except TooDeep as exc:
+        return Refused(exc.message)
     if facts is None:
         return Refused(f"no kernel {kernel or ''} found".replace("  ", " "))
     ok = p.applies(facts)

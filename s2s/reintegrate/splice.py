@@ -5,6 +5,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
 from s2s.base.paths import contained, inside
 from s2s.base.procs import Interrupted, run_group, signals_raise
+from s2s.base.treelock import tree_busy, tree_lock
 from s2s.lang.parsing import parse
 from s2s.mep.manifest import Manifest, load
 from s2s.mep.variant import Variant
@@ -203,9 +205,31 @@ def apply_in_place(p: Plan, build_cmd: str | None, test_cmd: str | None, timeout
         if not _writable(real):
             raise UserError("file is not writable", file=str(path))
         changed[real] = (old, new)
-    backup = journal.new_backup_dir(backup_root(p))
-    j = journal.begin(backup, p.root, {real.relative_to(p.root).as_posix(): old for real, (old, _n) in changed.items()})
+    with tree_lock(p.root):
+        for real, (old, _new) in changed.items():
+            if real.read_bytes() != old:  # another run changed it since the plan was made
+                raise UserError("file changed while the reintegration was being planned; nothing was changed", file=str(real),
+                                hint="run the command again")
+        backup = journal.new_backup_dir(backup_root(p))
+        return _apply_journaled(p, changed, backup, build_cmd, test_cmd, timeout_s, warnings)
+
+
+def _apply_journaled(p: Plan, changed: dict[Path, tuple[bytes, bytes]], backup: Path, build_cmd: str | None,
+                     test_cmd: str | None, timeout_s: float, warnings: list[str]) -> list[str]:
+    rels = {real: real.relative_to(p.root).as_posix() for real in changed}
+    try:
+        j = journal.begin(backup, p.root, {rels[r]: old for r, (old, _n) in changed.items()},
+                          {rels[r]: new for r, (_o, new) in changed.items()}, mep=p.mep_dir)
+    except OSError as exc:  # a full disk or a read-only MEP: before the tree was touched
+        shutil.rmtree(backup, ignore_errors=True)
+        raise UserError(f"cannot write the backup ({exc.strerror or exc}); nothing was changed", file=str(backup),
+                        hint="free space or make the MEP writable, then run again") from None
     written: list[Path] = []
+
+    def record(sid: int) -> None:
+        nonlocal j
+        j = journal.add_session(j, sid)
+
     try:
         with signals_raise():
             for real, (_old, new) in changed.items():
@@ -213,11 +237,18 @@ def apply_in_place(p: Plan, build_cmd: str | None, test_cmd: str | None, timeout
                 written.append(real)
             for label, cmd in (("build", build_cmd), ("test", test_cmd)):
                 if cmd:
-                    _run_checked(label, cmd, p.root, timeout_s)
+                    _run_checked(label, cmd, p.root, timeout_s, record)
     except BaseException as exc:
-        for real in written:
-            atomic_write(real, changed[real][0])
+        try:
+            for real in written:
+                atomic_write(real, changed[real][0])
+        except OSError as again:  # the disk is still full: the journal stays, so that --restore finishes the job
+            raise UserError(f"cannot restore {real} ({again.strerror or again}); the backup stays in {backup / 'files'}",
+                            file=str(real), hint=f"free space, then run `s2s reintegrate {p.mep_dir} --restore`") from None
         journal.end(j, keep_backup=False)
+        if isinstance(exc, OSError):
+            raise UserError(f"cannot write {exc.filename or 'a file of the tree'} ({exc.strerror or exc}); "
+                            "the original files were restored", hint="free space, then run again") from None
         if isinstance(exc, (Interrupted, KeyboardInterrupt)):
             signo = exc.signo if isinstance(exc, Interrupted) else 2
             raise Interrupted(signo, f"interrupted by {'SIGTERM' if signo == 15 else 'SIGINT'} during the in-place "
@@ -228,24 +259,41 @@ def apply_in_place(p: Plan, build_cmd: str | None, test_cmd: str | None, timeout
 
 
 def interrupted(mep_dir: Path) -> list[journal.Journal]:
-    """In-place reintegrations from this MEP (or with their backup in the user's cache) that never finished."""
+    """In-place reintegrations from this MEP (or with their backup in the user's cache, when they name no other MEP)
+    that never finished."""
     out = journal.pending(Path(mep_dir) / BACKUPS)
-    return out + journal.pending(backup_root(Plan(files={}, root=Path("/"), mep_dir=None)))
+    me = str(Path(mep_dir).resolve())
+    cached = journal.pending(backup_root(Plan(files={}, root=Path("/"), mep_dir=None)))
+    return out + [j for j in cached if j.mep is None or j.mep == me]
 
 
 def check_not_interrupted(mep_dir: Path) -> None:
     for j in interrupted(mep_dir):
+        if tree_busy(j.tree):
+            raise UserError(f"an in-place reintegration into {j.tree} is in progress ({', '.join(j.files)})",
+                            file=str(j.path), hint="wait for it to finish")
         raise UserError(f"an in-place reintegration into {j.tree} was interrupted; {', '.join(j.files)} may hold the "
                         f"new kernel without having been built or tested (backup in {j.dir / 'files'})",
                         file=str(j.path), hint=f"put the originals back with `s2s reintegrate {mep_dir} --restore`")
 
 
-def restore_interrupted(mep_dir: Path) -> list[str]:
+def restore_interrupted(mep_dir: Path, tree: str | None = None) -> list[str]:
+    """Put back the originals of this MEP's interrupted in-place changes: only into its application tree (the one
+    mep.toml records, or `tree`), holding that tree's lock."""
+    pending = interrupted(mep_dir)
+    if not pending:
+        return ["nothing to restore: no interrupted reintegration"]
+    trees = [Path(str(load(Path(mep_dir)).origin.get("tree", "")) or mep_dir).resolve()]
+    if tree:
+        trees.append(Path(tree).resolve())
     out = []
-    for j in interrupted(mep_dir):
-        for path in journal.restore(j):
-            out.append(f"restored {path} from {j.dir / 'files'}")
-    return out or ["nothing to restore: no interrupted reintegration"]
+    for j in pending:
+        root = j.tree.resolve()
+        if root not in trees:
+            journal.restore(j, trees)  # refuses, naming the journal's tree
+        with tree_lock(root):
+            out += journal.restore(j, trees)
+    return out
 
 
 def _writable(path: Path) -> bool:
@@ -257,8 +305,8 @@ def _writable(path: Path) -> bool:
     return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
-def _run_checked(label: str, cmd: str, cwd: Path, timeout_s: float) -> None:
-    res = run_group(cmd, cwd=cwd, timeout_s=timeout_s)
+def _run_checked(label: str, cmd: str, cwd: Path, timeout_s: float, on_start: Callable[[int], None] | None = None) -> None:
+    res = run_group(cmd, cwd=cwd, timeout_s=timeout_s, on_start=on_start)
     if res.timed_out:
         raise UserError(f"{label} command timed out after {timeout_s:g} s (its process group was killed); "
                         "the original files were restored", hint=cmd)

@@ -56,12 +56,28 @@ def find_compdb(tree: Path, given: str | None) -> Path | None:
     return None
 
 
+def _arguments(entry: dict[str, object], i: int, path: Path) -> tuple[str, ...]:
+    """The entry's compiler arguments; a UserError when its fields have the wrong types or its command does not split."""
+    for key in ("file", "directory", "command"):
+        if key in entry and not isinstance(entry[key], str):
+            raise UserError(f"entry {i}: {key} = {entry[key]!r} is not a string", file=str(path))
+    if "arguments" in entry:
+        args = entry["arguments"]
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise UserError(f"entry {i}: arguments is not a list of strings", file=str(path))
+        return tuple(args)
+    try:
+        return tuple(shlex.split(str(entry["command"])))
+    except ValueError as exc:
+        raise UserError(f"entry {i}: the command does not split into arguments ({exc})", file=str(path)) from None
+
+
 def load_compdb(path: Path) -> dict[Path, CompileCommand]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UserError(f"not valid JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, RecursionError) as exc:
         raise UserError(f"cannot read: {exc}", file=str(path)) from None
     if not isinstance(raw, list):
         raise UserError("expected a JSON array of compile commands", file=str(path), line=1)
@@ -69,10 +85,10 @@ def load_compdb(path: Path) -> dict[Path, CompileCommand]:
     for i, entry in enumerate(raw):
         if not isinstance(entry, dict) or "file" not in entry or ("command" not in entry and "arguments" not in entry):
             raise UserError(f"entry {i} lacks 'file' and 'command' or 'arguments'", file=str(path))
+        args = _arguments(entry, i, path)
         directory = Path(entry.get("directory", "."))
         if not directory.is_absolute():
             directory = (path.parent / directory).resolve()
-        args = tuple(entry["arguments"]) if "arguments" in entry else tuple(shlex.split(entry["command"]))
         file = Path(entry["file"])
         file = (directory / file).resolve() if not file.is_absolute() else file.resolve()
         out[file] = CompileCommand(file=file, directory=directory, args=args)

@@ -452,7 +452,7 @@ class Run:
         self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         ref_src = (self.cfg.mep / self.cfg.kernel_file).read_text(encoding="utf-8", errors="replace")
         self.types = Types(self.cfg.flags, self.cfg.structs, ref_src)
-        opts = [*self.cfg.flags, "-I", str(self.cfg.mep)]
+        opts = [*self.cfg.flags, *_include(self.cfg.mep)]
         t0 = time.monotonic()
         phase("building the reference")
         ref_prg = self._program(ref_src, [*opts, "-cl-kernel-arg-info"], reference=True)
@@ -465,12 +465,14 @@ class Run:
             except OSError as exc:
                 raise Failure("compile-failed", f"cannot read the variant: {exc}") from None
         phase("building the variant")
-        var_prg = self._program(var_src, [*opts, "-I", str(self.cfg.variant_file.parent)], reference=False)
+        var_prg = self._program(var_src, [*opts, *_include(self.cfg.variant_file.parent)], reference=False)
         self.var_kernel = self._kernel(var_prg, reference=False)
         self.build_seconds = time.monotonic() - t0
         self._check_signature()
 
     def _program(self, src: str, opts: list[str], reference: bool) -> Any:
+        """Build `src`; the options reach clBuildProgram as one string split at spaces (pyopencl joins them, and
+        PoCL honours no quotes), so a directory is given as `_include` spells it."""
         cl = self.cl
         try:
             with warnings.catch_warnings():
@@ -1018,6 +1020,19 @@ def _dims(s: str) -> tuple[int, int, int]:
 
 def fresh_seed() -> int:
     return int.from_bytes(os.urandom(4), "little") & 0x7FFFFFFF
+
+
+def _include(directory: Path) -> list[str]:
+    """`-I DIR` that survives the build options' split at spaces: the absolute path, else (a space in it: the MEP
+    under "My Documents") the path relative to the working directory, which the harness runs in (the MEP)."""
+    path = str(directory)
+    if not any(c.isspace() for c in path):
+        return ["-I", path]
+    rel = os.path.relpath(directory, os.getcwd())
+    if any(c.isspace() for c in rel):
+        raise Failure("compile-failed", f"{directory}: a directory with a space in its name cannot be passed to the "
+                      "OpenCL compiler; move the MEP", input_error=True)
+    return ["-I", rel]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -195,6 +195,41 @@ class DaskExecutor(Executor):
                 self.cluster.close()
 
 
+CONNECT_TIMEOUT_S = 30.0
+
+
+def connect(spec: str, timeout_s: float | None = None) -> Any:
+    """A Client of the scheduler at `spec`, within `timeout_s` all told: Client's own timeout bounds the TCP connect
+    but not the handshake, so a server that accepts and stays silent held s2s for minutes, and one that answers
+    garbage ended in a traceback (its first bytes read as a 3 EiB frame). Either is one line now."""
+    import threading
+
+    from distributed import Client
+
+    limit = CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
+    box: dict[str, Any] = {}
+
+    def attempt() -> None:
+        try:
+            box["client"] = Client(spec, timeout=limit)
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    t = threading.Thread(target=attempt, name="s2s-dask-connect", daemon=True)  # left behind if it never returns
+    t.start()
+    t.join(limit + 5)
+    hint = "start one with `dask scheduler`, and give its address as tcp://HOST:PORT"
+    if t.is_alive():
+        raise UserError(f"the Dask scheduler at {spec} did not answer within {limit:g} s", hint=hint)
+    exc = box.get("error")
+    if isinstance(exc, OSError):
+        raise UserError(f"cannot reach the Dask scheduler at {spec}: {exc}", hint=hint) from None
+    if exc is not None:
+        raise UserError(f"{spec} answered, but not as a Dask scheduler ({type(exc).__name__}: {str(exc)[:120]})",
+                        hint=hint) from None
+    return box["client"]
+
+
 def open_dask(opts: ClusterOptions) -> DaskExecutor:
     from distributed import Client
 
@@ -205,10 +240,7 @@ def open_dask(opts: ClusterOptions) -> DaskExecutor:
         shared = True if opts.shared_fs is None else opts.shared_fs
         return DaskExecutor(client, cluster, what=what, shared=shared, prebuild=shared, max_retries=opts.max_retries)
     if opts.spec.startswith(("tcp://", "tls://")):
-        try:
-            client = Client(opts.spec, timeout=30)
-        except OSError as exc:
-            raise UserError(f"cannot reach the Dask scheduler at {opts.spec}: {exc}", hint="start one with `dask scheduler`") from exc
+        client = connect(opts.spec)
         return DaskExecutor(client, None, what=f"scheduler at {opts.spec}", shared=bool(opts.shared_fs),
                             max_retries=opts.max_retries)
     raise UserError(f"unknown cluster '{opts.spec}'", hint="local, dask, slurm or tcp://host:port")

@@ -94,6 +94,24 @@ def _log_directory() -> Path:
     return Path(cache) / "slurm-logs"
 
 
+def check_slurm(timeout_s: float = 30.0) -> None:
+    """Slurm is there and its controller answers (`sinfo`), before any job is submitted: without it the jobs failed in
+    the background, a traceback per job, and the cluster waited for workers that never came."""
+    import shutil
+
+    from s2s.base.procs import run_group
+
+    for tool in ("sbatch", "sinfo"):
+        if shutil.which(tool) is None:
+            raise UserError(f"--cluster slurm: Slurm's {tool} is not on PATH", hint="run s2s on a Slurm login node, or "
+                            "use --cluster dask (this machine) or tcp://HOST:PORT (a running Dask scheduler)")
+    res = run_group(["sinfo", "--noheader", "--format=%P"], cwd=Path.cwd(), timeout_s=timeout_s)
+    if res.returncode != 0:
+        last = (res.output.strip().splitlines() or ["no output"])[-1]
+        raise UserError(f"--cluster slurm: Slurm does not answer here (sinfo: {last.strip()[:160]})",
+                        hint="check that slurmctld runs and SLURM_CONF names its configuration")
+
+
 def open_slurm(opts: ClusterOptions) -> DaskExecutor:
     import dask
     from distributed import Client
@@ -104,6 +122,7 @@ def open_slurm(opts: ClusterOptions) -> DaskExecutor:
         raise UserError("--cluster slurm needs dask-jobqueue", hint="pip install dask-jobqueue") from exc
     _quiet()
     s = settings(opts)
+    check_slurm()
     with dask.config.set({"distributed.scheduler.allowed-failures": opts.max_retries}):
         try:
             cluster = SLURMCluster(**job_kwargs(s))

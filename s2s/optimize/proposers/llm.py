@@ -9,6 +9,7 @@ from __future__ import annotations
 from statistics import median
 from typing import Any
 
+from s2s.base.errors import UserError
 from s2s.base.resources import render_prompt
 from s2s.mep.roofline import Work, compulsory_bytes, datasheet_roof, floor_us
 from s2s.optimize.candidate import Candidate
@@ -109,6 +110,10 @@ class LLMProposer:
             reply = self.client.chat([{"role": "system", "content": "You are an expert GPU performance engineer."},
                                       {"role": "user", "content": prompt}])
         except LLMError as exc:
+            if not self.calls:  # it never answered: a wrong address or a server that is down, not a bad answer
+                raise UserError(f"the LLM endpoint {self.config.base_url} did not answer ({exc}); nothing was proposed",
+                                hint="check S2S_LLM_BASE_URL (or base_url in the --llm-config file) and that the server "
+                                     "runs") from None
             self.rejected.append(f"{purpose}: {exc}")
             return ""
         self.calls.append((purpose, reply.prompt_tokens, reply.completion_tokens, reply.cost, reply.seconds))

@@ -1,0 +1,160 @@
+"""Issue 30, files damaged or overwritten by an in-place change and its `--restore`: a journal's paths are data
+(contained in the MEP's own tree), one in-place change per tree at a time (`--force` included), the interrupted run's
+commands are ended before the originals go back, and a file the user edited since s2s wrote it is kept. The trees are
+fingerprinted before and after."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from safety_util import cli_inproc, fake_win, fingerprint, matmul_mep, one_line_exit_2, private_copy
+
+from s2s.mep.history import History
+
+
+@pytest.fixture(scope="module")
+def golden(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return matmul_mep(tmp_path_factory.mktemp("journal"))
+
+
+@pytest.fixture
+def env(golden: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    return private_copy(golden, tmp_path)
+
+
+def _plant(mep: Path, tree: Path, files: list[str], backups: dict[str, bytes]) -> Path:
+    d = mep / ".s2s-backup" / "20260101-000000"
+    d.mkdir(parents=True)
+    for rel, data in backups.items():
+        (d / "files" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (d / "files" / rel).write_bytes(data)
+    (d / "journal.json").write_text(json.dumps({"tree": str(tree), "files": files, "pid": 1, "started": 0}))
+    return d
+
+
+def test_a_planted_journal_path_leading_out_of_the_tree_is_refused(env: tuple[Path, Path], tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    tree, mep = env
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    _plant(mep, tree, ["../victim.txt"], {"../victim.txt": b"overwritten\n"})
+    before, outside = fingerprint(tree), fingerprint(tmp_path)
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    one_line_exit_2(rc, err)
+    assert "journal.json" in err and "outside" in err
+    assert victim.read_text() == "precious\n" and fingerprint(tree) == before and fingerprint(tmp_path) == outside
+
+
+def test_a_planted_journal_naming_another_tree_is_refused(env: tuple[Path, Path], tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    tree, mep = env
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine\n")
+    _plant(mep, other, ["notes.txt"], {"notes.txt": b"overwritten\n"})
+    before = fingerprint(other)
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    one_line_exit_2(rc, err)
+    assert str(other) in err and "nothing was restored" in err
+    assert fingerprint(other) == before
+
+
+def test_restore_with_a_backup_file_missing_is_one_line(env: tuple[Path, Path], capsys) -> None:  # type: ignore[no-untyped-def]
+    tree, mep = env
+    _plant(mep, tree, ["kernels/linalg.cl"], {})
+    before = fingerprint(tree)
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    one_line_exit_2(rc, err)
+    assert "backup of kernels/linalg.cl is missing" in err
+    assert fingerprint(tree) == before
+
+
+def _in_place_child(mep: Path, test_cmd: str, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "s2s", "reintegrate", str(mep), "--in-place", "--build-cmd", "true",
+                             "--test-cmd", test_cmd, *extra], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _wait_for(path: Path, timeout: float = 60) -> None:
+    t0 = time.monotonic()
+    while not path.exists():
+        assert time.monotonic() - t0 < timeout, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def _killed_mid_test(mep: Path, tmp_path: Path, test_cmd: str) -> None:
+    started = tmp_path / "started"
+    proc = _in_place_child(mep, f"touch {started}; {test_cmd}")
+    _wait_for(started)
+    proc.kill()
+    proc.communicate(timeout=30)
+
+
+@pytest.mark.slow
+def test_restore_after_the_user_edited_the_file_keeps_the_edit_and_says_so(env: tuple[Path, Path], tmp_path: Path,
+                                                                           capsys) -> None:  # type: ignore[no-untyped-def]
+    tree, mep = env
+    fake_win(mep)
+    _killed_mid_test(mep, tmp_path, "sleep 30")
+    source = tree / "kernels" / "linalg.cl"
+    assert "s2s-test winner" in source.read_text()
+    source.write_text(source.read_text() + "/* the user's own edit */\n")
+    edited = fingerprint(tree)
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    assert rc == 0 and "kept" in err and "changed after s2s wrote it" in err, err
+    assert fingerprint(tree) == edited
+    assert not list((mep / ".s2s-backup").glob("*/journal.json"))
+
+
+@pytest.mark.slow
+def test_restore_ends_the_build_the_killed_run_left_running(env: tuple[Path, Path], tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    tree, mep = env
+    fake_win(mep)
+    before = fingerprint(tree)
+    _killed_mid_test(mep, tmp_path, "(sleep 3; echo late > late.txt; echo '/* late */' >> kernels/linalg.cl) & sleep 30")
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    assert rc == 0 and "restored" in err, err
+    time.sleep(4)  # past the orphan's write
+    assert fingerprint(tree) == before
+
+
+def _second_win(mep: Path) -> str:
+    src = (mep / "kernel.cl").read_text()
+    brace = src.index("{", src.index("__kernel"))
+    vid = "vtest00002"
+    (mep / "variants" / vid).mkdir(parents=True)
+    (mep / "variants" / vid / "kernel.cl").write_text(src[:brace + 1] + "/* the second winner */" + src[brace + 1:])
+    hist = History(mep / "history.sqlite")
+    hist.add(vid, 1, "pass:test2", None, "sha2", None)
+    hist.finish(vid, "ok", {"speedup": 1.2})
+    hist.close()
+    return vid
+
+
+@pytest.mark.slow
+def test_a_second_in_place_on_the_same_tree_is_refused_even_with_force(env: tuple[Path, Path], tmp_path: Path,
+                                                                       capsys) -> None:  # type: ignore[no-untyped-def]
+    tree, mep = env
+    fake_win(mep)
+    second = _second_win(mep)
+    started = tmp_path / "started"
+    first = _in_place_child(mep, f"touch {started}; sleep 4")
+    _wait_for(started)
+    during = fingerprint(tree)
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--variant", second, "--in-place", "--force"], capsys)
+    one_line_exit_2(rc, err)  # the same MEP: its journal says a change is under way
+    assert "in progress" in err and "interrupted" not in err, err
+    other = tmp_path / "mep2"  # another MEP of the same tree
+    shutil.copytree(mep, other, ignore=shutil.ignore_patterns(".s2s-backup", ".s2s.lock"))
+    rc, _o, err = cli_inproc(["reintegrate", str(other), "--variant", second, "--in-place", "--force"], capsys)
+    assert rc == 2 and "reintegrated" not in err, err
+    assert err.strip().splitlines()[-1].startswith("error:") and "another s2s reintegrate --in-place" in err, err
+    assert fingerprint(tree) == during
+    _o, err1 = first.communicate(timeout=60)
+    assert first.returncode == 0, err1
+    text = (tree / "kernels" / "linalg.cl").read_text()
+    assert "s2s-test winner" in text and "second winner" not in text

@@ -1,0 +1,32 @@
+"""Issue 30: a directory option that would put a copy or an MEP inside the application tree it reads (capture
+--keep-copy T/kc copied the tree into itself, 32 levels deep) is refused before anything is written."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from safety_util import cli_inproc, copy_sample, fingerprint, one_line_exit_2
+
+
+@pytest.mark.parametrize("where", ["--keep-copy", "-o"])
+@pytest.mark.parametrize("inside", ["kc", "kernels/kc", "."])
+def test_capture_into_the_tree_is_refused_before_anything_is_written(tmp_path: Path, where: str, inside: str,
+                                                                      capsys) -> None:  # type: ignore[no-untyped-def]
+    tree = copy_sample(tmp_path / "app")
+    before, around = fingerprint(tree), sorted(p.name for p in tmp_path.iterdir())
+    other = ["-o", str(tmp_path / "out")] if where == "--keep-copy" else ["--keep-copy", str(tmp_path / "kc")]
+    rc, _o, err = cli_inproc(["capture", str(tree), "--kernel", "matmul", "--build-cmd", "make", "--run-cmd", "make run",
+                              where, str(tree / inside), *other], capsys)
+    one_line_exit_2(rc, err)
+    assert f"{where} lies inside the application tree" in err
+    assert fingerprint(tree) == before and sorted(p.name for p in tmp_path.iterdir()) == around
+
+
+def test_keep_copy_holding_the_tree_is_refused(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    tree = copy_sample(tmp_path / "app")
+    before = fingerprint(tmp_path)
+    rc, _o, err = cli_inproc(["capture", str(tree), "--kernel", "matmul", "--build-cmd", "make", "--run-cmd", "make run",
+                              "--keep-copy", str(tmp_path), "-o", str(tmp_path.parent / f"{tmp_path.name}-out")], capsys)
+    one_line_exit_2(rc, err)
+    assert "--keep-copy holds the application tree" in err
+    assert fingerprint(tmp_path) == before
