@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -292,3 +293,26 @@ def test_kernel_with_a_host_namesake_instruments_and_compiles(tmp_path: Path) ->
         proc = subprocess.run(["nvcc", "-std=c++17", "-arch=sm_90", "-c", "app.cu", "-o", "app.o"], cwd=tree,
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.slow
+@needs_cc
+def test_auto_recaptures_the_first_launch_when_the_steady_one_writes_nothing_new(tmp_path: Path) -> None:
+    """A benchmark launches the same kernel on the same data again and again: at the steady-state launch its outputs
+    already hold what it writes (`y = 2x`, y read too, so inout), and the reference "writes nothing" on that captured
+    set. auto then captures the kernel's first launch, which does write, instead of giving up (issue 26 item 3)."""
+    pytest.importorskip("pyopencl")
+    app = tmp_path / "app"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "ocl_repeat", app)
+    before = tree_hash(app)
+    work = tmp_path / "work"
+    proc = run_cli("auto", str(app), "--build-cmd", "make", "--run-cmd", "./refresh", "--top", "1", "--max-evals", "2",
+                   "--rounds", "1", "--runs", "2", "--work", str(work), "--diff", str(tmp_path / "auto.diff"))
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert tree_hash(app) == before
+    report = json.loads((work / "auto-report.json").read_text())
+    (row,) = report["kernels"]
+    assert row["launches"] == 6 and row["launch"] == 1, row
+    assert any(re.fullmatch(r"launch [3-6] wrote nothing new on its captured data; launch 1 captured", n) for n in row["notes"])
+    assert not row["status"].startswith("optimize failed"), row["status"]
+    assert row["evaluations"] >= 1 and [r["purpose"] for r in report["app_runs"]].count("capture") == 2
