@@ -48,6 +48,7 @@ from split import label as label_of  # noqa: E402
 
 OUTCOMES = ("win", "no-pass-applies", "no-win", "wrong-output", "build-failure", "capture-failure", "tool-error", "timeout")
 LABELS = ("held-out split", "development corpus")
+SHORT = {"held-out split": "held-out", "development corpus": "dev"}  # an application's label in apps_summary.json
 
 
 def _shell(cmd: str, cwd: Path, timeout: float, log: Path, env: dict[str, str]) -> tuple[int, float]:
@@ -212,7 +213,7 @@ def summarize_app(app: dict[str, Any], rc: int, seconds: float, report: dict[str
     if after is None or status != "ok":
         after = before  # nothing was kept: the application's GPU time is what it was
     app_out = report.get("app") or {}
-    return {"name": app["name"], "label": app["label"], "suite": app.get("suite", ""), "commit": app.get("commit", ""),
+    return {"name": app["name"], "label": SHORT.get(app["label"], app["label"]), "suite": app.get("suite", ""), "commit": app.get("commit", ""),
             "status": status, "rc": rc, "tool_seconds": round(seconds, 2),
             "gpu_ms_before": before, "gpu_ms_after": after,
             "gpu_time_speedup": round(before / after, 4) if before and after else 1.0,
@@ -252,7 +253,9 @@ def totals(apps: list[dict[str, Any]]) -> dict[str, Any]:
 def write_summary(into: Path, apps: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
     # an application that failed the catalogue check (it does not build or run as catalogued, or runs too long) is
     # listed, not counted: the tool never attempted it
-    by = {lab: [a for a in apps if a["label"] == lab and not a["status"].startswith("catalogue-check")] for lab in LABELS}
+    for a in apps:  # summaries written before the short labels
+        a["label"] = SHORT.get(a["label"], a["label"])
+    by = {lab: [a for a in apps if a["label"] == SHORT[lab] and not a["status"].startswith("catalogue-check")] for lab in LABELS}
     summary = {**meta, "labels": {lab: totals(v) for lab, v in by.items() if v}, "apps": apps}
     into.mkdir(parents=True, exist_ok=True)
     (into / "apps_summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -276,7 +279,7 @@ def write_summary(into: Path, apps: list[dict[str, Any]], meta: dict[str, Any]) 
         ks = "; ".join(f"{k['kernel']} ({100 * float(k.get('gpu_ms') or 0) / total:.0f}%, {k['speedup']:.2f}x, {k['outcome']})"
                        for k in a["kernels"])
         gb, ga = a["gpu_ms_before"], a["gpu_ms_after"]
-        lines.append(f"| {a['name']} | {'held-out' if a['label'].startswith('held') else 'dev'} | {a['status']} | "
+        lines.append(f"| {a['name']} | {a['label']} | {a['status']} | "
                      f"{a['tool_seconds']:.0f} | {gb if gb is None else f'{gb:.3f}'} | {ga if ga is None else f'{ga:.3f}'} | "
                      f"{a['gpu_time_speedup']:.2f}x | {ks} |")
     (into / "apps_summary.md").write_text("\n".join(lines) + "\n")
