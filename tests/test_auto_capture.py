@@ -136,6 +136,25 @@ def test_output_numbers_compared_and_timings_left_out() -> None:
     assert not same and "prints" in why
 
 
+def test_output_check_matches_lines_and_leaves_out_what_varies_in_the_original() -> None:
+    """Applications print a varying count of numbers (an iteration count, a timing line only some runs print) and
+    one more line than before (a warning, a PASS): lines are matched by their text, what the original itself varies
+    on is left out; a new line that reports a failure fails the check."""
+    before = [_r("iterations 12\nresidual 1.5e-06 after 12 steps\ntime 0.5\nVerification PASS\n"),
+              _r("iterations 12\nresidual 1.5e-06 after 12 steps\nwarm cache\ntime 0.4 0.1\nVerification PASS\n")]
+    same, why, n, ignored = same_output(before, [_r("iterations 12\nresidual 1.5e-06 after 12 steps\ntime 0.2\n"
+                                                    "note: fast path\nVerification PASS\n")], 1e-5)
+    assert same, why
+    assert n == 3 and ignored == 0  # iterations, residual, steps; "time" prints 1 or 2 numbers: only its presence counts
+    same, why, *_ = same_output(before, [_r("iterations 12\nresidual 2.5e-06 after 12 steps\ntime 0.2\nVerification PASS\n")], 1e-5)
+    assert not same and "number 2 of the output differs" in why and "residual" in why
+    same, why, *_ = same_output(before, [_r("iterations 12\nresidual 1.5e-06 after 12 steps\ntime 0.2\nVerification FAIL\n")], 1e-5)
+    assert not same and "Verification PASS" in why  # the PASS line is gone
+    same, why, *_ = same_output(before, [_r("iterations 12\nresidual 1.5e-06 after 12 steps\ntime 0.2\nVerification PASS\n"
+                                            "error: 3 mismatches\n")], 1e-5)
+    assert not same and "mismatches" in why
+
+
 def _script_app(where: Path, value: str) -> Path:
     where.mkdir(parents=True)
     (where / "run.sh").write_text(f"echo result {value}\necho elapsed $(date +%N)\ntest -f built\n")
@@ -216,6 +235,8 @@ def test_auto_capture_first_bad_input_is_one_line(solver: Path, tmp_path: Path) 
     inside = run_cli("auto", str(solver), "--build-cmd", "make", "--run-cmd", "true", "--work", str(solver / "w"))
     assert inside.returncode == 2 and "--work is inside the application's tree" in inside.stderr
     assert not (solver / "w").exists()
+    lone = run_cli("auto", str(solver), "--check-cmd", "true", "--work", str(tmp_path / "w2"))  # it was silently ignored
+    assert lone.returncode == 2 and "--check-cmd judges the application's output" in lone.stderr and not (tmp_path / "w2").exists()
 
 
 @pytest.mark.slow

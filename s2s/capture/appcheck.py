@@ -2,9 +2,12 @@
 
     compare_apps(before, after, build_cmd, run_cmd, runs=3, check_cmd=None) -> AppComparison
 
-Without a check command, the output is unchanged when every run exits as the first original run did and the
-numbers the runs print agree within `rtol`: positions whose number differs between the original's own runs
-(timings, dates) are left out, and so is nothing else. With `check_cmd`, it is run in the optimized copy after
+Each copy is run once first, untimed (one-time costs such as an OpenCL kernel compilation stay out of the medians).
+Without a check command, the output is unchanged when every run exits as the first original run did and the lines
+every original run prints (matched by their text without the numbers) come out again with their numbers equal
+within `rtol`: numbers that differ between the original's own runs (timings, dates) and lines only some of its runs
+print are left out (`same_output`). The runs are the user's commands in their own sessions, killed whole on timeout,
+their output bounded. With `check_cmd`, it is run in the optimized copy after
 its last run, with S2S_BEFORE_DIR (the original's copy), S2S_BEFORE_STDOUT and S2S_AFTER_STDOUT (files holding
 the last runs' output) in its environment: exit 0 means unchanged.
 """
@@ -13,8 +16,6 @@ from __future__ import annotations
 import os
 import re
 import statistics
-import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,12 +58,13 @@ class AppComparison:
 
 
 def _run(cmd: str, cwd: Path, timeout: float, env: dict[str, str] | None = None) -> Run:
-    t0 = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, shell=True, cwd=cwd, capture_output=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        raise UserError(f"auto: the command {cmd!r} was killed after {timeout:g} s in {cwd}") from None
-    return Run(proc.returncode, time.perf_counter() - t0, proc.stdout + b"\n" + proc.stderr)
+    """The user's command in its own session, killed whole on timeout; its output bounded (the first and last MB)."""
+    from s2s.base.procs import run_group
+
+    done = run_group(cmd, cwd=cwd, timeout_s=timeout, env=env)
+    if done.timed_out:
+        raise UserError(f"auto: the command {cmd!r} was killed after {timeout:g} s in {cwd} (with every process it started)")
+    return Run(done.returncode, done.seconds, done.output.encode("utf-8", "replace"))
 
 
 def numbers(text: bytes) -> list[float]:
@@ -81,31 +83,77 @@ def _close(a: float, b: float, rtol: float, atol: float) -> bool:
     return abs(a - b) <= atol + rtol * max(abs(a), abs(b))
 
 
+_ALARM = re.compile(rb"\b(fail(ed|ure)?|error|mismatch|incorrect|wrong)\b", re.I)
+
+
+def _lines(text: bytes) -> dict[tuple[bytes, int], list[float]]:
+    """Each line by its text with the numbers taken out (and its occurrence of that text): the numbers it prints."""
+    seen: dict[bytes, int] = {}
+    out: dict[tuple[bytes, int], list[float]] = {}
+    for line in text.splitlines():
+        skel = b" ".join(_NUMBER.sub(b"#", line).split())
+        if not skel:
+            continue
+        k = seen.get(skel, 0)
+        seen[skel] = k + 1
+        out[(skel, k)] = numbers(line)
+    return out
+
+
 def same_output(before: list[Run], after: list[Run], rtol: float, atol: float = 1e-12) -> tuple[bool, str, int, int]:
-    """(unchanged?, why, numbers compared, numbers left out as varying between the original's own runs)."""
+    """(unchanged?, why, numbers compared, numbers left out as varying between the original's own runs).
+
+    Lines are matched by their text with the numbers taken out: a line every run of the original prints must be
+    printed after too, with its numbers equal within `rtol`, except the numbers that differ between the original's
+    own runs (timings, dates) and lines only some of the original's runs print. A line the optimized application
+    prints that no original run printed fails the check only when it reports a failure or an error."""
     ref = before[0]
     bad_rc = [r.rc for r in after if r.rc != ref.rc]
     if bad_rc:
         return False, f"the optimized application exited with {bad_rc[0]}, the original with {ref.rc}", 0, 0
-    base = [numbers(r.stdout) for r in before]
-    if len({len(b) for b in base}) > 1:
-        return False, "the original's own runs print different amounts of numbers; give --check-cmd", 0, 0
-    steady = [all(_close(b[k], base[0][k], 0.0, 0.0) for b in base[1:]) for k in range(len(base[0]))]
+    base = [_lines(r.stdout) for r in before]
+    keys = [k for k in base[0] if all(k in b for b in base[1:])]  # the lines every original run prints, in order
+    steady: dict[tuple[bytes, int], list[bool]] = {}
+    for k in keys:
+        vals = [b[k] for b in base]
+        if len({len(v) for v in vals}) > 1:
+            steady[k] = []  # the line prints a varying count of numbers: only its presence is checked
+        else:
+            steady[k] = [all(_close(v[i], vals[0][i], 0.0, 0.0) for v in vals[1:]) for i in range(len(vals[0]))]
+    compared = sum(sum(v) for v in steady.values())
+    ignored = sum(len(base[0][k]) - sum(steady[k]) for k in keys)
+    ordinal = {}
+    n = 0
+    for k in keys:
+        for i in range(len(steady[k])):
+            n += 1
+            ordinal[(k, i)] = n
+    seen_before = {k for b in base for k in b}
     for r in after:
-        got = numbers(r.stdout)
-        if len(got) != len(base[0]):
-            return False, f"the optimized application prints {len(got)} numbers, the original {len(base[0])}", 0, 0
-        for k, (x, y) in enumerate(zip(base[0], got)):
-            if steady[k] and not _close(x, y, rtol, atol):
-                return (False, f"number {k + 1} of the output differs: {x!r} before, {y!r} after (rtol {rtol:g})",
-                        sum(steady), len(steady) - sum(steady))
-    n = sum(steady)
-    return (True, f"exit status {ref.rc} and {n} printed numbers equal within rtol {rtol:g} "
-                  f"({len(steady) - n} that vary between the original's own runs left out)", n, len(steady) - n)
+        got = _lines(r.stdout)
+        for k in keys:
+            if k not in got:
+                return (False, f"the optimized application no longer prints a line every run of the original prints: "
+                               f"{k[0].decode('utf-8', 'replace')[:120]!r}", compared, ignored)
+            mask = steady[k]
+            if mask and len(got[k]) != len(mask):
+                return (False, f"the optimized application prints {len(got[k])} numbers in the line "
+                               f"{k[0].decode('utf-8', 'replace')[:120]!r}, the original {len(mask)}", compared, ignored)
+            for i, ok in enumerate(mask):
+                x, y = base[0][k][i], got[k][i]
+                if ok and not _close(x, y, rtol, atol):
+                    return (False, f"number {ordinal[(k, i)]} of the output differs: {x!r} before, {y!r} after (rtol {rtol:g}) "
+                                   f"in the line {k[0].decode('utf-8', 'replace')[:100]!r}", compared, ignored)
+        extra = [k for k in got if k not in seen_before and _ALARM.search(k[0])]
+        if extra:
+            return (False, f"the optimized application prints a line no run of the original printed: "
+                           f"{extra[0][0].decode('utf-8', 'replace')[:120]!r}", compared, ignored)
+    return (True, f"exit status {ref.rc} and {compared} printed numbers equal within rtol {rtol:g} "
+                  f"({ignored} that vary between the original's own runs left out)", compared, ignored)
 
 
 def compare_apps(before: Path, after: Path, build_cmd: str, run_cmd: str, *, runs: int = 3, check_cmd: str | None = None,
-                 rtol: float = 1e-5, timeout: float = 1800.0, log: Any = print) -> AppComparison:
+                 rtol: float = 1e-5, timeout: float = 1800.0, log: Any = print, warmup: bool = True) -> AppComparison:
     for where in (before, after):
         b = _run(build_cmd, where, timeout)
         if b.rc != 0:
@@ -113,6 +161,9 @@ def compare_apps(before: Path, after: Path, build_cmd: str, run_cmd: str, *, run
             raise UserError(f"auto: the build command {build_cmd!r} failed in {where} (exit {b.rc}): {tail[0]}",
                             file=str(where))
     out = AppComparison()
+    if warmup:  # the first run after a build pays one-time costs (an OpenCL kernel compilation, lazy loading): not timed
+        _run(run_cmd, before, timeout)
+        _run(run_cmd, after, timeout)
     for k in range(max(1, runs)):  # alternated: before, after, before, after, ...
         out.before.append(_run(run_cmd, before, timeout))
         out.after.append(_run(run_cmd, after, timeout))

@@ -235,6 +235,9 @@ def _auto(args: argparse.Namespace, console: Console) -> int:
     overrides = dict(d.split("=", 1) for d in (args.define or []))
     if bool(args.build_cmd) != bool(args.run_cmd):
         raise UserError("--build-cmd and --run-cmd go together: both are needed to capture the application's data")
+    if args.check_cmd and not args.run_cmd:
+        raise UserError("--check-cmd judges the application's output after its --run-cmd: give --build-cmd and --run-cmd "
+                        "too, or leave --check-cmd out")
     if args.run_cmd and not args.profile:
         return _auto_app(args, console, overrides)
     executor, opts = open_cluster(options_from(args), console)
