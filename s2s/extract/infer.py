@@ -14,6 +14,7 @@ from s2s.base.records import Kernel, LaunchSite, Param
 from s2s.lang.access import index_arrays, offset_arrays, param_access, roles
 from s2s.lang.cexpr import SIZEOF, try_evaluate
 from s2s.lang.dialect import dialect_of
+from s2s.lang.macros import Macro
 from s2s.lang.parsing import text
 from s2s.lang.textsplit import split_top_level
 from s2s.mep.manifest import FILL_IN, LaunchSpec, ParamSpec, StructSpec, SymbolSpec
@@ -523,7 +524,7 @@ class Inferred:
 def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Program, macros: dict[str, tuple[str, str]],
           overrides: dict[str, str], struct_texts: dict[str, str], symbol_texts: list[tuple[str, str]],
           files_by_rel: dict[str, SourceFile], aliases: dict[str, str] | None = None,
-          unknown: set[str] | None = None) -> Inferred:
+          unknown: set[str] | None = None, function_macros: dict[str, Macro] | None = None) -> Inferred:
     """`unknown`: parts of the launch site that other sites of the kernel give differently, when which site runs is
     not known ({"template_args", "launch", "args"}, from choose_site): those are FILL-IN."""
     unknown = unknown or set()
@@ -547,7 +548,7 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
             values.sizeof_extra[st.name] = size
     dialect = dialect_of(kernel.language)
     pointers = [p.name for p in kernel.params if p.pointer]
-    access = param_access(kernel_text, dialect, pointers)
+    access = param_access(kernel_text, dialect, pointers, function_macros)
     role_of = roles(access)
     ints = [p.name for p in kernel.params if p.pointer and elem_type(p, tmap) in _INT_TYPES]
     indexes = index_arrays(kernel_text, ints, pointers)
