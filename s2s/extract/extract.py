@@ -217,7 +217,7 @@ def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base
     import re
 
     from .hostcode import Program
-    from .infer import resolve_template_args
+    from .template_args import caller_resolutions
 
     program = Program(files)
     out: set[str] = set()
@@ -225,12 +225,12 @@ def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base
         if not s.template_args or (base / s.file).resolve() not in files:
             continue
         scope = program.scope_at(files[(base / s.file).resolve()], s.start_byte)
-        targs = resolve_template_args(s.template_args, scope, notes)
-        if set(re.findall(r"[A-Za-z_]\w*", targs)) & set(scope.template_params()):
-            notes.append(f"{s.file}:{s.line}: launch with template arguments <{targs}> of the enclosing template; "
-                         "no call of it with explicit arguments was found")
-            continue
-        out.add(targs)
+        for targs, _where in caller_resolutions(s.template_args, scope):
+            if set(re.findall(r"[A-Za-z_]\w*", targs)) & set(scope.template_params()):
+                notes.append(f"{s.file}:{s.line}: launch with template arguments <{targs}> of the enclosing template; "
+                             "no call of it with explicit arguments was found")
+                continue
+            out.add(targs)
     return sorted(out)
 
 
