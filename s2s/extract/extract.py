@@ -132,6 +132,7 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     kernel_text = source.data[kernel.start_byte : kernel.end_byte].decode("utf-8")
     # `<lib/x.h>` the tree holds, with no flags to say so: compiled against as a library (-I), never copied from
     in_tree = {} if command is not None else _tree_include_dirs(external, graph, base)
+    outside = _found_outside(unit_files, graph, include_dirs, set(in_tree))  # `"../utilities/x.h"`, `-I../include`
     decl_index = DeclIndex(unit_files, files, skip_dirs=[Path(d) for d in in_tree.values()])
     used_mode = "names"
     items, missing, more = name_closure(kernel, kernel_text, decl_index)
@@ -147,6 +148,7 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
                 raise UserError(f"libclang could not be used: {why}", file=kernel.file, line=kernel.line) from None
             notes.append(f"name-based closure (tree-sitter index): {why}")
     notes.extend(more)
+    missing = [m for m in missing if not _defined_in(m[0], outside)]  # the include that is kept defines it
     if missing and not allow_missing:
         name, file, line = missing[0]
         others = f" (and {len(missing) - 1} more: {', '.join(sorted({m[0] for m in missing[1:]}))})" if len(missing) > 1 else ""
@@ -159,7 +161,12 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
                      f"{'is' if len(in_tree) == 1 else 'are'} included with <> and found in the tree: the MEP compiles "
                      f"against the tree's copy (-I {' -I '.join(sorted({_rel(Path(d), base) for d in in_tree.values()}))}); "
                      "no compile flags said where the application finds it")
-    foreign = [h for h in (_included_name(line) for line in external) if h and h not in in_tree and not _toolkit_header(h)]
+    if outside:
+        notes.append(f"{', '.join(sorted(outside)[:6])}{' ...' if len(outside) > 6 else ''} found outside the tree: "
+                     f"included as the build does, with -I {' -I '.join(sorted(set(outside.values())))} in mep.toml's "
+                     "flags")
+    foreign = [h for h in (_included_name(line) for line in external)
+               if h and h not in in_tree and h not in outside and not _toolkit_header(h)]
     if foreign:
         notes.append(f"the MEP includes {', '.join(foreign[:6])}{' ...' if len(foreign) > 6 else ''} from outside the tree: it "
                      "builds only where those headers are found (their -I in compile_commands.json, or in mep.toml's "
@@ -168,10 +175,12 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     defines = command.defines if command else {}
     inst = _instantiations(sites, files, base, notes)
     external = external + _namespace_aliases(unit_files, files, kernel_text, items)
-    text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst)
+    text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst,
+                          frozenset(outside))
     return Extraction(kernel=kernel, unit=_rel(unit, base), mode=used_mode, text=text, kernel_range=krange, items=items,
                       launches=sites, compile=command, defines=defines, notes=notes, instantiations=inst, files=files,
-                      include_dirs=sorted(set(in_tree.values())),
+                      include_dirs=sorted(set(in_tree.values()) | set(outside.values())
+                                          | {str(d) for d in include_dirs if Path(d).is_dir()}),
                       flags_from=(flags_from if command is not None and flags_from else makefile_note))
 
 
@@ -239,6 +248,37 @@ _TOOLKIT = re.compile(r"(?:cuda|cub|thrust|curand|cublas|cufft|cusparse|cusolver
                       r"hipcub|rocrand|CL|OpenCL|omp|sys|bits)\b|[a-z_0-9]+(?:\.h)?$|device_(?:launch_parameters|functions)\.h$")
 
 
+def _found_outside(unit_files: list[Path], graph: IncludeGraph, include_dirs: list[Path],
+                   skip: set[str]) -> dict[str, str]:
+    """`"../utilities/x.h"` (as written, with its quotes or brackets) -> the directory to pass with -I so that the
+    include finds the file the build finds outside the tree: the including file's directory for a quoted include,
+    else the first of the build's -I directories that holds it. Toolkit and standard headers are left to the
+    compiler; `skip` are those already placed."""
+    out: dict[str, str] = {}
+    for path in unit_files:
+        for written, resolved, angle in graph.includes(path, include_dirs):
+            key = f"<{written}>" if angle else f'"{written}"'
+            if resolved is not None or key in out or key in skip or _standard_header(key):
+                continue
+            for d in ([] if angle else [path.parent]) + [Path(d) for d in include_dirs]:
+                if (d / written).is_file():
+                    out[key] = os.path.normpath(d)
+                    break
+    return out
+
+
+def _defined_in(name: str, found: dict[str, str]) -> bool:
+    """Whether a header of `found` (see _found_outside) defines or declares the function `name`."""
+    for written, d in found.items():
+        try:
+            data = (Path(d) / written[1:-1]).read_text(errors="replace")
+        except OSError:
+            continue
+        if re.search(r"\b" + re.escape(name) + r"\s*\(", data):
+            return True
+    return False
+
+
 def _tree_include_dirs(external: list[str], graph: IncludeGraph, base: Path) -> dict[str, str]:
     """`<lib/x.h>` -> the one directory D of the tree with D/lib/x.h, for the external includes that have one (headers
     without an extension, `<cuda/std/atomic>`, are looked for on disk)."""
@@ -263,12 +303,15 @@ def _tree_include_dirs(external: list[str], graph: IncludeGraph, base: Path) -> 
     return out
 
 
-def _unless_missing(include: str) -> str:
+def _unless_missing(include: str, found: frozenset[str] = frozenset()) -> str:
     """An application header the tree does not hold (`"parboil.h"`, `<helper_cuda.h>` from outside it) is included only
-    where the compiler finds it: the kernel often needs none of it, and where it does, the missing name says so."""
+    where the compiler finds it: the kernel often needs none of it, and where it does, the missing name says so. One
+    found on disk where the build finds it (`found`, with its -I in the flags) is included as written."""
     lines = include.splitlines()
     for i, line in enumerate(lines):
         written = _included_name(line)
+        if written in found:
+            continue
         if written and line.lstrip().startswith("#") and (written.startswith("\"") or not _standard_header(written)):
             lines[i] = f"#if __has_include({written})  // s2s: not in the tree\n{line}\n#endif"
     return "\n".join(lines)
@@ -321,14 +364,15 @@ def _wrap(ns: str, body: str) -> str:
 
 
 def render(kernel: Kernel, kernel_text: str, items: list[Decl], external: list[str], defines: dict[str, str],
-           mode: str, unit: str, instantiations: list[str]) -> tuple[str, tuple[int, int]]:
+           mode: str, unit: str, instantiations: list[str], found: frozenset[str] = frozenset()
+           ) -> tuple[str, tuple[int, int]]:
     out: list[str] = [
         f"// s2s extract: kernel {kernel.qualified} from {comment_text(kernel.file)}:{kernel.line}",
         f"// closure: {'libclang, with the unit compile flags' if mode == 'clang' else 'by name over the tree-sitter index (no compile flags used)'}",
         f"// translation unit: {comment_text(unit)}",
     ]
     if kernel.language != "opencl":
-        out += [_unless_missing(e) for e in external]
+        out += [_unless_missing(e, found) for e in external]
         used = "\n".join([kernel_text, *(d.text for d in items)])
         if re.search(r"\bu?int(?:8|16|32|64)_t\b", used) and not any(
                 h in e for e in external for h in ("<cstdint>", "<stdint.h>", "<cinttypes>", "<inttypes.h>")):
