@@ -123,6 +123,9 @@ class DeclIndex:
         key = name.encode()
         return any(key in s.data and re.search(rb"\b" + re.escape(key) + rb"\b", s.data) for s in self.library.values())
 
+    def in_unit(self, d: Decl) -> bool:
+        return self._in_unit(d)
+
     def _in_unit(self, d: Decl) -> bool:
         return d.file in self.unit_rank
 
@@ -217,12 +220,35 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
                     continue
                 chosen[dkey] = d
                 deps[dkey] = []
+                if d.kind == "type":  # `a[i] + b[i]` on a struct: its free operators, which no name in the code spells
+                    for op in _operators_of(d, index):
+                        okey = (op.file, op.start)
+                        deps[key].append(okey)
+                        if okey not in chosen:
+                            chosen[okey] = op
+                            deps[okey] = []
+                            work.append((okey, op.text, op.file, op.line))
                 if outside and d.kind in {"function", "variable"}:
                     notes.append(f"{name} comes from {d.file}:{d.line}, outside the kernel's translation unit "
                                  "(separate compilation, -rdc); copied into the MEP")
                 work.append((dkey, d.text, d.file, d.line))
     order = _topological(deps, root_key, chosen, index)
     return order, missing, notes
+
+
+def _operators_of(t: Decl, index: DeclIndex) -> list[Decl]:
+    """Free operator functions of the unit whose parameters name one of the type's names (`V2 operator+(const V2& a,
+    const V2& b)`), device-callable ones, as the kernel may use them."""
+    out = []
+    for name, decls in index.by_name.items():
+        if not name.startswith("operator"):
+            continue
+        for d in decls:
+            head = d.text.split("{", 1)[0]
+            params = head[head.find("(") + 1:] if "(" in head else ""
+            if index.in_unit(d) and any(re.search(rf"\b{re.escape(n)}\b", params) for n in t.names):
+                out.append(d)
+    return out
 
 
 _DECLARED = re.compile(r"(\b[A-Za-z_][\w:<>]*|[*&])\s*[*&]*\s*\b([A-Za-z_]\w*)\s*(?=[,;=)\[]|\s*:\s)")

@@ -141,6 +141,9 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
 
         try:
             items, missing, clang_notes = refine_with_clang(kernel, kernel_path, unit, command, items, decl_index, missing)
+            extra = _attribute_names(kernel, kernel_text, decl_index)
+            known = {(d.file, d.start) for d in items}
+            items = [d for d in extra if (d.file, d.start) not in known] + items
             used_mode = "clang"
             notes.extend(clang_notes)
         except ClangUnavailable as why:
@@ -174,7 +177,8 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     sites = _own_launches(launches_of(index, kernel), kernel, index, graph, base, notes)
     defines = command.defines if command else {}
     inst = _instantiations(sites, files, base, notes)
-    external = external + _namespace_aliases(unit_files, files, kernel_text, items)
+    external = external + _namespace_aliases(unit_files, files, kernel_text, items) + _using_directives(
+        unit_files, files, kernel_path, kernel.start_byte)
     text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst,
                           frozenset(outside))
     return Extraction(kernel=kernel, unit=_rel(unit, base), mode=used_mode, text=text, kernel_range=krange, items=items,
@@ -197,6 +201,60 @@ def _namespace_aliases(unit_files: list[Path], files: dict[Path, SourceFile], ke
             alias = m.group(1).decode()
             line = m.group(0).decode("utf-8", "replace").strip()
             if re.search(rf"(?<![\w:]){re.escape(alias)}\s*::", used) and line not in out:
+                out.append(line)
+    return out
+
+
+def _attribute_names(kernel: Kernel, kernel_text: str, index: DeclIndex) -> list[Decl]:
+    """The closure of names used only in the kernel's attributes (`__launch_bounds__(ThreadsPerBlock, 2048 /
+    ThreadsPerBlock)`), which libclang's references do not reach."""
+    head = kernel_text.split("{", 1)[0]
+    parts = []
+    for m in re.finditer(r"\b(?:__launch_bounds__|__cluster_dims__|__maxnreg__)\s*\(", head):
+        depth, i = 1, m.end()
+        while i < len(head) and depth:
+            depth += {"(": 1, ")": -1}.get(head[i], 0)
+            i += 1
+        parts.append(head[m.end(): i - 1])
+    if not parts:
+        return []
+    found, _missing, _notes = name_closure(kernel, ", ".join(parts), index)
+    return found
+
+
+_USING = re.compile(rb"^[ \t]*using[ \t]+namespace[ \t]+((?:::)?[A-Za-z_][\w:]*)[ \t]*;", re.M)
+
+
+def _using_directives(unit_files: list[Path], files: dict[Path, SourceFile], kernel_path: Path, kernel_at: int) -> list[str]:
+    """`using namespace geom;` at file scope of the unit (before the kernel in its own file), with its conditions: the
+    kernel was compiled with them in force. A namespace the tree defines is declared first (`namespace geom {}`), so
+    that the directive holds wherever the closure's items of that namespace land."""
+    from s2s.lang.parsing import parse
+    from s2s.scan.includes import conditional_context
+    from s2s.scan.sources import language_of
+
+    out: list[str] = []
+    for p in unit_files:
+        source = files.get(p)
+        data = source.data if source is not None else b""
+        hits = [m for m in _USING.finditer(data) if p != kernel_path or m.start() < kernel_at]
+        if not hits or source is None:
+            continue
+        root = parse(data, language_of(source.rel, data)).root_node
+        for m in hits:
+            node = root.descendant_for_byte_range(m.start(1), m.start(1))
+            while node is not None and node.type not in {"function_definition", "compound_statement"}:
+                node = node.parent
+            if node is not None:
+                continue  # a function's own directive
+            name = m.group(1).decode()
+            own = any(re.search(rb"\bnamespace[ \t]+" + re.escape(name.lstrip(":").encode()) + rb"\s*\{", f.data)
+                      for f in files.values())
+            line = (f"namespace {name.lstrip(':')} {{}}\n" if own else "") + f"using namespace {name};"
+            guards = conditional_context(data, m.start())
+            if guards:
+                line = "\n".join([*guards, line, *["#endif"] * sum(g.lstrip("# \t").startswith("if") for g in guards)])
+            if line not in out:
                 out.append(line)
     return out
 
