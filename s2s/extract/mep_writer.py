@@ -130,6 +130,10 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
         from s2s.mep.backends import write_mep_files
 
         write_mep_files(out, manifest, readme=True)
+    else:
+        from s2s.mep.fill_in import readme
+
+        (out / "README.md").write_text(readme(manifest))
     return manifest
 
 
