@@ -30,6 +30,7 @@ template <int B> __global__ void sized_by_host(float* a) { a[threadIdx.x] = B; }
 template <int B> __global__ void sized_by_const(float* a) { a[threadIdx.x] = B; }
 template <typename T> __global__ void typed(T* a, int n) { a[threadIdx.x] = n; }
 template <int B> __global__ void untyped(float* a) { a[threadIdx.x] = B; }
+template <int B = 32> __global__ void defaulted(float* a) { a[threadIdx.x] = B; }
 
 static void layout_ref(int n, dim3& g, dim3& b) { b = dim3(128); g = dim3((n + 127) / 128, 2); }
 static void layout_ptr(int n, dim3* g, dim3* b) { b->x = 256; g->x = (n + 255) / 256; }
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   sized_by_const<fixedBlock><<<1, 64>>>(d);
   typed<<<1, 64>>>(d, LEN);
   untyped<<<1, 64>>>(d);
+  defaulted<<<1, 64>>>(d);
   return 0;
 }
 """
@@ -133,3 +135,4 @@ def test_template_kernel_launched_without_template_arguments(tree: Path, tmp_pat
     assert m.template_args == "float" and {p.name: p.count for p in m.params}["a"] == 4096
     m = _mep(tree, tmp_path, "untyped")
     assert m.template_args == FILL_IN and any("template_args" in u for u in m.unfilled())
+    assert _mep(tree, tmp_path, "defaulted").template_args == ""  # its default is what the launch instantiates

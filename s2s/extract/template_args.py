@@ -100,7 +100,9 @@ def _deduced(kernel: Kernel, args: list[str], scope: Scope | None, values: Value
         if decl[1].count("*") == stars and "[" not in decl[1] and _WORD.fullmatch(base.split()[-1] if base else ""):
             got.setdefault(words[0], base)
     missing = [n for n, p in zip(names, kernel.template_params) if n not in got and "=" not in p]
-    if missing or not got:
+    if not missing and not got:
+        return ""  # every parameter has a default: `k<<<g, b>>>` instantiates k<>
+    if missing:
         notes.append(f"the template kernel {kernel.name} is launched without template arguments and "
                      f"{', '.join(missing) or 'its parameters'} cannot be deduced from the launch: template_args is "
                      "FILL-IN")
