@@ -31,6 +31,7 @@ template <int B> __global__ void sized_by_const(float* a) { a[threadIdx.x] = B; 
 template <typename T> __global__ void typed(T* a, int n) { a[threadIdx.x] = n; }
 template <int B> __global__ void untyped(float* a) { a[threadIdx.x] = B; }
 template <int B = 32> __global__ void defaulted(float* a) { a[threadIdx.x] = B; }
+template <typename T> __global__ void halve(T* a) { a[threadIdx.x] /= 2; }
 
 static void layout_ref(int n, dim3& g, dim3& b) { b = dim3(128); g = dim3((n + 127) / 128, 2); }
 static void layout_ptr(int n, dim3* g, dim3* b) { b->x = 256; g->x = (n + 255) / 256; }
@@ -39,6 +40,7 @@ static void read_size(int& n) { if (fscanf(stdin, "%d", &n) != 1) n = 1; }
 static int image_width(const char* path) { FILE* f = fopen(path, "r"); int w = 0; if (f) fscanf(f, "%d", &w); return w; }
 
 template <int TX> void run_tiled(float* d) { tiled<TX, 8><<<LEN / TX, TX>>>(d); }
+template <class T> void run_halve(T* d) { halve<<<1, 64>>>(d); }
 
 int main(int argc, char** argv) {
   float* d;
@@ -71,6 +73,7 @@ int main(int argc, char** argv) {
   typed<<<1, 64>>>(d, LEN);
   untyped<<<1, 64>>>(d);
   defaulted<<<1, 64>>>(d);
+  run_halve<float>(d);
   return 0;
 }
 """
@@ -136,3 +139,4 @@ def test_template_kernel_launched_without_template_arguments(tree: Path, tmp_pat
     m = _mep(tree, tmp_path, "untyped")
     assert m.template_args == FILL_IN and any("template_args" in u for u in m.unfilled())
     assert _mep(tree, tmp_path, "defaulted").template_args == ""  # its default is what the launch instantiates
+    assert _mep(tree, tmp_path, "halve").template_args == "float"  # T of run_halve<float>, not the name T

@@ -66,6 +66,11 @@ def test_reads_are_not_taken_for_writes() -> None:
     assert roles(acc) == {"a": "in", "b": "in", "c": "inout"}, acc
 
 
+def test_a_field_written_alone_keeps_the_rest_of_the_element() -> None:
+    text = ("__global__ void k(double4* q, const double* v) {\n  q[threadIdx.x].z = v[threadIdx.x];\n}\n")
+    assert roles(param_access(text, "cuda", ["q", "v"])) == {"q": "inout", "v": "in"}  # x, y, w pass through
+
+
 def test_a_pointer_stored_where_its_uses_are_not_seen_counts_as_written() -> None:
     text = ("struct Slot { float* p; };\n__global__ void k(float* a, float* b) {\n  Slot s; s.p = a; s.p[0] = 1.f;\n"
             "  float* table[2] = {b, b};\n  table[1][0] = 2.f;\n}\n")

@@ -315,7 +315,7 @@ def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base
         if not s.template_args or (base / s.file).resolve() not in files:
             continue
         scope = program.scope_at(files[(base / s.file).resolve()], s.start_byte)
-        for targs, _where in caller_resolutions(s.template_args, scope):
+        for targs, _where, _live in caller_resolutions(s.template_args, scope):
             if set(re.findall(r"[A-Za-z_]\w*", targs)) & set(scope.template_params()):
                 notes.append(f"{s.file}:{s.line}: launch with template arguments <{targs}> of the enclosing template; "
                              "no call of it with explicit arguments was found")

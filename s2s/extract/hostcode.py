@@ -327,9 +327,9 @@ class Scope:
                 out.append(words[-1])
         return out
 
-    def caller_template_args(self) -> list[tuple[str, str]]:
-        """(explicit template arguments, file:line) of each call of this function template: run<float>(...); calls in a
-        branch known not to run are left out."""
+    def caller_template_args(self) -> list[tuple[str, str, bool]]:
+        """(explicit template arguments, file:line, whether the call runs whenever its function does) of each call of
+        this function template: run<float>(...); calls in a branch known not to run are left out."""
         name = self.function_name()
         out = []
         for source in self.program.files.values():
@@ -338,11 +338,15 @@ class Scope:
             for call in self.program.all_calls(source, name):
                 fn = call.child_by_field_name("function")
                 if fn is not None and fn.type in {"template_function", "qualified_identifier"} and "<" in text(fn):
-                    caller = self.program.scope_at(source, call.start_byte)
-                    if caller._branch_state(call, []) == "dead":  # `if (tile == 8) run<8>(...)` that does not hold
+                    around = self.program.scope_at(source, call.start_byte)  # weighed from its function's start,
+                    caller = Scope(source, around.fn, around.fn.start_byte if around.fn is not None else 0,  # so every
+                                   self.program, self.depth)  # `if` around the call counts
+                    state = caller._branch_state(call, [])
+                    if state == "dead":  # `if (tile == 8) run<8>(...)` that does not hold
                         continue
                     t = text(fn)
-                    out.append((t[t.index("<") + 1 : t.rindex(">")], f"{source.rel}:{call.start_point[0] + 1}"))
+                    out.append((t[t.index("<") + 1 : t.rindex(">")], f"{source.rel}:{call.start_point[0] + 1}",
+                                state == "live"))
         return out
 
     def allocations(self, var: str) -> Found | None:

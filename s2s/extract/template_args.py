@@ -24,27 +24,36 @@ _TYPE_PARAM = re.compile(r"^\s*(?:typename|class)\b")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
-def caller_resolutions(targs: str, scope: Scope) -> list[tuple[str, str]]:
-    """(resolved arguments, file:line of the call) for each call of the enclosing function template that may run;
-    [(targs, "")] when the arguments do not name the template's parameters."""
+def caller_resolutions(targs: str, scope: Scope) -> list[tuple[str, str, bool]]:
+    """(resolved arguments, file:line of the call, whether the call runs whenever its function does) for each call of
+    the enclosing function template that may run; [(targs, "", True)] when the arguments name none of its
+    parameters."""
     params = scope.template_params()
     if not params or not any(re.search(rf"\b{re.escape(p)}\b", targs) for p in params):
-        return [(targs, "")]
+        return [(targs, "", True)]
     out = []
-    for call_targs, where in scope.caller_template_args():
+    for call_targs, where, live in scope.caller_template_args():
         mapping = dict(zip(params, split_top_level(call_targs, angle=True)))
-        out.append((_WORD.sub(lambda m, mp=mapping: mp.get(m.group(0), m.group(0)), targs), where))  # type: ignore[misc]
-    return out or [(targs, "")]
+        out.append((_WORD.sub(lambda m, mp=mapping: mp.get(m.group(0), m.group(0)), targs), where, live))  # type: ignore[misc]
+    return out or [(targs, "", True)]
 
 
 def resolve_template_args(targs: str, scope: Scope, notes: list[str]) -> str:
-    """The one resolution of `targs` (see caller_resolutions), or FILL_IN when calls that may run differ."""
+    """The one resolution of `targs` (see caller_resolutions); where calls differ, the first call that runs whenever
+    its function does (`run<float>(); run<double>();`: both launches happen), else FILL_IN (`if (w > 1024)
+    run<192>(); else run<64>();` with w known only at run time: the first branch is not the launch that runs)."""
     found = caller_resolutions(targs, scope)
-    distinct = sorted({r for r, _w in found})
+    distinct = sorted({r for r, _w, _l in found})
     if len(distinct) > 1:
+        live = [(r, w) for r, w, ok in found if ok]
+        if live:
+            notes.append(f"template arguments <{targs}> of the launch resolved to <{live[0][0]}> from the call at "
+                         f"{live[0][1]}, one of {len(found)} calls that pass different arguments; it runs whenever its "
+                         "function does")
+            return live[0][0]
         notes.append(f"template arguments <{targs}> of the launch: the calls at "
-                     f"{', '.join(w for _r, w in found[:4])} pass <{'>, <'.join(distinct[:4])}> and which one runs is "
-                     "not known before the run: template_args is FILL-IN")
+                     f"{', '.join(w for _r, w, _l in found[:4])} pass <{'>, <'.join(distinct[:4])}> and which one runs "
+                     "is not known before the run: template_args is FILL-IN")
         return FILL_IN
     if found[0][1]:
         notes.append(f"template arguments <{targs}> of the launch resolved to <{distinct[0]}> from the call at "
@@ -98,6 +107,10 @@ def _deduced(kernel: Kernel, args: list[str], scope: Scope | None, values: Value
         stars = p.type.count("*")
         base = decl[0].replace("const ", "").strip()
         if decl[1].count("*") == stars and "[" not in decl[1] and _WORD.fullmatch(base.split()[-1] if base else ""):
+            if set(_WORD.findall(base)) & set(scope.template_params()):  # `T* a` of `template <typename T> run()`
+                base = resolve_template_args(base, scope, notes)
+                if base == FILL_IN or set(_WORD.findall(base)) & set(scope.template_params()):
+                    continue
             got.setdefault(words[0], base)
     missing = [n for n, p in zip(names, kernel.template_params) if n not in got and "=" not in p]
     if not missing and not got:

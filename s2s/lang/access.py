@@ -230,7 +230,8 @@ def _element_use(element: Node) -> set[str]:
     if p is None:
         return {"read"}
     if p.type == "assignment_expression" and _same(p.child_by_field_name("left"), element):
-        return {"write"} if text(p.child_by_field_name("operator")) in {"=", ""} else {"read", "write"}
+        whole = text(p.child_by_field_name("operator")) in {"=", ""} and element.type != "field_expression"
+        return {"write"} if whole else {"read", "write"}  # `p[i].z = v` keeps the element's other fields: read too
     if p.type == "update_expression":
         return {"read", "write"}
     if p.type == "pointer_expression" and text(p).lstrip().startswith("&"):
