@@ -74,6 +74,9 @@ int main(int argc, char** argv) {
   untyped<<<1, 64>>>(d);
   defaulted<<<1, 64>>>(d);
   run_halve<float>(d);
+  double* dd;
+  cudaMalloc((void**)&dd, LEN * sizeof(double));
+  run_halve<double>(dd);
   return 0;
 }
 """
@@ -139,4 +142,5 @@ def test_template_kernel_launched_without_template_arguments(tree: Path, tmp_pat
     m = _mep(tree, tmp_path, "untyped")
     assert m.template_args == FILL_IN and any("template_args" in u for u in m.unfilled())
     assert _mep(tree, tmp_path, "defaulted").template_args == ""  # its default is what the launch instantiates
-    assert _mep(tree, tmp_path, "halve").template_args == "float"  # T of run_halve<float>, not the name T
+    assert _mep(tree, tmp_path, "halve").template_args == "float"  # T of run_halve<float>, not the name T: both calls
+    # run whenever main does, so the first is a launch that happens
