@@ -32,6 +32,8 @@ template <typename T> __global__ void typed(T* a, int n) { a[threadIdx.x] = n; }
 template <int B> __global__ void untyped(float* a) { a[threadIdx.x] = B; }
 template <int B = 32> __global__ void defaulted(float* a) { a[threadIdx.x] = B; }
 template <typename T> __global__ void halve(T* a) { a[threadIdx.x] /= 2; }
+enum Mode { FAST_MODE, SLOW_MODE };
+template <Mode M> __global__ void moded(float* a) { a[threadIdx.x] = M == FAST_MODE ? 1.f : 2.f; }
 
 static void layout_ref(int n, dim3& g, dim3& b) { b = dim3(128); g = dim3((n + 127) / 128, 2); }
 static void layout_ptr(int n, dim3* g, dim3* b) { b->x = 256; g->x = (n + 255) / 256; }
@@ -70,6 +72,7 @@ int main(int argc, char** argv) {
   sized_by_host<dimBlock><<<1, 64>>>(d);
   const int fixedBlock = 128;
   sized_by_const<fixedBlock><<<1, 64>>>(d);
+  moded<FAST_MODE><<<1, 64>>>(d);
   typed<<<1, 64>>>(d, LEN);
   untyped<<<1, 64>>>(d);
   defaulted<<<1, 64>>>(d);
@@ -134,6 +137,7 @@ def test_host_variable_as_template_argument(tree: Path, tmp_path: Path) -> None:
     assert m.template_args == FILL_IN
     assert "dimBlock" not in (out / m.kernel_file).read_text()  # no instantiation the kernel file cannot compile
     assert _mep(tree, tmp_path, "sized_by_const").template_args == "128"
+    assert _mep(tree, tmp_path, "moded").template_args == "FAST_MODE"  # an enumerator is no host variable
 
 
 def test_template_kernel_launched_without_template_arguments(tree: Path, tmp_path: Path) -> None:

@@ -63,8 +63,8 @@ def resolve_template_args(targs: str, scope: Scope, notes: list[str]) -> str:
 
 def settle(kernel: Kernel, targs: str, args: list[str], scope: Scope | None, values: Values,
            macros: dict[str, tuple[str, str]], notes: list[str]) -> str:
-    """`targs` with host names in non-type arguments replaced by their values, deduced when empty; FILL_IN when a
-    part is not known."""
+    """`targs` with host variables in non-type arguments replaced by their values, deduced when empty; FILL_IN when
+    such a value is not known."""
     params = list(kernel.template_params)
     if not params or targs == FILL_IN:
         return targs
@@ -74,7 +74,9 @@ def settle(kernel: Kernel, targs: str, args: list[str], scope: Scope | None, val
     out = []
     for i, part in enumerate(parts):
         ptext = params[i] if i < len(params) else ""
-        host = [w for w in _WORD.findall(part) if w not in macros and w not in {"true", "false", "sizeof"}]
+        host = [w for w in _WORD.findall(part) if w not in macros and w not in {"true", "false", "sizeof"}
+                and scope is not None and scope.declared(w) is not None]  # a variable: an enumerator or a
+        # header's constant (`BLOCK_SCAN_RAKING`) is spelled the same in the kernel file
         if not ptext or _TYPE_PARAM.match(ptext) or not host or re.fullmatch(r"[\w\s:<>,*&]*::\w+", part):
             out.append(part)
             continue
