@@ -1,7 +1,7 @@
 """Issue 29, class 5: the kernel file holds everything the kernel needs, however the need is spelled.
 
 Names used only in `__launch_bounds__` (libclang's references do not reach attributes), a struct's free operators
-(no name in the kernel spells `operator+`), `using namespace` directives the kernel's unqualified names rely on, and
+(no name in the kernel spells `operator+`), also on a CUDA vector type, `using namespace` directives the kernel's unqualified names rely on, and
 a project header that defines the kernel's types. Each kernel is extracted with the name-based closure and with
 libclang (a compile_commands.json), and its file must compile alone. Written here from scratch.
 """
@@ -25,12 +25,14 @@ static const int block_threads = warp_w * warp_w;
 struct Pair { float lo, hi; };
 __host__ __device__ inline Pair operator+(const Pair& a, const Pair& b) { return Pair{a.lo + b.lo, a.hi + b.hi}; }
 __host__ __device__ inline bool operator<(const Pair& a, const Pair& b) { return a.hi < b.hi; }
+__device__ inline float4 operator*(float4 v, float s) { return make_float4(v.x * s, v.y * s, v.z * s, v.w * s); }
 namespace shapes { __device__ inline float area(float w, float h) { return w * h; } }
 using namespace shapes;
 static __global__ __launch_bounds__(block_threads, 2048 / block_threads)
 void bounded(float* a) { a[threadIdx.x] = 1.f; }
 __global__ void pairs(Pair* a, const Pair* b) { int i = threadIdx.x; if (a[i] < b[i]) a[i] = a[i] + b[i]; }
 __global__ void unqualified(float* a) { a[threadIdx.x] = area(a[threadIdx.x], 2.f); }
+__global__ void scale4(float4* v, float s) { v[threadIdx.x] = v[threadIdx.x] * s; }
 __global__ void typed(real_t* a, idx_t n) { idx_t i = threadIdx.x; if (i < n) a[i] = (real_t)i; }
 int main() {
   float* d; Pair* p; real_t* r;
@@ -41,11 +43,14 @@ int main() {
   pairs<<<1, 256>>>(p, p);
   unqualified<<<1, 256>>>(d);
   typed<<<1, 256>>>(r, 256);
+  float4* q;
+  cudaMalloc((void**)&q, 256 * sizeof(float4));
+  scale4<<<1, 256>>>(q, 2.f);
   return 0;
 }
 """,
 }
-KERNELS = ["bounded", "pairs", "unqualified", "typed"]
+KERNELS = ["bounded", "pairs", "unqualified", "typed", "scale4"]
 
 
 def _tree(root: Path, with_flags: bool) -> Path:
@@ -69,6 +74,7 @@ def test_closure_holds_what_the_kernel_needs(tmp_path: Path, with_flags: bool) -
     assert "operator+" in texts["pairs"] and "operator<" in texts["pairs"]
     assert "using namespace shapes;" in texts["unqualified"] and "inline float area" in texts["unqualified"]
     assert "typedef double real_t;" in texts["typed"] and "typedef int idx_t;" in texts["typed"]
+    assert "operator*(float4 v, float s)" in texts["scale4"] and "operator+" not in texts["scale4"]  # on a vector type
 
 
 @needs_nvcc

@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
   else run_tiled<64>(d);
   int dimBlock = atoi(getenv("BLOCK"));
   sized_by_host<dimBlock><<<1, 64>>>(d);
-  const int fixedBlock = 128;
-  sized_by_const<fixedBlock><<<1, 64>>>(d);
+  constexpr int FIXED_BLOCK = 128;
+  sized_by_const<FIXED_BLOCK><<<1, 64>>>(d);
   moded<FAST_MODE><<<1, 64>>>(d);
   typed<<<1, 64>>>(d, LEN);
   untyped<<<1, 64>>>(d);
@@ -136,7 +136,8 @@ def test_host_variable_as_template_argument(tree: Path, tmp_path: Path) -> None:
     out, m, _ = make_mep(str(tree), "sized_by_host", str(tmp_path / "host"))
     assert m.template_args == FILL_IN
     assert "dimBlock" not in (out / m.kernel_file).read_text()  # no instantiation the kernel file cannot compile
-    assert _mep(tree, tmp_path, "sized_by_const").template_args == "128"
+    out, m, _ = make_mep(str(tree), "sized_by_const", str(tmp_path / "const"))
+    assert m.template_args == "128" and "FIXED_BLOCK" not in (out / m.kernel_file).read_text()  # a host constexpr
     assert _mep(tree, tmp_path, "moded").template_args == "FAST_MODE"  # an enumerator is no host variable
 
 

@@ -177,7 +177,6 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     sites = _own_launches(launches_of(index, kernel), kernel, index, graph, base, notes)
     defines = command.defines if command else {}
     inst = _instantiations(sites, files, base, notes)
-    inst = _instantiable(inst, items, defines, kernel, notes)
     external = external + _namespace_aliases(unit_files, files, kernel_text, items) + _using_directives(
         unit_files, files, kernel_path, kernel.start_byte)
     text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst,
@@ -221,28 +220,6 @@ def _attribute_names(kernel: Kernel, kernel_text: str, index: DeclIndex) -> list
         return []
     found, _missing, _notes = name_closure(kernel, ", ".join(parts), index)
     return found
-
-
-_BUILTIN_TYPE = re.compile(r"(?:(?:unsigned|signed|short|long|int|char|bool|float|double|void|const|volatile|true|false|"
-                           r"sizeof|size_t|ptrdiff_t|half|__half|half2|__half2|__nv_bfloat16|__nv_bfloat162|nv_bfloat16|"
-                           r"u?int\d+_t|u?(?:char|short|int|long|longlong)[1-4]|(?:float|double)[1-4])|[A-Z_][A-Z0-9_]*)$")
-
-
-def _instantiable(inst: list[str], items: list[Decl], defines: dict[str, str], kernel: Kernel,
-                  notes: list[str]) -> list[str]:
-    """The instantiations whose arguments the kernel file can spell: `k<dimBlock>` names a host variable of the
-    launching function, which the file does not hold (template_args says FILL-IN instead)."""
-    known = {n for d in items for n in d.names} | set(defines) | {p.split()[-1] for p in kernel.template_params if p.split()}
-    out = []
-    for targs in inst:
-        unknown = [w for w in re.findall(r"(?<![\w:])[A-Za-z_]\w*\b(?!\s*::)", targs)
-                   if w not in known and not _BUILTIN_TYPE.match(w)]
-        if unknown:
-            notes.append(f"instantiation <{targs}> left out of the kernel file: {', '.join(unknown)} is not defined there "
-                         "(a host variable of the launching code?)")
-            continue
-        out.append(targs)
-    return out
 
 
 _USING = re.compile(rb"^[ \t]*using[ \t]+namespace[ \t]+((?:::)?[A-Za-z_][\w:]*)[ \t]*;", re.M)
@@ -319,6 +296,11 @@ def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base
             if set(re.findall(r"[A-Za-z_]\w*", targs)) & set(scope.template_params()):
                 notes.append(f"{s.file}:{s.line}: launch with template arguments <{targs}> of the enclosing template; "
                              "no call of it with explicit arguments was found")
+                continue
+            host = [w for w in re.findall(r"(?<![\w:.])[A-Za-z_]\w*\b(?!\s*::)", targs) if scope.declared(w) is not None]
+            if host:  # `k<dimBlock>`, `k<float, NUM_THREADS>` with a local constexpr: not defined in the kernel file
+                notes.append(f"{s.file}:{s.line}: instantiation <{targs}> left out of the kernel file: "
+                             f"{', '.join(host)} is a variable of the host code")
                 continue
             out.add(targs)
     return sorted(out)
