@@ -1,9 +1,10 @@
 """Issue 29, class 5: the kernel file holds everything the kernel needs, however the need is spelled.
 
-Names used only in `__launch_bounds__` (libclang's references do not reach attributes), a struct's free operators
-(no name in the kernel spells `operator+`), also on a CUDA vector type, `using namespace` directives the kernel's unqualified names rely on, and
-a project header that defines the kernel's types. Each kernel is extracted with the name-based closure and with
-libclang (a compile_commands.json), and its file must compile alone. Written here from scratch.
+Names used only in `__launch_bounds__` (libclang's references do not reach attributes), free operators (no name in
+the kernel spells `operator+`; also on a CUDA vector type), a type named only by the launch's template arguments,
+`using namespace` directives the kernel's unqualified names rely on, and a project header that defines the kernel's
+types. Each kernel is extracted with the name-based closure and with libclang (a compile_commands.json), and its
+file must compile alone. Written here from scratch.
 """
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ static __global__ __launch_bounds__(block_threads, 2048 / block_threads)
 void bounded(float* a) { a[threadIdx.x] = 1.f; }
 __global__ void pairs(Pair* a, const Pair* b) { int i = threadIdx.x; if (a[i] < b[i]) a[i] = a[i] + b[i]; }
 __global__ void unqualified(float* a) { a[threadIdx.x] = area(a[threadIdx.x], 2.f); }
+struct Rgba { unsigned char r, g, b, a; };
+template <typename T> __global__ void copy_t(T* dst, const T* src) { dst[threadIdx.x] = src[threadIdx.x]; }
 __global__ void scale4(float4* v, float s) { v[threadIdx.x] = v[threadIdx.x] * s; }
 __global__ void typed(real_t* a, idx_t n) { idx_t i = threadIdx.x; if (i < n) a[i] = (real_t)i; }
 int main() {
@@ -46,11 +49,14 @@ int main() {
   float4* q;
   cudaMalloc((void**)&q, 256 * sizeof(float4));
   scale4<<<1, 256>>>(q, 2.f);
+  Rgba* px;
+  cudaMalloc((void**)&px, 256 * sizeof(Rgba));
+  copy_t<Rgba><<<1, 256>>>(px, px);
   return 0;
 }
 """,
 }
-KERNELS = ["bounded", "pairs", "unqualified", "typed", "scale4"]
+KERNELS = ["bounded", "pairs", "unqualified", "typed", "scale4", "copy_t"]
 
 
 def _tree(root: Path, with_flags: bool) -> Path:
@@ -75,6 +81,7 @@ def test_closure_holds_what_the_kernel_needs(tmp_path: Path, with_flags: bool) -
     assert "using namespace shapes;" in texts["unqualified"] and "inline float area" in texts["unqualified"]
     assert "typedef double real_t;" in texts["typed"] and "typedef int idx_t;" in texts["typed"]
     assert "operator*(float4 v, float s)" in texts["scale4"] and "operator+" not in texts["scale4"]  # on a vector type
+    assert "struct Rgba" in texts["copy_t"] and "copy_t<Rgba>" in texts["copy_t"]  # named only by the launch
 
 
 @needs_nvcc

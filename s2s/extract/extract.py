@@ -177,6 +177,10 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     sites = _own_launches(launches_of(index, kernel), kernel, index, graph, base, notes)
     defines = command.defines if command else {}
     inst = _instantiations(sites, files, base, notes)
+    if inst:  # `k<uchar4_aligned>`: types named only by the launch's template arguments
+        extra, _missing, _more = name_closure(kernel, ", ".join(inst), decl_index)
+        known = {(d.file, d.start) for d in items}
+        items = [d for d in extra if (d.file, d.start) not in known] + items
     external = external + _namespace_aliases(unit_files, files, kernel_text, items) + _using_directives(
         unit_files, files, kernel_path, kernel.start_byte)
     text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst,
