@@ -80,7 +80,10 @@ def _scan(args: argparse.Namespace, console: Console) -> int:
 
 @command("extract")
 def _extract(args: argparse.Namespace, console: Console) -> int:
+    from rich.markup import escape
+
     from s2s.extract.mep_writer import make_mep
+    from s2s.mep.fill_in import summary as fill_in_summary
     from s2s.mep.manifest import FILL_IN
 
     overrides = dict(parse_define(d) for d in args.define or [])
@@ -88,10 +91,16 @@ def _extract(args: argparse.Namespace, console: Console) -> int:
                                  mode=args.mode, allow_missing=args.allow_missing, overrides=overrides, force=args.force,
                                  build_cmd=args.build_cmd)
     console.print(f"wrote MEP {out} for {ex.kernel.qualified} ({ex.mode} closure, {len(ex.items)} items)", highlight=False)
-    for note in manifest.notes:
+    shown = 6  # one screen: the first notes, then what is FILL-IN and why
+    for note in manifest.notes[:shown]:
         console.print(f"[yellow]note[/] {note}", highlight=False)
-    for entry in manifest.unfilled():
-        console.print(f"[red]{FILL_IN}[/] {entry}", highlight=False)
+    if len(manifest.notes) > shown:
+        console.print(f"[yellow]note[/] ... {len(manifest.notes) - shown} more in mep.toml [notes]", highlight=False)
+    for line in fill_in_summary(manifest, width=max(60, console.width - len(FILL_IN))):
+        if line.startswith("  "):
+            console.print(f"[red]{FILL_IN}[/] {escape(line.strip())}", highlight=False)
+        else:
+            console.print(escape(line), highlight=False)
     return 0
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from s2s.base.records import Kernel
 from s2s.base.resources import grammars_dir
+from s2s.lang.textsplit import split_top_level
 from s2s.scan.sources import SourceFile
 
 from .decls import Decl, file_decls
@@ -123,6 +124,9 @@ class DeclIndex:
         key = name.encode()
         return any(key in s.data and re.search(rb"\b" + re.escape(key) + rb"\b", s.data) for s in self.library.values())
 
+    def in_unit(self, d: Decl) -> bool:
+        return self._in_unit(d)
+
     def _in_unit(self, d: Decl) -> bool:
         return d.file in self.unit_rank
 
@@ -189,6 +193,14 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
     root_key = ("<kernel>", 0)
     work: list[tuple[tuple[str, int], str, str, int]] = [(root_key, kernel_text, kernel.file, kernel.line)]
     deps[root_key] = []
+    kernel_words = set(identifiers(strip_comments(kernel_text), stripped=True)) - _SCALAR_WORDS
+    for op in _operators_on(kernel_words, index):  # `a * s` on a float4 with the unit's `operator*(float4, float)`
+        okey = (op.file, op.start)
+        deps[root_key].append(okey)
+        if okey not in chosen:
+            chosen[okey] = op
+            deps[okey] = []
+            work.append((okey, op.text, op.file, op.line))
     while work:
         key, code, file, line = work.pop()
         clean = strip_comments(code)
@@ -217,12 +229,49 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
                     continue
                 chosen[dkey] = d
                 deps[dkey] = []
+                if d.kind == "type":  # `a[i] + b[i]` on a struct: its free operators, which no name in the code spells
+                    for op in _operators_of(d, index):
+                        okey = (op.file, op.start)
+                        deps[key].append(okey)
+                        if okey not in chosen:
+                            chosen[okey] = op
+                            deps[okey] = []
+                            work.append((okey, op.text, op.file, op.line))
                 if outside and d.kind in {"function", "variable"}:
                     notes.append(f"{name} comes from {d.file}:{d.line}, outside the kernel's translation unit "
                                  "(separate compilation, -rdc); copied into the MEP")
                 work.append((dkey, d.text, d.file, d.line))
     order = _topological(deps, root_key, chosen, index)
     return order, missing, notes
+
+
+_SCALAR_WORDS = frozenset("int float double char bool unsigned signed long short const volatile void size_t auto "
+                          "return if else for while do".split())
+
+
+def _operators_of(t: Decl, index: DeclIndex) -> list[Decl]:
+    """Free operator functions of the unit whose parameters name one of the type's names (`V2 operator+(const V2& a,
+    const V2& b)`), as the kernel may use them."""
+    return _operators_on(set(t.names), index)
+
+
+def _operators_on(types: set[str], index: DeclIndex) -> list[Decl]:
+    """Free operator functions of the unit whose parameter types name one of `types` (`float4 operator*(float4 a,
+    float s)` for a kernel that uses float4)."""
+    out = []
+    for name, decls in index.by_name.items():
+        if not name.startswith("operator"):
+            continue
+        for d in decls:
+            head = d.text.split("{", 1)[0]
+            params = head[head.find("(") + 1: head.rfind(")")] if "(" in head else ""
+            words: set[str] = set()
+            for param in split_top_level(params):
+                names = re.findall(r"[A-Za-z_]\w*", param.split("=")[0])
+                words |= set(names[:-1] if len(names) > 1 else names)  # the types, not the parameter's name
+            if index.in_unit(d) and words & types:
+                out.append(d)
+    return out
 
 
 _DECLARED = re.compile(r"(\b[A-Za-z_][\w:<>]*|[*&])\s*[*&]*\s*\b([A-Za-z_]\w*)\s*(?=[,;=)\[]|\s*:\s)")

@@ -132,6 +132,7 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     kernel_text = source.text(kernel.start_byte, kernel.end_byte)  # a Latin-1 file's bytes come back at reintegration
     # `<lib/x.h>` the tree holds, with no flags to say so: compiled against as a library (-I), never copied from
     in_tree = {} if command is not None else _tree_include_dirs(external, graph, base)
+    outside = _found_outside(unit_files, graph, include_dirs, set(in_tree))  # `"../utilities/x.h"`, `-I../include`
     decl_index = DeclIndex(unit_files, files, skip_dirs=[Path(d) for d in in_tree.values()])
     used_mode = "names"
     items, missing, more = name_closure(kernel, kernel_text, decl_index)
@@ -140,6 +141,9 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
 
         try:
             items, missing, clang_notes = refine_with_clang(kernel, kernel_path, unit, command, items, decl_index, missing)
+            extra = _attribute_names(kernel, kernel_text, decl_index)
+            known = {(d.file, d.start) for d in items}
+            items = [d for d in extra if (d.file, d.start) not in known] + items
             used_mode = "clang"
             notes.extend(clang_notes)
         except ClangUnavailable as why:
@@ -147,6 +151,7 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
                 raise UserError(f"libclang could not be used: {why}", file=kernel.file, line=kernel.line) from None
             notes.append(f"name-based closure (tree-sitter index): {why}")
     notes.extend(more)
+    missing = [m for m in missing if not _defined_in(m[0], outside)]  # the include that is kept defines it
     if missing and not allow_missing:
         name, file, line = missing[0]
         others = f" (and {len(missing) - 1} more: {', '.join(sorted({m[0] for m in missing[1:]}))})" if len(missing) > 1 else ""
@@ -159,7 +164,12 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
                      f"{'is' if len(in_tree) == 1 else 'are'} included with <> and found in the tree: the MEP compiles "
                      f"against the tree's copy (-I {' -I '.join(sorted({_rel(Path(d), base) for d in in_tree.values()}))}); "
                      "no compile flags said where the application finds it")
-    foreign = [h for h in (_included_name(line) for line in external) if h and h not in in_tree and not _toolkit_header(h)]
+    if outside:
+        notes.append(f"{', '.join(sorted(outside)[:6])}{' ...' if len(outside) > 6 else ''} found outside the tree: "
+                     f"included as the build does, with -I {' -I '.join(sorted(set(outside.values())))} in mep.toml's "
+                     "flags")
+    foreign = [h for h in (_included_name(line) for line in external)
+               if h and h not in in_tree and h not in outside and not _toolkit_header(h)]
     if foreign:
         notes.append(f"the MEP includes {', '.join(foreign[:6])}{' ...' if len(foreign) > 6 else ''} from outside the tree: it "
                      "builds only where those headers are found (their -I in compile_commands.json, or in mep.toml's "
@@ -167,11 +177,18 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
     sites = _own_launches(launches_of(index, kernel), kernel, index, graph, base, notes)
     defines = command.defines if command else {}
     inst = _instantiations(sites, files, base, notes)
-    external = external + _namespace_aliases(unit_files, files, kernel_text, items)
-    text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst)
+    if inst:  # `k<uchar4_aligned>`: types named only by the launch's template arguments
+        extra, _missing, _more = name_closure(kernel, ", ".join(inst), decl_index)
+        known = {(d.file, d.start) for d in items}
+        items = [d for d in extra if (d.file, d.start) not in known] + items
+    external = external + _namespace_aliases(unit_files, files, kernel_text, items) + _using_directives(
+        unit_files, files, kernel_path, kernel.start_byte)
+    text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst,
+                          frozenset(outside))
     return Extraction(kernel=kernel, unit=_rel(unit, base), mode=used_mode, text=text, kernel_range=krange, items=items,
                       launches=sites, compile=command, defines=defines, notes=notes, instantiations=inst, files=files,
-                      include_dirs=sorted(set(in_tree.values())),
+                      include_dirs=sorted(set(in_tree.values()) | set(outside.values())
+                                          | {str(d) for d in include_dirs if Path(d).is_dir()}),
                       flags_from=(flags_from if command is not None and flags_from else makefile_note))
 
 
@@ -188,6 +205,60 @@ def _namespace_aliases(unit_files: list[Path], files: dict[Path, SourceFile], ke
             alias = m.group(1).decode()
             line = m.group(0).decode("utf-8", "replace").strip()
             if re.search(rf"(?<![\w:]){re.escape(alias)}\s*::", used) and line not in out:
+                out.append(line)
+    return out
+
+
+def _attribute_names(kernel: Kernel, kernel_text: str, index: DeclIndex) -> list[Decl]:
+    """The closure of names used only in the kernel's attributes (`__launch_bounds__(ThreadsPerBlock, 2048 /
+    ThreadsPerBlock)`), which libclang's references do not reach."""
+    head = kernel_text.split("{", 1)[0]
+    parts = []
+    for m in re.finditer(r"\b(?:__launch_bounds__|__cluster_dims__|__maxnreg__)\s*\(", head):
+        depth, i = 1, m.end()
+        while i < len(head) and depth:
+            depth += {"(": 1, ")": -1}.get(head[i], 0)
+            i += 1
+        parts.append(head[m.end(): i - 1])
+    if not parts:
+        return []
+    found, _missing, _notes = name_closure(kernel, ", ".join(parts), index)
+    return found
+
+
+_USING = re.compile(rb"^[ \t]*using[ \t]+namespace[ \t]+((?:::)?[A-Za-z_][\w:]*)[ \t]*;", re.M)
+
+
+def _using_directives(unit_files: list[Path], files: dict[Path, SourceFile], kernel_path: Path, kernel_at: int) -> list[str]:
+    """`using namespace geom;` at file scope of the unit (before the kernel in its own file), with its conditions: the
+    kernel was compiled with them in force. A namespace the tree defines is declared first (`namespace geom {}`), so
+    that the directive holds wherever the closure's items of that namespace land."""
+    from s2s.lang.parsing import parse
+    from s2s.scan.includes import conditional_context
+    from s2s.scan.sources import language_of
+
+    out: list[str] = []
+    for p in unit_files:
+        source = files.get(p)
+        data = source.data if source is not None else b""
+        hits = [m for m in _USING.finditer(data) if p != kernel_path or m.start() < kernel_at]
+        if not hits or source is None:
+            continue
+        root = parse(data, language_of(source.rel, data)).root_node
+        for m in hits:
+            node = root.descendant_for_byte_range(m.start(1), m.start(1))
+            while node is not None and node.type not in {"function_definition", "compound_statement"}:
+                node = node.parent
+            if node is not None:
+                continue  # a function's own directive
+            name = m.group(1).decode()
+            own = any(re.search(rb"\bnamespace[ \t]+" + re.escape(name.lstrip(":").encode()) + rb"\s*\{", f.data)
+                      for f in files.values())
+            line = (f"namespace {name.lstrip(':')} {{}}\n" if own else "") + f"using namespace {name};"
+            guards = conditional_context(data, m.start())
+            if guards:
+                line = "\n".join([*guards, line, *["#endif"] * sum(g.lstrip("# \t").startswith("if") for g in guards)])
+            if line not in out:
                 out.append(line)
     return out
 
@@ -217,7 +288,7 @@ def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base
     import re
 
     from .hostcode import Program
-    from .infer import resolve_template_args
+    from .template_args import caller_resolutions
 
     program = Program(files)
     out: set[str] = set()
@@ -225,18 +296,54 @@ def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base
         if not s.template_args or (base / s.file).resolve() not in files:
             continue
         scope = program.scope_at(files[(base / s.file).resolve()], s.start_byte)
-        targs = resolve_template_args(s.template_args, scope, notes)
-        if set(re.findall(r"[A-Za-z_]\w*", targs)) & set(scope.template_params()):
-            notes.append(f"{s.file}:{s.line}: launch with template arguments <{targs}> of the enclosing template; "
-                         "no call of it with explicit arguments was found")
-            continue
-        out.add(targs)
+        for targs, _where, _live in caller_resolutions(s.template_args, scope):
+            if set(re.findall(r"[A-Za-z_]\w*", targs)) & set(scope.template_params()):
+                notes.append(f"{s.file}:{s.line}: launch with template arguments <{targs}> of the enclosing template; "
+                             "no call of it with explicit arguments was found")
+                continue
+            host = [w for w in re.findall(r"(?<![\w:.])[A-Za-z_]\w*\b(?!\s*::)", targs) if scope.declared(w) is not None]
+            if host:  # `k<dimBlock>`, `k<float, NUM_THREADS>` with a local constexpr: not defined in the kernel file
+                notes.append(f"{s.file}:{s.line}: instantiation <{targs}> left out of the kernel file: "
+                             f"{', '.join(host)} is a variable of the host code")
+                continue
+            out.add(targs)
     return sorted(out)
 
 
 _INCLUDED = re.compile(r'#\s*include\s*([<"][^>"]+[>"])')
 _TOOLKIT = re.compile(r"(?:cuda|cub|thrust|curand|cublas|cufft|cusparse|cusolver|nvtx|cooperative_groups|mma|hip|rocprim|"
                       r"hipcub|rocrand|CL|OpenCL|omp|sys|bits)\b|[a-z_0-9]+(?:\.h)?$|device_(?:launch_parameters|functions)\.h$")
+
+
+def _found_outside(unit_files: list[Path], graph: IncludeGraph, include_dirs: list[Path],
+                   skip: set[str]) -> dict[str, str]:
+    """`"../utilities/x.h"` (as written, with its quotes or brackets) -> the directory to pass with -I so that the
+    include finds the file the build finds outside the tree: the including file's directory for a quoted include,
+    else the first of the build's -I directories that holds it. Toolkit and standard headers are left to the
+    compiler; `skip` are those already placed."""
+    out: dict[str, str] = {}
+    for path in unit_files:
+        for written, resolved, angle in graph.includes(path, include_dirs):
+            key = f"<{written}>" if angle else f'"{written}"'
+            if resolved is not None or key in out or key in skip or _standard_header(key):
+                continue
+            for d in ([] if angle else [path.parent]) + [Path(d) for d in include_dirs]:
+                if (d / written).is_file():
+                    out[key] = os.path.normpath(d)
+                    break
+    return out
+
+
+def _defined_in(name: str, found: dict[str, str]) -> bool:
+    """Whether a header of `found` (see _found_outside) defines or declares the function `name`."""
+    for written, d in found.items():
+        try:
+            data = (Path(d) / written[1:-1]).read_text(errors="replace")
+        except OSError:
+            continue
+        if re.search(r"\b" + re.escape(name) + r"\s*\(", data):
+            return True
+    return False
 
 
 def _tree_include_dirs(external: list[str], graph: IncludeGraph, base: Path) -> dict[str, str]:
@@ -263,12 +370,15 @@ def _tree_include_dirs(external: list[str], graph: IncludeGraph, base: Path) -> 
     return out
 
 
-def _unless_missing(include: str) -> str:
+def _unless_missing(include: str, found: frozenset[str] = frozenset()) -> str:
     """An application header the tree does not hold (`"parboil.h"`, `<helper_cuda.h>` from outside it) is included only
-    where the compiler finds it: the kernel often needs none of it, and where it does, the missing name says so."""
+    where the compiler finds it: the kernel often needs none of it, and where it does, the missing name says so. One
+    found on disk where the build finds it (`found`, with its -I in the flags) is included as written."""
     lines = include.splitlines()
     for i, line in enumerate(lines):
         written = _included_name(line)
+        if written in found:
+            continue
         if written and line.lstrip().startswith("#") and (written.startswith("\"") or not _standard_header(written)):
             lines[i] = f"#if __has_include({written})  // s2s: not in the tree\n{line}\n#endif"
     return "\n".join(lines)
@@ -321,14 +431,15 @@ def _wrap(ns: str, body: str) -> str:
 
 
 def render(kernel: Kernel, kernel_text: str, items: list[Decl], external: list[str], defines: dict[str, str],
-           mode: str, unit: str, instantiations: list[str]) -> tuple[str, tuple[int, int]]:
+           mode: str, unit: str, instantiations: list[str], found: frozenset[str] = frozenset()
+           ) -> tuple[str, tuple[int, int]]:
     out: list[str] = [
         f"// s2s extract: kernel {kernel.qualified} from {comment_text(kernel.file)}:{kernel.line}",
         f"// closure: {'libclang, with the unit compile flags' if mode == 'clang' else 'by name over the tree-sitter index (no compile flags used)'}",
         f"// translation unit: {comment_text(unit)}",
     ]
     if kernel.language != "opencl":
-        out += [_unless_missing(e) for e in external]
+        out += [_unless_missing(e, found) for e in external]
         used = "\n".join([kernel_text, *(d.text for d in items)])
         if re.search(r"\bu?int(?:8|16|32|64)_t\b", used) and not any(
                 h in e for e in external for h in ("<cstdint>", "<stdint.h>", "<cinttypes>", "<inttypes.h>")):

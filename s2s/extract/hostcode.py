@@ -97,6 +97,10 @@ class Scope:
                         hits.append((node.start_byte, Found(text(right), self._loc(node), self, node.start_byte)))
         return [f for _at, f in sorted(hits, key=lambda h: -h[0])]
 
+    def writes_of(self, name: str) -> list[tuple[Node, str, Node | None]]:
+        """Every write of `name` in this function (see _writes_in), calls that take it by reference included."""
+        return _writes_in(self.fn, name, self.program.by_reference) if self.fn is not None else []
+
     def reaching(self, name: str) -> tuple[Found | None, str]:
         """The one definition of `name` that reaches the limit in this function: (found, "");
         (None, why) when the value there is not known statically (a write under a condition or in a loop around the
@@ -121,7 +125,7 @@ class Scope:
         writes = []
         decided: dict[int, list[str]] = {}
         skipped: list[str] = []
-        for node, kind, value in _writes_in(self.fn, name):
+        for node, kind, value in self.writes_of(name):
             why: list[str] = []
             state = self._branch_state(node, why) if node.start_byte < self.limit else "unknown"
             if state == "dead":  # a write in a branch whose condition is known not to hold never happens
@@ -129,6 +133,9 @@ class Scope:
                                + (f" ({why[-1]})" if why else ""))
                 continue
             decided[node.start_byte] = why
+            update = next((lp for lp in loops if lp.type == "for_statement" and _in_field(lp, "update", node)), None)
+            if update is not None:  # `for (bs = 64; ...; bs = bs * 2)`: runs after the body, not before the launch
+                return None, f"{name} changes in the loop around the launch at {self._loc(node)}"
             writes.append((node, kind, value, state))
         dominating: tuple[Node, str, Node | None] | None = None
         for node, kind, value, state in writes:
@@ -320,8 +327,9 @@ class Scope:
                 out.append(words[-1])
         return out
 
-    def caller_template_args(self) -> list[tuple[str, str]]:
-        """(explicit template arguments, file:line) of each call of this function template: run<float>(...)."""
+    def caller_template_args(self) -> list[tuple[str, str, bool]]:
+        """(explicit template arguments, file:line, whether the call runs whenever its function does) of each call of
+        this function template: run<float>(...); calls in a branch known not to run are left out."""
         name = self.function_name()
         out = []
         for source in self.program.files.values():
@@ -330,8 +338,15 @@ class Scope:
             for call in self.program.all_calls(source, name):
                 fn = call.child_by_field_name("function")
                 if fn is not None and fn.type in {"template_function", "qualified_identifier"} and "<" in text(fn):
+                    around = self.program.scope_at(source, call.start_byte)  # weighed from its function's start,
+                    caller = Scope(source, around.fn, around.fn.start_byte if around.fn is not None else 0,  # so every
+                                   self.program, self.depth)  # `if` around the call counts
+                    state = caller._branch_state(call, [])
+                    if state == "dead":  # `if (tile == 8) run<8>(...)` that does not hold
+                        continue
                     t = text(fn)
-                    out.append((t[t.index("<") + 1 : t.rindex(">")], f"{source.rel}:{call.start_point[0] + 1}"))
+                    out.append((t[t.index("<") + 1 : t.rindex(">")], f"{source.rel}:{call.start_point[0] + 1}",
+                                state == "live"))
         return out
 
     def allocations(self, var: str) -> Found | None:
@@ -368,7 +383,7 @@ class Scope:
         loops = [a for a in _ancestors(self.fn.descendant_for_byte_range(self.limit, self.limit) or self.fn, self.fn)
                  if a.type in _LOOPS]
         out: list[tuple[str, Scope]] = []
-        for node, kind, value in _writes_in(self.fn, var):
+        for node, kind, value in self.writes_of(var):
             if any(lp.start_byte <= node.start_byte < lp.end_byte for lp in loops):
                 return None
             if node.start_byte >= self.limit or kind == "decl":
@@ -404,6 +419,11 @@ _BRANCHES = _LOOPS | {"compound_statement", "if_statement", "else_clause", "swit
                       "conditional_expression", "binary_expression", "lambda_expression", "try_statement", "catch_clause"}
 
 
+def _in_field(parent: Node, field: str, node: Node) -> bool:
+    part = parent.child_by_field_name(field)
+    return part is not None and part.start_byte <= node.start_byte < part.end_byte
+
+
 def _ancestors(node: Node, stop: Node) -> list[Node]:
     out = []
     cur = node.parent
@@ -413,9 +433,11 @@ def _ancestors(node: Node, stop: Node) -> list[Node]:
     return out
 
 
-def _writes_in(fn: Node, name: str) -> list[tuple[Node, str, Node | None]]:
+def _writes_in(fn: Node, name: str, by_reference: Callable[[str, int], bool] | None = None
+               ) -> list[tuple[Node, str, Node | None]]:
     """(node, kind, value) of each write of `name` in a function, in text order: kind "def" (`name = v`, `T name = v`,
-    `T name(v)`), "decl" (`T name;`), "modify" (`name += v`, `name++`, `&name` handed to a call)."""
+    `T name(v)`), "decl" (`T name;`), "modify" (`name += v`, `name++`, `&name` handed to a call, `name` handed to a
+    function that takes that argument by non-const reference, as `by_reference(function, position)` says)."""
     out: list[tuple[Node, str, Node | None]] = []
     stack = [fn]
     while stack:
@@ -442,8 +464,29 @@ def _writes_in(fn: Node, name: str) -> list[tuple[Node, str, Node | None]]:
                 out.append((n, "modify", None))
         elif t == "pointer_expression" and text(n).replace(" ", "") == "&" + name.replace(" ", "") and not _read_only_use(n):
             out.append((n, "modify", None))
+        elif t == "argument_list" and by_reference is not None and n.parent is not None and \
+                n.parent.type == "call_expression":
+            args = [c for c in n.named_children if c.type != "comment"]
+            for i, a in enumerate(args):
+                if text(a).strip() == name and by_reference(_callee(n.parent), i):
+                    out.append((a, "modify", None))
         stack.extend(n.named_children)
     return sorted(out, key=lambda w: w[0].start_byte)
+
+
+def _callee(call: Node) -> str:
+    return text(call.child_by_field_name("function")).split("<")[0].split("::")[-1].split(".")[-1].strip()
+
+
+def handing_call(node: Node) -> Node | None:
+    """The call a write found by `_writes_in` hands the variable to (`layout(n, &grid, &block)`), else None."""
+    arg = node
+    while arg.parent is not None and arg.parent.type in {"cast_expression", "parenthesized_expression"}:
+        arg = arg.parent
+    args = arg.parent
+    if args is None or args.type != "argument_list" or args.parent is None or args.parent.type != "call_expression":
+        return None
+    return args.parent
 
 
 # calls that only read through an address they are given: (function, argument positions that are read), None: all
@@ -618,6 +661,41 @@ class Program:
         # and evaluates an expression in a scope, converted to a declared type (None: not known)
         self.fold: Callable[[str, Scope, str], float | int | None] | None = None
         self._global_writes: dict[tuple[str, str, int], tuple[Found | None, str]] = {}
+        self._definitions: dict[str, list[tuple[SourceFile, Node]]] = {}
+        self._by_reference: dict[tuple[str, int], bool] = {}
+
+    def definitions_of(self, name: str) -> list[tuple[SourceFile, Node]]:
+        """(file, function_definition) of every function of the program named `name` (host or device)."""
+        if name not in self._definitions:
+            found = []
+            for source in self.files.values():
+                if name.encode() not in source.data or language_of(source.rel) == "opencl":
+                    continue
+                found += [(source, f) for f in _functions(self.tree_of(source).root_node) if _function_name(f) == name]
+            self._definitions[name] = found
+        return self._definitions[name]
+
+    def by_reference(self, function: str, position: int) -> bool:
+        """Whether some function of the program named `function` takes its argument at `position` by non-const
+        reference (`void layout(int n, dim3& g, dim3& b)`), so that a call may write the variable passed there."""
+        key = (function, position)
+        if key not in self._by_reference:
+            self._by_reference[key] = False
+            for source in self.files.values():
+                if function.encode() not in source.data or language_of(source.rel) == "opencl":
+                    continue
+                stack = [self.tree_of(source).root_node]
+                while stack:
+                    n = stack.pop()
+                    stack.extend(n.named_children)
+                    inner = n.child_by_field_name("declarator") if n.type == "function_declarator" else None
+                    if inner is None or text(inner).split("::")[-1].strip() != function:
+                        continue
+                    plist = n.child_by_field_name("parameters")
+                    params = [c for c in plist.named_children if c.type.endswith("parameter_declaration")] if plist else []
+                    if position < len(params) and _non_const_reference(params[position]):
+                        self._by_reference[key] = True
+        return self._by_reference[key]
 
     def tree_of(self, source: SourceFile):  # type: ignore[no-untyped-def]
         if source.rel not in self._trees:
@@ -847,7 +925,7 @@ class Program:
         for fn in _functions(root):
             if needle not in source.data[fn.start_byte:fn.end_byte]:
                 continue
-            found = _writes_in(fn, name) + (_writes_in(fn, base) if name != base else [])
+            found = _writes_in(fn, name, self.by_reference) + (_writes_in(fn, base, self.by_reference) if name != base else [])
             parts = _part_writes(fn, name)
             if parts and not _shadowed(fn, base):  # `grid.x = n / 64` changes the dim3 `grid`
                 return None, f"{name} is changed by '{' '.join(text(parts[0]).split())[:40]}' at {self._where(source, parts[0])}"
@@ -928,6 +1006,13 @@ class Program:
     @staticmethod
     def _where(source: SourceFile, node: Node) -> str:
         return f"{source.rel}:{node.start_point[0] + 1}"
+
+
+def _non_const_reference(param: Node) -> bool:
+    decl = param.child_by_field_name("declarator")
+    if decl is None or decl.type != "reference_declarator" or text(decl).lstrip().startswith("&&"):
+        return False
+    return not any(c.type == "type_qualifier" and text(c) == "const" for c in param.children)
 
 
 def _function_name(fn: Node) -> str:

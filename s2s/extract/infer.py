@@ -14,12 +14,15 @@ from s2s.base.records import Kernel, LaunchSite, Param
 from s2s.lang.access import index_arrays, offset_arrays, param_access, roles
 from s2s.lang.cexpr import SIZEOF, try_evaluate
 from s2s.lang.dialect import dialect_of
+from s2s.lang.macros import Macro
 from s2s.lang.parsing import text
 from s2s.lang.textsplit import split_top_level
 from s2s.mep.manifest import FILL_IN, LaunchSpec, ParamSpec, StructSpec, SymbolSpec
 from s2s.scan.sources import SourceFile, language_of
 
 from .hostcode import Found, Program, Scope
+from .launch_helpers import through_helper
+from .template_args import resolve_template_args, settle
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*(?://[^\n]*)?$", re.M)
 # a file opened for reading by name: `(fp = fopen("inputlu.data", "r")) != NULL`
@@ -318,10 +321,15 @@ class Values:
 
 def _dims_of_named(values: Values, expr: str, scope: Scope, trail: Trail, depth: int) -> tuple[int, int, int] | None:
     """A dim3 variable: its reaching construction (or `dim3 g;`), then field assignments (`g.x = n / 128 + 1`) that
-    reach the launch; any field written under a condition or in a loop around the launch is not known."""
+    reach the launch; any field written under a condition or in a loop around the launch is not known. Set by a call
+    that takes it by address or reference (`layout(n, &grid, &block)`): the helper followed, or not known."""
+    helped = through_helper(values, expr, scope, trail, depth)
+    if helped is not False:
+        return helped if isinstance(helped, tuple) else None
     found, why = scope.reaching(expr)
     decl_only = why and "does not give it a value" in why and scope.fn is not None and re.search(
-        r"\bdim3\s+(?:[^;(){}]*,\s*)?" + re.escape(expr) + r"\s*[;,]", text(scope.fn))  # `dim3 b, g;`: (1, 1, 1)
+        r"\bdim3\s+(?:[^;(){}]*,\s*)?" + re.escape(expr) + r"\s*[;,]", text(scope.fn)) and all(
+        kind == "decl" for node, kind, _v in scope.writes_of(expr) if node.start_byte < scope.limit)  # `dim3 b, g;`
     if why and not decl_only:
         trail.add(f"{expr}: not known before the run ({why})")
         return None
@@ -523,7 +531,7 @@ class Inferred:
 def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Program, macros: dict[str, tuple[str, str]],
           overrides: dict[str, str], struct_texts: dict[str, str], symbol_texts: list[tuple[str, str]],
           files_by_rel: dict[str, SourceFile], aliases: dict[str, str] | None = None,
-          unknown: set[str] | None = None) -> Inferred:
+          unknown: set[str] | None = None, function_macros: dict[str, Macro] | None = None) -> Inferred:
     """`unknown`: parts of the launch site that other sites of the kernel give differently, when which site runs is
     not known ({"template_args", "launch", "args"}, from choose_site): those are FILL-IN."""
     unknown = unknown or set()
@@ -533,7 +541,12 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
     targs = site.template_args if site else ""
     if site is not None and targs:
         targs = resolve_template_args(targs, program.scope_at(files_by_rel[site.file], site.start_byte), notes)
-    tmap = template_map(kernel, targs)
+    if site is not None and "template_args" not in unknown and "args" not in unknown:
+        targs = settle(kernel, targs, launch_args(site.args), program.scope_at(files_by_rel[site.file], site.start_byte),
+                       values, macros, notes)
+    elif kernel.template_params and not targs:
+        targs = FILL_IN
+    tmap = template_map(kernel, targs) if targs != FILL_IN else {}
     if "template_args" in unknown:
         targs, tmap = FILL_IN, {}
     for name, (value_text, _where) in macros.items():  # type-valued macros such as -DREAL=float
@@ -547,7 +560,7 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
             values.sizeof_extra[st.name] = size
     dialect = dialect_of(kernel.language)
     pointers = [p.name for p in kernel.params if p.pointer]
-    access = param_access(kernel_text, dialect, pointers)
+    access = param_access(kernel_text, dialect, pointers, function_macros)
     role_of = roles(access)
     ints = [p.name for p in kernel.params if p.pointer and elem_type(p, tmap) in _INT_TYPES]
     indexes = index_arrays(kernel_text, ints, pointers)
@@ -685,19 +698,6 @@ def _alias_base(t: str, aliases: dict[str, str]) -> str:
             return t
         t = aliases[t]
     return t
-
-
-def resolve_template_args(targs: str, scope: Scope, notes: list[str]) -> str:
-    """`k<T><<<...>>>` inside `template <typename T> void run(...)`: T from the explicit arguments of a call of run."""
-    params = scope.template_params()
-    if not params or not any(re.search(rf"\b{re.escape(p)}\b", targs) for p in params):
-        return targs
-    for call_targs, where in scope.caller_template_args():
-        mapping = dict(zip(params, split_top_level(call_targs)))
-        resolved = re.sub(r"[A-Za-z_]\w*", lambda m, mp=mapping: mp.get(m.group(0), m.group(0)), targs)  # type: ignore[misc]
-        notes.append(f"template arguments <{targs}> of the launch resolved to <{resolved}> from the call at {where}")
-        return resolved
-    return targs
 
 
 def _find_alloc(scope: Scope, var: str, depth: int = 0) -> list[tuple[Found, Scope]] | None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from s2s.base.errors import UserError
 from s2s.base.records import Index, Kernel, LaunchSite
+from s2s.lang.macros import function_macros
 from s2s.mep.manifest import DEFAULT_RTOL, LaunchSpec, Manifest, ParamSpec, save
 from s2s.scan.compdb import CompileCommand
 from s2s.scan.sources import SourceFile, check_tree
@@ -100,7 +101,7 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
     aliases = type_aliases(ex.items, macros)
     kernel = params_under_flags(ex.kernel, kernel_text, macros)
     inferred = infer(kernel, kernel_text, site, program, macros, overrides, struct_texts, symbol_texts, by_rel, aliases,
-                     unknown)
+                     unknown, function_macros(ex.text.encode()))
     if ex.kernel.language in {"cuda", "hip"}:
         from .modernize import modernize
 
@@ -131,6 +132,10 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
         from s2s.mep.backends import write_mep_files
 
         write_mep_files(out, manifest, readme=True)
+    else:
+        from s2s.mep.fill_in import readme
+
+        (out / "README.md").write_text(readme(manifest))
     return manifest
 
 

@@ -5,6 +5,7 @@ import re
 
 from tree_sitter import Node
 
+from .macros import Macro, expand_macro_calls
 from .parsing import parse, text
 
 _ATOMIC = re.compile(r"^(atomic\w*|atom_\w*|__atomic\w*)$")
@@ -30,88 +31,217 @@ def _base_ident(node: Node) -> str:
     return ""
 
 
-def param_access(kernel_text: str, dialect: str, pointer_params: list[str]) -> dict[str, set[str]]:
-    """{param: {"read", "write"}} for each pointer parameter, following simple local aliases."""
+def param_access(kernel_text: str, dialect: str, pointer_params: list[str],
+                 macros: dict[str, Macro] | None = None) -> dict[str, set[str]]:
+    """{param: {"read", "write"}} for each pointer parameter. A parameter is read-only only when every use of it, and
+    of every local pointer or reference made from it (`float *p = out + off;`, `p = &out[k];`, `float &r = out[i];`),
+    is a recognised read; a use not recognised (stored into a struct, handed to a function that may write through
+    it) counts as both. Calls of the file's function-like macros are expanded first (`SET(a, i, v)`, `F(i, j) = v`
+    with `#define F(I, J) F[(I) * N + (J)]`)."""
+    if macros:
+        kernel_text = expand_macro_calls(kernel_text, macros)
     tree = parse(kernel_text.encode(), dialect)
-    names = set(pointer_params)
-    alias: dict[str, str] = {}
-    access: dict[str, set[str]] = {p: set() for p in pointer_params}
-
-    def owner(name: str) -> str:
-        seen = 0
-        while name in alias and seen < 10:
-            name = alias[name]
-            seen += 1
-        return name if name in names else ""
-
-    def step(node: Node) -> list[Node]:
-        """Note what `node` does to a parameter; the nodes to look at next (an explicit stack, not recursion: a kernel
-        nested 100,000 blocks deep is input, not a crash)."""
-        t = node.type
-        if t == "init_declarator":
-            value = node.child_by_field_name("value")
-            decl = node.child_by_field_name("declarator")
-            if value is not None and decl is not None and "*" in text(decl) + "&":
-                base = _base_ident(value)
-                if owner(base):
-                    target = re.findall(r"[A-Za-z_]\w*", text(decl))
-                    if target:
-                        alias[target[-1]] = base
-        if t == "assignment_expression":
-            left = node.child_by_field_name("left")
-            op = text(node.child_by_field_name("operator")) or "="
-            if left is not None and left.type != "identifier":
-                who = owner(_base_ident(left))
-                if who:
-                    access[who].add("write")
-                    if op != "=":
-                        access[who].add("read")
-                    right = node.child_by_field_name("right")
-                    return [c for c in left.named_children if c.type != "identifier"] + ([right] if right is not None else [])
-        if t == "update_expression":
-            arg = node.child_by_field_name("argument")
-            if arg is not None and arg.type != "identifier":
-                who = owner(_base_ident(arg))
-                if who:
-                    access[who].update({"read", "write"})
-                    return []
-        if t == "call_expression":
-            fn = text(node.child_by_field_name("function"))
-            args = node.child_by_field_name("arguments")
-            if _ATOMIC.match(fn) and args is not None and args.named_children:
-                first_arg = args.named_children[0]
-                who = owner(_base_ident(first_arg))
-                if who:
-                    access[who].update({"read", "write"})
-                return list(args.named_children[1:])
-            if re.match(r"^vstore\w*$", fn) and args is not None and len(args.named_children) >= 3:
-                who = owner(_base_ident(args.named_children[2]))
-                if who:
-                    access[who].add("write")
-        if t in {"subscript_expression", "pointer_expression", "field_expression"}:
-            who = owner(_base_ident(node))
-            if who and not (t == "pointer_expression" and text(node).startswith("&")):
-                access[who].add("read")
-        if t in {"identifier", "binary_expression"} and node.parent is not None and node.parent.type in {"argument_list"}:
-            # `p` or `p + offset` passed to a helper
-            ident = node if t == "identifier" else node.child_by_field_name("left")
-            is_offset = t == "binary_expression" and text(node.child_by_field_name("operator")) in {"+", "-"}
-            who = owner(text(ident)) if ident is not None and ident.type == "identifier" and (t == "identifier" or is_offset) else ""
-            if who:  # passed whole to a helper: assume both
-                access[who].update({"read", "write"} if not _const_call(node) else {"read"})
-        return list(node.named_children)
-
     body = _body(tree.root_node)
-    stack = [body] if body is not None else []
-    while stack:  # depth first, in source order
-        stack.extend(reversed(step(stack.pop())))
+    access: dict[str, set[str]] = {p: set() for p in pointer_params}
+    if body is None:
+        return access
+    idents = [n for n in _walk(body) if n.type == "identifier" and not _declares(n)]
+    alias: dict[str, set[str]] = {p: {p} for p in pointer_params}  # local -> the parameters it may point into
+    elements: set[str] = set()  # references bound to an element: `float &r = out[i];`
+    for _ in range(6):  # aliases of aliases, to a fixed point
+        grown = False
+        for n in idents:
+            owners = alias.get(text(n), set())
+            if not owners:
+                continue
+            for target, element in _bindings(n, text(n) in elements):
+                if not owners <= alias.setdefault(target, set()):
+                    alias[target] |= owners
+                    grown = True
+                if element and target not in elements:
+                    elements.add(target)
+                    grown = True
+        if not grown:
+            break
+    for n in idents:
+        for who in alias.get(text(n), set()):
+            if who in access:
+                access[who] |= _use(n, text(n) in elements)
     return access
 
 
-def _const_call(node: Node) -> bool:
-    call = node.parent.parent if node.parent is not None else None
-    fn = text(call.child_by_field_name("function")) if call is not None else ""
-    return bool(re.match(r"^(vload\w*|__ldg|printf|s2s_wide_io\s*<.*>\s*::\s*load)$", fn, re.S))
+_COMPARE = {"==", "!=", "<", ">", "<=", ">=", "&&", "||"}
+_CAST_CALL = re.compile(r"^(?:reinterpret_cast|static_cast|const_cast)\s*<", re.S)
+
+
+def _walk(node: Node) -> list[Node]:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.named_children)
+    return out
+
+
+def _same(a: Node | None, b: Node | None) -> bool:
+    return a is not None and b is not None and (a.start_byte, a.end_byte, a.type) == (b.start_byte, b.end_byte, b.type)
+
+
+def _declares(n: Node) -> bool:
+    """The identifier is the name a declaration introduces (or a call's function name), not a use of a variable."""
+    p = n.parent
+    if p is None:
+        return True
+    if p.type in {"reference_declarator", "labeled_statement", "goto_statement"}:
+        return True
+    if p.type in {"pointer_declarator", "array_declarator", "function_declarator", "parameter_declaration", "declaration"}:
+        return _same(p.child_by_field_name("declarator"), n)
+    if p.type == "init_declarator":
+        return _same(p.child_by_field_name("declarator"), n)
+    return False
+
+
+def _pointer_top(node: Node) -> Node:
+    """The outermost expression that still points where `node` points: through parentheses, casts, `p + k`, `?:`."""
+    cur = node
+    while cur.parent is not None:
+        p = cur.parent
+        if p.type in {"parenthesized_expression", "cast_expression"}:
+            cur = p
+        elif p.type == "binary_expression" and text(p.child_by_field_name("operator")) in {"+", "-"}:
+            cur = p
+        elif p.type == "conditional_expression" and not _same(p.child_by_field_name("condition"), cur):
+            cur = p
+        elif p.type == "update_expression":  # `*p++`
+            cur = p
+        elif p.type == "argument_list" and p.parent is not None and p.parent.type == "call_expression" and \
+                _CAST_CALL.match(text(p.parent.child_by_field_name("function"))):
+            cur = p.parent
+        else:
+            break
+    return cur
+
+
+def _element_top(node: Node) -> Node:
+    """The outermost lvalue that is part of the element `node` names: `p[i].x`, `(p[i])`, `p[i][j]`."""
+    cur = node
+    while cur.parent is not None and (cur.parent.type == "parenthesized_expression" or (
+            cur.parent.type in {"field_expression", "subscript_expression"}
+            and _same(cur.parent.child_by_field_name("argument"), cur))):
+        cur = cur.parent
+    return cur
+
+
+def _dereferenced(top: Node) -> Node | None:
+    """The element a pointer expression is used to reach (`top[i]`, `*top`, `top->f`), else None."""
+    p = top.parent
+    if p is None:
+        return None
+    if p.type in {"subscript_expression", "field_expression"} and _same(p.child_by_field_name("argument"), top):
+        return p
+    if p.type == "pointer_expression" and text(p).lstrip().startswith("*"):
+        return p
+    return None
+
+
+def _bindings(n: Node, is_element: bool) -> list[tuple[str, bool]]:
+    """The local names a use of a pointer (or element reference) binds to what it points at: (name, element)."""
+    top = n if is_element else _pointer_top(n)
+    element = _element_top(_dereferenced(top) or top) if not is_element and _dereferenced(top) is not None else None
+    if element is not None:  # `&p[i]` is a pointer again; `float &r = p[i]` an element reference
+        p = element.parent
+        if p is not None and p.type == "pointer_expression" and text(p).lstrip().startswith("&"):
+            top = _pointer_top(p)
+        elif p is not None and p.type == "init_declarator" and _same(p.child_by_field_name("value"), element):
+            decl = p.child_by_field_name("declarator")
+            if decl is not None and decl.type == "reference_declarator":
+                return [(_name(decl), True)]
+            return []
+        else:
+            return []
+    p = top.parent
+    if p is None:
+        return []
+    if p.type == "init_declarator" and _same(p.child_by_field_name("value"), top):
+        decl = p.child_by_field_name("declarator")
+        return [(_name(decl), decl is not None and decl.type == "reference_declarator" and is_element)]
+    if p.type == "assignment_expression" and _same(p.child_by_field_name("right"), top):
+        left = p.child_by_field_name("left")
+        if left is not None and left.type == "identifier" and text(p.child_by_field_name("operator")) == "=":
+            return [(text(left), False)]
+    return []
+
+
+def _name(decl: Node | None) -> str:
+    names = re.findall(r"[A-Za-z_]\w*", text(decl).split("[")[0]) if decl is not None else []
+    return names[-1] if names else ""
+
+
+def _use(n: Node, is_element: bool) -> set[str]:
+    """What one use of a parameter (or of a local made from it) does to the memory it points at."""
+    if is_element:  # a reference to an element: the name is the element
+        return _element_use(n)
+    top = _pointer_top(n)
+    element = _dereferenced(top)
+    if element is not None:
+        return _element_use(_element_top(element))
+    return _pointer_use(top)
+
+
+def _pointer_use(top: Node) -> set[str]:
+    p = top.parent
+    if p is None:
+        return {"read", "write"}
+    t = p.type
+    if t in {"init_declarator", "assignment_expression"} and not _same(p.child_by_field_name("left"), top):
+        left = p.child_by_field_name("left") if t == "assignment_expression" else p.child_by_field_name("declarator")
+        if t == "init_declarator" or (left is not None and left.type == "identifier"):
+            return set()  # a local pointer made from it: its own uses are weighed
+        return {"read", "write"}  # stored where its uses are not seen (a struct field, an array of pointers)
+    if t == "assignment_expression" or t == "update_expression":
+        return set()  # the local pointer itself moves (`p += 4`, `p++`): not the memory behind it
+    if t in {"binary_expression"} and text(p.child_by_field_name("operator")) in _COMPARE:
+        return set()
+    if t in {"unary_expression", "if_statement", "while_statement", "condition_clause", "sizeof_expression",
+             "expression_statement", "comma_expression", "for_statement"}:  # tested, or moved with the value unused
+        return set()
+    if t == "argument_list" and p.parent is not None and p.parent.type == "call_expression":
+        fn = text(p.parent.child_by_field_name("function"))
+        args = [c for c in p.named_children if c.type != "comment"]
+        first = bool(args) and _same(args[0], top)
+        if _ATOMIC.match(fn) and first:
+            return {"read", "write"}
+        if re.match(r"^vstore\w*$", fn):
+            return {"write"} if len(args) >= 3 and _same(args[2], top) else set()
+        if _READ_ONLY_CALL.match(fn):
+            return {"read"}
+        return {"read", "write"}  # handed to a function that may write through it
+    return {"read", "write"}
+
+
+_READ_ONLY_CALL = re.compile(r"^(vload\w*|__ldg|__ldcg|__ldca|__ldcs|__ldlu|__ldcv|printf|s2s_wide_io\s*<.*>\s*::\s*load)$",
+                             re.S)
+
+
+def _element_use(element: Node) -> set[str]:
+    p = element.parent
+    while p is not None and p.type == "parenthesized_expression":
+        element, p = p, p.parent
+    if p is None:
+        return {"read"}
+    if p.type == "assignment_expression" and _same(p.child_by_field_name("left"), element):
+        whole = text(p.child_by_field_name("operator")) in {"=", ""} and element.type != "field_expression"
+        return {"write"} if whole else {"read", "write"}  # `p[i].z = v` keeps the element's other fields: read too
+    if p.type == "update_expression":
+        return {"read", "write"}
+    if p.type == "pointer_expression" and text(p).lstrip().startswith("&"):
+        top = _pointer_top(p)
+        inner = _dereferenced(top)
+        return _element_use(_element_top(inner)) if inner is not None else _pointer_use(top)
+    if p.type == "init_declarator" and _same(p.child_by_field_name("value"), element):
+        decl = p.child_by_field_name("declarator")
+        return set() if decl is not None and decl.type == "reference_declarator" else {"read"}  # the reference's uses
+    return {"read"}
 
 
 def _body(root: Node) -> Node | None:

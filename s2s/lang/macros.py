@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from tree_sitter import Node, Tree
 
 from .parsing import parse, src
+from .textsplit import split_top_level
 
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)[ \t]*((?:[^\n\\]|\\\n|\\.)*)$", re.M)
 _PREFIX = b"void __s2s_macro(void) { "
@@ -65,3 +66,50 @@ def expand(node: Node, data: bytes, macros: dict[str, Macro], cache: dict[str, E
         found = Expansion(wrapped, expr, tree) if expr is not None else None
     cache[body] = found
     return found
+
+
+def expand_macro_calls(text: str, macros: dict[str, Macro], rounds: int = 8) -> str:
+    """`text` with each call of one of `macros` replaced by its body (arguments substituted, parenthesized), for
+    analysis only: `SET(out, i, v)` -> `(out)[(i)] = (v)`. A macro is not expanded again inside its own expansion
+    (`#define F(I, J) F[(I) * N + (J)]`); `#` and `##` are left as written; unbalanced calls are left alone."""
+    if not macros:
+        return text
+    call = re.compile(r"(?<![\w.>])(" + "|".join(map(re.escape, sorted(macros, key=len, reverse=True))) + r")\s*\(")
+    for _ in range(rounds):
+        out, pos, changed = [], 0, False
+        for m in call.finditer(text):
+            if m.start() < pos:
+                continue
+            end = _closing(text, m.end() - 1)
+            macro = macros[m.group(1)]
+            args = split_top_level(text[m.end(): end]) if end >= 0 else None
+            if args is None or len(args) != len(macro.params):
+                continue
+            body = macro.body
+            if macro.params:
+                table = dict(zip(macro.params, args))
+                body = re.sub(r"\b(" + "|".join(map(re.escape, macro.params)) + r")\b",
+                              lambda a, t=table: f"({t[a.group(1)]})", body)  # type: ignore[misc]
+            body = re.sub(r"(?<![\w.>])" + re.escape(m.group(1)) + r"(?=\s*\()", m.group(1) + "_", body)  # no recursion
+            statement = ";" in body or re.match(r"\s*(?:(?:do|if|for|while|switch)\b|\{)", body) is not None
+            out.append(text[pos: m.start()] + (body if statement else "(" + body + ")"))
+            pos = end + 1
+            changed = True
+        text = "".join(out) + text[pos:]
+        if not changed:
+            break
+    return text
+
+
+def _closing(text: str, open_at: int) -> int:
+    depth = 0
+    for i in range(open_at, len(text)):
+        c = text[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i if c == ")" else -1
+    return -1
+

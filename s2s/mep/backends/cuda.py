@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from s2s.base.errors import UserError
 from s2s.base.paths import make_text
 from s2s.base.resources import render, templates_dir
+from s2s.mep.fill_in import awaits_fill_in
 from s2s.mep.manifest import Manifest, ParamSpec, StructSpec
 from s2s.mep.measure import RUNTIME_FAILED, Measurement
 from s2s.mep.probe_record import key_of
@@ -285,7 +286,7 @@ class CudaBackend(Backend):
                                     harness=HARNESS))
         written.append(mk)
         rd = mep_dir / "README.md"
-        if readme or not rd.exists():
+        if readme or not rd.exists() or awaits_fill_in(rd):  # the values are filled now: the usual README
             write_if_changed(rd, render("mep_README.md.j2", backend=self.name, kernel=manifest.kernel,
                                         kernel_file=manifest.kernel_file, tool=self.compiler_label()))
             written.append(rd)

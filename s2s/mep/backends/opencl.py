@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from s2s.base.resources import render
+from s2s.mep.fill_in import awaits_fill_in
 from s2s.mep.manifest import Manifest
 from s2s.mep.measure import COMPILE_FAILED, OK, RUNTIME_FAILED, TIMED_OUT
 from s2s.mep.probe_record import key_of
@@ -44,7 +45,7 @@ class OpenCLBackend(Backend):
         write_if_changed(out[2], render("mep_Makefile.j2", backend=self.name, kernel_file=manifest.kernel_file,
                                         flags=" ".join(manifest.flags), arch="", harness=RUNNER_COPY))
         rd = mep_dir / "README.md"
-        if readme or not rd.exists():
+        if readme or not rd.exists() or awaits_fill_in(rd):  # the values are filled now: the usual README
             write_if_changed(rd, render("mep_README.md.j2", backend=self.name, kernel=manifest.kernel,
                                         kernel_file=manifest.kernel_file, tool="Python 3, numpy and pyopencl"))
             out.append(rd)

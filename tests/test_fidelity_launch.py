@@ -1,0 +1,151 @@
+"""Issue 29, class 1: launch values and template arguments are exact or FILL-IN, never wrong.
+
+Spellings that once gave wrong values: grid and block set by a host helper through references or pointers (read as
+the `dim3 g;` default [1, 1, 1]), a `for` whose update clause doubles the block (read as its second value), template
+arguments of a host function template chosen by a run-time `if` (read as the first call's), a host variable left as
+a template argument, a template kernel launched without template arguments. Written here from scratch.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from s2s.extract.mep_writer import make_mep
+from s2s.mep.manifest import FILL_IN
+
+APP = """#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#define LEN 4096
+__global__ void by_ref(float* a, int n) { a[blockIdx.x * blockDim.x + threadIdx.x] = n; }
+__global__ void by_ptr(float* a, int n) { a[blockIdx.x * blockDim.x + threadIdx.x] = n; }
+__global__ void by_env(float* a, int n) { a[blockIdx.x * blockDim.x + threadIdx.x] = n; }
+__global__ void by_ref_maybe(float* a, int n) { a[blockIdx.x * blockDim.x + threadIdx.x] = n; }
+__global__ void scalar_by_ref(float* a, int n) { a[0] = n; }
+__global__ void doubled(float* a, int n) { a[threadIdx.x] = n; }
+__global__ void halved(float* a, int n) { a[blockIdx.x] = n; }
+template <int TX, int TY> __global__ void tiled(float* a) { a[blockIdx.x * TX + threadIdx.x] = TY; }
+template <int B> __global__ void sized_by_host(float* a) { a[threadIdx.x] = B; }
+template <int B> __global__ void sized_by_const(float* a) { a[threadIdx.x] = B; }
+template <typename T> __global__ void typed(T* a, int n) { a[threadIdx.x] = n; }
+template <int B> __global__ void untyped(float* a) { a[threadIdx.x] = B; }
+template <int B = 32> __global__ void defaulted(float* a) { a[threadIdx.x] = B; }
+template <typename T> __global__ void halve(T* a) { a[threadIdx.x] /= 2; }
+enum Mode { FAST_MODE, SLOW_MODE };
+template <Mode M> __global__ void moded(float* a) { a[threadIdx.x] = M == FAST_MODE ? 1.f : 2.f; }
+
+static void layout_ref(int n, dim3& g, dim3& b) { b = dim3(128); g = dim3((n + 127) / 128, 2); }
+static void layout_ptr(int n, dim3* g, dim3* b) { b->x = 256; g->x = (n + 255) / 256; }
+static void layout_env(int n, dim3& g, dim3& b) { b.x = atoi(getenv("BLOCK")); g.x = n / b.x; }
+static void read_size(int& n) { if (fscanf(stdin, "%d", &n) != 1) n = 1; }
+static int image_width(const char* path) { FILE* f = fopen(path, "r"); int w = 0; if (f) fscanf(f, "%d", &w); return w; }
+
+template <int TX> void run_tiled(float* d) { tiled<TX, 8><<<LEN / TX, TX>>>(d); }
+template <class T> void run_halve(T* d) { halve<<<1, 64>>>(d); }
+
+int main(int argc, char** argv) {
+  float* d;
+  cudaMalloc((void**)&d, LEN * sizeof(float));
+  dim3 g1, b1;
+  layout_ref(LEN, g1, b1);
+  by_ref<<<g1, b1>>>(d, LEN);
+  dim3 g2, b2;
+  layout_ptr(LEN, &g2, &b2);
+  by_ptr<<<g2, b2>>>(d, LEN);
+  dim3 g3, b3;
+  layout_env(LEN, g3, b3);
+  by_env<<<g3, b3>>>(d, LEN);
+  dim3 g4(1), b4(64);
+  if (image_width("in.pgm") > 1024) layout_ref(LEN, g4, b4);
+  by_ref_maybe<<<g4, b4>>>(d, LEN);
+  int n = 0;
+  read_size(n);
+  scalar_by_ref<<<1, 1>>>(d, n);
+  int bs;
+  for (bs = 64; bs <= 1024; bs = bs * 2) doubled<<<LEN / bs, bs>>>(d, bs);
+  int blocks;
+  for (blocks = LEN / 64; blocks > 1; blocks = blocks / 2) halved<<<blocks, 64>>>(d, blocks);
+  if (image_width("in.pgm") > 1024) run_tiled<192>(d);
+  else run_tiled<64>(d);
+  int dimBlock = atoi(getenv("BLOCK"));
+  sized_by_host<dimBlock><<<1, 64>>>(d);
+  constexpr int FIXED_BLOCK = 128;
+  sized_by_const<FIXED_BLOCK><<<1, 64>>>(d);
+  moded<FAST_MODE><<<1, 64>>>(d);
+  typed<<<1, 64>>>(d, LEN);
+  untyped<<<1, 64>>>(d);
+  defaulted<<<1, 64>>>(d);
+  run_halve<float>(d);
+  double* dd;
+  cudaMalloc((void**)&dd, LEN * sizeof(double));
+  run_halve<double>(dd);
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("launch") / "app"
+    root.mkdir()
+    (root / "main.cu").write_text(APP)
+    return root
+
+
+def _mep(tree: Path, tmp_path: Path, kernel: str):  # type: ignore[no-untyped-def]
+    return make_mep(str(tree), kernel, str(tmp_path / kernel))[1]
+
+
+def test_grid_and_block_set_by_a_helper_through_references(tree: Path, tmp_path: Path) -> None:
+    m = _mep(tree, tmp_path, "by_ref")
+    assert (m.launch.grid, m.launch.block) == ((32, 2, 1), (128, 1, 1)), m.launch.source
+
+
+def test_grid_and_block_set_by_a_helper_through_pointers(tree: Path, tmp_path: Path) -> None:
+    m = _mep(tree, tmp_path, "by_ptr")
+    assert (m.launch.grid, m.launch.block) == ((16, 1, 1), (256, 1, 1)), m.launch.source
+
+
+@pytest.mark.parametrize("kernel", ["by_env", "by_ref_maybe"])
+def test_helper_values_not_known_before_the_run_are_fill_in(tree: Path, tmp_path: Path, kernel: str) -> None:
+    m = _mep(tree, tmp_path, kernel)
+    assert FILL_IN in m.launch.grid and FILL_IN in m.launch.block, m.launch.source  # never the dim3 default
+
+
+def test_scalar_passed_by_reference_to_a_helper_is_fill_in(tree: Path, tmp_path: Path) -> None:
+    m = _mep(tree, tmp_path, "scalar_by_ref")
+    assert {p.name: p.value for p in m.params}["n"] == FILL_IN  # not the 0 it was declared with
+
+
+@pytest.mark.parametrize("kernel", ["doubled", "halved"])
+def test_for_update_clause_does_not_reach_the_first_launch(tree: Path, tmp_path: Path, kernel: str) -> None:
+    m = _mep(tree, tmp_path, kernel)
+    value = {p.name: p.value for p in m.params}["n"]
+    assert value in {FILL_IN, 64}, m.launch.source  # the first launch's value (64 both times), or FILL-IN
+    assert m.launch.block[0] in {FILL_IN, 64} and m.launch.grid[0] in {FILL_IN, 64}, m.launch.source
+
+
+def test_template_arguments_chosen_at_run_time_are_fill_in(tree: Path, tmp_path: Path) -> None:
+    m = _mep(tree, tmp_path, "tiled")
+    assert m.template_args == FILL_IN, m.template_args  # not <192, 8>, the first call's
+    assert any("template_args" in u for u in m.unfilled())
+
+
+def test_host_variable_as_template_argument(tree: Path, tmp_path: Path) -> None:
+    out, m, _ = make_mep(str(tree), "sized_by_host", str(tmp_path / "host"))
+    assert m.template_args == FILL_IN
+    assert "dimBlock" not in (out / m.kernel_file).read_text()  # no instantiation the kernel file cannot compile
+    out, m, _ = make_mep(str(tree), "sized_by_const", str(tmp_path / "const"))
+    assert m.template_args == "128" and "FIXED_BLOCK" not in (out / m.kernel_file).read_text()  # a host constexpr
+    assert _mep(tree, tmp_path, "moded").template_args == "FAST_MODE"  # an enumerator is no host variable
+
+
+def test_template_kernel_launched_without_template_arguments(tree: Path, tmp_path: Path) -> None:
+    m = _mep(tree, tmp_path, "typed")
+    assert m.template_args == "float" and {p.name: p.count for p in m.params}["a"] == 4096
+    m = _mep(tree, tmp_path, "untyped")
+    assert m.template_args == FILL_IN and any("template_args" in u for u in m.unfilled())
+    assert _mep(tree, tmp_path, "defaulted").template_args == ""  # its default is what the launch instantiates
+    assert _mep(tree, tmp_path, "halve").template_args == "float"  # T of run_halve<float>, not the name T: both calls
+    # run whenever main does, so the first is a launch that happens
