@@ -217,7 +217,9 @@ def summarize_app(app: dict[str, Any], rc: int, seconds: float, report: dict[str
             "status": status, "rc": rc, "tool_seconds": round(seconds, 2),
             "gpu_ms_before": before, "gpu_ms_after": after,
             "gpu_time_speedup": round(before / after, 4) if before and after else 1.0,
-            "sequence_wins": 0, "kernels": kernels, "profile_kernels": len(report.get("profile", [])),
+            "sequence_wins": 0, "kernels": kernels,
+            "sequences": [{k: q.get(k) for k in ("function", "kernels", "launches", "gpu_ms", "mean_launch_us", "launch_bound")}
+                          for q in report.get("sequences", [])[:4]], "profile_kernels": len(report.get("profile", [])),
             "wall_before_s": app_out.get("median_before_s"), "wall_after_s": app_out.get("median_after_s"),
             "output_unchanged": app_out.get("output_unchanged"), "check": app_out.get("how") or app_out.get("why") or "",
             "stages": report.get("stages", {}), "app_runs": report.get("app_runs", []),

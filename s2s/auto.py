@@ -175,12 +175,13 @@ class AppAutoResult:
     any_win: bool = False
     diff: str = ""
     gpu: dict[str, Any] = field(default_factory=dict)  # the application's GPU time before and after (instrumented runs)
+    sequences: list[dict[str, Any]] = field(default_factory=list)  # host loops of launches (s2s.capture.sequences)
     stages: dict[str, float] = field(default_factory=dict)  # the tool's wall time per stage, seconds
     app_runs: list[dict[str, Any]] = field(default_factory=list)  # every build and run of the application
 
     def as_dict(self) -> dict[str, Any]:
         return {"profile": self.profile, "profile_how": self.profile_how, "kernels": self.kernels, "app": self.app,
-                "gpu": self.gpu, "stages": {k: round(v, 3) for k, v in self.stages.items()}, "app_runs": self.app_runs,
+                "gpu": self.gpu, "sequences": self.sequences, "stages": {k: round(v, 3) for k, v in self.stages.items()}, "app_runs": self.app_runs,
                 "notes": self.notes, "reintegrated": self.any_win}
 
 
@@ -251,6 +252,12 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
         prof = measure(root, work / "profile", build_cmd, run_cmd, timeout=timeout, launches=list(index.launches))
     result.profile, result.profile_how, result.notes = [k.as_dict() for k in prof.kernels], prof.how, list(prof.notes)
     result.app_runs += _profile_runs("profile", prof)
+    from s2s.capture.sequences import sequences
+
+    result.sequences = [q.as_dict() for q in sequences(prof.launches, list(index.launches))]
+    for q in result.sequences[:3]:
+        log(f"  loop in {q['function']} ({q['file']}): {', '.join(q['kernels'][:4])}, {q['launches']} launches, "
+            f"{q['mean_launch_us']:.1f} us of GPU time a launch" + (" (launch-bound)" if q["launch_bound"] else ""))
     total = prof.total_ms or 1.0
     for k in prof.kernels:
         log(f"  {k.kernel}: {k.total_ms:.3f} ms in {k.launches} launch(es) ({100 * k.total_ms / total:.1f}%)")

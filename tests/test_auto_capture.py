@@ -119,6 +119,34 @@ def test_cuda_profile_of_struct_sample_builds(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
+def test_sequences_group_the_loops_launches_in_order(tmp_path: Path) -> None:
+    """Launches from the loops of one host function form a sequence (kernels, launches, iterations, GPU time, the
+    host's gaps, launch-bound when a launch holds under 10 us of GPU work); a launch outside any loop is in none."""
+    from s2s.capture.profile import read_launches
+    from s2s.capture.sequences import sequences
+    from s2s.scan.tree import scan_tree
+
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "main.cu").write_text(UNBRACED_APP)
+    sites = list(scan_tree(app).launches)
+    assert {s.line for s in sites if s.in_loop} == {10, 16}  # the for and the while; the if/else launches are not
+    prof = tmp_path / "p.txt"
+    lines = ["launch scale main.cu:10 1 0.004 100.0 110.0", "launch scale main.cu:10 2 0.006 130.0 140.0",
+             "launch shift main.cu:15 1 0.5 150.0 700.0",  # the if's branch: in no loop
+             "launch shift main.cu:16 1 0.003 710.0 716.0", "launch shift main.cu:16 2 0.003 726.0 731.0",
+             "launch scale main.cu:10 3 0.004"]  # an older profile's line: no times, still a launch
+    prof.write_text("\n".join(lines) + "\ngarbage line\n")
+    got = read_launches(prof)
+    assert [g.kernel for g in got] == ["scale", "scale", "shift", "shift", "shift", "scale"] and got[-1].begin_us is None
+    (seq,) = sequences(got, sites)
+    d = seq.as_dict()
+    assert d["function"] == "main" and d["kernels"] == ["scale", "shift"] and d["launches"] == 5
+    assert d["launches_per_kernel"] == {"scale": 3, "shift": 2} and d["iterations"] == 2
+    assert d["gpu_ms"] == pytest.approx(0.02) and d["mean_launch_us"] == pytest.approx(4.0) and d["launch_bound"] is True
+    assert d["mean_gap_us"] == pytest.approx((20.0 + 570.0 + 10.0) / 3)  # 110->130, 140->710, 716->726; none to the last
+
+
 # -- before and after ---------------------------------------------------------------------------------------------
 def _r(text: str, rc: int = 0) -> Run:
     return Run(rc, 0.1, text.encode())
@@ -193,6 +221,8 @@ def test_auto_capture_first_end_to_end_on_pocl(solver: Path, tmp_path: Path) -> 
     prof = {k["kernel"]: k for k in report["profile"]}
     assert set(prof) == {"matvec", "matmul", "jacobi2d", "residual_norm"}
     assert prof["jacobi2d"]["launches"] == 200 and prof["jacobi2d"]["steady_launch"] > 2
+    loops = {tuple(q["kernels"]): q for q in report["sequences"]}  # the solver's time loop: 200 jacobi2d launches
+    assert loops[("jacobi2d",)]["launches"] == 200 and loops[("jacobi2d",)]["mean_gap_us"] is not None
     assert all(k["total_ms"] > 0 for k in report["profile"])
     (row,) = report["kernels"]
     assert row["kernel"] == "matmul" and row["launch"] == 1

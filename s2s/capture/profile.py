@@ -66,6 +66,7 @@ class Profile:
     how: str = ""
     build_s: float = 0.0  # the instrumented build's and run's wall times
     run_s: float = 0.0
+    launches: list[Launch] = field(default_factory=list)  # in the application's order
 
     @property
     def total_ms(self) -> float:
@@ -144,21 +145,41 @@ def instrument_all(tree: Path, work: Path, launches: list[LaunchSite]) -> tuple[
     return root, sites, notes, backend
 
 
-def read_profile(path: Path) -> dict[str, KernelTimes]:
-    out: dict[str, KernelTimes] = {}
+@dataclass(frozen=True)
+class Launch:
+    """One launch of the instrumented run, in the order the application made them."""
+    kernel: str
+    site: str  # FILE:LINE
+    ordinal: int
+    ms: float  # -1: not timed
+    begin_us: float | None = None  # the host's clock before the launch and once it finished (None: an older profile)
+    end_us: float | None = None
+
+
+def read_launches(path: Path) -> list[Launch]:
+    """Every `launch KERNEL SITE ORDINAL MS [BEGIN_US END_US]` line of a profile, in order."""
+    out: list[Launch] = []
     if not path.is_file():
         return out
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         words = line.split()
-        if len(words) != 5 or words[0] != "launch":
+        if len(words) not in (5, 7) or words[0] != "launch":
             continue
-        kt = out.setdefault(words[1], KernelTimes(words[1]))
-        if words[2] not in kt.sites:
-            kt.sites.append(words[2])
         try:
-            kt.times.append((int(words[3]), float(words[4])))
+            span = (float(words[5]), float(words[6])) if len(words) == 7 else (None, None)
+            out.append(Launch(words[1], words[2], int(words[3]), float(words[4]), *span))
         except ValueError:
             continue
+    return out
+
+
+def read_profile(path: Path) -> dict[str, KernelTimes]:
+    out: dict[str, KernelTimes] = {}
+    for la in read_launches(path):
+        kt = out.setdefault(la.kernel, KernelTimes(la.kernel))
+        if la.site not in kt.sites:
+            kt.sites.append(la.site)
+        kt.times.append((la.ordinal, la.ms))
     return out
 
 
@@ -190,10 +211,11 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
     with device_lock():  # the run's kernel times alone on the device, as every timing of the harness is
         _run(run_cmd, root, env, timeout, log, "run")
     t2 = time.monotonic()
+    order = read_launches(out)
     kernels = sorted(read_profile(out).values(), key=lambda k: -k.total_ms)
     if not kernels:
         raise UserError(f"auto: the run command {run_cmd!r} launched none of the {len(sites)} timed launch sites",
                         file=str(log), hint="check that the run command runs the GPU part of the application")
     how = ("CUDA events around each launch (synchronized after it)" if backend == "cuda"
            else "wall time of each clEnqueueNDRangeKernel between two clFinish")
-    return Profile(kernels=kernels, sites=sites, notes=notes, how=how, build_s=t1 - t0, run_s=t2 - t1)
+    return Profile(kernels=kernels, sites=sites, notes=notes, how=how, build_s=t1 - t0, run_s=t2 - t1, launches=order)
