@@ -76,8 +76,33 @@ def _tail(path: Path, n: int = 4) -> list[str]:
     return [ln[:300] for ln in lines if ln.strip()][-n:]
 
 
-def _env(out: Path) -> dict[str, str]:
+def gpu_count() -> int:
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 1
+    return max(1, sum(1 for ln in listed.splitlines() if ln.startswith("GPU ")))
+
+
+_SLOTS: dict[int, int] = {}  # a worker thread -> its GPU
+_SLOT_LOCK = threading.Lock()
+
+
+def _gpu_of_thread(gpus: int) -> int:
+    """Each worker thread keeps one GPU (round robin over the machine's): an application's runs and timings stay on it."""
+    me = threading.get_ident()
+    with _SLOT_LOCK:
+        if me not in _SLOTS:
+            _SLOTS[me] = len(_SLOTS) % max(1, gpus)
+        return _SLOTS[me]
+
+
+def _env(out: Path, gpus: int = 1) -> dict[str, str]:
     env = dict(os.environ, S2S_REPO=str(REPO), S2S_CACHE_DIR=str(out / "cache"))
+    if gpus > 1:  # one device lock a GPU: timings on different GPUs run at once, on one GPU one at a time
+        g = _gpu_of_thread(gpus)
+        env["CUDA_VISIBLE_DEVICES"] = str(g)
+        env["S2S_DEVICE_LOCK"] = f"{env.get('S2S_DEVICE_LOCK', '/tmp/s2s-apps-device.lock')}.gpu{g}"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     return env
 
@@ -115,7 +140,7 @@ def auto_app(app: dict[str, Any], apps_dir: Path, out: Path, until: float, args:
     tree = out / "trees" / name  # auto reads the tree only; a copy keeps the laid-out one clean for other calls
     shutil.rmtree(tree, ignore_errors=True)
     shutil.copytree(apps_dir / name, tree, symlinks=True)
-    env = _env(out)
+    env = _env(out, args.gpus)
     log = out / "logs" / f"{name}.auto.log"
     if app.get("prepare"):
         _shell(app["prepare"], tree, 300, log, env)
@@ -299,6 +324,7 @@ def _device() -> str:
 def run(args: argparse.Namespace) -> int:
     t_begin = time.monotonic()
     until = t_begin + args.deadline
+    args.gpus = args.gpus or gpu_count()
     out: Path = args.out
     (out / "logs").mkdir(parents=True, exist_ok=True)
     chosen = select(load(args.catalog), args.apps, args.label)
@@ -330,7 +356,7 @@ def run(args: argparse.Namespace) -> int:
     meta = {"date": datetime.date.today().isoformat(), "commit": os.environ.get("S2S_COMMIT", "unknown"), "device": _device(),
             "settings": f"s2s auto --top {args.top} --max-evals {args.max_evals} --runs {args.runs}"
                         + (f" --time-budget {args.time_budget:g}" if args.time_budget else "")
-                        + f", {args.parallel} applications at a time on one GPU, at most {args.per_app:g} s an application, "
+                        + f", {args.parallel} applications at a time on {args.gpus} GPU(s), at most {args.per_app:g} s an application, "
                         f"deadline {args.deadline:g} s" + (f", applications whose catalogue run took over {args.max_run:g} s not run" if args.max_run < 1e8 else ""),
             "catalog_commit": {a["name"]: a["commit"] for a in chosen}}
 
@@ -412,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-run", type=float, default=1e9, help="seconds: a longer application run is not optimized")
     ap.add_argument("--cmd-timeout", type=float, default=240.0)
     ap.add_argument("--check-only", action="store_true")
+    ap.add_argument("--gpus", type=int, help="GPUs to spread the applications over (default: all the machine has)")
     ap.add_argument("--checked", action="store_true", help="skip the check: the catalogue's entries were checked")
     ap.add_argument("--per-app", type=float, default=330.0, help="seconds one application's s2s auto may take")
     ap.add_argument("--time-budget", type=float, help="s2s auto --time-budget (seconds of optimization a kernel)")

@@ -128,3 +128,24 @@ def test_the_benchmark_end_to_end_on_pocl(tmp_path: Path) -> None:
     assert a["kernels"][0]["outcome"] in bench_apps.OUTCOMES and a["kernels"][0]["outcome"] != "tool-error"
     assert {"profile", "capture", "optimize", "total"} <= set(a["stages"])
     assert (apps_dir / "repeat-ocl" / "refresh.cl").read_bytes() == (ROOT / "tests/fixtures/ocl_repeat/refresh.cl").read_bytes()
+
+
+def test_applications_spread_over_the_gpus_each_with_its_own_device_lock(tmp_path: Path) -> None:
+    import threading
+
+    got: list[tuple[str, str]] = []
+
+    def worker() -> None:
+        env = bench_apps._env(tmp_path, gpus=2)
+        again = bench_apps._env(tmp_path, gpus=2)  # a thread keeps its GPU
+        assert env["CUDA_VISIBLE_DEVICES"] == again["CUDA_VISIBLE_DEVICES"]
+        got.append((env["CUDA_VISIBLE_DEVICES"], env["S2S_DEVICE_LOCK"]))
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(g for g, _ in got) == ["0", "0", "1", "1"]
+    assert {lock for g, lock in got if g == "0"} != {lock for g, lock in got if g == "1"}
+    assert "CUDA_VISIBLE_DEVICES" not in bench_apps._env(tmp_path, gpus=1) or "CUDA_VISIBLE_DEVICES" in __import__("os").environ
