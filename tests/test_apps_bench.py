@@ -134,6 +134,7 @@ def test_applications_spread_over_the_gpus_each_with_its_own_device_lock(tmp_pat
     import threading
 
     got: list[tuple[str, str]] = []
+    bench_apps._SLOTS.clear()  # threads of other tests took slots before
 
     def worker() -> None:
         env = bench_apps._env(tmp_path, gpus=2)
