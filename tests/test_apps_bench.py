@@ -135,12 +135,15 @@ def test_applications_spread_over_the_gpus_each_with_its_own_device_lock(tmp_pat
 
     got: list[tuple[str, str]] = []
     bench_apps._SLOTS.clear()  # threads of other tests took slots before
+    together = threading.Barrier(4)  # all alive at once, as a pool's workers are (a finished thread's id is reused)
 
     def worker() -> None:
+        together.wait()
         env = bench_apps._env(tmp_path, gpus=2)
         again = bench_apps._env(tmp_path, gpus=2)  # a thread keeps its GPU
         assert env["CUDA_VISIBLE_DEVICES"] == again["CUDA_VISIBLE_DEVICES"]
         got.append((env["CUDA_VISIBLE_DEVICES"], env["S2S_DEVICE_LOCK"]))
+        together.wait()
 
     threads = [threading.Thread(target=worker) for _ in range(4)]
     for t in threads:
