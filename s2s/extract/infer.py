@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from s2s.base.records import Kernel, LaunchSite, Param
@@ -23,6 +23,7 @@ from s2s.scan.sources import SourceFile, language_of
 from .hostcode import Found, Program, Scope
 from .launch_helpers import through_helper
 from .template_args import resolve_template_args, settle
+from .trail import Trail
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*(?://[^\n]*)?$", re.M)
 # a file opened for reading by name: `(fp = fopen("inputlu.data", "r")) != NULL`
@@ -48,15 +49,6 @@ def _device_prop(base: str, member: str, scope: Scope) -> bool:
     written = re.search(rb"\b" + re.escape(base.encode()) + rb"\s*\.\s*" + re.escape(member.encode()) + rb"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)",
                         data)
     return declared is not None and written is None
-
-
-@dataclass
-class Trail:
-    steps: list[str] = field(default_factory=list)
-
-    def add(self, s: str) -> None:
-        if s not in self.steps:
-            self.steps.append(s)
 
 
 class Values:
@@ -323,7 +315,7 @@ def _dims_of_named(values: Values, expr: str, scope: Scope, trail: Trail, depth:
     """A dim3 variable: its reaching construction (or `dim3 g;`), then field assignments (`g.x = n / 128 + 1`) that
     reach the launch; any field written under a condition or in a loop around the launch is not known. Set by a call
     that takes it by address or reference (`layout(n, &grid, &block)`): the helper followed, or not known."""
-    helped = through_helper(values, expr, scope, trail, depth)
+    helped = through_helper(values, expr, scope, trail, depth, _dims_of_named)
     if helped is not False:
         return helped if isinstance(helped, tuple) else None
     found, why = scope.reaching(expr)

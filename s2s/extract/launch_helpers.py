@@ -6,6 +6,7 @@ early return, the parameter not handed on. Otherwise the size is not known (FILL
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tree_sitter import Node
@@ -15,7 +16,8 @@ from s2s.lang.parsing import text
 from .hostcode import Scope, handing_call
 
 if TYPE_CHECKING:
-    from .infer import Trail, Values
+    from .infer import Values
+    from .trail import Trail
 
 _LOOPS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
 _SOMETIMES = _LOOPS | {"if_statement", "else_clause", "switch_statement", "case_statement", "conditional_expression",
@@ -31,7 +33,8 @@ def _ancestors(node: Node, stop: Node) -> list[Node]:
     return out
 
 
-def through_helper(values: Values, expr: str, scope: Scope, trail: Trail, depth: int) -> Dims | None | bool:
+def through_helper(values: Values, expr: str, scope: Scope, trail: Trail, depth: int,
+                   dims_of: Callable[[Values, str, Scope, Trail, int], Dims | None]) -> Dims | None | bool:
     """The dims of the dim3 variable `expr` at the scope's limit when its last write there is a call that takes it by
     address or reference: the helper's result (with field writes after the call); None when that is not known;
     False when the last write is no such call (the caller reads the variable its usual way)."""
@@ -59,9 +62,7 @@ def through_helper(values: Values, expr: str, scope: Scope, trail: Trail, depth:
     position = next((i for i, a in enumerate(args) if a.start_byte <= node.start_byte < a.end_byte), -1)
     callee = text(call.child_by_field_name("function")).split("<")[0].split("::")[-1].strip()
     prior = Scope(scope.source, fn, call.start_byte, scope.program, scope.depth)
-    from .infer import _dims_of_named
-
-    start = _dims_of_named(values, expr, prior, trail, depth + 1)
+    start = dims_of(values, expr, prior, trail, depth + 1)  # the variable before the call (infer's reader)
     got = _helper_result(values, callee, position, list(start) if start else [None, None, None], trail, depth)
     if got is None:
         trail.add(f"{expr}: set by {callee}() at {where}, which is not followed (see above)")

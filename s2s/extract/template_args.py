@@ -16,6 +16,7 @@ from s2s.lang.textsplit import split_top_level
 from s2s.mep.manifest import FILL_IN
 
 from .hostcode import Scope
+from .trail import Trail
 
 if TYPE_CHECKING:
     from .infer import Values
@@ -80,7 +81,6 @@ def settle(kernel: Kernel, targs: str, args: list[str], scope: Scope | None, val
         if not ptext or _TYPE_PARAM.match(ptext) or not host or re.fullmatch(r"[\w\s:<>,*&]*::\w+", part):
             out.append(part)
             continue
-        from .infer import Trail
 
         trail = Trail()
         value = values.number(part, scope, trail) if scope is not None else None
