@@ -37,7 +37,22 @@ class Instrumented:
 
 def copy_tree(tree: Path, dest: Path) -> Path:
     shutil.copytree(tree, dest, symlinks=True, ignore=_COPY_IGNORE)
+    owner_writable(dest)
     return dest
+
+
+def owner_writable(root: Path) -> None:
+    """Give the owner write permission on every directory and file of a copy (not through symlinks): a read-only
+    tree's copy must take the instrumented sources and the build's outputs."""
+    import os
+    import stat
+
+    for dirpath, dirs, files in os.walk(root):
+        for name in [*dirs, *files, ""]:
+            p = os.path.join(dirpath, name) if name else dirpath
+            st = os.lstat(p)
+            if not stat.S_ISLNK(st.st_mode) and not st.st_mode & stat.S_IWUSR:
+                os.chmod(p, stat.S_IMODE(st.st_mode) | stat.S_IWUSR)
 
 
 def _statement(call, data: bytes):  # type: ignore[no-untyped-def]
