@@ -15,7 +15,7 @@ pytest.importorskip("pyopencl")
 
 
 def _read_only(root: Path) -> None:
-    for dirpath, dirs, files in os.walk(root, topdown=False):
+    for dirpath, _dirs, files in os.walk(root, topdown=False):
         for name in files:
             os.chmod(os.path.join(dirpath, name), 0o444)
         os.chmod(dirpath, 0o555)
