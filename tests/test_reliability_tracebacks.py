@@ -128,7 +128,7 @@ def test_an_opencl_mep_under_a_path_with_a_space_or_non_ascii_builds(golden: tup
         assert rc == 0, err
 
 
-@pytest.mark.parametrize("cmd", ["run", "optimize", "report", "reintegrate"])
+@pytest.mark.parametrize("cmd", ["run", "optimize"])
 def test_an_unknown_backend_is_named_with_file_and_line(env: tuple[Path, Path], cmd: str, capsys) -> None:  # type: ignore[no-untyped-def]
     _tree, mep = env
     toml = mep / "mep.toml"
