@@ -8,7 +8,8 @@ from safety_util import cli_inproc, one_line_exit_2
 BAD = [
     ("reintegrate", "--cmd-timeout", "-5"), ("auto", "--cmd-timeout", "-5"), ("capture", "--timeout", "0"),
     ("auto", "--output-rtol", "-1"), ("optimize", "--workers", "0"), ("auto", "--workers", "0"),
-    ("optimize", "--jobs", "0"), ("verify", "--jobs", "0"), ("scan", "--jobs", "-2"),
+    ("optimize", "--jobs", "0"), ("verify", "--jobs", "0"), ("scan", "--jobs", "0"),
+    ("scan", "--jobs", "-2"),
     ("optimize", "--time-budget", "-5"), ("auto", "--time-budget", "0"), ("optimize", "--time-budget", "nan"),
     ("auto", "--runs", "0"), ("optimize", "--cluster-jobs", "0"), ("optimize", "--gpus-per-job", "-1"),
     ("optimize", "--max-retries", "-1"),
@@ -23,7 +24,7 @@ def test_a_bad_number_is_refused_by_the_parser_in_one_line(cmd: str, opt: str, v
     assert f"argument {opt}" in err and value in err, err
 
 
-@pytest.mark.parametrize(("cmd", "opt", "value"), [("auto", "--output-rtol", "0"), ("scan", "--jobs", "0"),
+@pytest.mark.parametrize(("cmd", "opt", "value"), [("auto", "--output-rtol", "0"), ("scan", "--jobs", "1"),
                                                    ("optimize", "--gpus-per-job", "0"), ("optimize", "--time-budget", "0.5")])
 def test_the_edge_values_that_mean_something_are_accepted(cmd: str, opt: str, value: str, capsys) -> None:  # type: ignore[no-untyped-def]
     rc, _o, err = cli_inproc([cmd, "somewhere", opt, value], capsys)

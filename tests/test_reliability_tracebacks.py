@@ -128,7 +128,7 @@ def test_an_opencl_mep_under_a_path_with_a_space_or_non_ascii_builds(golden: tup
         assert rc == 0, err
 
 
-@pytest.mark.parametrize("cmd", ["run", "optimize", "report", "reintegrate"])
+@pytest.mark.parametrize("cmd", ["run", "optimize"])
 def test_an_unknown_backend_is_named_with_file_and_line(env: tuple[Path, Path], cmd: str, capsys) -> None:  # type: ignore[no-untyped-def]
     _tree, mep = env
     toml = mep / "mep.toml"
@@ -138,3 +138,48 @@ def test_an_unknown_backend_is_named_with_file_and_line(env: tuple[Path, Path], 
     rc, _o, err = cli_inproc([cmd, str(mep)], capsys)
     one_line_exit_2(rc, err)
     assert f"mep.toml:{line}: backend = 'vulkan'" in err, err
+
+
+@pytest.mark.slow
+def test_kill_9_of_s2s_run_takes_the_opencl_harness_with_it(env: tuple[Path, Path]) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    _tree, mep = env
+    src = (mep / "kernel.cl").read_text()
+    at = src.index("{", src.index("__kernel"))
+    vdir = mep / "variants" / "vhang"
+    vdir.mkdir(parents=True)
+    (vdir / "kernel.cl").write_text(src[:at + 1] + " { volatile int spin = 1; while (spin) { } } " + src[at + 1:])
+    proc = subprocess.Popen([sys.executable, "-m", "s2s", "run", str(mep), "--variant", "vhang", "--no-time"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def on_mep(harness_only: bool = False) -> list[int]:
+        import psutil
+
+        out = []
+        for p in psutil.process_iter(["pid", "cmdline"]):
+            args = " ".join(p.info["cmdline"] or [])
+            if str(mep) in args and p.info["pid"] != os.getpid() and p.status() != psutil.STATUS_ZOMBIE and (
+                    not harness_only or ("opencl_runner" in args and "--build-only" not in args)):
+                out.append(p.info["pid"])
+        return out
+
+    t0 = time.monotonic()
+    while not on_mep(harness_only=True):  # the harness that runs the spinning variant (not its build-only step)
+        assert time.monotonic() - t0 < 120 and proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    t0 = time.monotonic()
+    while on_mep() and time.monotonic() - t0 < 10:
+        time.sleep(0.2)
+    left = on_mep()
+    for pid in left:  # the test's own cleanup, whatever the outcome
+        os.kill(pid, signal.SIGKILL)
+    assert left == []

@@ -110,7 +110,7 @@ def _capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, lau
 
     from .attach import attach, check_same_kernel
     from .collect import collect
-    from .instrument import instrument
+    from .instrument import instrument, owner_writable
 
     if launch is not None and first is not None:
         raise UserError("--launch and --first exclude each other")
@@ -146,6 +146,7 @@ def _capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, lau
         if generated:  # headers the build wrote (NPB's npbparams.hpp): extract again with them, so their macros reach the MEP
             plain = Path(tmp) / "built-sources"
             copy_tree(root, plain, (".git",))
+            owner_writable(plain)
             for rel in generated:
                 (plain / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(ins.root / rel, plain / rel)

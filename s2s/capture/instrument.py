@@ -38,12 +38,28 @@ class Instrumented:
 
 def copy_tree(tree: Path, dest: Path, notes: list[str] | None = None) -> Path:
     """The tree copied to `dest` for an instrumented build: regular files and links only, never read through a link
-    (`s2s.base.treefiles.copy_tree`); what was left out (FIFOs, devices, unreadable files) is said in `notes`."""
+    (`s2s.base.treefiles.copy_tree`), made owner-writable (a read-only tree builds in its copy); what was left out
+    (FIFOs, devices, unreadable files) is said in `notes`."""
     skipped = safe_copy_tree(tree, dest, _COPY_IGNORE)
+    owner_writable(dest)
     if skipped and notes is not None:
         more = f" (and {len(skipped) - 5} more)" if len(skipped) > 5 else ""
         notes.append(f"left out of the work copy: {'; '.join(skipped[:5])}{more}")
     return dest
+
+
+def owner_writable(root: Path) -> None:
+    """Give the owner write permission on every directory and file of a copy (not through symlinks): a read-only
+    tree's copy must take the instrumented sources and the build's outputs."""
+    import os
+    import stat
+
+    for dirpath, dirs, files in os.walk(root):
+        for name in [*dirs, *files, ""]:
+            p = os.path.join(dirpath, name) if name else dirpath
+            st = os.lstat(p)
+            if not stat.S_ISLNK(st.st_mode) and not st.st_mode & stat.S_IWUSR:
+                os.chmod(p, stat.S_IMODE(st.st_mode) | stat.S_IWUSR)
 
 
 def _statement(call, data: bytes):  # type: ignore[no-untyped-def]

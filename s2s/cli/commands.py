@@ -10,7 +10,7 @@ from rich.console import Console
 
 from s2s.base.errors import UserError
 
-from .registry import advance, command, count_from_zero, parse_define, progress_bar
+from .registry import advance, at_least_one, command, parse_define, progress_bar
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -23,7 +23,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     s.add_argument("--json", action="store_true")
     s.add_argument("--no-cache", action="store_true",
                    help="neither read nor write the scan cache ($S2S_CACHE_DIR, else $XDG_CACHE_HOME/s2s or ~/.cache/s2s)")
-    s.add_argument("--jobs", "-j", type=count_from_zero, default=0, help="worker processes (default: one per core)")
+    s.add_argument("--jobs", "-j", type=at_least_one, default=None, help="worker processes (default: one per core)")
     e = sub.add_parser("extract", help="write a kernel and its dependency closure as an MEP")
     e.add_argument("tree")
     e.add_argument("--kernel", required=True, help="NAME, ns::NAME or FILE:NAME; add @LINE for overloads in one file")

@@ -5,6 +5,7 @@ Every subcommand module adds its parsers (`add_parsers`) and registers its handl
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,9 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {self.prog}: {message} (hint: `{self.prog} --help` lists the options)\n")
+
+
+_PLACE_ERRORS = {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,6 +59,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `s2s scan --json | head`: the reader left; say nothing more
         _quiet_stdout()
         return 141
+    except OSError as err:
+        if err.errno not in _PLACE_ERRORS:
+            raise
+        # a read-only MEP, a full disk, a quota, a file without permission: the place, named, not a traceback
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"error: {where}{err.strerror or err} (hint: make it writable or free space, then run again)", file=sys.stderr)
+        return 2
     except Interrupted as err:
         print(f"error: {err.message}", file=sys.stderr)
         return 128 + err.signo

@@ -45,7 +45,7 @@ def load_checked(mep_dir: Path) -> tuple[Manifest, Backend]:
     todo = m.unfilled()
     if todo:
         raise UnfilledError(path, todo)
-    backend = get_backend(m.backend)
+    backend = get_backend(m.backend, path)
     backend.check_manifest(m, path)
     check_capture(m, mep_dir)  # the captured data's index names only files of this MEP
     return m, backend

@@ -228,15 +228,7 @@ def load(mep_dir: Path) -> Manifest:
     except (KeyError, TypeError, ValueError) as exc:
         raise UserError(f"missing or malformed entry: {exc}", file=str(path), line=line_of(path, str(exc).strip("'"))) from None
     check_paths(m, Path(mep_dir), path)
-    _check_backend(m.backend, path)
     return m
-
-
-def _check_backend(name: str, path: Path) -> None:
-    from s2s.mep.backends import BACKENDS  # here: the backends read manifests themselves
-
-    if name not in BACKENDS:
-        raise UserError(f"backend = {name!r}: one of {', '.join(BACKENDS)}", file=str(path), line=line_of(path, "backend ="))
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -129,6 +129,7 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     missing = manifest.unfilled()
     if missing:
         raise UserError(f"mep.toml has values to fill in: {'; '.join(missing)}", file=str(mep_dir / "mep.toml"))
+    ev.load_checked(mep_dir)  # its backend known, the manifest sound for it, the capture index contained: before any candidate
     if manifest.capture:  # the reference must reproduce the real run's outputs before anything is optimized
         ev.evaluate(mep_dir, None, time=False)  # raises UserError (exit 2) when it does not
     captured = capture_key(manifest, mep_dir) if manifest.capture else None

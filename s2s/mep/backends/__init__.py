@@ -18,11 +18,15 @@ BACKENDS: dict[str, type[Backend]] = {
 }
 
 
-def get_backend(name: str) -> Backend:
+def get_backend(name: str, source: Path | None = None) -> Backend:
+    """The backend `name` names; `source`: the mep.toml it comes from, named with the line when it is unknown."""
     try:
         return BACKENDS[name]()
     except KeyError:
-        raise UserError(f"backend = {name!r}: one of {', '.join(BACKENDS)}") from None
+        from s2s.mep.manifest import line_of
+
+        raise UserError(f"backend = {name!r}: one of {', '.join(BACKENDS)}", file=str(source) if source else None,
+                        line=line_of(source, "backend =") if source else None) from None
 
 
 def write_mep_files(mep_dir: Path, manifest: Manifest, *, readme: bool = True) -> list[Path]:

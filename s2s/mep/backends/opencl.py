@@ -87,6 +87,7 @@ class OpenCLBackend(Backend):
         env = opencl_env()
         root = str(Path(__file__).resolve().parents[3])  # the child imports s2s.mep.backends.opencl_runner
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["S2S_PARENT_PID"] = str(os.getpid())  # the harness dies with this process (opencl_runner._die_with_parent)
         return env
 
     def run_env(self, build: BuildResult) -> dict[str, str]:

@@ -1035,6 +1035,23 @@ def _include(directory: Path) -> list[str]:
     return ["-I", rel]
 
 
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this harness when the s2s that started it dies (kill -9 included, which no handler of
+    s2s sees); $S2S_PARENT_PID, set by s2s, tells whether that already happened before the request."""
+    parent = os.environ.get("S2S_PARENT_PID", "")
+    if not parent.isdigit() or not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != int(parent):
+        os._exit(137)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="opencl_runner", description="Check and time an OpenCL variant against the reference.")
     ap.add_argument("mep", help="the MEP directory (holds mep.toml)")
@@ -1056,6 +1073,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--var-block", type=_dims, default=None, help="X,Y,Z local size of the variant (0,0,0: none)")
     ap.add_argument("--device", default=os.environ.get("S2S_OPENCL_DEVICE", ""), help="substring of 'platform / device'")
     args = ap.parse_args(argv)
+    _die_with_parent()
 
     if "OCL_ICD_VENDORS" not in os.environ and os.path.isdir("/etc/OpenCL/vendors"):
         os.environ["OCL_ICD_VENDORS"] = "/etc/OpenCL/vendors"
