@@ -192,3 +192,36 @@ def test_a_launch_inside_a_class_template_records_its_instance(tmp_path: Path) -
     rec = read_record(dump / "launch1" / "record.txt")
     assert rec.argtypes == ["float*", "float*", "float*", "long unsigned int"]
     assert solve(["class T"], [p.type for p in m.params], rec.argtypes) == "float"
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_template_args_fill_in_from_sites_that_disagree_is_solved_from_the_recorded_instance(tmp_path: Path) -> None:
+    """Two sites name two instances (`scale<float>`, `scale<double>`): extraction cannot tell which runs (FILL-IN);
+    the runtime records the launched instance's parameter types, which solve it."""
+    from s2s.capture.collect import with_deduced_template_args
+
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "k.cu").write_text(
+        "#include <cuda_runtime.h>\n"
+        "template <typename T>\n__global__ void scale(T* out, const T* in, T a, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = a * in[i];\n}\n"
+        "int main() {\n  float* f = nullptr; double* d = nullptr;\n"
+        "  cudaMalloc(&f, 256 * sizeof(float)); cudaMalloc(&d, 256 * sizeof(double));\n"
+        "  scale<float><<<1, 256>>>(f, f, 2.0f, 256);\n  scale<double><<<1, 256>>>(d, d, 2.0, 256);\n"
+        "  return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;\n}\n")
+    (app / "Makefile").write_text("app: k.cu\n\tnvcc -arch=sm_90 -o app k.cu\n")
+    mep, m, ex = make_mep(str(app), "scale", str(tmp_path / "mep"))
+    assert m.template_args == FILL_IN
+    ins = instrument(app, tmp_path / "work", m, list(ex.launches))
+    proc = subprocess.run(["make"], cwd=ins.root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    dump = tmp_path / "dump"
+    for launch in ("1", "2"):
+        (dump / launch).mkdir(parents=True)
+        subprocess.run([str(ins.root / "app")], cwd=ins.root, capture_output=True, text=True, timeout=60,
+                       env={"S2S_CAPTURE_DIR": str(dump / launch), "S2S_CAPTURE_LAUNCH": launch, "PATH": "/usr/bin:/bin"})
+    solved = [with_deduced_template_args(m, mep, read_record(dump / k / f"launch{k}" / "record.txt"))[0] for k in "12"]
+    assert [s.template_args for s in solved] == ["float", "double"]
+    assert [p.elem for p in solved[1].params] == ["double", "double", "double", "int"]

@@ -46,7 +46,7 @@ class Record:
     errors: list[str] = field(default_factory=list)
     exceeded: tuple[int, int] | None = None
     sptrs: list[list[str]] = field(default_factory=list)  # device pointers inside struct arguments (structs.py)
-    argtypes: list[str] | None = None  # a launch with deduced template arguments: its argument types (deduce.py)
+    argtypes: list[str] | None = None  # the kernel instance's parameter types, or those deduced from the arguments
     done: bool = False
     dir: Path = Path()
 
