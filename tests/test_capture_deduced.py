@@ -225,3 +225,44 @@ def test_template_args_fill_in_from_sites_that_disagree_is_solved_from_the_recor
     solved = [with_deduced_template_args(m, mep, read_record(dump / k / f"launch{k}" / "record.txt"))[0] for k in "12"]
     assert [s.template_args for s in solved] == ["float", "double"]
     assert [p.elem for p in solved[1].params] == ["double", "double", "double", "int"]
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_a_launch_that_names_some_template_arguments_deduces_the_rest(tmp_path: Path) -> None:
+    """`blocked<128><<<g, b>>>(d, n)` with `template <int BS, typename T>` defined in a header: BS given, T deduced.
+    Before: the launch file holds no kernel template, so the copy called `before(&blocked<128>, ...)`, which names no
+    single function and did not build; template_args stayed `128` (the harness: no instance)."""
+    from s2s.capture.collect import with_deduced_template_args
+
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "blocked.cuh").write_text(
+        "template <int BS, typename T>\n__global__ void blocked(T* x, int n) {\n"
+        "  int i = blockIdx.x * BS + threadIdx.x;\n  if (i < n) x[i] = x[i] * T(2);\n}\n")
+    (app / "main.cu").write_text(
+        '#include <cuda_runtime.h>\n#include "blocked.cuh"\n'
+        "int main() {\n  float* d = nullptr;\n  cudaMalloc(&d, 1024 * sizeof(float));\n"
+        "  blocked<128><<<8, 128>>>(d, 1024);\n  return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;\n}\n")
+    (app / "Makefile").write_text("app: main.cu blocked.cuh\n\tnvcc -arch=sm_90 -o app main.cu\n")
+    mep, m, ex = make_mep(str(app), "blocked", str(tmp_path / "mep"))
+    assert m.template_args == "128"
+    ins = instrument(app, tmp_path / "work", m, list(ex.launches))
+    assert "s2s_capture::before_deduced(" in (ins.root / "main.cu").read_text()
+    proc = subprocess.run(["make"], cwd=ins.root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    dump = tmp_path / "dump"
+    subprocess.run([str(ins.root / "app")], cwd=ins.root, env={"S2S_CAPTURE_DIR": str(dump), "PATH": "/usr/bin:/bin"},
+                   capture_output=True, text=True, timeout=60)
+    rec = read_record(dump / "launch1" / "record.txt")
+    assert rec.argtypes == ["float*", "int"]
+    solved, why = with_deduced_template_args(m, mep, rec)
+    assert solved.template_args == "128, float" and "deduced" in why
+    assert [p.elem for p in solved.params] == ["float", "int"]
+
+
+def test_given_template_arguments_are_kept_and_the_rest_deduced() -> None:
+    assert solve(["int BS", "typename T"], ["T*", "int"], ["float*", "int"], given="128") == "128, float"
+    assert solve(["typename T", "typename U"], ["T*", "U"], ["float*", "int"], given="real") == "real, int"
+    with pytest.raises(Unsolvable, match="BS: not deduced"):
+        solve(["typename T", "int BS"], ["T*", "int"], ["float*", "int"], given="float")

@@ -19,7 +19,7 @@ from s2s.lang.cexpr import SIZEOF
 from s2s.lang.typedefs import typedefs
 from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, StructSpec, SymbolSpec
 
-from .deduce import Unsolvable, solve, substitute
+from .deduce import Unsolvable, solve, split_args, substitute
 from .npy import descr_of, write_npy
 from .structs import depth_error, layout_table, pointer_field, with_declared
 
@@ -471,17 +471,18 @@ def with_deduced_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Man
     """A CUDA kernel template the application launches with its template arguments deduced (`k<<<g, b>>>(d_a, n)`):
     its template_args solved from the argument types the capture recorded, and the element types of its parameters
     with them (`T` -> `float`); else FILL-IN with the reason. The second value says which ("" where nothing was to do)."""
-    if m.backend != "cuda" or m.template_args not in ("", FILL_IN) or "<" in m.kernel:
+    if m.backend != "cuda" or "<" in m.kernel:
         return m, ""
     decls = _kernel_template_params(m, mep)
-    if not decls:
+    given = "" if m.template_args == FILL_IN else m.template_args  # `k<256><<<g, b>>>(x, n)`: 256 given, T deduced
+    if not decls or len(split_args(given)) >= len([d for d in decls if "=" not in d]):
         return m, ""
     if rec.argtypes is None:
         why = (f"template_args: FILL-IN: launch {rec.ordinal} recorded no argument types to deduce the kernel template's "
                "arguments from")
         return replace(m, template_args=FILL_IN), why
     try:
-        targs = solve(decls, [p.type for p in m.params], rec.argtypes)
+        targs = solve(decls, [p.type for p in m.params], rec.argtypes, given)
     except Unsolvable as exc:
         return replace(m, template_args=FILL_IN), f"template_args: FILL-IN: not deduced from launch {rec.ordinal}: {exc}"
     params = [replace(p, elem=_deduced_elem(p.type, p.elem, decls, targs)) for p in m.params]

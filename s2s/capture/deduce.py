@@ -173,6 +173,21 @@ def _value(text: str) -> str:
     return re.sub(r"^(-?\d+)(?:[uUlL]+)$", r"\1", t)
 
 
+def split_args(text: str) -> list[str]:
+    """A template parameter or argument list split at its top-level commas, angle brackets counted:
+    `typename T, int N = Vec<T, 2>::n` -> [`typename T`, `int N = Vec<T, 2>::n`]."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        depth += ch in "<([{"
+        depth -= ch in ">)]}" and depth > 0
+        cur += ch
+    return [x for x in [*out, cur.strip()] if x]
+
+
 def parse_type(text: str) -> CType:
     """`const float *__restrict__` -> CType; ValueError for what this small grammar does not read (function
     pointers, arrays, decltype)."""
@@ -209,8 +224,11 @@ class _Unifier:
     def __init__(self, params: list[TemplateParam]) -> None:
         self.params = {p.name: p for p in params}
         self.bound: dict[str, CType | str] = {}
+        self.given: set[str] = set()  # named at the launch (`k<256><<<...>>>`): substituted, never deduced
 
     def bind(self, name: str, value: CType | str, where: str) -> None:
+        if name in self.given:
+            return
         old = self.bound.get(name)
         if old is not None and _key(old) != _key(value):
             raise Unsolvable(f"{name} would be both {_text(old)} and {_text(value)} ({where})")
@@ -282,9 +300,10 @@ def _mentions(t: CType | str, names: set[str]) -> bool:
     return t.name in names or any(_mentions(a, names) for a in t.args or ())
 
 
-def solve(decls: list[str] | tuple[str, ...], param_types: list[str], arg_types: list[str]) -> str:
+def solve(decls: list[str] | tuple[str, ...], param_types: list[str], arg_types: list[str], given: str = "") -> str:
     """The template argument list (`float, 4`) of the kernel template declared with template parameters `decls`, whose
-    parameters have `param_types`, launched with arguments of `arg_types`; Unsolvable says why not."""
+    parameters have `param_types`, launched with arguments of `arg_types` and the first template arguments `given` at
+    the launch (`256` of `k<256><<<g, b>>>(x, n)`); Unsolvable says why not."""
     params = template_params(decls)
     if not params:
         raise Unsolvable("the kernel has no template parameters to deduce")
@@ -294,6 +313,9 @@ def solve(decls: list[str] | tuple[str, ...], param_types: list[str], arg_types:
         raise Unsolvable(f"the kernel has {len(param_types)} parameters and the launch {len(arg_types)} arguments")
     u = _Unifier(params)
     names = set(u.params)
+    for tp, text in zip(params, split_args(given)):
+        u.bound[tp.name] = _arg(text) if tp.kind == "type" else text
+        u.given.add(tp.name)
     for k, (pt, at) in enumerate(zip(param_types, arg_types)):
         where = f"parameter {k + 1} ({pt.strip()})"
         try:
@@ -326,9 +348,7 @@ def solve(decls: list[str] | tuple[str, ...], param_types: list[str], arg_types:
 
 def substitute(text: str, decls: list[str] | tuple[str, ...], targs: str) -> str:
     """`text` (an element type: `T`, `Vec<T, N>`) with the template parameters replaced by the arguments `targs`."""
-    from s2s.lang.textsplit import split_top_level
-
-    values = dict(zip([p.name for p in template_params(decls)], split_top_level(targs) if targs else []))
+    values = dict(zip([p.name for p in template_params(decls)], split_args(targs)))
     if not values:
         return text
     pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in values) + r")\b")
