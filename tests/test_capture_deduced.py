@@ -74,7 +74,7 @@ def test_type_spellings_compare_alike() -> None:
 
 def _instrumented(tmp_path: Path, kernel: str) -> Path:
     out, m, ex = make_mep(str(FIXTURE), kernel, str(tmp_path / "mep"))
-    assert m.template_args == ""  # nothing at the launch names the instance
+    assert m.template_args == FILL_IN  # nothing at the launch names the instance
     ins = instrument(FIXTURE, tmp_path / "work", m, list(ex.launches))
     assert "s2s_capture::before_deduced(" in (ins.root / "scale.cu").read_text()
     return ins.root
@@ -82,18 +82,26 @@ def _instrumented(tmp_path: Path, kernel: str) -> Path:
 
 @pytest.mark.slow
 @needs_nvcc
-def test_the_runtime_records_deduced_argument_types(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kernel, argtypes, decls, params, want", [
+    ("shift", ["geom::Vec<double, 3>*", "double", "long unsigned int"], ["typename T", "int N"],
+     ["geom::Vec<T, N>*", "const T", "size_t"], "double, 3"),
+    ("axpy", ["float", "const float*", "float*", "int"], ["typename T", "int BS = 256"], ["T", "const T*", "T*", "int"],
+     "float"),
+])
+def test_the_runtime_records_deduced_argument_types(tmp_path: Path, kernel: str, argtypes: list[str], decls: list[str],
+                                                    params: list[str], want: str) -> None:
     """The instrumented fixture builds with nvcc -arch=sm_90; run here without a GPU, its CUDA calls fail, yet the record
-    of launch 1 holds the argument types as the host compiler names them, and they solve the kernel's template."""
-    root = _instrumented(tmp_path, "shift")
+    of launch 1 holds the argument types as the host compiler names them, and they solve the kernel's template. axpy:
+    `__global__ void __launch_bounds__(BS) axpy(` was not seen as a kernel template (`before(&axpy, ...)`)."""
+    root = _instrumented(tmp_path, kernel)
     build = subprocess.run(["make"], cwd=root, capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stdout + build.stderr
     dump = tmp_path / "dump"
     subprocess.run([str(root / "app")], cwd=root, env={"S2S_CAPTURE_DIR": str(dump), "PATH": "/usr/bin:/bin"},
                    capture_output=True, text=True, timeout=60)
     rec = read_record(dump / "launch1" / "record.txt")
-    assert rec.argtypes == ["geom::Vec<double, 3>*", "double", "long unsigned int"]
-    assert solve(["typename T", "int N"], ["geom::Vec<T, N>*", "const T", "size_t"], rec.argtypes) == "double, 3"
+    assert rec.argtypes == argtypes
+    assert solve(decls, params, rec.argtypes) == want
 
 
 def _scale_dump(dump: Path, n: int, argtypes: str | None) -> None:
@@ -123,6 +131,7 @@ def test_collect_fills_template_args_and_the_harness_builds(tmp_path: Path) -> N
     from s2s.mep.evaluate import build
 
     mep, m, _ex = make_mep(str(FIXTURE), "scale", str(tmp_path / "mep"))
+    assert m.template_args == FILL_IN and any("deduction from its arguments" in x for x in m.notes)
     n = 64
     _scale_dump(tmp_path / "dump", n, "float*|const float*|float|int")
     got = collect(tmp_path / "dump", mep, m, want="--launch 2", run_cmd="./app", build_cmd="make")

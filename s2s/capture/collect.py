@@ -19,7 +19,7 @@ from s2s.lang.cexpr import SIZEOF
 from s2s.lang.typedefs import typedefs
 from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, StructSpec, SymbolSpec
 
-from .deduce import Unsolvable, solve, split_args, substitute
+from .deduce import Unsolvable, declared_template, solve, split_args, substitute
 from .npy import descr_of, write_npy
 from .structs import depth_error, layout_table, pointer_field, with_declared
 
@@ -453,27 +453,13 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
     return Collected(manifest=new, index=index, notes=notes)
 
 
-def _kernel_template_params(m: Manifest, mep: Path) -> tuple[str, ...]:
-    """The template parameters of the kernel in the MEP's kernel file (`("class T", "int N")`), () for a plain kernel."""
-    from s2s.scan.inventory import FileFacts
-    from s2s.scan.sources import SourceFile
-
-    path = mep / m.kernel_file
-    if not path.is_file():
-        return ()
-    short = m.kernel.split("::")[-1].partition("<")[0]
-    kernels = [k for k in FileFacts(SourceFile(path, m.kernel_file, path.read_bytes())).kernels() if k.name == short]
-    best = [k for k in kernels if k.qualified == m.kernel] or kernels
-    return best[0].template_params if best else ()
-
-
 def with_deduced_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Manifest, str]:
     """A CUDA kernel template the application launches with its template arguments deduced (`k<<<g, b>>>(d_a, n)`):
     its template_args solved from the argument types the capture recorded, and the element types of its parameters
     with them (`T` -> `float`); else FILL-IN with the reason. The second value says which ("" where nothing was to do)."""
     if m.backend != "cuda" or "<" in m.kernel:
         return m, ""
-    decls = _kernel_template_params(m, mep)
+    decls = declared_template(mep / m.kernel_file, m.kernel_file, m.kernel) or ()
     given = "" if m.template_args == FILL_IN else m.template_args  # `k<256><<<g, b>>>(x, n)`: 256 given, T deduced
     if not decls or len(split_args(given)) >= len([d for d in decls if "=" not in d]):
         return m, ""

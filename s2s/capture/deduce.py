@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 _CV = {"const", "volatile"}
 _DROPPED = {"restrict", "__restrict__", "__restrict", "struct", "class", "union", "enum", "typename"}
@@ -353,3 +354,17 @@ def substitute(text: str, decls: list[str] | tuple[str, ...], targs: str) -> str
         return text
     pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in values) + r")\b")
     return pattern.sub(lambda m: values[m.group(1)], text)
+
+
+def declared_template(path: Path, rel: str, kernel: str) -> tuple[str, ...] | None:
+    """The template parameters (`("class T", "int N")`) of kernel `kernel` (qualified or not) as the file at `path`
+    (`rel` in its tree) defines it, () for a plain kernel; None where the file does not define it."""
+    from s2s.scan.inventory import FileFacts
+    from s2s.scan.sources import SourceFile
+
+    if not path.is_file():
+        return None
+    short = kernel.split("::")[-1].partition("<")[0]
+    kernels = [k for k in FileFacts(SourceFile(path, rel, path.read_bytes())).kernels() if k.name == short]
+    best = [k for k in kernels if k.qualified == kernel] or kernels
+    return best[0].template_params if best else None

@@ -22,7 +22,7 @@ from s2s.lang.parsing import parse
 from s2s.mep.manifest import Manifest
 from s2s.scan.sources import CUDA_EXTS, HIP_EXTS, HOST_EXTS, language_of
 
-from .deduce import split_args
+from .deduce import declared_template, split_args
 
 HEADER = "s2s_capture_rt.h"
 _STATEMENT_PARENTS = {"compound_statement", "translation_unit", "case_statement", "labeled_statement"}
@@ -207,13 +207,8 @@ def _declared_template(root: Path, m: Manifest) -> list[str] | None:
     """The template parameters of the manifest's kernel, read from its definition in the copy (the kernel may be
     defined in a header and launched elsewhere); [] for a plain kernel, None where the definition was not found."""
     rel = str(m.origin.get("file", ""))
-    path = root / rel
-    if not rel or not path.is_file():
-        return None
-    data = path.read_bytes()
-    start, end = int(m.origin.get("start_byte", 0) or 0), int(m.origin.get("end_byte", len(data)) or len(data))
-    found = _kernel_template(data[start:end], m.kernel.split("::")[-1].partition("<")[0])
-    return [] if found is None else found
+    found = declared_template(root / rel, rel, m.kernel) if rel else None
+    return None if found is None else list(found)
 
 
 def _deduced(kernel: str, template: list[str] | None) -> bool:
