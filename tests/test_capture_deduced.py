@@ -104,22 +104,35 @@ def test_the_runtime_records_deduced_argument_types(tmp_path: Path, kernel: str,
     assert solve(decls, params, rec.argtypes) == want
 
 
-def _scale_dump(dump: Path, n: int, argtypes: str | None) -> None:
-    """What the runtime writes for launch 2 of the fixture's `scale` (as on a GPU)."""
-    d = dump / "launch2"
+def _scale_dump(dump: Path, n: int, argtypes: str | None, launch: int = 2, fmt: str = "f") -> None:
+    """What the runtime writes for a launch of the fixture's `scale` (as on a GPU); `fmt`: the element type's format."""
+    d = dump / f"launch{launch}"
     d.mkdir(parents=True)
-    (dump / "summary.txt").write_text("kernel scale\nlaunches 2\n")
-    src = struct.pack(f"<{n}f", *[0.25 * i for i in range(n)])
-    (d / "arg0.before.bin").write_bytes(bytes(4 * n))
-    (d / "arg0.after.bin").write_bytes(struct.pack(f"<{n}f", *[0.5 * i for i in range(n)]))
+    (dump / "summary.txt").write_text(f"kernel scale\nlaunches {launch}\n")
+    esz = struct.calcsize(fmt)
+    num = (lambda x: x) if fmt in "fd" else int
+    src = struct.pack(f"<{n}{fmt}", *[num(0.25 * i) for i in range(n)])
+    (d / "arg0.before.bin").write_bytes(bytes(esz * n))
+    (d / "arg0.after.bin").write_bytes(struct.pack(f"<{n}{fmt}", *[num(0.5 * i) for i in range(n)]))
     (d / "arg1.before.bin").write_bytes(src)
     (d / "arg1.after.bin").write_bytes(src)
     (d / "record.txt").write_text(
-        "launch 2\nsite scale.cu:39\nkernel scale\nnargs 4\n" + (f"argtypes {argtypes}\n" if argtypes is not None else "")
-        + "grid 1 1 1\nblock 64 1 1\nshared_mem 0\nstream 0\n"
-        f"arg 0 pointer 4 {4 * n} 0 139800000000000 device cuMemGetAddressRange\n"
-        f"arg 1 pointer 4 {4 * n} 0 139800100000000 device cuMemGetAddressRange\n"
-        f"arg 2 value 4 {struct.pack('<f', 2.0).hex()}\narg 3 value 4 {struct.pack('<i', n).hex()}\ndone\n")
+        f"launch {launch}\nsite scale.cu:39\nkernel scale\nnargs 4\n"
+        + (f"argtypes {argtypes}\n" if argtypes is not None else "") + "grid 1 1 1\nblock 64 1 1\nshared_mem 0\nstream 0\n"
+        f"arg 0 pointer {esz} {esz * n} 0 139800000000000 device cuMemGetAddressRange\n"
+        f"arg 1 pointer {esz} {esz * n} 0 139800100000000 device cuMemGetAddressRange\n"
+        f"arg 2 value {esz} {struct.pack('<' + fmt, num(2.0)).hex()}\narg 3 value 4 {struct.pack('<i', n).hex()}\ndone\n")
+
+
+def test_a_recorded_launch_of_another_instance_is_not_replayed(tmp_path: Path) -> None:
+    """A launch site inside a template (`run<T>()` called for int, then unsigned int: the same bytes) records two
+    instances of the kernel: the first one's types make the MEP; the other's launch is kept, not replayed."""
+    mep, m, _ex = make_mep(str(FIXTURE), "scale", str(tmp_path / "mep"))
+    _scale_dump(tmp_path / "dump", 16, "int*|const int*|int|int", launch=2, fmt="i")
+    _scale_dump(tmp_path / "dump", 16, "unsigned int*|const unsigned int*|unsigned int|int", launch=3, fmt="I")
+    got = collect(tmp_path / "dump", mep, m, want="--first 3", run_cmd="./app", build_cmd="make")
+    assert got.manifest.template_args == "int" and got.manifest.capture["sets"] == [2]
+    assert any(x.startswith("launch 3: scalars, sizes, argument types") for x in got.notes)
 
 
 @pytest.mark.slow
