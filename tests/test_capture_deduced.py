@@ -288,3 +288,13 @@ def test_given_template_arguments_are_kept_and_the_rest_deduced() -> None:
     assert solve(["typename T", "typename U"], ["T*", "U"], ["float*", "int"], given="real") == "real, int"
     with pytest.raises(Unsolvable, match="BS: not deduced"):
         solve(["typename T", "int BS"], ["T*", "int"], ["float*", "int"], given="float")
+
+
+def test_fidelity_compares_the_solved_template_args(tmp_path: Path) -> None:
+    from s2s.capture.fidelity import compare
+
+    mep, m, _ex = make_mep(str(FIXTURE), "scale", str(tmp_path / "mep"))
+    _scale_dump(tmp_path / "dump", 16, "float*|const float*|float|int")
+    got = collect(tmp_path / "dump", mep, m, want="--launch 2", run_cmd="./app", build_cmd="make")
+    row = next(r for r in compare(m, got.manifest, FIXTURE)["values"] if r["value"] == "template_args")
+    assert (row["static"], row["captured"], row["verdict"]) == (FILL_IN, "float", "FILL-IN")
