@@ -17,8 +17,9 @@ from typing import Any
 from s2s.base.errors import UserError
 from s2s.lang.cexpr import SIZEOF
 from s2s.lang.typedefs import typedefs
-from s2s.mep.manifest import LaunchSpec, Manifest, StructSpec, SymbolSpec
+from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, StructSpec, SymbolSpec
 
+from .deduce import Unsolvable, declared_template, solve, split_args, substitute
 from .npy import descr_of, write_npy
 from .structs import depth_error, layout_table, pointer_field, with_declared
 
@@ -45,6 +46,7 @@ class Record:
     errors: list[str] = field(default_factory=list)
     exceeded: tuple[int, int] | None = None
     sptrs: list[list[str]] = field(default_factory=list)  # device pointers inside struct arguments (structs.py)
+    argtypes: list[str] | None = None  # the kernel instance's parameter types, or those deduced from the arguments
     done: bool = False
     dir: Path = Path()
 
@@ -68,6 +70,8 @@ def read_record(path: Path) -> Record:
             rec.exceeded = (int(words[1]), int(words[2]))
         elif key == "done":
             rec.done = True
+        elif key == "argtypes":
+            rec.argtypes = line[len("argtypes "):].strip().split("|") if len(words) > 1 else []
         else:
             rec.fields[key] = words[1:]
     return rec
@@ -187,6 +191,7 @@ class Collected:
 
 def _scalar_key(rec: Record, m: Manifest) -> tuple:  # type: ignore[type-arg]
     cfg = tuple(tuple(rec.fields.get(k, [])) for k in ("grid", "block", "shared_mem", "work_dim", "global", "local"))
+    cfg += (tuple(rec.argtypes or ()),)  # a launch site in a template: another instance of the kernel
     vals = tuple(rec.args[i].words[-1] if i in rec.args and rec.args[i].kind == "value" else ""
                  for i, p in enumerate(m.params) if p.role == "scalar")
     sizes = tuple(rec.args[i].words[:3] if i in rec.args and rec.args[i].kind in {"buffer", "pointer", "local"} else ()
@@ -255,18 +260,19 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
         if not rec.done:
             raise UserError(f"capture: launch {rec.ordinal} of {m.kernel} was recorded before the launch but not after it "
                             "(the application stopped or crashed during the kernel?)")
+    m, deduced = with_deduced_template_args(m, mep, records[0])
     decl = m
     if m.backend == "cuda":  # the kernel file's structs, pointer fields included, name the captured pointers
         decl = with_declared(m, (mep / m.kernel_file).read_text(encoding="utf-8", errors="replace")
                              if (mep / m.kernel_file).is_file() else "")
     types = ElemTypes(decl, mep)
-    notes: list[str] = []
+    notes: list[str] = [deduced] if deduced else []
     first = records[0]
     key0 = _scalar_key(first, m)
     replay = [r for r in records if _scalar_key(r, m) == key0]
     for r in records:
         if r not in replay:
-            notes.append(f"launch {r.ordinal}: scalars, sizes or launch configuration differ from launch {first.ordinal}; "
+            notes.append(f"launch {r.ordinal}: scalars, sizes, argument types or launch configuration differ from launch {first.ordinal}; "
                          "its data are kept under capture/ but not replayed")
     streams = {tuple(r.fields.get("stream", [])) for r in records}
     if any(s and s != ("0",) for s in streams):
@@ -435,6 +441,8 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
     capture_table = {"index": "capture/index.json", "from": origin, "digest": digest.hexdigest()[:16],
                      "sets": [s["launch"] for s in sets if s["replayed"]], "launches_seen": seen if seen is not None else -1,
                      "run_cmd": run_cmd, "build_cmd": build_cmd}
+    if deduced:
+        capture_table["template_args_from"] = deduced
     if struct_layouts:
         capture_table["struct_args"] = [dict(lay, pointers=[
             {k: q[k] for k in ("field", "offset", "elem", "elem_size", "count")}
@@ -443,6 +451,44 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
     new = replace(m, params=new_params, symbols=new_symbols, launch=launch, capture=capture_table,
                   notes=list(m.notes) + [n for n in notes if n not in m.notes])
     return Collected(manifest=new, index=index, notes=notes)
+
+
+def with_deduced_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Manifest, str]:
+    """A CUDA kernel template the application launches with its template arguments deduced (`k<<<g, b>>>(d_a, n)`):
+    its template_args solved from the argument types the capture recorded, and the element types of its parameters
+    with them (`T` -> `float`); else FILL-IN with the reason. The second value says which ("" where nothing was to do)."""
+    if m.backend != "cuda" or "<" in m.kernel:
+        return m, ""
+    decls = declared_template(mep / m.kernel_file, m.kernel_file, m.kernel) or ()
+    given = "" if m.template_args == FILL_IN else m.template_args  # `k<256><<<g, b>>>(x, n)`: 256 given, T deduced
+    if not decls or len(split_args(given)) >= len([d for d in decls if "=" not in d]):
+        return m, ""
+    if rec.argtypes is None:
+        why = (f"template_args: FILL-IN: launch {rec.ordinal} recorded no argument types to deduce the kernel template's "
+               "arguments from")
+        return replace(m, template_args=FILL_IN), why
+    try:
+        targs = solve(decls, [p.type for p in m.params], rec.argtypes, given)
+    except Unsolvable as exc:
+        return replace(m, template_args=FILL_IN), f"template_args: FILL-IN: not deduced from launch {rec.ordinal}: {exc}"
+    params = [replace(p, elem=_deduced_elem(p.type, p.elem, decls, targs)) for p in m.params]
+    why = (f"template_args = {targs!r}: deduced from the argument types of launch {rec.ordinal} "
+           f"({', '.join(rec.argtypes)}) against the parameters ({', '.join(p.type for p in m.params)})")
+    return replace(m, template_args=targs, params=params), why
+
+
+def _deduced_elem(ptype: str, elem: str, decls: tuple[str, ...], targs: str) -> str:
+    """The element type of a parameter declared `ptype` once the kernel's template parameters are `targs`: the
+    declared type's base, without pointers, references or qualifiers (`const T*` -> `float`, `Vec<T, N>*` ->
+    `Vec<double, 3>`); `elem` itself where it names no template parameter."""
+    import re
+
+    names = {re.findall(r"[A-Za-z_]\w*", d.partition("=")[0])[-1] for d in decls if re.findall(r"[A-Za-z_]\w*", d)}
+    if not set(re.findall(r"[A-Za-z_]\w*", elem)) & names:
+        return elem
+    base = re.sub(r"\b(const|volatile|restrict|__restrict__|__restrict|struct|class|typename)\b", " ",
+                  substitute(ptype, decls, targs))
+    return " ".join(base.replace("*", " ").replace("&", " ").split()).replace(" <", "<")
 
 
 def _index_max(infos: list[dict[str, Any]], elem: str, cap: Path) -> int | None:

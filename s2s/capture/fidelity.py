@@ -81,6 +81,8 @@ def compare(static: Manifest, captured: Manifest, tree: Path | None = None) -> d
     if static.template_args or "<" in static.kernel:
         site = str(captured.capture.get("from", "")).partition(" at ")[2].partition(",")[0]
         targs = _template_args_at(tree, site, static.kernel)
+        if targs is None and captured.template_args not in ("", FILL_IN):  # deduced at the launch, solved by collect
+            targs = captured.template_args
         rows.append(_row("template_args", static.template_args, targs if targs is not None else "not recorded",
                          None if targs is not None else UNKNOWN))
     summary = {k: sum(r["verdict"] == k for r in rows) for k in (EQUAL, FILLIN, WRONG, UNKNOWN)}

@@ -22,6 +22,8 @@ from s2s.lang.parsing import parse
 from s2s.mep.manifest import Manifest
 from s2s.scan.sources import CUDA_EXTS, HIP_EXTS, HOST_EXTS, language_of
 
+from .deduce import declared_template, split_args
+
 HEADER = "s2s_capture_rt.h"
 _STATEMENT_PARENTS = {"compound_statement", "translation_unit", "case_statement", "labeled_statement"}
 _COPY_IGNORE = (".git", ".hg", ".svn")
@@ -118,7 +120,8 @@ def _host_namesake(data: bytes, name: str) -> bool:
 
 
 def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str,
-                param_types: list[str] | None = None) -> bytes:
+                param_types: list[str] | None = None, template: list[str] | None = None) -> bytes:
+    """`template`: the kernel's template parameters where its definition was read (None: looked for in `data`)."""
     tree = parse(data, dialect)
     enc = encoding_of(data)  # the file's own bytes stay; what is added around them is in its encoding
     edits: list[tuple[int, int, bytes]] = []
@@ -149,7 +152,7 @@ def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str
             shmem = site.shared_mem.strip() or "0"
             stream = site.stream.strip() or "0"
             args = "".join(f", {a}" for a in site.args)
-            if "<" not in kernel and _kernel_template(data, kernel.split("::")[-1]):  # template arguments deduced
+            if _deduced(kernel, template if template is not None else _kernel_template(data, kernel.split("::")[-1])):
                 before = (f"s2s_capture::before_deduced({where}, dim3({site.grid}), dim3({site.block}), (size_t)({shmem}), "
                           f"(cudaStream_t)({stream}){args});")
             else:
@@ -208,10 +211,29 @@ def opencl_sites(root: Path, kernel: str) -> list[LaunchSite]:
             and (s.kernel == short or s.kernel.startswith("<kernel object"))]
 
 
-def _kernel_template(data: bytes, name: str) -> bool:
-    """Whether the file declares `name` as a kernel template (`template <class T> __global__ void name(`)."""
-    pattern = rb"template\s*<[^;{}]*?>\s*(?:static\s+)?(?:(?:__global__|__launch_bounds__\s*\([^)]*\))\s*)+[^;{}(]*?\b" + re.escape(name.encode()) + rb"\s*\("
-    return re.search(pattern, data) is not None
+def _kernel_template(data: bytes, name: str) -> list[str] | None:
+    """The template parameters (`["class T", "int N = 4"]`) where `data` declares `name` as a kernel template
+    (`template <class T> __global__ void name(`), else None."""
+    pattern = rb"template\s*<([^;{}]*?)>\s*(?:static\s+)?(?:(?:__global__|__launch_bounds__\s*\([^)]*\))\s*)+[^;{}(]*?\b" + re.escape(name.encode()) + rb"\s*\("
+    found = re.search(pattern, data)
+    return None if found is None else split_args(found.group(1).decode("latin-1"))
+
+
+def _declared_template(root: Path, m: Manifest) -> list[str] | None:
+    """The template parameters of the manifest's kernel, read from its definition in the copy (the kernel may be
+    defined in a header and launched elsewhere); [] for a plain kernel, None where the definition was not found."""
+    rel = str(m.origin.get("file", ""))
+    found = declared_template(root / rel, rel, m.kernel) if rel else None
+    return None if found is None else list(found)
+
+
+def _deduced(kernel: str, template: list[str] | None) -> bool:
+    """Whether the launch of `kernel` (as written at the site: `k`, `k<256>`) leaves template arguments to deduction:
+    fewer given than the template has parameters without a default (a parameter pack counts as one)."""
+    if not template:
+        return False
+    given = split_args(kernel.partition("<")[2].rpartition(">")[0]) if "<" in kernel else []
+    return len([a for a in given if a.strip()]) < len([d for d in template if "=" not in d])
 
 
 def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]) -> Instrumented:
@@ -240,6 +262,7 @@ def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]
     if not sites:
         raise UserError(f"capture: no launch site of {m.kernel} found in {tree}", file=str(tree),
                         hint="s2s capture instruments the statements that launch the kernel")
+    template = _declared_template(root, m) if backend != "opencl" else None
     by_file: dict[str, list[LaunchSite]] = {}
     for s in sites:
         by_file.setdefault(s.file, []).append(s)
@@ -249,7 +272,7 @@ def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]
         data = path.read_bytes()
         dialect = language_of(rel, data)
         types = None if m.template_args else [p.type for p in m.params]
-        edited = _edit_sites(data, "cpp" if dialect == "opencl" else dialect, file_sites, backend, types)
+        edited = _edit_sites(data, "cpp" if dialect == "opencl" else dialect, file_sites, backend, types, template)
         changed[rel] = _with_include(edited, header, min(s.start_byte for s in file_sites), backend == "opencl")
         out.sites += [f"{s.file}:{s.line}" for s in sorted(file_sites, key=lambda s: s.start_byte)]
     if backend == "opencl":

@@ -541,6 +541,10 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
     tmap = template_map(kernel, targs) if targs != FILL_IN else {}
     if "template_args" in unknown:
         targs, tmap = FILL_IN, {}
+    elif site is not None and not targs and any("=" not in t for t in kernel.template_params):
+        targs = FILL_IN  # `k<<<g, b>>>(d_a, n)`: the compiler deduces them from the arguments' types
+        notes.append(f"template_args: the launch at {site.file}:{site.line} leaves the kernel template's arguments to "
+                     "deduction from its arguments; `s2s capture` records their types and fills them in")
     for name, (value_text, _where) in macros.items():  # type-valued macros such as -DREAL=float
         if re.fullmatch(r"(?:unsigned )?[a-z_][a-z0-9_ ]*", value_text) and value_text.split()[-1] in SIZEOF:
             tmap.setdefault(name, value_text)

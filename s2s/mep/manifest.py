@@ -112,7 +112,8 @@ class Manifest:
             if p.role != "scalar" and p.count == FILL_IN:
                 out.append(f"params.{p.name}.count: {p.hint or 'number of elements in the buffer'}")
         if self.template_args == FILL_IN:
-            out.append("template_args: the template arguments of the launch that runs")
+            why = str(self.capture.get("template_args_from", "")).partition("FILL-IN: ")[2]  # the capture's reason
+            out.append("template_args: the template arguments of the launch that runs" + (f" ({why})" if why else ""))
         if FILL_IN in (self.launch.grid + self.launch.block):  # type: ignore[operator]
             out.append("launch.grid / launch.block: the launch configuration")
         if self.launch.shared_mem == FILL_IN:
