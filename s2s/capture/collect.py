@@ -461,6 +461,17 @@ def with_deduced_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Man
         return m, ""
     decls = declared_template(mep / m.kernel_file, m.kernel_file, m.kernel) or ()
     given = "" if m.template_args == FILL_IN else m.template_args  # `k<256><<<g, b>>>(x, n)`: 256 given, T deduced
+    if decls and rec.argtypes:  # the instance that ran, from its recorded types, over what extraction read statically
+        try:
+            ran = solve(decls, [p.type for p in m.params], rec.argtypes, "")
+        except Unsolvable:
+            ran = ""
+        if ran:
+            params = [replace(p, elem=_deduced_elem(p.type, p.elem, decls, ran)) for p in m.params]
+            said = "" if not given else ", as extraction had read" if given == ran else f"; extraction had read {given!r}"
+            return replace(m, template_args=ran, params=params), (
+                f"template_args = {ran!r}: deduced from the argument types of launch {rec.ordinal} "
+                f"({', '.join(rec.argtypes)}) against the parameters ({', '.join(p.type for p in m.params)}){said}")
     if not decls or len(split_args(given)) >= len([d for d in decls if "=" not in d]):
         return m, ""
     if rec.argtypes is None:
