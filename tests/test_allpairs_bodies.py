@@ -156,6 +156,6 @@ def test_zoo_nbody_forms_compile_for_sm90(tmp_path: Path) -> None:
         assert isinstance(c, Candidate), c
         f = tmp_path / f"v{k}.cu"
         f.write_bytes(c.source)
-        r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / f"v{k}.o"), "-I", str(ZOO)],
+        r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / f"v{k}.o"), "-I", str(ZOO / kernel)],
                            capture_output=True, text=True)
         assert r.returncode == 0, f"{pipeline}: {r.stderr[-2000:]}"

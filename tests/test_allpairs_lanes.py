@@ -86,6 +86,6 @@ def test_zoo_nbody_forms_compile_for_sm90(tmp_path: Path) -> None:
         assert c.launch is not None and c.launch.block == (256, 1, 1) and c.launch.grid[0] * 256 == 32768 * int(pipeline[-2])
         f = tmp_path / f"v{n}.cu"
         f.write_bytes(c.source)
-        r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / f"v{n}.o"), "-I", str(ROOT / "bench" / "zoo")],
+        r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / f"v{n}.o"), "-I", str(ROOT / "bench" / "zoo" / kernel)],
                            capture_output=True, text=True)
         assert r.returncode == 0, f"{pipeline}: {r.stderr[-2000:]}"

@@ -103,7 +103,7 @@ def test_zoo_nbody_unrolled_forms_compile_for_sm90(tmp_path: Path) -> None:
         assert (b"#pragma unroll" in c.source) == ("unroll" in pipeline) and (b"const float x_h = " in c.source) == ("hoist" in pipeline)
         f = tmp_path / f"v{k}.cu"
         f.write_bytes(c.source)
-        r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / f"v{k}.o"), "-I", str(ZOO)],
+        r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / f"v{k}.o"), "-I", str(ZOO / kernel)],
                            capture_output=True, text=True)
         assert r.returncode == 0, f"{pipeline}: {r.stderr[-2000:]}"
 
