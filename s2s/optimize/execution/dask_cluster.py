@@ -195,6 +195,28 @@ class DaskExecutor(Executor):
                 self.cluster.close()
 
 
+def _refused(spec: str) -> ConnectionRefusedError | None:
+    """The refusal of a scheduler address where nothing listens: known at once, where the client would retry it for
+    its whole 30 s timeout. Anything else (no answer, a name not resolved) is left to the client."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        url = urlsplit(spec)
+        host, port = url.hostname, url.port
+    except ValueError:
+        return None
+    if not host or port is None:
+        return None
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except ConnectionRefusedError as exc:
+        return exc
+    except OSError:
+        return None
+    return None
+
+
 def open_dask(opts: ClusterOptions) -> DaskExecutor:
     from distributed import Client
 
@@ -206,6 +228,9 @@ def open_dask(opts: ClusterOptions) -> DaskExecutor:
         return DaskExecutor(client, cluster, what=what, shared=shared, prebuild=shared, max_retries=opts.max_retries)
     if opts.spec.startswith(("tcp://", "tls://")):
         try:
+            refused = _refused(opts.spec)
+            if refused is not None:
+                raise refused
             client = Client(opts.spec, timeout=30)
         except OSError as exc:
             raise UserError(f"cannot reach the Dask scheduler at {opts.spec}: {exc}", hint="start one with `dask scheduler`") from exc
