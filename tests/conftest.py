@@ -101,6 +101,7 @@ def _shares_a_module_fixture(path: str) -> bool:
     return re.search(r"@pytest\.fixture\(scope=\"(module|session)\"", text) is not None
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: without xdist (-p no:xdist) never called
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """Under `-n` (xdist's default `--dist load`): the tests of a module that defines a module-scoped fixture go to one
     worker together, so that the fixture is built once rather than on each worker; every other test is a unit of its
