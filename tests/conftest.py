@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -37,3 +40,84 @@ def solver(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("app") / "ocl_solver"
     shutil.copytree(SAMPLES / "ocl_solver", dest, ignore=shutil.ignore_patterns("build", "ocl_solver"))
     return dest
+
+
+# -- how the suite is run: bytecode, the order of the tests, the groups that share a build -------------------------
+def pytest_configure(config: pytest.Config) -> None:
+    """With bytecode writing off (PYTHONDONTWRITEBYTECODE), every child Python (the CLI, the OpenCL harness) compiled
+    s2s again and every xdist worker re-rewrote every test module: compile once, into a cache outside the tree."""
+    if sys.dont_write_bytecode and not os.environ.get("PYTHONPYCACHEPREFIX"):
+        prefix = str(Path(tempfile.gettempdir()) / f"s2s-test-pycache-{os.getuid()}")
+        os.environ["PYTHONPYCACHEPREFIX"] = prefix
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        sys.pycache_prefix = prefix
+        sys.dont_write_bytecode = False
+
+
+# the longest tests (seconds on the 2-core CI machine, `--durations`), started first so that neither xdist worker is
+# left with a long one at the end; then the others marked slow, then the rest, each in collection order
+LONGEST = (
+    "test_passes.py::test_everything_compiles",
+    "test_optimize_opencl.py::test_builtin_loop_finds_verified_speedup",
+    "test_cluster.py::test_dask_two_workers_same_verdicts_and_winner_candidates_as_local",
+    "test_probe_record.py::test_cuda_probe_key_is_the_references_and_the_harness_takes_no_probe",
+    "test_auto_capture.py::test_auto_capture_first_end_to_end_on_pocl",
+    "test_slurm.py::",
+    "test_harness_cuda.py::test_a_large_constant_table_is_shared_by_the_reference_and_the_variant",
+    "test_llm_loop.py::test_llm_answers_good_and_bad_are_all_recorded",
+    "test_auto.py::test_auto_on_opencl_sample_gives_an_applicable_diff",
+    "test_search_rounds.py::",
+    "test_optimize_opencl.py::test_resume_after_kill_9_keeps_finished_evaluations",
+    "test_reintegrate.py::",
+    "test_capture_into.py::",
+    "test_contraction_triangle.py::test_zoo_rewrites_compile_without_spills",
+    "test_extract.py::test_every_cuda_and_hip_kernel_compiles_alone",
+    "test_infer.py::test_realish_harnesses_build",
+    "test_harness_host_compare.py::test_chunked_comparisons_give_the_one_pass_verdicts",
+    "test_gather_window.py::test_plan_forms_compile_for_sm90",
+    "test_zoo_plans.py::test_a_dry_run_builds_each_report",
+    "test_auto.py::test_auto_holds_winners_to_the_applications_data",
+)
+
+
+def _rank(item: pytest.Item) -> tuple[int, int]:
+    for i, prefix in enumerate(LONGEST):
+        if item.nodeid.startswith("tests/" + prefix):
+            return 0, i
+    return (1 if item.get_closest_marker("slow") else 2), 0
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The longest first: LONGEST, then the others marked slow, then the rest."""
+    items.sort(key=_rank)  # stable: collection order within a rank
+
+
+def _shares_a_module_fixture(path: str) -> bool:
+    """Whether a test module defines a module- or session-scoped fixture (an optimize run, built MEPs, a Slurm node)."""
+    try:
+        text = (ROOT / path).read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return re.search(r"@pytest\.fixture\(scope=\"(module|session)\"", text) is not None
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: without xdist (-p no:xdist) never called
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """Under `-n` (xdist's default `--dist load`): the tests of a module that defines a module-scoped fixture go to one
+    worker together, so that the fixture is built once rather than on each worker; every other test is a unit of its
+    own; the units are handed out in the order pytest_collection_modifyitems gave (the longest first)."""
+    if config.getoption("dist", "no") != "load":
+        return None  # another --dist given by hand
+    from xdist.scheduler import LoadScopeScheduling
+
+    shared: dict[str, bool] = {}
+
+    class ModuleGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            if path not in shared:
+                shared[path] = _shares_a_module_fixture(path)
+            return path if shared[path] else nodeid
+
+    config.option.loadscopereorder = False  # keep the order given, not the largest group first
+    return ModuleGroups(config, log)

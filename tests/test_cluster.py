@@ -15,7 +15,7 @@ from s2s.base.errors import UserError
 from s2s.extract.mep_writer import make_mep
 from s2s.optimize.execution import ClusterOptions, open_executor
 from s2s.optimize.execution.base import WorkUnit, _materialize, bundle_of
-from s2s.optimize.execution.dask_cluster import DaskExecutor
+from s2s.optimize.execution.dask_cluster import DaskExecutor, _refused
 from s2s.optimize.execution.slurm import job_kwargs, settings
 from s2s.optimize.loop import Options, optimize
 
@@ -145,6 +145,9 @@ def test_cli_bad_cluster_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert res.returncode == 2 and "unknown --cluster 'mars'" in res.stderr and "Traceback" not in res.stderr
     res = run_cli("optimize", str(tmp_path), "--cluster", "tcp://127.0.0.1:9")
     assert res.returncode == 2 and "cannot reach the Dask scheduler" in res.stderr and "Traceback" not in res.stderr
+    # a port where nothing listens is refused at once (the client's retries waited out their 30 s first)
+    assert "Connection refused" in res.stderr and isinstance(_refused("tcp://127.0.0.1:9"), ConnectionRefusedError)
+    assert _refused("tcp://127.0.0.1") is None and _refused("tcp://127.0.0.1:notaport") is None
 
 
 @pytest.mark.slow
@@ -154,7 +157,7 @@ def test_hanging_candidate_is_killed_by_its_timeout_and_its_worker_replaced(matv
 
     mep = _fresh(matvec_source, tmp_path / "mep")
     toml = mep / "mep.toml"
-    toml.write_text(toml.read_text().replace("timeout_s = 120.0", "timeout_s = 20.0"))
+    toml.write_text(toml.read_text().replace("timeout_s = 120.0", "timeout_s = 8.0"))  # the hang burns this long
     src = (mep / "kernel.cl").read_text()
     hang = Candidate(src.replace("    int i = get_global_id(0);\n", "    int i = get_global_id(0);\n    for (;;) { y[0] += 1.0f; }\n", 1).encode(),
                      "test:hang")
@@ -166,7 +169,7 @@ def test_hanging_candidate_is_killed_by_its_timeout_and_its_worker_replaced(matv
         session = ex.session(mep, jobs=1)
         session.submit([hang.id])
         rec = session.next()
-        assert rec is not None and rec.verdict == "timed-out" and "killed after 20 s" in " ".join(rec.result["messages"])
+        assert rec is not None and rec.verdict == "timed-out" and "killed after 8 s" in " ".join(rec.result["messages"])
         assert rec.worker["pid"] in before
         assert session.next() is None
         after = set(ex.worker_pids().values())  # replace_worker waited for the restart

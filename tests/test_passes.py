@@ -148,6 +148,11 @@ def test_everything_compiles(tmp_path: Path) -> None:
         if not expected.startswith("// REFUSED"):
             files.append(tmp_path / f"golden_{path.name}")
             files[-1].write_text(expected)
+    # the examples and goldens of contraction-tiling, inner-loop-threads and split-reduction among them (test_model_passes
+    # compiled them again in a second nvcc of its own)
+    model = ("contraction_tiling", "inner_loop_threads", "split_reduction")
+    assert {f"example_{m}.cu" for m in model} <= {f.name for f in files}
+    assert len([f for f in files if f.name.startswith(tuple(f"golden_{m}" for m in model))]) >= 5
     rewrites = _sample_rewrites()
     assert {"matmul_naive__smem_tiling", "matvec_rows__warp_rows", "reduce_energy__warp_reduce_atomics",
             "matmul_naive__register_accumulation", "colsum_strided__warp_rows16", "transpose_naive__smem_transpose",

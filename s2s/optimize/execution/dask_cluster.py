@@ -195,6 +195,28 @@ class DaskExecutor(Executor):
                 self.cluster.close()
 
 
+def _refused(spec: str) -> ConnectionRefusedError | None:
+    """The refusal of a scheduler address where nothing listens: known at once, where the client would retry it for
+    its whole 30 s timeout. Anything else (no answer, a name not resolved) is left to the client."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        url = urlsplit(spec)
+        host, port = url.hostname, url.port
+    except ValueError:
+        return None
+    if not host or port is None:
+        return None
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except ConnectionRefusedError as exc:
+        return exc
+    except OSError:
+        return None
+    return None
+
+
 CONNECT_TIMEOUT_S = 30.0
 
 
@@ -207,6 +229,10 @@ def connect(spec: str, timeout_s: float | None = None) -> Any:
     from distributed import Client
 
     limit = CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
+    hint = "start one with `dask scheduler`, and give its address as tcp://HOST:PORT"
+    refused = _refused(spec)  # nothing listens: known at once, where the client would retry for its whole timeout
+    if refused is not None:
+        raise UserError(f"cannot reach the Dask scheduler at {spec}: {refused}", hint=hint) from None
     box: dict[str, Any] = {}
 
     def attempt() -> None:
@@ -218,7 +244,6 @@ def connect(spec: str, timeout_s: float | None = None) -> Any:
     t = threading.Thread(target=attempt, name="s2s-dask-connect", daemon=True)  # left behind if it never returns
     t.start()
     t.join(limit + 5)
-    hint = "start one with `dask scheduler`, and give its address as tcp://HOST:PORT"
     if t.is_alive():
         raise UserError(f"the Dask scheduler at {spec} did not answer within {limit:g} s", hint=hint)
     exc = box.get("error")
