@@ -42,6 +42,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "bench" / "apps"))
+from auto_apps import gpu_name  # noqa: E402
 from geomean import geomean  # noqa: E402
 from layout import load, select  # noqa: E402
 from split import label as label_of  # noqa: E402
@@ -313,14 +314,6 @@ def write_summary(into: Path, apps: list[dict[str, Any]], meta: dict[str, Any]) 
     return summary
 
 
-def _device() -> str:
-    try:
-        return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True,
-                              timeout=30).stdout.strip().splitlines()[0]
-    except (OSError, IndexError, subprocess.SubprocessError):
-        return "no GPU"
-
-
 def run(args: argparse.Namespace) -> int:
     t_begin = time.monotonic()
     until = t_begin + args.deadline
@@ -353,7 +346,7 @@ def run(args: argparse.Namespace) -> int:
     procs: dict[str, subprocess.Popen[bytes]] = {}
     results: list[dict[str, Any]] = []
     lock = threading.Lock()
-    meta = {"date": datetime.date.today().isoformat(), "commit": os.environ.get("S2S_COMMIT", "unknown"), "device": _device(),
+    meta = {"date": datetime.date.today().isoformat(), "commit": os.environ.get("S2S_COMMIT", "unknown"), "device": gpu_name(),
             "settings": f"s2s auto --top {args.top} --max-evals {args.max_evals} --runs {args.runs}"
                         + (f" --time-budget {args.time_budget:g}" if args.time_budget else "")
                         + f", {args.parallel} applications at a time on {args.gpus} GPU(s), at most {args.per_app:g} s an application, "

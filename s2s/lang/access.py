@@ -6,7 +6,7 @@ import re
 from tree_sitter import Node
 
 from .macros import Macro, expand_macro_calls
-from .parsing import parse, text
+from .parsing import descendants, parse, text
 
 _ATOMIC = re.compile(r"^(atomic\w*|atom_\w*|__atomic\w*)$")
 
@@ -45,7 +45,7 @@ def param_access(kernel_text: str, dialect: str, pointer_params: list[str],
     access: dict[str, set[str]] = {p: set() for p in pointer_params}
     if body is None:
         return access
-    idents = [n for n in _walk(body) if n.type == "identifier" and not _declares(n)]
+    idents = [n for n in descendants(body, named=True) if n.type == "identifier" and not _declares(n)]
     alias: dict[str, set[str]] = {p: {p} for p in pointer_params}  # local -> the parameters it may point into
     elements: set[str] = set()  # references bound to an element: `float &r = out[i];`
     for _ in range(6):  # aliases of aliases, to a fixed point
@@ -73,14 +73,6 @@ def param_access(kernel_text: str, dialect: str, pointer_params: list[str],
 _COMPARE = {"==", "!=", "<", ">", "<=", ">=", "&&", "||"}
 _CAST_CALL = re.compile(r"^(?:reinterpret_cast|static_cast|const_cast)\s*<", re.S)
 
-
-def _walk(node: Node) -> list[Node]:
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(n.named_children)
-    return out
 
 
 def _same(a: Node | None, b: Node | None) -> bool:

@@ -118,13 +118,14 @@ def nesting(node: Node, limit: int = MAX_NESTING) -> int:
     return deepest
 
 
-def descendants(node: Node) -> list[Node]:
-    """`node` and every node under it, in no particular order (for counting and collecting)."""
+def descendants(node: Node, named: bool = False) -> list[Node]:
+    """`node` and every node under it (`named`: the named ones), in no particular order (for counting and collecting);
+    an explicit stack, so that a kernel nested 100,000 blocks deep is input, not a RecursionError."""
     out, stack = [], [node]
     while stack:
         n = stack.pop()
         out.append(n)
-        stack.extend(n.children)
+        stack.extend(n.named_children if named else n.children)
     return out
 
 

@@ -17,7 +17,7 @@ from tree_sitter import Node
 
 from .affine import Poly, poly_of
 from .kernel_model import ArrayAccess, Guard, KernelModel
-from .parsing import parse, src
+from .parsing import descendants, parse, src
 
 AXES3 = ("z", "y", "x")
 _WINDOW_TRIP = 16
@@ -153,7 +153,7 @@ def analyse(source: bytes, dialect: str, model: KernelModel, fn_body: tuple[int,
 def _structure(body: Node, data: bytes) -> str:
     top = [c for c in body.named_children if c.type != "comment"]
     tops = {(c.start_byte, c.end_byte) for c in top}
-    for n in _walk(body):
+    for n in descendants(body, named=True):
         if n.type in _NOT_ALLOWED:
             return f"the kernel has a {n.type.replace('_statement', '').replace('_', ' ')}"
         if n.type == "return_statement":
@@ -168,7 +168,7 @@ def _structure(body: Node, data: bytes) -> str:
 
 def _assigned_names(body: Node, data: bytes) -> set[str]:
     out = set()
-    for n in _walk(body):
+    for n in descendants(body, named=True):
         target = n.child_by_field_name("left" if n.type == "assignment_expression" else "argument") \
             if n.type in {"assignment_expression", "update_expression"} else None
         if target is not None and target.type == "identifier":
@@ -181,14 +181,6 @@ def _in_condition(n: Node) -> bool:
         n = n.parent
     return n.type == "condition_clause"
 
-
-def _walk(node: Node) -> list[Node]:
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(n.named_children)
-    return out
 
 
 def _array(name: str, reads: list[ArrayAccess], model: KernelModel, vars_: dict[str, str], windows: set[int],
@@ -339,7 +331,7 @@ def _exits(body: Node, model: KernelModel, vars_: dict[str, str], offsets: dict[
     highs: dict[str, list[Poly]] = {v: [] for v in vars_.values()}
     guards, blocks = [], []
     for c in body.named_children:
-        if c.type != "if_statement" or not any(n.type == "return_statement" for n in _walk(c)):
+        if c.type != "if_statement" or not any(n.type == "return_statement" for n in descendants(c, named=True)):
             continue
         cons, cond = c.child_by_field_name("consequence"), c.child_by_field_name("condition")
         last = cons.named_children[-1] if cons is not None and cons.type == "compound_statement" and cons.named_children else cons
