@@ -213,6 +213,15 @@ def _app_failure(rc: int, tail: list[str]) -> str:
     return "tool-error"
 
 
+def _no_win_unless_ran(status: str, kernels: list[dict[str, Any]]) -> None:
+    """A winner the application never ran with (its auto run was stopped or failed) is no win: 1.00x, the app's outcome."""
+    if status == "ok":
+        return
+    for k in kernels:
+        if k["outcome"] == "win":
+            k.update(outcome=status if status in OUTCOMES else "tool-error", speedup=1.0)
+
+
 def summarize_app(app: dict[str, Any], rc: int, seconds: float, report: dict[str, Any], tail: list[str]) -> dict[str, Any]:
     gpu = report.get("gpu") or {}
     before = gpu.get("ms_before")
@@ -229,10 +238,7 @@ def summarize_app(app: dict[str, Any], rc: int, seconds: float, report: dict[str
                         "status": str(row.get("status", ""))[:400], "refusals": row.get("refusals") or {}})
     status = "ok" if rc in (0, 1) and report.get("stages", {}).get("total") is not None else (
         "timeout" if rc == 124 else _app_failure(rc, tail))
-    if status != "ok":  # a winner the application never ran with (the run was stopped or failed) is no win
-        for k in kernels:
-            if k["outcome"] == "win":
-                k.update(outcome=status if status in OUTCOMES else "tool-error", speedup=1.0)
+    _no_win_unless_ran(status, kernels)
     if not kernels:  # nothing was chosen: the application still counts once, at 1.00x, with what stopped it
         kernels.append({"kernel": "(none profiled)", "gpu_ms": 0.0, "speedup": 1.0, "outcome": status if status in OUTCOMES
                         else "tool-error", "status": " | ".join(tail)[-400:], "refusals": {}})
@@ -403,10 +409,7 @@ def merge(parts: list[Path], into: Path) -> int:
         for a in s["apps"]:
             a.setdefault("run", p.name)
             a["commit_s2s"] = s.get("commit")
-            if a["status"] != "ok":  # the rule summarize_app applies now, for parts summarized before it did
-                for k in a["kernels"]:
-                    if k["outcome"] == "win":
-                        k.update(outcome=a["status"] if a["status"] in OUTCOMES else "tool-error", speedup=1.0)
+            _no_win_unless_ran(a["status"], a["kernels"])  # parts summarized before the rule was applied
             apps[a["name"]] = a  # a later part's result for the same application replaces the earlier
     meta["settings"] = "; ".join(settings)
     meta["parts"] = [str(p) for p in parts]

@@ -284,13 +284,18 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
         mep_dir = work / f"mep-{spec.rsplit(':', 1)[-1].replace('::', '_')}"
         row["mep"] = str(mep_dir)
         log(f"capturing {k.kernel} at its launch {row['launch']} of {k.launches}")
-        try:
+
+        def capture_at(launch: int, name: str = k.kernel, spec: str = spec, mep: Path = mep_dir) -> Any:
+            """One instrumented build and run recording `launch` of the kernel into its MEP; timed as an app run."""
             t0 = time.monotonic()
             with stage("capture"):
-                got = capture(root, spec, build_cmd, run_cmd, launch=row["launch"], output=str(mep_dir), timeout=timeout,
+                got = capture(root, spec, build_cmd, run_cmd, launch=launch, output=str(mep), timeout=timeout,
                               overrides=overrides)
-            result.app_runs.append({"purpose": "capture", "what": f"instrumented build and run ({k.kernel})",
+            result.app_runs.append({"purpose": "capture", "what": f"instrumented build and run ({name}, launch {launch})",
                                     "seconds": round(time.monotonic() - t0, 3)})
+            return got
+        try:
+            got = capture_at(row["launch"])
         except UserError as err:
             row["status"] = f"capture failed: {err.one_line()}"
             continue
@@ -310,12 +315,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
                 # the steady-state launch found its outputs already holding what it writes (the application ran it on
                 # the same data before: a benchmark's repetitions, an idempotent update): its first launch writes them
                 log(f"{k.kernel}'s launch {row['launch']} writes nothing new on its captured data; capturing its first launch")
-                t0 = time.monotonic()
-                with stage("capture"):
-                    got = capture(root, spec, build_cmd, run_cmd, launch=1, output=str(mep_dir), timeout=timeout,
-                                  overrides=overrides)
-                result.app_runs.append({"purpose": "capture", "what": f"instrumented build and run ({k.kernel}, launch 1)",
-                                        "seconds": round(time.monotonic() - t0, 3)})
+                got = capture_at(1)
                 row["notes"] = got.notes + [f"launch {row['launch']} wrote nothing new on its captured data; launch 1 captured"]
                 row["launch"] = 1
                 outcome = optimize_kernel()

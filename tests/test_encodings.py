@@ -2,7 +2,6 @@
 are scanned, extracted, instrumented and reintegrated, and every byte outside an edit stays as it was."""
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLES, needs_nvcc, run_cli
+from safety_util import fingerprint
 
 from s2s.base.encoding import LATIN1, UTF8, decode, encode, encoding_of, recode
 from s2s.extract.extract import extract, write_extraction
@@ -161,12 +161,6 @@ def _latin1_solver(dest: Path) -> Path:
     return dest
 
 
-def _tree_hash(root: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(root.rglob("*")):
-        if p.is_file():
-            h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
 
 
 @pytest.mark.slow
@@ -175,13 +169,13 @@ def test_auto_on_a_latin1_opencl_app_on_pocl(tmp_path: Path) -> None:
     if shutil.which("make") is None or shutil.which("gcc") is None:
         pytest.skip("make and gcc needed")
     tree = _latin1_solver(tmp_path / "ocl_solver")
-    before = _tree_hash(tree)
+    before = fingerprint(tree)
     original = (tree / "kernels" / "linalg.cl").read_bytes()
     work, diff = tmp_path / "work", tmp_path / "auto.diff"
     proc = run_cli("auto", str(tree), "--build-cmd", "make", "--run-cmd", "./ocl_solver -k kernels", "--kernels", "matmul",
                    "--max-evals", "3", "--rounds", "1", "--runs", "2", "--work", str(work), "--diff", str(diff))
     assert "Traceback" not in proc.stderr, proc.stderr
-    assert _tree_hash(tree) == before, "auto changed the user's tree"
+    assert fingerprint(tree) == before, "auto changed the user's tree"
     report = json.loads((work / "auto-report.json").read_text())
     assert {k["kernel"] for k in report["profile"]} == {"matvec", "matmul", "jacobi2d", "residual_norm"}
     (row,) = report["kernels"]

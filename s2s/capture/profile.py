@@ -174,8 +174,13 @@ def read_launches(path: Path) -> list[Launch]:
 
 
 def read_profile(path: Path) -> dict[str, KernelTimes]:
+    return kernel_times(read_launches(path))
+
+
+def kernel_times(launches: list[Launch]) -> dict[str, KernelTimes]:
+    """The launches grouped by kernel: each kernel's sites and (ordinal, ms) per launch."""
     out: dict[str, KernelTimes] = {}
-    for la in read_launches(path):
+    for la in launches:
         kt = out.setdefault(la.kernel, KernelTimes(la.kernel))
         if la.site not in kt.sites:
             kt.sites.append(la.site)
@@ -212,7 +217,7 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
         _run(run_cmd, root, env, timeout, log, "run")
     t2 = time.monotonic()
     order = read_launches(out)
-    kernels = sorted(read_profile(out).values(), key=lambda k: -k.total_ms)
+    kernels = sorted(kernel_times(order).values(), key=lambda k: -k.total_ms)
     if not kernels:
         raise UserError(f"auto: the run command {run_cmd!r} launched none of the {len(sites)} timed launch sites",
                         file=str(log), hint="check that the run command runs the GPU part of the application")

@@ -5,6 +5,7 @@ proposals go through the same gate, and the caller decides what to do with a ref
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -181,3 +182,10 @@ class Refused:
     """A pass that does not apply, or would not be safe here, says why."""
 
     reason: str
+
+
+def indent_of(source: bytes, at: int) -> str:
+    """The blanks that open the line holding byte `at` (new lines inserted there line up with it)."""
+    line_start = source.rfind(b"\n", 0, at) + 1
+    m = re.match(rb"[ \t]*", source[line_start:at])
+    return m.group(0).decode() if m else ""

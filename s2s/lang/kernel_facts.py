@@ -419,3 +419,12 @@ def _star_end(node: Node) -> int:
             end = star.end_byte
         cur = cur.child_by_field_name("declarator")
     return end
+
+
+def fresh(facts: KernelFacts, source: bytes, want: str) -> str:
+    """`want`, or `want` with a numeric suffix, so that it names nothing in the kernel."""
+    taken = idents(source[facts.start : facts.end].decode("utf-8", "replace"))
+    name, n = want, 1
+    while name in taken:
+        name, n = f"{want}{n}", n + 1
+    return name

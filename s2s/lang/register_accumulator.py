@@ -12,8 +12,8 @@ import re
 
 from tree_sitter import Node
 
-from .edits import Edit
-from .kernel_facts import Accumulation, KernelFacts, idents
+from .edits import Edit, indent_of
+from .kernel_facts import Accumulation, KernelFacts, fresh
 from .parsing import parse, src
 
 _LEAVES = re.compile(r"\b(return|goto|__syncthreads|__syncwarp|barrier|work_group_barrier|__threadfence\w*|mem_fence|atomic\w*|atom_\w+)\b")
@@ -62,8 +62,8 @@ def _one(source: bytes, facts: KernelFacts, acc: Accumulation) -> tuple[tuple[Ed
     prev = _before(node)
     if prev is not None and prev.type == "preproc_call":  # keep `#pragma unroll` next to its loop
         start, prev = prev.start_byte, _before(prev)
-    name = _fresh(facts, source, "acc")
-    pad = _indent(source, start)
+    name = fresh(facts, source, "acc")
+    pad = indent_of(source, start)
     ref = f"{acc.array}[{acc.index}]"
     first = _first_value(source, prev, acc)
     if first is not None:
@@ -103,15 +103,3 @@ def _node(source: bytes, facts: KernelFacts, start: int, end: int, kind: str) ->
     return node
 
 
-def _indent(source: bytes, at: int) -> str:
-    line_start = source.rfind(b"\n", 0, at) + 1
-    m = re.match(rb"[ \t]*", source[line_start:at])
-    return m.group(0).decode() if m else ""
-
-
-def _fresh(facts: KernelFacts, source: bytes, want: str) -> str:
-    taken = idents(source[facts.start : facts.end].decode("utf-8", "replace"))
-    name, n = want, 1
-    while name in taken:
-        name, n = f"{want}{n}", n + 1
-    return name

@@ -1,13 +1,14 @@
 """Tree helpers shared by the passes: re-parse the kernel file and find nodes by the byte ranges in the facts."""
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 
 from tree_sitter import Node
 
 from s2s.lang.edits import Edit
-from s2s.lang.kernel_facts import KernelFacts, idents
+from s2s.lang.edits import indent_of as indent_of  # the passes take it from here
+from s2s.lang.kernel_facts import KernelFacts
+from s2s.lang.kernel_facts import fresh as fresh  # the passes take it from here
 from s2s.lang.parsing import parse, src
 
 
@@ -30,21 +31,6 @@ def node_at(source: bytes, facts: KernelFacts, start: int, end: int, kind: str) 
 def statements(block: Node) -> list[Node]:
     """The statements of a compound statement (comments left out)."""
     return [c for c in block.named_children if c.type != "comment"]
-
-
-def indent_of(source: bytes, at: int) -> str:
-    line_start = source.rfind(b"\n", 0, at) + 1
-    m = re.match(rb"[ \t]*", source[line_start:at])
-    return m.group(0).decode() if m else ""
-
-
-def fresh(facts: KernelFacts, source: bytes, want: str) -> str:
-    """`want`, or `want` with a numeric suffix, so that it names nothing in the kernel."""
-    taken = idents(source[facts.start : facts.end].decode("utf-8", "replace"))
-    name, n = want, 1
-    while name in taken:
-        name, n = f"{want}{n}", n + 1
-    return name
 
 
 def text(source: bytes, node: Node | None) -> str:
