@@ -301,3 +301,39 @@ def test_fidelity_compares_the_solved_template_args(tmp_path: Path) -> None:
     row = next(r for r in compare(m, got.manifest, FIXTURE)["values"] if r["value"] == "template_args")
     assert row["captured"] == "float" and row["static"] in (FILL_IN, "float")
     assert row["verdict"] == ("equal" if row["static"] == "float" else "FILL-IN")
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_template_arguments_a_template_host_function_names_are_recorded_from_its_instance(tmp_path: Path) -> None:
+    """`topk<T, K, WIDE><<<g, b>>>(out, in, n)` inside `template <typename T, int K, bool WIDE> void run(...)`: the text
+    names `T, K, WIDE`, which only the instance knows (float, 4, true); K names no kernel parameter's type, so the
+    argument types cannot solve it. Before: template_args FILL-IN "K: not deduced from the launch's arguments". The
+    runtime records each named argument as the host compiler names it (a type, a value) on the record's `targs` line."""
+    from s2s.capture.collect import with_deduced_template_args
+
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "k.cu").write_text(
+        "#include <cuda_runtime.h>\n"
+        "template <typename T, int K, bool WIDE>\n__global__ void topk(T* out, const T* in, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  T s = 0;\n"
+        "  for (int k = 0; k < K; ++k) s += in[(i + k) % n];\n  if (i < n) out[i] = WIDE ? s : s / K;\n}\n"
+        "template <typename T, int K, bool WIDE> void run(T* o, const T* i, int n) {\n"
+        "  topk<T, K, WIDE><<<(n + 63) / 64, 64>>>(o, i, n);\n}\n"
+        "int main() {\n  float* f = nullptr;\n  cudaMalloc(&f, 256 * sizeof(float));\n"
+        "  run<float, 4, true>(f, f, 256);\n  return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;\n}\n")
+    (app / "Makefile").write_text("app: k.cu\n\tnvcc -arch=sm_90 -o app k.cu\n")
+    mep, m, ex = make_mep(str(app), "topk", str(tmp_path / "mep"))
+    ins = instrument(app, tmp_path / "work", m, list(ex.launches))
+    proc = subprocess.run(["make"], cwd=ins.root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    dump = tmp_path / "dump"
+    subprocess.run([str(ins.root / "app")], cwd=ins.root, capture_output=True, text=True, timeout=60,
+                   env={"S2S_CAPTURE_DIR": str(dump), "PATH": "/usr/bin:/bin"})
+    rec = read_record(dump / "launch1" / "record.txt")
+    assert rec.targs == ["float", "4", "true"]
+    m = type(m)(**{**m.__dict__, "template_args": FILL_IN})  # as extraction leaves `T, K, WIDE` of a template host function
+    solved, why = with_deduced_template_args(m, mep, rec)
+    assert solved.template_args == "float, 4, true", why
+    assert [p.elem for p in solved.params] == ["float", "float", "int"]

@@ -169,12 +169,14 @@ def _capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, lau
         _run(run_cmd, ins.root, env, timeout, log, "run")
         if held is not None:
             got = attach(dump, out, held, want=want, run_cmd=run_cmd, build_cmd=build_cmd)
-            write_mep_files(out, got.manifest, readme=False)
+            if not got.manifest.unfilled():  # with FILL-IN values left (a template argument not deduced), as extract:
+                write_mep_files(out, got.manifest, readme=False)  # `s2s run` writes the harness once they are filled
             shutil.move(str(log), out / "capture.log")
         else:
             got = collect(dump, staged, manifest, want=want, run_cmd=run_cmd, build_cmd=build_cmd)
             save(got.manifest, staged)
-            write_mep_files(staged, got.manifest, readme=False)
+            if not got.manifest.unfilled():
+                write_mep_files(staged, got.manifest, readme=False)
             shutil.move(str(log), staged / "capture.log")
             if (out / "capture").is_dir():
                 shutil.rmtree(out / "capture")

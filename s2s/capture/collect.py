@@ -47,6 +47,7 @@ class Record:
     exceeded: tuple[int, int] | None = None
     sptrs: list[list[str]] = field(default_factory=list)  # device pointers inside struct arguments (structs.py)
     argtypes: list[str] | None = None  # the kernel instance's parameter types, or those deduced from the arguments
+    targs: list[str] | None = None  # the template arguments the launch names (`k<T, N>`), as the instance knows them
     done: bool = False
     dir: Path = Path()
 
@@ -72,6 +73,8 @@ def read_record(path: Path) -> Record:
             rec.done = True
         elif key == "argtypes":
             rec.argtypes = line[len("argtypes "):].strip().split("|") if len(words) > 1 else []
+        elif key == "targs":
+            rec.targs = line[len("targs "):].strip().split("|") if len(words) > 1 else []
         else:
             rec.fields[key] = words[1:]
     return rec
@@ -461,18 +464,31 @@ def with_deduced_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Man
         return m, ""
     decls = declared_template(mep / m.kernel_file, m.kernel_file, m.kernel) or ()
     given = "" if m.template_args == FILL_IN else m.template_args  # `k<256><<<g, b>>>(x, n)`: 256 given, T deduced
+    # the arguments the launch names, as the instance that ran names them (`k<scalar_t, TOPK>` in a template host
+    # function: `float, 4`), over what extraction read from the text
+    named = ", ".join(t.strip() for t in rec.targs) if rec.targs and all(t.strip() not in ("", "?") for t in rec.targs) else ""
+    required = len([d for d in decls if "=" not in d])
     if decls and rec.argtypes:  # the instance that ran, from its recorded types, over what extraction read statically
-        try:
-            ran = solve(decls, [p.type for p in m.params], rec.argtypes, "")
-        except Unsolvable:
-            ran = ""
+        ran = ""
+        for prefix in ([named] if named else []) + [""]:
+            try:
+                ran = solve(decls, [p.type for p in m.params], rec.argtypes, prefix)
+                break
+            except Unsolvable:
+                continue
         if ran:
             params = [replace(p, elem=_deduced_elem(p.type, p.elem, decls, ran)) for p in m.params]
             said = "" if not given else ", as extraction had read" if given == ran else f"; extraction had read {given!r}"
+            by = f"the launch's template arguments {named!r} and " if named else ""
             return replace(m, template_args=ran, params=params), (
-                f"template_args = {ran!r}: deduced from the argument types of launch {rec.ordinal} "
+                f"template_args = {ran!r}: deduced from {by}the argument types of launch {rec.ordinal} "
                 f"({', '.join(rec.argtypes)}) against the parameters ({', '.join(p.type for p in m.params)}){said}")
-    if not decls or len(split_args(given)) >= len([d for d in decls if "=" not in d]):
+    if decls and named and len(split_args(named)) >= required:  # every argument named at the launch
+        params = [replace(p, elem=_deduced_elem(p.type, p.elem, decls, named)) for p in m.params]
+        return replace(m, template_args=named, params=params), (
+            f"template_args = {named!r}: the template arguments launch {rec.ordinal} names, as its instance names them")
+    given = named or given
+    if not decls or len(split_args(given)) >= required:
         return m, ""
     if rec.argtypes is None:
         why = (f"template_args: FILL-IN: launch {rec.ordinal} recorded no argument types to deduce the kernel template's "

@@ -158,6 +158,7 @@ def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str
             else:
                 before = (f"s2s_capture::before({ref}, {where}, dim3({site.grid}), dim3({site.block}), (size_t)({shmem}), "
                           f"(cudaStream_t)({stream}){args});")
+            before = _explicit_targs(kernel) + before
             after = f"s2s_capture::after({where});"
         parent = stmt.parent.type if stmt.parent is not None else "translation_unit"
         braces = parent not in _STATEMENT_PARENTS and not parent.startswith("preproc_")
@@ -176,6 +177,19 @@ def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str
     for start, end, text in sorted(edits, key=lambda e: (-e[0], -e[1])):
         data = data[:start] + text + data[end:]
     return data
+
+
+def _explicit_targs(kernel: str) -> str:
+    """For a launch that names template arguments (`k<scalar_t, TOPK>`, inside a template host function where only
+    the instance knows them): a statement that lets the runtime record each as the host compiler names it (a type,
+    a value), on the record's `targs` line; "" for a launch that names none."""
+    if "<" not in kernel:
+        return ""
+    given = [a.strip() for a in split_args(kernel.partition("<")[2].rpartition(">")[0]) if a.strip()]
+    if not given:
+        return ""
+    parts = ", ".join('std::string("?")' if "..." in a else f"s2s_capture::targ<{a}>()" for a in given)
+    return f"s2s_capture::explicit_targs() = +[]() -> std::string {{ return s2s_capture::join_targs({{{parts}}}); }}; "
 
 
 def _with_include(data: bytes, header: Path, first_site: int, after_last: bool = False) -> bytes:
