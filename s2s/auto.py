@@ -215,6 +215,17 @@ class _Stages:
         return timed()
 
 
+AUTO_MAX_BYTES = 8 << 30
+
+
+def capture_limit(work: Path) -> int:
+    """How much buffer data (before and after) one captured launch may hold in `auto`: 8 GiB (real applications' hot
+    launches often touch 2-8 GiB: `s2s capture`'s 2 GiB default refused them), or a quarter of the free space where
+    the work directory is when that is less (the MEP holds the data; its candidates share them)."""
+    free = shutil.disk_usage(work).free
+    return max(1 << 20, min(AUTO_MAX_BYTES, free // 4))
+
+
 def _profile_runs(purpose: str, prof: Any) -> list[dict[str, Any]]:
     return [{"purpose": purpose, "what": "instrumented build", "seconds": round(prof.build_s, 3)},
             {"purpose": purpose, "what": "instrumented run", "seconds": round(prof.run_s, 3)}]
@@ -223,7 +234,7 @@ def _profile_runs(purpose: str, prof: Any) -> list[dict[str, Any]]:
 def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Path, diff_path: Path, options: Options,
                  kernels: list[str] | None = None, overrides: dict[str, str] | None = None, check_cmd: str | None = None,
                  runs: int = 3, output_rtol: float = 1e-5, log: Callable[[str], None] = print,
-                 min_speedup: float = 1.05, timeout: float = 1800.0) -> AppAutoResult:
+                 min_speedup: float = 1.05, timeout: float = 1800.0, max_bytes: int | None = None) -> AppAutoResult:
     """Capture first: profile the application in one instrumented run, capture a steady-state launch of each top
     kernel, optimize it on that data, reintegrate the winners into a copy, rebuild and rerun the application
     before and after, and measure the reintegrated application's GPU time in a second instrumented run. The user's
@@ -243,6 +254,8 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
     if work == root or root in work.parents:
         raise UserError("--work is inside the application's tree, which auto never writes", file=str(work))
     t_start = time.monotonic()
+    work.mkdir(parents=True, exist_ok=True)
+    max_bytes = capture_limit(work) if max_bytes is None else max_bytes
     result = AppAutoResult()
     stage = _Stages(result.stages)
     with stage("scan"):
@@ -290,7 +303,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
             t0 = time.monotonic()
             with stage("capture"):
                 got = capture(root, spec, build_cmd, run_cmd, launch=launch, output=str(mep), timeout=timeout,
-                              overrides=overrides)
+                              overrides=overrides, max_bytes=max_bytes)
             result.app_runs.append({"purpose": "capture", "what": f"instrumented build and run ({name}, launch {launch})",
                                     "seconds": round(time.monotonic() - t0, 3)})
             return got

@@ -248,10 +248,14 @@ def test_auto_capture_first_end_to_end_on_pocl(solver: Path, tmp_path: Path) -> 
         assert proc.returncode == 1 and diff.read_text() == "" and report["app"]["remeasured"] is False
         assert "not re-measured: nothing was reintegrated" in report["app"]["why"] and "not re-measured" in proc.stdout
         assert report["gpu"]["ms_after"] == report["gpu"]["ms_before"]
-    # a second auto on the same --work runs again (it ended in a FileExistsError traceback)
+    # a second auto on the same --work runs again (it ended in a FileExistsError traceback); --max-bytes reaches the
+    # capture (auto's default is 8 GiB or a quarter of the free space: real hot launches touch 2-8 GiB)
     again = run_cli("auto", str(solver), "--build-cmd", "make", "--run-cmd", "./ocl_solver -k kernels", "--kernels", "matmul",
-                    "--max-evals", "1", "--rounds", "1", "--runs", "2", "--work", str(work), "--diff", str(diff))
+                    "--max-evals", "1", "--rounds", "1", "--runs", "2", "--work", str(work), "--diff", str(diff),
+                    "--max-bytes", "1K")
     assert "Traceback" not in again.stderr and again.returncode in (0, 1), again.stderr[-2000:]
+    (row,) = json.loads((work / "auto-report.json").read_text())["kernels"]
+    assert "over the limit of 1024 bytes" in row["status"], row["status"]
     assert tree_hash(solver) == before
 
 
@@ -265,6 +269,9 @@ def test_auto_capture_first_bad_input_is_one_line(solver: Path, tmp_path: Path) 
     inside = run_cli("auto", str(solver), "--build-cmd", "make", "--run-cmd", "true", "--work", str(solver / "w"))
     assert inside.returncode == 2 and "--work is inside the application's tree" in inside.stderr
     assert not (solver / "w").exists()
+    limit = run_cli("auto", str(solver), "--build-cmd", "make", "--run-cmd", "true", "--max-bytes", "lots",
+                    "--work", str(tmp_path / "w3"))
+    assert limit.returncode == 2 and "--max-bytes 'lots'" in limit.stderr and "Traceback" not in limit.stderr
     lone = run_cli("auto", str(solver), "--check-cmd", "true", "--work", str(tmp_path / "w2"))  # it was silently ignored
     assert lone.returncode == 2 and "--check-cmd judges the application's output" in lone.stderr and not (tmp_path / "w2").exists()
 

@@ -55,6 +55,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     a.add_argument("--output-rtol", type=at_least_zero, default=1e-5,
                    help="without --check-cmd: relative tolerance on the numbers the application prints (default 1e-5)")
     a.add_argument("--cmd-timeout", type=positive, default=1800.0, help="seconds before a build or run command is killed")
+    a.add_argument("--max-bytes", default="auto",
+                   help="largest amount of buffer data one captured launch may hold, before and after (default auto: "
+                        "8G, or a quarter of the free space where --work is when that is less)")
     _optimize_options(a)
 
 
@@ -261,6 +264,7 @@ def _auto(args: argparse.Namespace, console: Console) -> int:
 def _auto_app(args: argparse.Namespace, console: Console, overrides: dict[str, str]) -> int:
     """`s2s auto TREE --build-cmd B --run-cmd R`: capture first (s2s.auto.run_auto_app)."""
     from s2s.auto import run_auto_app
+    from s2s.capture import parse_bytes
 
     if args.runs < 1:
         from s2s.base.errors import UserError
@@ -270,7 +274,8 @@ def _auto_app(args: argparse.Namespace, console: Console, overrides: dict[str, s
                           diff_path=Path(args.diff), options=options_from(args),
                           kernels=args.kernels.split(",") if args.kernels else None, overrides=overrides,
                           check_cmd=args.check_cmd, runs=args.runs, output_rtol=args.output_rtol,
-                          log=lambda s: console.print(s, highlight=False, markup=False), timeout=args.cmd_timeout)
+                          log=lambda s: console.print(s, highlight=False, markup=False), timeout=args.cmd_timeout,
+                          max_bytes=None if args.max_bytes == "auto" else parse_bytes(args.max_bytes))
     prof = Table(title=f"measured profile ({result.profile_how})")
     for col in ("kernel", "launches", "GPU ms", "captured launch"):
         prof.add_column(col)
