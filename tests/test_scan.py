@@ -188,3 +188,18 @@ def test_overloads_in_one_file_are_told_apart_by_line(tmp_path: Path) -> None:
         find_kernel(index, "agents.cuh:agent")
     assert "FILE:NAME@LINE" in (err.value.hint or "") and "agents.cuh:agent@1" in (err.value.hint or "")
     assert find_kernel(index, "agents.cuh:agent@2").line == 2 and find_kernel(index, "agent@1").line == 1
+
+
+def test_comments_in_a_launch_are_not_its_arguments(tmp_path: Path) -> None:
+    """`0,  // start` inside a chevron launch's argument list: the comment was taken as an argument, so capture's
+    instrumented call put it on one line with the rest (`..., 0, // start, n);`: the build failed with "expected a )")."""
+    from s2s.capture.instrument import _edit_sites
+
+    (tmp_path / "k.cu").write_text(
+        "__global__ void k(float* x, int start, int n) { int i = threadIdx.x; if (i >= start && i < n) x[i] = 0; }\n"
+        "void run(float* x, int n) {\n  k<<<1, /* threads */ 64>>>(\n      x,\n      0,  // start\n"
+        "      n /* count */);\n}\n")
+    (site,) = scan_tree(tmp_path).launches
+    assert site.args == ("x", "0", "n") and site.block == "64"
+    edited = _edit_sites((tmp_path / "k.cu").read_bytes(), "cuda", [site], "cuda").decode()
+    assert "(size_t)(0), (cudaStream_t)(0), x, 0, n);" in edited

@@ -120,7 +120,7 @@ class FileFacts:
             outer = fn.parent
             plist = outer.child_by_field_name("parameters")
             if plist is not None:
-                template_params = tuple(src(self.data, c) for c in plist.named_children)
+                template_params = tuple(src(self.data, c) for c in plist.named_children if c.type != "comment")
         declarator = _function_declarator(fn)
         name_node = declarator.child_by_field_name("declarator") if declarator else None
         name = text(name_node).strip()
@@ -234,18 +234,18 @@ class FileFacts:
         fn = call.child_by_field_name("function")
         name, targs = _split_template(fn)
         config_node = next(c for c in call.children if c.type == "kernel_call_syntax")
-        config = [src(self.data, c) for c in config_node.named_children]
-        args_node = call.child_by_field_name("arguments")
-        args = [src(self.data, c) for c in args_node.named_children] if args_node else []
+        config = [src(self.data, c) for c in config_node.named_children if c.type != "comment"]
+        args_node = call.child_by_field_name("arguments")  # `0,  // start` : the comment is no argument
+        args = [src(self.data, c) for c in args_node.named_children if c.type != "comment"] if args_node else []
         return self._site(call, name, "chevron", config, args, targs)
 
     def _hip_launch(self, call: Node) -> LaunchSite | None:
         args_node = call.child_by_field_name("arguments")
         if args_node is not None and "HIP_KERNEL_NAME" in src(self.data, args_node):
             return self._hip_kernel_name_launch(call, src(self.data, args_node))
-        if args_node is None or len(args_node.named_children) < 5:
+        items = [c for c in args_node.named_children if c.type != "comment"] if args_node is not None else []
+        if len(items) < 5:
             return None
-        items = args_node.named_children
         kernel_node = items[0]
         if kernel_node.type == "parenthesized_expression" and kernel_node.named_children:
             kernel_node = kernel_node.named_children[0]  # hipLaunchKernelGGL((k<T>), ...)
