@@ -204,6 +204,10 @@ def test_compare_apps_builds_runs_alternately_and_checks(tmp_path: Path) -> None
     assert not bad.unchanged and bad.how.endswith("exited 1: number 1 differs: 1.5 before, 1.7 after")  # what the check said
     with pytest.raises(UserError, match="the build command 'false' failed"):
         compare_apps(a, c, "false", "sh run.sh", log=lambda s: None)
+    # the compiler's own line, not make's last one (it said only "make: Leaving directory ...")
+    failing = "echo 'ptxas fatal   : Unresolved extern function f' >&2; echo \"make: Leaving directory '$PWD'\"; exit 2"
+    with pytest.raises(UserError, match="ptxas fatal   : Unresolved extern function f"):
+        compare_apps(a, c, failing, "sh run.sh", log=lambda s: None)
 
 
 # -- end to end on PoCL -----------------------------------------------------------------------------------------

@@ -45,7 +45,8 @@ def parse_bytes(text: str) -> int:
 def _tail(text: str, n: int = 1) -> str:
     """The first line that reports an error, else the last line."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    errors = [ln for ln in lines if re.search(r"\berror\b", ln, re.I) and "Waiting for unfinished jobs" not in ln
+    errors = [ln for ln in lines if re.search(r"\b(error|fatal)\b|undefined reference", ln, re.I)
+              and "Waiting for unfinished jobs" not in ln
               and not re.match(r"make(\[\d+\])?: \*\*\*", ln)]
     if errors:
         return " | ".join(errors[:n])

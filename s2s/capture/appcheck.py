@@ -157,8 +157,10 @@ def compare_apps(before: Path, after: Path, build_cmd: str, run_cmd: str, *, run
     for where in (before, after):
         b = _run(build_cmd, where, timeout)
         if b.rc != 0:
-            tail = b.stdout.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-            raise UserError(f"auto: the build command {build_cmd!r} failed in {where} (exit {b.rc}): {tail[0]}",
+            from . import _tail
+
+            raise UserError(f"auto: the build command {build_cmd!r} failed in {where} (exit {b.rc}): "
+                            f"{_tail(b.stdout.decode('utf-8', 'replace'), 2)}",
                             file=str(where))
     out = AppComparison()
     if warmup:  # the first run after a build pays one-time costs (an OpenCL kernel compilation, lazy loading): not timed
