@@ -49,6 +49,16 @@ def test_declarations_are_read_from_the_tree() -> None:
     assert declared_types(root, HOST) == {"G": "dim3"}  # a prototype and a struct's field are no variables
 
 
+def test_a_dim3_built_from_array_elements_is_a_variable() -> None:
+    """`dim3 threads(local[0], local[1]);` reads as a prototype with parameters of type `local` and abstract declarators
+    `[0]`: it was taken for a function, so a reintegrated launch wrote `grids.x * threads` (no operator* for dim3; a
+    development application's reintegrated build failed)."""
+    text = b"void f(unsigned n) { unsigned local[2] = {16, 16}; dim3 threads(local[0], local[1]); dim3 p(int k); }"
+    root = parse(text, "cuda").root_node
+    local = declared_types(root.named_children[0], text)
+    assert local["threads"] == "dim3" and "p" not in local
+
+
 def test_a_local_hides_a_file_scope_dim3() -> None:
     root, run, other = _scopes()
     assert not is_dim3("G", run, root, HOST)  # `int G = 3;` in run

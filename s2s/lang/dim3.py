@@ -5,7 +5,8 @@ Declarations are read from the tree, not the text: `dim3 g((n + 15) / 16, m / 16
 declarator, whatever its initializer holds), a comment between the type and a name or after a declarator is a comment,
 a `dim3` in a comment or in a struct's fields declares nothing in the function, and a file-scope `dim3 grid(64, 64);`
 counts where no local or parameter of the function hides it. tree-sitter reads `dim3 grid(n);` (names as arguments) as
-a function declaration: one whose parameters have no names is a construction; `dim3 f(int n);` is a prototype.
+a function declaration: one whose parameters have no names is a construction (`dim3 b(l[0], l[1]);` too: parameters
+of type `l` with abstract declarators `[0]`); `dim3 f(int n);` is a prototype.
 """
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def _declared(decl: Node, data: bytes, ctype: str) -> tuple[str, str] | None:
         if node.type == "function_declarator":  # `dim3 grid(n);` is a construction, `dim3 f(int n);` a prototype
             params = node.child_by_field_name("parameters")
             plist = [p for p in params.named_children if p.type != "comment"] if params is not None else []
-            if not plist or any(p.child_by_field_name("declarator") is not None or p.type != "parameter_declaration"
+            if not plist or any(_names_a_parameter(p.child_by_field_name("declarator")) or p.type != "parameter_declaration"
                                 for p in plist):
                 return None
         elif node.type == "pointer_declarator":
@@ -66,6 +67,18 @@ def _declared(decl: Node, data: bytes, ctype: str) -> tuple[str, str] | None:
         inner = node.child_by_field_name("declarator")  # `&` and `(...)` declarators hold theirs unnamed
         node = inner if inner is not None or not node.named_children else node.named_children[-1]
     return None
+
+
+def _names_a_parameter(decl: Node | None) -> bool:
+    """Whether a parameter's declarator names it (`int n`, `float* p`); `dim3 b(l[0], l[1])` reads as parameters of
+    type `l` with the abstract declarator `[0]`, which name nothing: a construction, not a prototype."""
+    stack = [decl] if decl is not None else []
+    while stack:
+        node = stack.pop()
+        if node.type in {"identifier", "field_identifier"}:
+            return True
+        stack.extend(node.named_children)
+    return False
 
 
 def _is_dim3_call(node: Node | None, data: bytes) -> bool:
