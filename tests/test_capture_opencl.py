@@ -183,3 +183,28 @@ def test_a_time_only_run_times_on_the_captured_data(matvec_mep: Path) -> None:
     assert m.verdict == "ok", m.messages
     assert "timed on the captured input set (launch 1 of the application" in " ".join(m.messages)
     assert "outputs were not checked (--time-only)" in m.messages
+
+
+@pytest.mark.slow
+def test_a_kernel_that_writes_nothing_on_random_inputs_is_judged_on_its_captured_data(tmp_path: Path) -> None:
+    """tests/fixtures/ocl_select writes only where a key carries a marker the application set (a neighbour or cell
+    search writes only where its data say so): on the generated input sets it writes nothing. That stopped the MEP
+    ("the reference writes nothing on input set 1") although the captured set, where it writes, can tell a variant
+    from it; the generated sets are now said, the captured one decides. Without captured data it still stops."""
+    app = tmp_path / "app"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "ocl_select", app)
+    out = tmp_path / "mep"
+    proc = run_cli("capture", str(app), "--kernel", "pick", "--build-cmd", "make", "--run-cmd", "./select", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    rc, res, err = run_json(out)
+    assert rc == 0 and res["verdict"] == "ok", err
+    assert any("reproduces the application's outputs" in msg for msg in res["messages"])
+    assert any("writes nothing on these generated inputs" in msg for msg in res["messages"])
+    from dataclasses import replace
+
+    from s2s.mep.manifest import load, save
+
+    save(replace(load(out), capture={}), out)  # the same MEP without the application's data
+    shutil.rmtree(out / "capture")
+    rc, _res, err = run_json(out)
+    assert rc != 0 and "the reference writes nothing on input set 1" in err + json.dumps(_res)
