@@ -208,3 +208,19 @@ def test_a_kernel_that_writes_nothing_on_random_inputs_is_judged_on_its_captured
     shutil.rmtree(out / "capture")
     rc, _res, err = run_json(out)
     assert rc != 0 and "the reference writes nothing on input set 1" in err + json.dumps(_res)
+
+
+@pytest.mark.slow
+def test_the_bounds_probe_runs_on_the_captured_data(tmp_path: Path) -> None:
+    """tests/fixtures/ocl_cells sums each cell's particles through its [start, end) range (empty cells hold a sentinel):
+    on random starts and ends the kernel reads past its 8 particles, on the application's data it never does. The
+    probe ran on random inputs and stopped the MEP ("params.x.count = 8: the reference reads past the end"); it now
+    runs on the first captured set."""
+    app = tmp_path / "app"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "ocl_cells", app)
+    out = tmp_path / "mep"
+    proc = run_cli("capture", str(app), "--kernel", "cell_sums", "--build-cmd", "make", "--run-cmd", "./cells", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    rc, res, err = run_json(out)
+    assert rc == 0 and res["verdict"] == "ok", err
+    assert any(m.startswith("bounds probe: the reference reads and writes within every buffer") for m in res["messages"])

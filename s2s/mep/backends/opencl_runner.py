@@ -862,13 +862,14 @@ class Run:
             self.scalar_override = {}
 
     # -- bounds ----
-    def probe_bounds(self, seed: int) -> None:
+    def probe_bounds(self, seed: int, captured: Captured | None = None) -> None:
         """A count smaller than what the kernel reads: run the reference on copies of the buffers followed by a
         large region (opencl_types.probe_tail) holding GUARD_BYTE, then GUARD_BYTE2. A reference
         whose results change reads past a buffer; one buffer at a time then names it. Bad input. The device is held
         for the launches and copies only; the comparisons run after it is released. The outcome (self.probe) is a
         property of the reference and mep.toml: the caller records it and passes --no-probe to later runs of the same
-        reference (s2s/mep/probe_record.py)."""
+        reference (s2s/mep/probe_record.py). On the application's first captured set where there is one: a kernel that
+        indexes through its data (cell starts, neighbour lists) reads anywhere on random inputs."""
         cl, np = self.cl, self.np
         real = [b for b in self.bufs if b.base is not None]
         if not real:
@@ -879,7 +880,7 @@ class Run:
             self.probe = {"state": "skipped", "message": msg}
             self.messages.append(msg)
             return
-        self.fill_set(seed)
+        self.fill_set(seed, captured)
 
         def fault(msg: str) -> Failure:
             self.probe = {"state": "fault", "message": msg}
@@ -1120,11 +1121,11 @@ def main(argv: list[str] | None = None) -> int:
             ok = True
             sets = 0
             # each check holds the device (shared with other evaluations' checks) for its runs only
+            caps = run.load_captured() if not args.time_only and cfg.capture else []
             if not args.time_only and not args.no_probe:
-                run.probe_bounds(cfg.seed)
+                run.probe_bounds(cfg.seed, caps[0] if caps else None)
             elif not args.time_only:
                 run.messages.append("bounds probe: not repeated (--no-probe: the caller holds its record)")
-            caps = run.load_captured() if not args.time_only and cfg.capture else []
             for cap in caps:
                 with device_held(False, "checks"):
                     run.reproduce(cap)
