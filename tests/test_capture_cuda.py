@@ -151,3 +151,44 @@ def test_a_kernel_template_launched_with_deduced_arguments_instruments_and_build
     assert "s2s_capture::before_deduced(" in text and "before(&partial_dot" not in text
     proc = _make(ins.root)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+GRAPH = Path(__file__).resolve().parent / "fixtures" / "cuda_graph"
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_profile_and_capture_of_an_application_that_records_a_cuda_graph_build(tmp_path: Path) -> None:
+    """tests/fixtures/cuda_graph launches two kernels directly, then records them into a graph by stream capture. The
+    instrumented copies (profile and capture) build; on the GPU (next test) the recorded launches are left alone."""
+    from s2s.capture.profile import instrument_all
+    from s2s.scan.tree import scan_tree
+
+    root, sites, _notes, backend = instrument_all(GRAPH, tmp_path / "prof", list(scan_tree(GRAPH).launches))
+    assert backend == "cuda" and len(sites) == 4
+    assert _make(root).returncode == 0
+    out, m, ex = make_mep(str(GRAPH), "scale", str(tmp_path / "mep"))
+    ins = instrument(GRAPH, tmp_path / "cap", m, list(ex.launches))
+    proc = _make(ins.root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.gpu
+@needs_gpu
+@needs_nvcc
+def test_an_application_that_records_a_cuda_graph_is_profiled_and_captured(tmp_path: Path) -> None:
+    """The instrumented copy ended in a segmentation fault (a development application): the profile recorded events and
+    synchronized during stream capture. The recorded launches are now neither timed nor counted (they run from
+    cudaGraphLaunch), only named in a note; the direct ones are profiled and captured."""
+    from s2s.capture.profile import measure
+
+    prof = measure(GRAPH, tmp_path / "prof", "make", "./app")
+    launches = {k.kernel: k.launches for k in prof.kernels}
+    assert launches == {"scale": 3, "total": 3}
+    assert any("recorded into CUDA graphs" in n and "scale x1" in n for n in prof.notes), prof.notes
+    out = tmp_path / "mep"
+    proc = run_cli("capture", str(GRAPH), "--kernel", "scale", "--build-cmd", "make", "--run-cmd", "./app", "--launch", "3",
+                   "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    run = run_cli("run", str(out), "--no-time", "--json")
+    assert run.returncode == 0 and json.loads(run.stdout)["verdict"] == "ok", run.stderr

@@ -173,6 +173,18 @@ def read_launches(path: Path) -> list[Launch]:
     return out
 
 
+def graphed_launches(path: Path) -> dict[str, int]:
+    """Launches recorded into a CUDA graph (stream capture: `graphed KERNEL SITE` lines) per kernel: they run later,
+    from cudaGraphLaunch, and are neither timed nor counted."""
+    out: dict[str, int] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            words = line.split()
+            if len(words) == 3 and words[0] == "graphed":
+                out[words[1]] = out.get(words[1], 0) + 1
+    return out
+
+
 def read_profile(path: Path) -> dict[str, KernelTimes]:
     return kernel_times(read_launches(path))
 
@@ -227,6 +239,10 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
     t2 = time.monotonic()
     order = read_launches(out)
     kernels = sorted(kernel_times(order).values(), key=lambda k: -k.total_ms)
+    graphed = graphed_launches(out)
+    if graphed:
+        notes = list(notes) + [f"{sum(graphed.values())} launch(es) recorded into CUDA graphs (stream capture) not timed "
+                               f"(they run from cudaGraphLaunch): {', '.join(f'{k} x{n}' for k, n in sorted(graphed.items()))}"]
     if not kernels:
         raise UserError(f"auto: the run command {run_cmd!r} launched none of the {len(sites)} timed launch sites",
                         file=str(log), hint="check that the run command runs the GPU part of the application")
