@@ -192,3 +192,36 @@ def test_an_application_that_records_a_cuda_graph_is_profiled_and_captured(tmp_p
     assert proc.returncode == 0, proc.stderr
     run = run_cli("run", str(out), "--no-time", "--json")
     assert run.returncode == 0 and json.loads(run.stdout)["verdict"] == "ok", run.stderr
+
+
+INDIRECT = Path(__file__).resolve().parent / "fixtures" / "cuda_indirect"
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_launches_through_a_function_pointer_or_a_template_parameter_are_named_at_run_time(tmp_path: Path) -> None:
+    """`kernel<<<g, b>>>(x, n)` with `kernel = &twice`, and `k<<<...>>>(args...)` in a helper template given `smooth<2>`:
+    the profile named them `kernel` and `k`, which the tree defines no kernel by ("the run launched no kernel that the
+    tree's sources define": two development applications at 100% of their GPU time). Such a launch now asks the
+    runtime which function it runs (cudaFuncGetName, demangled)."""
+    from s2s.capture.profile import instrument_all
+    from s2s.scan.tree import scan_tree
+
+    index = scan_tree(INDIRECT)
+    root, sites, _notes, _backend = instrument_all(INDIRECT, tmp_path / "prof", list(index.launches),
+                                                   {k.name for k in index.kernels})
+    assert len(sites) == 2
+    text = (root / "app.cu").read_text()
+    assert 's2s_prof::begin_fn((const void*)(kernel), "kernel"' in text and 's2s_prof::begin_fn((const void*)(k), "k"' in text
+    proc = _make(root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.gpu
+@needs_gpu
+@needs_nvcc
+def test_indirect_launches_are_profiled_by_the_kernel_they_run(tmp_path: Path) -> None:
+    from s2s.capture.profile import measure
+
+    prof = measure(INDIRECT, tmp_path / "prof", "make", "./app")
+    assert {k.kernel: k.launches for k in prof.kernels} == {"twice": 4, "smooth": 4}

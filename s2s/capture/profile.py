@@ -73,7 +73,10 @@ class Profile:
         return sum(k.total_ms for k in self.kernels)
 
 
-def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, notes: list[str]) -> tuple[bytes, list[str]]:
+def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, notes: list[str],
+          kernels: set[str] | None = None) -> tuple[bytes, list[str]]:
+    """`kernels`: the names the tree defines kernels by; a chevron launch of another name (a function pointer, a
+    template's parameter: `kernel<<<g, b>>>(...)`) is named at run time by the function it launches."""
     tree = parse(data, dialect)
     enc = encoding_of(data)
     edits: list[tuple[int, bytes]] = []
@@ -102,7 +105,13 @@ def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, note
         else:
             name = site.kernel.split("<")[0].replace(" ", "") or "?"
             stream = site.stream.strip() or "0"
-            before = f"s2s_prof::begin({_c_string(name)}, {_c_string(where)}, (cudaStream_t)({stream}));"
+            fn = call.child_by_field_name("function")
+            if kernels is not None and name.split("::")[-1] not in kernels and fn is not None:
+                launched = decode(data[fn.start_byte:fn.end_byte], enc)
+                before = (f"s2s_prof::begin_fn((const void*)({launched}), {_c_string(name)}, {_c_string(where)}, "
+                          f"(cudaStream_t)({stream}));")
+            else:
+                before = f"s2s_prof::begin({_c_string(name)}, {_c_string(where)}, (cudaStream_t)({stream}));"
             after = "s2s_prof::end();"
         edits.append((stmt.start_byte, encode(("{ " if braces else "") + f"{before}  /* s2s profile */ ", enc)))
         edits.append((stmt.end_byte, encode(f" {after}  /* s2s profile */" + (" }" if braces else ""), enc)))
@@ -112,8 +121,10 @@ def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, note
     return data, done
 
 
-def instrument_all(tree: Path, work: Path, launches: list[LaunchSite]) -> tuple[Path, list[str], list[str], str]:
-    """Copy `tree` to work/app and time every CUDA chevron and OpenCL launch there: (copy, sites, notes, backend)."""
+def instrument_all(tree: Path, work: Path, launches: list[LaunchSite],
+                   kernels: set[str] | None = None) -> tuple[Path, list[str], list[str], str]:
+    """Copy `tree` to work/app and time every CUDA chevron and OpenCL launch there: (copy, sites, notes, backend).
+    `kernels`: the names the tree defines kernels by (launches of other names are named at run time)."""
     notes: list[str] = []
     shutil.rmtree(Path(work).resolve() / "app", ignore_errors=True)  # an earlier run's copy (auto run again on its --work)
     root = copy_tree(Path(tree).resolve(), Path(work).resolve() / "app", notes)
@@ -138,7 +149,7 @@ def instrument_all(tree: Path, work: Path, launches: list[LaunchSite]) -> tuple[
         if backend == "cuda" and dialect == "hip":
             notes.append(f"{rel}: HIP launches are not timed")
             continue
-        edited, done = _wrap(data, "cpp" if dialect == "opencl" else dialect, file_sites, backend, notes)
+        edited, done = _wrap(data, "cpp" if dialect == "opencl" else dialect, file_sites, backend, notes, kernels)
         if done:
             path.write_bytes(_with_include(edited, header, min(s.start_byte for s in file_sites), backend == "opencl"))
             sites += done
@@ -213,20 +224,23 @@ def profile_env(env: dict[str, str], out: Path) -> dict[str, str]:
 
 
 def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: float = 1800.0,
-            launches: list[LaunchSite] | None = None) -> Profile:
-    """One instrumented build and run of the application; kernels ranked by measured time."""
+            launches: list[LaunchSite] | None = None, kernels: set[str] | None = None) -> Profile:
+    """One instrumented build and run of the application; kernels ranked by measured time. `launches` and `kernels`
+    (the names the tree defines kernels by): the tree's scan, where the caller has it."""
     from s2s.scan.tree import scan_tree
 
     from . import _run
 
     tree = Path(tree).resolve()
-    if launches is None:
-        launches = list(scan_tree(tree).launches)
+    if launches is None or kernels is None:
+        index = scan_tree(tree)
+        launches = list(index.launches) if launches is None else launches
+        kernels = {k.name for k in index.kernels} if kernels is None else kernels
     if not any(s.kind in {"chevron", "clEnqueueNDRangeKernel"} for s in launches):
         raise UserError("auto: no CUDA <<<>>> or clEnqueueNDRangeKernel launch found to time", file=str(tree))
     work = Path(work).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    root, sites, notes, backend = instrument_all(tree, work, launches)
+    root, sites, notes, backend = instrument_all(tree, work, launches, kernels)
     log = work / "profile.log"
     out = work / "profile.txt"
     out.unlink(missing_ok=True)
