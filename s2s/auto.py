@@ -263,7 +263,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
     log(f"profiling {root} (instrumented copy: {build_cmd!r}, then {run_cmd!r})")
     with stage("profile"):
         prof = measure(root, work / "profile", build_cmd, run_cmd, timeout=timeout, launches=list(index.launches),
-                       kernels={k.name for k in index.kernels})
+                       kernel_names={k.name for k in index.kernels})
     result.profile, result.profile_how, result.notes = [k.as_dict() for k in prof.kernels], prof.how, list(prof.notes)
     result.app_runs += _profile_runs("profile", prof)
     from s2s.capture.sequences import sequences

@@ -224,23 +224,23 @@ def profile_env(env: dict[str, str], out: Path) -> dict[str, str]:
 
 
 def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: float = 1800.0,
-            launches: list[LaunchSite] | None = None, kernels: set[str] | None = None) -> Profile:
-    """One instrumented build and run of the application; kernels ranked by measured time. `launches` and `kernels`
-    (the names the tree defines kernels by): the tree's scan, where the caller has it."""
+            launches: list[LaunchSite] | None = None, kernel_names: set[str] | None = None) -> Profile:
+    """One instrumented build and run of the application; kernels ranked by measured time. `launches` and
+    `kernel_names` (the names the tree defines kernels by): the tree's scan, where the caller has it."""
     from s2s.scan.tree import scan_tree
 
     from . import _run
 
     tree = Path(tree).resolve()
-    if launches is None or kernels is None:
+    if launches is None or kernel_names is None:
         index = scan_tree(tree)
         launches = list(index.launches) if launches is None else launches
-        kernels = {k.name for k in index.kernels} if kernels is None else kernels
+        kernel_names = {k.name for k in index.kernels} if kernel_names is None else kernel_names
     if not any(s.kind in {"chevron", "clEnqueueNDRangeKernel"} for s in launches):
         raise UserError("auto: no CUDA <<<>>> or clEnqueueNDRangeKernel launch found to time", file=str(tree))
     work = Path(work).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    root, sites, notes, backend = instrument_all(tree, work, launches, kernels)
+    root, sites, notes, backend = instrument_all(tree, work, launches, kernel_names)
     log = work / "profile.log"
     out = work / "profile.txt"
     out.unlink(missing_ok=True)
