@@ -1,0 +1,258 @@
+"""Sequences (issue 28): the launch-bound time loop of our own bench/seqzoo/heat1d_steps seen in its profile lines,
+its window as the sequence runtime records it (read_window), the argument-variation analysis (swapped pointers, a time
+index), the instrumented copy and the sequence MEP's harness built with nvcc. The capture and the replay themselves run
+on a GPU: bench/gpu_sequences.sh."""
+from __future__ import annotations
+
+import json
+import math
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, needs_nvcc
+
+from s2s.base.errors import UserError
+from s2s.base.resources import render
+from s2s.capture.instrument import copy_tree, wrap_launch_sites
+from s2s.capture.profile import read_launches
+from s2s.capture.sequences import sequences
+from s2s.scan.tree import scan_tree
+from s2s.sequence.capture import choose, site_refs
+from s2s.sequence.kernels import body_kernels, merge
+from s2s.sequence.mep import write_sequence_mep
+from s2s.sequence.variation import body_length, variation
+from s2s.sequence.window import Arg, Launch, read_window
+
+APP = ROOT / "bench" / "seqzoo" / "heat1d_steps"
+STEP, SOURCE = "heat1d_steps.cu:69", "heat1d_steps.cu:70"
+
+
+def _index():  # type: ignore[no-untyped-def]
+    return scan_tree(APP)
+
+
+def test_the_app_launches_its_two_kernels_from_one_loop_at_the_lines_the_tests_name() -> None:
+    sites = {f"{s.file}:{s.line}": s for s in _index().launches}
+    assert set(sites) == {STEP, SOURCE}
+    assert sites[STEP].kernel == "heat_step" and sites[SOURCE].kernel == "heat_source"
+    assert all(s.in_loop and s.enclosing_function == "main" for s in sites.values())
+    text = (APP / "heat1d_steps.cu").read_text()
+    assert "#define STEPS 10000" in text and '"../' not in text  # self-contained, as captured apps must be
+
+
+def _profile_lines(steps: int) -> str:
+    """What the profile runtime (templates/capture/profile_cuda.h.j2) writes for the app: one line per launch."""
+    out, clock = [], 1000.0
+    for t in range(steps):
+        for kernel, site, ms in (("heat_step", STEP, 0.0041), ("heat_source", SOURCE, 0.0019)):
+            out.append(f"launch {kernel} {site} {t + 1} {ms:.6f} {clock:.1f} {clock + 6.0:.1f}")
+            clock += 8.5
+    return "\n".join(out) + "\n"
+
+
+def test_the_time_loop_is_one_launch_bound_sequence_of_the_profile(tmp_path: Path) -> None:
+    (tmp_path / "profile.txt").write_text(_profile_lines(10000))
+    found = sequences(read_launches(tmp_path / "profile.txt"), list(_index().launches))
+    assert len(found) == 1
+    q = found[0]
+    assert (q.function, q.kernels, q.launches, q.iterations) == ("main", ["heat_step", "heat_source"], 20000, 10000)
+    assert q.launch_bound and math.isclose(q.mean_launch_us, 3.0) and math.isclose(q.as_dict()["mean_gap_us"], 2.5)
+    assert choose(found, None) is q and choose(found, "heat1d_steps.cu:main") is q
+    with pytest.raises(UserError, match="no loop of launches in function 'solve'"):
+        choose(found, "solve")
+    with pytest.raises(UserError, match="made no launch from a host loop twice"):
+        choose([], None)
+
+
+# ---- a window as the sequence runtime writes it -----------------------------------------------------------------
+
+N = 4099  # odd, not a multiple of the block
+
+
+def _f32(values: list[float]) -> bytes:
+    return struct.pack(f"<{len(values)}f", *values)
+
+
+def _step(u: list[float], r: float) -> list[float]:
+    n = len(u)
+    return [u[i] + r * ((u[i - 1] if i else u[i]) - 2 * u[i] + (u[i + 1] if i < n - 1 else u[i])) for i in range(n)]
+
+
+def fake_window(dump: Path, steps: int, skip_steps: int = 0) -> None:
+    """The files the sequence runtime writes for `steps` iterations of the app's loop (N points), after `skip_steps`:
+    the pointers swap after each step, the source's time index counts on."""
+    dump.mkdir(parents=True)
+    base = [0x7F0000000000, 0x7F0000200000]
+    u = [((i * 37) % 101) / 101.0 for i in range(N)]
+    v = [0.0] * N
+    state = {0: u, 1: v}
+    (dump / "buf0.before.bin").write_bytes(_f32(u))
+    (dump / "buf1.before.bin").write_bytes(_f32(v))
+    (dump / "buffers.txt").write_text("".join(f"buffer {i} {base[i]} {4 * N} device\n" for i in (0, 1)))
+    lines, cur, nxt = [], 0, 1
+    for k in range(steps):
+        t = skip_steps + k
+        o = 2 * k + 1
+        lines += [f"launch {o} {STEP} {(N + 255) // 256} 1 1 256 1 1 0 0",
+                  f"arg 0 ptr {cur} 0 4 float", f"arg 1 ptr {nxt} 0 4 float",
+                  f"arg 2 value 4 {struct.pack('<i', N).hex()}", f"arg 3 value 4 {struct.pack('<f', 0.25).hex()}",
+                  f"launch {o + 1} {SOURCE} 1 1 1 32 1 1 0 0", f"arg 0 ptr {nxt} 0 4 float",
+                  f"arg 1 value 4 {struct.pack('<i', N // 3).hex()}", f"arg 2 value 4 {struct.pack('<i', t).hex()}",
+                  f"arg 3 value 4 {struct.pack('<f', 0.5).hex()}"]
+        state[nxt] = _step(state[cur], 0.25)
+        state[nxt][N // 3] += 0.5 * math.sin(0.001 * t)
+        cur, nxt = nxt, cur
+    (dump / "launches.txt").write_text("\n".join(lines) + "\n")
+    for i in (0, 1):
+        (dump / f"buf{i}.after.bin").write_bytes(_f32(state[i]))
+    (dump / "status.txt").write_text(f"done\nlaunches_seen {2 * steps}\n")
+
+
+def test_read_window_gives_every_launch_its_site_configuration_and_arguments(tmp_path: Path) -> None:
+    fake_window(tmp_path / "dump", 5)
+    w = read_window(tmp_path / "dump")
+    assert len(w.launches) == 10 and [b.bytes for b in w.buffers] == [4 * N, 4 * N]
+    first, second = w.launches[0], w.launches[1]
+    assert (first.site, first.grid, first.block, first.shmem) == (STEP, ((N + 255) // 256, 1, 1), (256, 1, 1), 0)
+    assert first.args[0] == Arg("ptr", size=4, buf=0, offset=0, type="float") and first.args[1].buf == 1
+    assert second.site == SOURCE and second.args[2] == Arg("value", size=4, hex=struct.pack("<i", 0).hex())
+    assert w.element_type(0) == "float"
+
+
+def test_an_unfinished_window_or_a_foreign_line_is_one_user_error(tmp_path: Path) -> None:
+    fake_window(tmp_path / "dump", 2)
+    (tmp_path / "dump" / "status.txt").write_text("incomplete\nlaunches_seen 3\n")
+    with pytest.raises(UserError, match=r"not completed \(3 launches"):
+        read_window(tmp_path / "dump")
+    (tmp_path / "dump" / "status.txt").write_text("done\n")
+    with (tmp_path / "dump" / "launches.txt").open("a") as fh:
+        fh.write("arg 9 value 4 00000000\n")
+    with pytest.raises(UserError, match="a line the runtime did not write") as bad:
+        read_window(tmp_path / "dump")
+    assert bad.value.file is not None and bad.value.file.endswith("launches.txt") and bad.value.line == 21
+
+
+def test_variation_finds_the_ping_pong_pointers_and_the_time_index(tmp_path: Path) -> None:
+    fake_window(tmp_path / "dump", 9, skip_steps=40)
+    var = variation(read_window(tmp_path / "dump").launches)
+    assert var.body_sites == (STEP, SOURCE) and var.iterations == 9 and var.remainder == 0
+    kinds = {(a.site, a.index): (a.kind, a.period, a.start, a.step) for a in var.args}
+    assert kinds[(STEP, 0)] == kinds[(STEP, 1)] == kinds[(SOURCE, 0)] == ("rotating", 2, None, None)
+    assert kinds[(SOURCE, 2)] == ("affine", 1, 40, 1)
+    assert {k for k, v in kinds.items() if v[0] == "fixed"} == {(STEP, 2), (STEP, 3), (SOURCE, 1), (SOURCE, 3)}
+    # two iterations make one body graph (the pointers repeat after two); only the sources' time index changes
+    assert var.period == 2 and var.body_launches == 4 and var.updated_nodes == (1, 3)
+    assert "affine in the iteration (40 + 1*i)" in " ".join(var.as_dict()["arguments"])  # type: ignore[arg-type]
+
+
+def _launch(site: str, *args: Arg) -> Launch:
+    return Launch(0, site, (1, 1, 1), (32, 1, 1), 0, 0, tuple(args))
+
+
+def _value(x: float | int, fmt: str) -> Arg:
+    return Arg("value", size=struct.calcsize(fmt), hex=struct.pack("<" + fmt, x).hex())
+
+
+def test_variation_of_fixed_accumulated_and_unstructured_windows() -> None:
+    fixed = [_launch("a.cu:3", Arg("ptr", 4, "", 0, 0, "float"), _value(7, "i")) for _ in range(6)]
+    var = variation(fixed)
+    assert (var.body_sites, var.iterations, var.period, var.updated_nodes) == (("a.cu:3",), 6, 1, ())
+    # a float time accumulated step by step is not affine: varying, its node updated between bodies
+    time = [_launch("a.cu:3", _value(0.1 * k + 0.01 * k * k, "f")) for k in range(6)]
+    var = variation(time)
+    assert var.args[0].kind == "varying" and var.updated_nodes == (0,)
+    # a 64-bit index with step 3, and a trailing partial iteration
+    steps = [_launch(s, _value(5 + 3 * (k // 2), "q")) for k, s in enumerate(["x:1", "x:2"] * 4 + ["x:1"])]
+    var = variation(steps)
+    assert var.body_sites == ("x:1", "x:2") and var.iterations == 4 and var.remainder == 1
+    assert [(a.kind, a.start, a.step) for a in var.args] == [("affine", 5, 3), ("affine", 5, 3)]
+    assert body_length(["x:1", "x:2", "x:3"]) == 3 and body_length(["x:1", "x:1", "x:2", "x:1", "x:1", "x:2"]) == 3
+
+
+def test_merge_keeps_each_shared_item_once() -> None:
+    a = "// s2s extract: kernel k1 from f.cu:9\n#include <cmath>\n// s2s: from f.cu:2\n#define W 3\n// s2s: kernel from f.cu:9\n__global__ void k1() {}\n"
+    b = "// s2s extract: kernel k2 from f.cu:12\n#include <cmath>\n#include <cstdint>\n// s2s: from f.cu:2\n#define W 3\n// s2s: kernel from f.cu:12\n__global__ void k2() {}\n"
+    text = merge([a, b])
+    assert text.count("#define W 3") == 1 and text.count("#include <cmath>") == 1 and "#include <cstdint>" in text
+    assert text.index("k1()") < text.index("k2()") and text.index("#define W") < text.index("k1()")
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_the_instrumented_copy_builds_and_the_original_is_untouched(tmp_path: Path) -> None:
+    before = {p: p.read_bytes() for p in APP.rglob("*") if p.is_file()}
+    app = copy_tree(APP, tmp_path / "app")
+    header = tmp_path / "s2s_sequence_rt.h"
+    header.write_text(render("sequence/capture_cuda.h.j2"))
+    assert wrap_launch_sites(app, header, list(_index().launches)) == [STEP, SOURCE]
+    text = (app / "heat1d_steps.cu").read_text()
+    assert 's2s_capture::before(&heat_step, "heat1d_steps.cu:69", dim3(grid), dim3(block)' in text
+    assert 's2s_capture::after("heat1d_steps.cu:70");' in text
+    proc = subprocess.run(["make"], cwd=app, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {p: p.read_bytes() for p in APP.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_the_sequence_mep_holds_the_window_and_its_harness_builds(tmp_path: Path) -> None:
+    fake_window(tmp_path / "dump", 7)
+    w = read_window(tmp_path / "dump")
+    var = variation(w.launches)
+    index = _index()
+    kernels = body_kernels(APP, ["heat_step", "heat_source"], index)
+    refs = site_refs(list(index.launches), kernels.qualified)
+    assert refs == {STEP: "heat_step", SOURCE: "heat_source"}
+    mep = write_sequence_mep(tmp_path / "seq", w, var, kernels.text, refs, {"function": "main"}, [])
+    table = (mep / "data" / "replay.txt").read_text().splitlines()
+    assert table[:4] == ["buffers 2", f"buffer 0 {4 * N} f32", f"buffer 1 {4 * N} f32", "body 4 update 2"]
+    assert table[4:6] == ["1 3", "launches 14"]
+    assert table[6] == f"l 0 {(N + 255) // 256} 1 1 256 1 1 0 4" and table[7:9] == ["a p 0 0", "a p 1 0"]
+    assert (mep / "data" / "buf1.after.bin").read_bytes() == (tmp_path / "dump" / "buf1.after.bin").read_bytes()
+    manifest = json.loads((mep / "sequence.json").read_text())
+    assert manifest["kernels"] == ["heat_step", "heat_source"] and manifest["variation"]["updated_nodes"] == [1, 3]
+    text = (mep / "kernels.cu").read_text()
+    assert text.count("__global__ void heat_step(") == 1 and text.count("__global__ void heat_source(") == 1
+    proc = subprocess.run(["make"], cwd=mep, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (mep / "harness").is_file()
+    # an existing directory that is not a sequence MEP is never written into
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(UserError, match="not a sequence MEP"):
+        write_sequence_mep(tmp_path / "mine", w, var, kernels.text, refs, {}, [])
+
+
+def test_capture_sequence_from_a_profile_to_the_mep_with_the_runtime_faked(tmp_path: Path) -> None:
+    """The whole orchestration without a GPU: the profile's loop chosen, its sites wrapped in a copy, the run command
+    given the window through the environment (here a stand-in that writes what the runtime would), the MEP written."""
+    import os
+    import sys
+
+    from s2s.sequence.capture import capture_sequence
+
+    (tmp_path / "profile.txt").write_text(_profile_lines(50))
+    stand_in = tmp_path / "run.py"
+    stand_in.write_text(
+        "import os, sys\nfrom pathlib import Path\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from test_sequence import fake_window\n"
+        "assert 's2s_capture::before(&heat_step' in Path('heat1d_steps.cu').read_text()\n"
+        "skip, window = int(os.environ['S2S_SEQ_SKIP']), int(os.environ['S2S_SEQ_WINDOW'])\n"
+        "fake_window(Path(os.environ['S2S_SEQ_DIR']), window // 2, skip_steps=skip // 2)\n")
+    before = {p: p.read_bytes() for p in APP.rglob("*") if p.is_file()}
+    got = capture_sequence(APP, "true", f"{sys.executable} {stand_in}", tmp_path / "seq", skip=4, window=12,
+                           profile=read_launches(tmp_path / "profile.txt"))
+    assert got.sequence.sites == [STEP, SOURCE] and len(got.window.launches) == 12
+    assert got.variation.updated_nodes == (1, 3)
+    assert [a.start for a in got.variation.args if a.kind == "affine"] == [2]  # the window starts at step 2
+    manifest = json.loads((tmp_path / "seq" / "sequence.json").read_text())
+    assert manifest["origin"]["function"] == "main" and manifest["origin"]["skip"] == 4
+    assert sorted(os.listdir(tmp_path / "seq" / "data")) == ["buf0.after.bin", "buf0.before.bin", "buf1.after.bin",
+                                                             "buf1.before.bin", "replay.txt"]
+    assert {p: p.read_bytes() for p in APP.rglob("*") if p.is_file()} == before
+    with pytest.raises(UserError, match="leaves none of the loop's 100 launches"):
+        capture_sequence(APP, "true", "true", tmp_path / "seq2", skip=100, profile=read_launches(tmp_path / "profile.txt"))
+    with pytest.raises(UserError, match=r"not completed \(no launches"):  # the run never reached the loop
+        capture_sequence(APP, "true", "true", tmp_path / "seq3", profile=read_launches(tmp_path / "profile.txt"))
