@@ -256,3 +256,21 @@ def test_capture_sequence_from_a_profile_to_the_mep_with_the_runtime_faked(tmp_p
         capture_sequence(APP, "true", "true", tmp_path / "seq2", skip=100, profile=read_launches(tmp_path / "profile.txt"))
     with pytest.raises(UserError, match=r"not completed \(no launches"):  # the run never reached the loop
         capture_sequence(APP, "true", "true", tmp_path / "seq3", profile=read_launches(tmp_path / "profile.txt"))
+
+
+def test_the_sequence_command_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    missing = run_cli("sequence", str(tmp_path / "nope"), "--build-cmd", "true", "--run-cmd", "true", "-o", str(tmp_path / "o"))
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
+    inside = run_cli("sequence", str(APP), "--build-cmd", "true", "--run-cmd", "true", "-o", str(APP / "seq"))
+    assert inside.returncode == 2 and "-o" in inside.stderr and not (APP / "seq").exists()
+    bad = run_cli("sequence", str(APP), "--build-cmd", "true", "--run-cmd", "true", "--window", "0")
+    assert bad.returncode == 2 and "--window" in bad.stderr
+
+
+def test_replay_refuses_a_directory_that_is_not_a_sequence_mep(tmp_path: Path) -> None:
+    from s2s.sequence.replay import replay
+
+    with pytest.raises(UserError, match="not a sequence MEP"):
+        replay(tmp_path)
