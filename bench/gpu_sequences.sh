@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Sequence MEPs on the GPU (issue 28, first slice): the launch-bound time loop of bench/seqzoo/heat1d_steps (two kernels
-# per step, ping-pong buffers, a time index; 10,000 steps) captured from a real run of the application into a sequence
-# MEP (s2s.sequence.capture_sequence: one profiled run, one instrumented run), then its harness replays the window
-# as the application made it (original), as one CUDA Graph (graph_window) and as a graph of the loop body launched once
-# per body with the time-index node updated (graph_body), checks each final state against the original replay's and
-# the original replay against the state the application left, and times the three. One device call, about a minute:
+# Sequence MEPs on the GPU (issue 28, first slice). Two launch-bound time loops of our own sequence zoo:
+#   heat1d_steps  two kernels a step, ping-pong buffers, a time index, 10,000 steps (20,000 launches)
+#   wave2d_steps  two kernels a step (a 2-D grid, then the edges), three rotating buffers, 5,000 steps (10,000 launches)
+# For each: the application built and run as it is (its own check and loop time), its loop captured from a real run into a
+# sequence MEP (s2s.sequence.capture_sequence: one profiled run, one instrumented run), then the harness replays the
+# window as the application made it (original), as one CUDA Graph (graph_window) and as a graph of the loop body
+# launched once per body, nodes whose arguments change updated between launches (graph_body); it checks each final state
+# against the original replay's, the original replay against the state the application left, and times the three.
+# One device call, one to three minutes:
 #   bash bench/gpu_sequences.sh OUT_DIR [REPS]
-# prints the application's own line, the variation found, the harness's JSON line and a one-line summary; exit 0 when
-# the capture worked and every check passed.
+# prints per app the application's line, the variation found, the harness's JSON line and a summary line; exit 0 when
+# every capture worked and every check passed.
 set -u
 OUT=${1:?output directory}
 REPS=${2:-15}
@@ -16,43 +19,54 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$ROOT"
 gpu_info
 WORK=$(mktemp -d /tmp/s2s-sequences.XXXXXX)
-cp -r "$ROOT/bench/seqzoo/heat1d_steps" "$WORK/app"
-(cd "$WORK/app" && make -s > /dev/null && ./heat1d_steps) > "$OUT/app.txt" 2>&1
-echo "application: $(cat "$OUT/app.txt")"
-t0=$SECONDS
-timeout 400 python3 - "$WORK/app" "$WORK/seq" > "$OUT/capture.txt" 2>&1 <<'PY'
+status=0
+
+one() {  # APP
+  local app=$1 t0=$SECONDS
+  echo "== $app"
+  cp -r "$ROOT/bench/seqzoo/$app" "$WORK/$app"
+  (cd "$WORK/$app" && make -s > /dev/null && "./$app") > "$OUT/$app.app.txt" 2>&1
+  echo "application: $(cat "$OUT/$app.app.txt")"
+  rm -f "$WORK/$app/$app"
+  timeout 400 python3 - "$WORK/$app" "./$app" "$WORK/seq-$app" > "$OUT/$app.capture.txt" 2>&1 <<'PY'
 import json, sys
 from s2s.base.errors import UserError
 from s2s.sequence.capture import capture_sequence
 try:
-    got = capture_sequence(sys.argv[1], "make", "./heat1d_steps", sys.argv[2], timeout=300)
+    got = capture_sequence(sys.argv[1], "make", sys.argv[2], sys.argv[3], timeout=300)
 except UserError as e:
     print(e.one_line()); sys.exit(2)
 print(json.dumps({"sequence": got.sequence.as_dict(), "window_launches": len(got.window.launches),
                   "buffers": [b.bytes for b in got.window.buffers], "variation": got.variation.as_dict(), "notes": got.notes}))
 PY
-rc=$?
-echo "capture rc=$rc $((SECONDS - t0))s"
-cat "$OUT/capture.txt"
-[ $rc -eq 0 ] || exit 1
-cp "$WORK/seq/sequence.json" "$WORK/seq/kernels.cu" "$OUT/" 2>/dev/null
-(cd "$WORK/seq" && make -s NVCC_ARCH=sm_90 > "$OUT/build.txt" 2>&1) || { echo "harness build failed"; cat "$OUT/build.txt"; exit 1; }
-(cd "$WORK/seq" && timeout 180 ./harness "$REPS") > "$OUT/harness.json" 2> "$OUT/harness.err"
-hrc=$?
-echo "harness rc=$hrc"
-cat "$OUT/harness.json" "$OUT/harness.err"
-python3 - "$OUT/harness.json" <<'PY'
+  local rc=$?
+  echo "capture rc=$rc $((SECONDS - t0))s"
+  cat "$OUT/$app.capture.txt"
+  if [ $rc -ne 0 ]; then status=1; return; fi
+  cp "$WORK/seq-$app/sequence.json" "$OUT/$app.sequence.json"
+  (cd "$WORK/seq-$app" && make -s NVCC_ARCH=sm_90 > "$OUT/$app.build.txt" 2>&1) \
+    || { echo "harness build failed"; cat "$OUT/$app.build.txt"; status=1; return; }
+  (cd "$WORK/seq-$app" && timeout 180 ./harness "$REPS") > "$OUT/$app.harness.json" 2> "$OUT/$app.harness.err"
+  local hrc=$?
+  echo "harness rc=$hrc"
+  cat "$OUT/$app.harness.json" "$OUT/$app.harness.err"
+  [ $hrc -eq 0 ] || status=1
+  python3 - "$OUT/$app.harness.json" "$app" <<'PY'
 import json, sys
 try:
     r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 except (OSError, ValueError, IndexError):
     print("no JSON line from the harness"); sys.exit(0)
 m, c = r["modes"], r["checks"]
-print(f"summary: {r['launches']} launches; original {m['original']['median_ms']:.3f} ms "
+print(f"summary {sys.argv[2]}: {r['launches']} launches; original {m['original']['median_ms']:.3f} ms "
       f"({m['original']['per_launch_us']:.2f} us/launch), graph_window {m['graph_window']['median_ms']:.3f} ms "
       f"(x{r['speedup']['graph_window']:.2f}), graph_body {m['graph_body']['median_ms']:.3f} ms (x{r['speedup']['graph_body']:.2f}); "
       f"replay==capture {c['replay_vs_capture']['identical']}, graphs identical {c['graph_window']['identical']}/"
       f"{c['graph_body']['identical']}; verdict {r['verdict']}")
 PY
+}
+
+one heat1d_steps
+one wave2d_steps
 rm -rf "$WORK"
-exit $hrc
+exit $status

@@ -171,6 +171,30 @@ def test_variation_of_fixed_accumulated_and_unstructured_windows() -> None:
     assert body_length(["x:1", "x:2", "x:3"]) == 3 and body_length(["x:1", "x:1", "x:2", "x:1", "x:1", "x:2"]) == 3
 
 
+def test_three_rotating_buffers_make_a_body_of_three_steps_with_nothing_to_update() -> None:
+    """wave2d_steps' loop: previous, current and next rotate; a 2-D step then an edge kernel on `next`."""
+    bufs = [0, 1, 2]
+    window = []
+    for t in range(10):
+        p, c, n = bufs[t % 3], bufs[(t + 1) % 3], bufs[(t + 2) % 3]
+        window += [_launch("w.cu:87", *(Arg("ptr", 4, "", b, 0, "float") for b in (p, c, n)), _value(256, "i")),
+                   _launch("w.cu:88", Arg("ptr", 4, "", n, 0, "float"), _value(256, "i"))]
+    var = variation(window)
+    assert var.body_sites == ("w.cu:87", "w.cu:88") and var.period == 3 and var.body_launches == 6
+    assert var.updated_nodes == () and {a.period for a in var.args if a.kind == "rotating"} == {3}
+
+
+def test_the_wave_app_loop_is_a_sequence_too(tmp_path: Path) -> None:
+    wave = ROOT / "bench" / "seqzoo" / "wave2d_steps"
+    lines = [f"launch {k} wave2d_steps.cu:{line} {t + 1} 0.003 {10.0 * (2 * t + j)} {10.0 * (2 * t + j) + 5}"
+             for t in range(5000) for j, (k, line) in enumerate((("wave_step", 87), ("wave_edges", 88)))]
+    (tmp_path / "profile.txt").write_text("\n".join(lines) + "\n")
+    found = sequences(read_launches(tmp_path / "profile.txt"), list(scan_tree(wave).launches))
+    assert [(q.function, q.kernels, q.iterations, q.launch_bound) for q in found] == [
+        ("main", ["wave_step", "wave_edges"], 5000, True)]
+    assert '"../' not in (wave / "wave2d_steps.cu").read_text()
+
+
 def test_merge_keeps_each_shared_item_once() -> None:
     a = "// s2s extract: kernel k1 from f.cu:9\n#include <cmath>\n// s2s: from f.cu:2\n#define W 3\n// s2s: kernel from f.cu:9\n__global__ void k1() {}\n"
     b = "// s2s extract: kernel k2 from f.cu:12\n#include <cmath>\n#include <cstdint>\n// s2s: from f.cu:2\n#define W 3\n// s2s: kernel from f.cu:12\n__global__ void k2() {}\n"
