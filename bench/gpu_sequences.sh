@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Sequence MEPs on the GPU (issue 28, first slice). Two launch-bound time loops of our own sequence zoo:
+# Sequence MEPs on the GPU (issue 28, first slice). Three launch-bound time loops of our own sequence zoo:
 #   heat1d_steps  two kernels a step, ping-pong buffers, a time index, 10,000 steps (20,000 launches)
 #   wave2d_steps  two kernels a step (a 2-D grid, then the edges), three rotating buffers, 5,000 steps (10,000 launches)
+#   fisher1d_steps  a stencil then an elementwise reaction on its output, 8,000 steps (16,000 launches): the pair fuses
 # For each: the application built and run as it is (its own check and loop time), its loop captured from a real run into a
 # sequence MEP (s2s.sequence.capture_sequence: one profiled run, one instrumented run), then the harness replays the
 # window as the application made it (original), as one CUDA Graph (graph_window) and as a graph of the loop body
 # launched once per body, nodes whose arguments change updated between launches (graph_body); it checks each final state
-# against the original replay's, the original replay against the state the application left, and times the three.
+# against the original replay's, the original replay against the state the application left, and times them all; where
+# two launches of the body fuse (s2s.sequence.fusion), also the fused window (fused) and it as one graph
+# (fused_graph_window).
 # One device call, one to three minutes:
 #   bash bench/gpu_sequences.sh OUT_DIR [REPS]
 # prints per app the application's line, the variation found, the harness's JSON line and a summary line; exit 0 when
@@ -58,15 +61,16 @@ try:
 except (OSError, ValueError, IndexError):
     print("no JSON line from the harness"); sys.exit(0)
 m, c = r["modes"], r["checks"]
+modes = "; ".join(f"{k} {m[k]['median_ms']:.3f} ms (x{r['speedup'][k]:.2f}, {'identical' if c[k]['identical'] else 'max_rel %s' % c[k]['max_rel']})"
+                  for k in m if k != "original")
 print(f"summary {sys.argv[2]}: {r['launches']} launches; original {m['original']['median_ms']:.3f} ms "
-      f"({m['original']['per_launch_us']:.2f} us/launch), graph_window {m['graph_window']['median_ms']:.3f} ms "
-      f"(x{r['speedup']['graph_window']:.2f}), graph_body {m['graph_body']['median_ms']:.3f} ms (x{r['speedup']['graph_body']:.2f}); "
-      f"replay==capture {c['replay_vs_capture']['identical']}, graphs identical {c['graph_window']['identical']}/"
-      f"{c['graph_body']['identical']}; verdict {r['verdict']}")
+      f"({m['original']['per_launch_us']:.2f} us/launch); {modes}; replay==capture {c['replay_vs_capture']['identical']}; "
+      f"verdict {r['verdict']}")
 PY
 }
 
 one heat1d_steps
 one wave2d_steps
+one fisher1d_steps
 rm -rf "$WORK"
 exit $status

@@ -23,7 +23,7 @@ from s2s.sequence.capture import choose, site_refs
 from s2s.sequence.kernels import body_kernels, merge
 from s2s.sequence.mep import write_sequence_mep
 from s2s.sequence.variation import body_length, variation
-from s2s.sequence.window import Arg, Launch, read_window
+from s2s.sequence.window import Arg, Launch, Window, read_window
 
 APP = ROOT / "bench" / "seqzoo" / "heat1d_steps"
 STEP, SOURCE = "heat1d_steps.cu:69", "heat1d_steps.cu:70"
@@ -298,3 +298,180 @@ def test_replay_refuses_a_directory_that_is_not_a_sequence_mep(tmp_path: Path) -
 
     with pytest.raises(UserError, match="not a sequence MEP"):
         replay(tmp_path)
+
+
+# ---- fusion of consecutive launches over one index space ----------------------------------------------------------
+
+FISHER = ROOT / "bench" / "seqzoo" / "fisher1d_steps"
+DIFFUSE, REACT = "fisher1d_steps.cu:58", "fisher1d_steps.cu:59"
+
+
+def fisher_window(dump: Path, steps: int, n: int = 1001, block: int = 128) -> None:
+    """What the sequence runtime writes for `steps` steps of fisher1d_steps' loop over `n` points (an odd size): the
+    state before, the launches; the state after is left as before (the CPU replay below computes its own)."""
+    dump.mkdir(parents=True)
+    u = [((i * 7919) % 1000) / 1000.0 for i in range(n)]
+    for i, data in enumerate((_f32(u), _f32([0.0] * n))):
+        (dump / f"buf{i}.before.bin").write_bytes(data)
+        (dump / f"buf{i}.after.bin").write_bytes(data)
+    (dump / "buffers.txt").write_text("".join(f"buffer {i} {0x7F0000000000 + i * 0x100000} {4 * n} device\n" for i in (0, 1)))
+    grid = (n + block - 1) // block
+    lines, cur, nxt = [], 0, 1
+    for k in range(steps):
+        lines += [f"launch {2 * k + 1} {DIFFUSE} {grid} 1 1 {block} 1 1 0 0", f"arg 0 ptr {cur} 0 4 float",
+                  f"arg 1 ptr {nxt} 0 4 float", f"arg 2 value 4 {struct.pack('<i', n).hex()}",
+                  f"arg 3 value 4 {struct.pack('<f', 0.2).hex()}",
+                  f"launch {2 * k + 2} {REACT} {grid} 1 1 {block} 1 1 0 0", f"arg 0 ptr {nxt} 0 4 float",
+                  f"arg 1 value 4 {struct.pack('<i', n).hex()}", f"arg 2 value 4 {struct.pack('<f', 0.05).hex()}"]
+        cur, nxt = nxt, cur
+    (dump / "launches.txt").write_text("\n".join(lines) + "\n")
+    (dump / "status.txt").write_text("done\n")
+
+
+def _fisher_mep(tmp_path: Path, steps: int):  # type: ignore[no-untyped-def]
+    fisher_window(tmp_path / "dump", steps)
+    w = read_window(tmp_path / "dump")
+    index = scan_tree(FISHER)
+    kernels = body_kernels(FISHER, ["diffuse", "react"], index)
+    mep = write_sequence_mep(tmp_path / "seq", w, variation(w.launches), kernels.text,
+                             site_refs(list(index.launches), kernels.qualified), {"function": "main"}, [])
+    return mep
+
+
+@pytest.mark.slow
+def test_a_stencil_and_the_elementwise_kernel_on_its_output_fuse_and_replay_the_same_in_both_thread_orders(tmp_path: Path) -> None:
+    from emulate_sequence import replay_on_cpu
+
+    mep = _fisher_mep(tmp_path, 5)
+    manifest = json.loads((mep / "sequence.json").read_text())
+    assert manifest["fusions"] == ["diffuse + react (body launches 0 and 1): fused"]
+    assert manifest["harness_kernels"] == ["diffuse", "react", "s2s_fused_diffuse_react"]
+    fused = (mep / "fused.cu").read_text()
+    assert "__global__ void s2s_fused_diffuse_react(const float* s2s_a0, float* s2s_a1, int s2s_a2, float s2s_a3, " \
+           "float* s2s_b0, int s2s_b1, float s2s_b2)" in fused
+    table = (mep / "data" / "fused.txt").read_text().splitlines()
+    assert table[0] == "launches 5" and table[1] == "l 2 8 1 1 128 1 1 0 7"  # one launch a step, both launches' arguments
+    (tmp_path / "cpu").mkdir()
+    original = replay_on_cpu(mep, "replay", tmp_path / "cpu")
+    assert original != [(mep / "data" / f"buf{i}.before.bin").read_bytes() for i in (0, 1)]
+    assert replay_on_cpu(mep, "fused", tmp_path / "cpu") == original
+    assert replay_on_cpu(mep, "fused", tmp_path / "cpu", reverse=True) == original
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_the_harness_with_a_fused_pair_builds(tmp_path: Path) -> None:
+    mep = _fisher_mep(tmp_path, 4)
+    proc = subprocess.run(["make"], cwd=mep, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert '#include "fused.cu"' in (mep / "harness.cu").read_text()
+
+
+PAIRS = """
+__global__ void produce(const float* u, float* v, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) v[i] = 2.0f * u[i];
+}
+__global__ void smooth(const float* v, float* w, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > 0 && i < n) w[i] += v[i] - v[i - 1];  // accumulates: a stale read stays in the final state
+}
+__global__ void spread(const float* u, float* v, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > 0 && i < n - 1) v[i] = u[i - 1] + u[i + 1];
+}
+__global__ void clear(float* u, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) u[i] = 0.0f;
+}
+__global__ void shifted(const float* u, float* v, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float* out = v + 1;
+    if (i < n - 1) out[i] = u[i];
+}
+__global__ void rows(float* v, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int k = 0; k < 4; k++) v[i * 4 + k] *= 2.0f;
+}
+"""
+
+
+def _pair(first: tuple[str, tuple[Arg, ...]], second: tuple[str, tuple[Arg, ...]], block: int = 128) -> str:
+    launches = []
+    for _ in range(3):
+        for site, args in (first, second):
+            launches.append(Launch(0, site, (9, 1, 1), (block if site == first[0] else 128, 1, 1), 0, 0, args))
+    var = variation(launches)
+    from s2s.sequence.fusion import fusions
+    from s2s.sequence.window import Window
+
+    found = fusions(Window(Path("."), tuple(launches), ()), var, PAIRS, {first[0]: first[0], second[0]: second[0]})
+    return found[0].describe()
+
+
+def _p(buf: int, offset: int = 0) -> Arg:
+    return Arg("ptr", 4, "", buf, offset, "float")
+
+
+def test_fusion_refuses_a_halo_an_anti_dependence_a_hidden_alias_a_loop_and_another_index_space() -> None:
+    n = _value(1000, "i")
+    assert _pair(("produce", (_p(0), _p(1), n)), ("smooth", (_p(1), _p(2), n))).endswith(
+        "not accessed at one element per thread, the same in both")
+    assert _pair(("spread", (_p(0), _p(1), n)), ("clear", (_p(0), n))).endswith(
+        "not accessed at one element per thread, the same in both")
+    assert "a local pointer" in _pair(("shifted", (_p(0), _p(1), n)), ("clear", (_p(1), n)))
+    assert _pair(("produce", (_p(0), _p(1), n)), ("rows", (_p(1), n))).endswith(
+        "not accessed at one element per thread, the same in both")
+    assert _pair(("produce", (_p(0), _p(1), n)), ("clear", (_p(1), n)), block=256).endswith("(not one index space)")
+    assert _pair(("produce", (_p(0), _p(1), n)), ("clear", (_p(1, 4), n))).endswith("different offsets of one buffer")
+    # what they share they only read, or nothing at all: fused
+    assert _pair(("produce", (_p(0), _p(1), n)), ("clear", (_p(2), n))).endswith(": fused")
+    assert _pair(("produce", (_p(0), _p(1), n)), ("spread", (_p(0), _p(2), n))).endswith(": fused")
+
+
+def _dump_of(dump: Path, launches: list[Launch], n: int) -> Window:
+    """A window's files for `launches` over buffers of n floats each (their state before: distinct values)."""
+    dump.mkdir(parents=True)
+    count = 1 + max(a.buf for la in launches for a in la.args)
+    for b in range(count):
+        data = _f32([((i * 31 + b * 17) % 101) / 7.0 for i in range(n)])
+        (dump / f"buf{b}.before.bin").write_bytes(data)
+        (dump / f"buf{b}.after.bin").write_bytes(data)
+    (dump / "buffers.txt").write_text("".join(f"buffer {b} {(b + 1) << 20} {4 * n} device\n" for b in range(count)))
+    lines = []
+    for k, la in enumerate(launches):
+        lines.append(f"launch {k + 1} {la.site} {' '.join(map(str, la.grid))} {' '.join(map(str, la.block))} 0 0")
+        for i, a in enumerate(la.args):
+            lines.append(f"arg {i} ptr {a.buf} {a.offset} 4 float" if a.kind == "ptr" else f"arg {i} value {a.size} {a.hex}")
+    (dump / "launches.txt").write_text("\n".join(lines) + "\n")
+    (dump / "status.txt").write_text("done\n")
+    return read_window(dump)
+
+
+@pytest.mark.slow
+def test_the_cpu_replay_catches_a_halo_fusion_that_the_check_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The oracle behind the fusion tests: forced past its refusal, fusing a consumer that reads its neighbour's element
+    gives another final state in one of the two thread orders."""
+    from emulate_sequence import replay_on_cpu
+
+    import s2s.sequence.mep as mep_module
+    from s2s.sequence.fusion import Fusion
+
+    n = 1000
+    launches = [Launch(0, site, (8, 1, 1), (128, 1, 1), 0, 0, args) for _ in range(3)
+                for site, args in (("produce", (_p(0), _p(1), _value(n, "i"))), ("smooth", (_p(1), _p(2), _value(n, "i"))))]
+    w = _dump_of(tmp_path / "dump", launches, n)
+    monkeypatch.setattr(mep_module, "fusions", lambda *a: [Fusion(0, "produce", "smooth")])
+    mep = write_sequence_mep(tmp_path / "seq", w, variation(w.launches), PAIRS, {"produce": "produce", "smooth": "smooth"},
+                             {}, [])
+    (tmp_path / "cpu").mkdir()
+    original = replay_on_cpu(mep, "replay", tmp_path / "cpu")
+    orders = [replay_on_cpu(mep, "fused", tmp_path / "cpu", reverse=r) for r in (False, True)]
+    assert orders[0] == original, "forward"
+    assert orders[1] != original  # v[i - 1] not yet written when thread i runs first

@@ -23,11 +23,28 @@ from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
 from s2s.base.resources import render
 
+from .fusion import FusedLaunch, fused_launches, fused_source, fusions
 from .variation import Variation
-from .window import Window
+from .window import Arg, Launch, Window
 
 FLOAT_TYPES = {"float": "f32", "double": "f64"}
 RTOL = 1e-5  # a float element of a transformed sequence against the original's (same kernels, same order: bitwise in practice)
+
+
+def _launch_lines(kernel: int, la: Launch, args: tuple[Arg, ...]) -> list[str]:
+    lines = [f"l {kernel} {' '.join(map(str, la.grid))} {' '.join(map(str, la.block))} {la.shmem} {len(args)}"]
+    for i, a in enumerate(args):
+        if a.kind == "value":
+            lines.append(f"a v {a.size} {a.hex}")
+        elif a.kind == "ptr":
+            lines.append(f"a p {a.buf} {a.offset}")
+        elif a.kind == "null":
+            lines.append("a n")
+        else:
+            raise UserError(f"sequence capture: launch {la.ordinal} at {la.site} passes a pointer into no device "
+                            f"allocation (argument {i}): host or symbol memory is not replayed yet",
+                            file=la.site.rpartition(":")[0])
+    return lines
 
 
 def replay_table(window: Window, var: Variation, kernel_of_site: dict[str, int]) -> str:
@@ -40,19 +57,15 @@ def replay_table(window: Window, var: Variation, kernel_of_site: dict[str, int])
         lines.append(" ".join(str(n) for n in var.updated_nodes))
     lines.append(f"launches {len(window.launches)}")
     for la in window.launches:
-        lines.append(f"l {kernel_of_site[la.site]} {' '.join(map(str, la.grid))} {' '.join(map(str, la.block))} "
-                     f"{la.shmem} {len(la.args)}")
-        for i, a in enumerate(la.args):
-            if a.kind == "value":
-                lines.append(f"a v {a.size} {a.hex}")
-            elif a.kind == "ptr":
-                lines.append(f"a p {a.buf} {a.offset}")
-            elif a.kind == "null":
-                lines.append("a n")
-            else:
-                raise UserError(f"sequence capture: launch {la.ordinal} at {la.site} passes a pointer into no device "
-                                f"allocation (argument {i}): host or symbol memory is not "
-                                "replayed yet", file=la.site.rpartition(":")[0])
+        lines += _launch_lines(kernel_of_site[la.site], la, la.args)
+    return "\n".join(lines) + "\n"
+
+
+def fused_table(launches: list[FusedLaunch]) -> str:
+    """data/fused.txt: the window with its fused pairs, in replay.txt's launch format."""
+    lines = [f"launches {len(launches)}"]
+    for f in launches:
+        lines += _launch_lines(f.kernel, f.launch, f.args)
     return "\n".join(lines) + "\n"
 
 
@@ -66,6 +79,10 @@ def write_sequence_mep(out: Path, window: Window, var: Variation, kernels_text: 
     names = sorted(set(refs.values()), key=list(refs.values()).index)
     kernel_of_site = {site: names.index(ref) for site, ref in refs.items()}
     table = replay_table(window, var, kernel_of_site)
+    found = fusions(window, var, kernels_text, refs)
+    sources = {f.name: fused_source(kernels_text, f) for f in found if f.applies}
+    applied = [f for f in found if f.applies and sources[f.name]]
+    table_names = names + [f.name for f in applied]
     data = out / "data"
     data.mkdir(parents=True, exist_ok=True)
     for b in window.buffers:
@@ -73,15 +90,23 @@ def write_sequence_mep(out: Path, window: Window, var: Variation, kernels_text: 
             shutil.copyfile(window.dump / f"buf{b.id}.{when}.bin", data / f"buf{b.id}.{when}.bin")
     atomic_write(data / "replay.txt", table.encode())
     atomic_write(out / "kernels.cu", kernels_text.encode())
+    (out / "fused.cu").unlink(missing_ok=True)
+    (data / "fused.txt").unlink(missing_ok=True)
+    if applied:
+        atomic_write(out / "fused.cu", ("\n".join(str(sources[f.name]) for f in applied)).encode())
+        plan = fused_launches(window, var, applied, {n: i for i, n in enumerate(table_names)}, kernel_of_site)
+        atomic_write(data / "fused.txt", fused_table(plan).encode())
     atomic_write(out / "harness.cu", render("sequence/harness_cuda.cu.j2", launches=len(window.launches), kernels=names,
-                                            kernel_refs=names, origin=str(origin.get("function", "?")),
-                                            body=var.body_launches, period=var.period, rtol=RTOL).encode())
-    atomic_write(out / "Makefile", b"NVCC ?= nvcc\nNVCC_ARCH ?= sm_90\n\nharness: harness.cu kernels.cu\n"
+                                            kernel_refs=table_names, origin=str(origin.get("function", "?")),
+                                            body=var.body_launches, period=var.period, rtol=RTOL,
+                                            fused=bool(applied)).encode())
+    atomic_write(out / "Makefile", b"NVCC ?= nvcc\nNVCC_ARCH ?= sm_90\n\nharness: harness.cu kernels.cu $(wildcard fused.cu)\n"
                  b"\t$(NVCC) -O2 -std=c++17 -arch=$(NVCC_ARCH) -o $@ harness.cu\n\nclean:\n\trm -f harness\n")
     manifest = {"origin": origin, "kernels": names, "sites": {s: names[k] for s, k in kernel_of_site.items()},
                 "window": {"launches": len(window.launches)},
                 "buffers": [{"id": b.id, "bytes": b.bytes, "kind": b.kind, "element": window.element_type(b.id)}
                             for b in window.buffers],
-                "variation": var.as_dict(), "rtol": RTOL, "notes": notes}
+                "harness_kernels": table_names, "variation": var.as_dict(), "fusions": [f.describe() for f in found],
+                "rtol": RTOL, "notes": notes}
     atomic_write(out / "sequence.json", (json.dumps(manifest, indent=2) + "\n").encode())
     return out
