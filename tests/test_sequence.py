@@ -205,18 +205,22 @@ def test_merge_keeps_each_shared_item_once() -> None:
 
 @pytest.mark.slow
 @needs_nvcc
-def test_the_instrumented_copy_builds_and_the_original_is_untouched(tmp_path: Path) -> None:
-    before = {p: p.read_bytes() for p in APP.rglob("*") if p.is_file()}
-    app = copy_tree(APP, tmp_path / "app")
+@pytest.mark.parametrize("name", ["heat1d_steps", "wave2d_steps", "fisher1d_steps"])
+def test_the_instrumented_copy_builds_and_the_original_is_untouched(tmp_path: Path, name: str) -> None:
+    tree = ROOT / "bench" / "seqzoo" / name
+    before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    app = copy_tree(tree, tmp_path / "app")
     header = tmp_path / "s2s_sequence_rt.h"
     header.write_text(render("sequence/capture_cuda.h.j2"))
-    assert wrap_launch_sites(app, header, list(_index().launches)) == [STEP, SOURCE]
-    text = (app / "heat1d_steps.cu").read_text()
-    assert 's2s_capture::before(&heat_step, "heat1d_steps.cu:69", dim3(grid), dim3(block)' in text
-    assert 's2s_capture::after("heat1d_steps.cu:70");' in text
+    sites = list(scan_tree(tree).launches)
+    assert wrap_launch_sites(app, header, sites) == [f"{s.file}:{s.line}" for s in sites] and len(sites) == 2
+    text = (app / f"{name}.cu").read_text()
+    first = sites[0]
+    assert f's2s_capture::before(&{first.kernel}, "{first.file}:{first.line}", dim3({first.grid}), dim3({first.block})' in text
+    assert f's2s_capture::after("{sites[1].file}:{sites[1].line}");' in text
     proc = subprocess.run(["make"], cwd=app, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert {p: p.read_bytes() for p in APP.rglob("*") if p.is_file()} == before
+    assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
 
 
 @pytest.mark.slow
@@ -242,6 +246,10 @@ def test_the_sequence_mep_holds_the_window_and_its_harness_builds(tmp_path: Path
     proc = subprocess.run(["make"], cwd=mep, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (mep / "harness").is_file()
+    # a second capture into the same MEP leaves no buffer of the first behind
+    (mep / "data" / "buf7.before.bin").write_bytes(b"old")
+    write_sequence_mep(mep, w, var, kernels.text, refs, {"function": "main"}, [])
+    assert not (mep / "data" / "buf7.before.bin").exists() and not (mep / "fused.cu").exists()
     # an existing directory that is not a sequence MEP is never written into
     (tmp_path / "mine").mkdir()
     with pytest.raises(UserError, match="not a sequence MEP"):

@@ -84,6 +84,8 @@ def write_sequence_mep(out: Path, window: Window, var: Variation, kernels_text: 
     applied = [f for f in found if f.applies and sources[f.name]]
     table_names = names + [f.name for f in applied]
     data = out / "data"
+    if data.is_dir():  # an earlier capture's buffers (it may have had more) go
+        shutil.rmtree(data)
     data.mkdir(parents=True, exist_ok=True)
     for b in window.buffers:
         for when in ("before", "after"):
