@@ -483,3 +483,23 @@ def test_the_cpu_replay_catches_a_halo_fusion_that_the_check_refuses(tmp_path: P
     orders = [replay_on_cpu(mep, "fused", tmp_path / "cpu", reverse=r) for r in (False, True)]
     assert orders[0] == original, "forward"
     assert orders[1] != original  # v[i - 1] not yet written when thread i runs first
+
+
+# ---- the OpenCL twin, profiled for real on PoCL ---------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/etc/OpenCL/vendors").is_dir(), reason="needs an OpenCL ICD (PoCL)")
+def test_the_opencl_twins_time_loop_is_found_in_a_real_profile_on_pocl(tmp_path: Path) -> None:
+    """heat1d_steps_ocl built and run (a short run: 60 steps on 4099 points) with every launch timed by the profile
+    instrumentation; its two launch sites in main's loop are one sequence of 60 iterations, the gaps measured."""
+    from s2s.capture.profile import measure
+
+    twin = ROOT / "bench" / "seqzoo" / "heat1d_steps_ocl"
+    index = scan_tree(twin)
+    prof = measure(twin, tmp_path / "work", "make -s STEPS=60 N=4099", "./heat1d_steps_ocl", timeout=300,
+                   launches=list(index.launches))
+    found = sequences(prof.launches, list(index.launches))
+    assert [(q.function, q.kernels, q.launches, q.iterations) for q in found] == [
+        ("main", ["heat_step", "heat_source"], 120, 60)]
+    assert found[0].sites == ["heat1d_steps.c:83", "heat1d_steps.c:86"] and len(found[0].gaps_us) == 119
+    assert all(la.ms >= 0 for la in prof.launches)
