@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -503,3 +504,35 @@ def test_the_opencl_twins_time_loop_is_found_in_a_real_profile_on_pocl(tmp_path:
         ("main", ["heat_step", "heat_source"], 120, 60)]
     assert found[0].sites == ["heat1d_steps.c:83", "heat1d_steps.c:86"] and len(found[0].gaps_us) == 119
     assert all(la.ms >= 0 for la in prof.launches)
+
+
+_GPU = shutil.which("nvidia-smi") is not None
+
+
+@pytest.mark.slow
+@needs_nvcc
+@pytest.mark.skipif(_GPU, reason="checks what happens without a GPU")
+def test_replay_without_a_gpu_is_one_user_error_naming_the_mep(tmp_path: Path) -> None:
+    from s2s.sequence.replay import replay
+
+    mep = _fisher_mep(tmp_path, 3)
+    with pytest.raises(UserError, match="the sequence harness printed no result") as err:
+        replay(mep, 1)
+    assert err.value.file == str(mep)
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.skipif(not _GPU, reason="needs an NVIDIA GPU")
+def test_replay_on_the_gpu_every_transformation_reproduces_the_original(tmp_path: Path) -> None:
+    """The fisher window (its state after written by no GPU, so replay_vs_capture is not asserted): the graphs and the
+    fused launches must reproduce the original replay's final state, and every mode is timed."""
+    from s2s.sequence.replay import replay
+
+    mep = _fisher_mep(tmp_path, 40)
+    r = replay(mep, 3)
+    assert set(r["modes"]) == {"original", "graph_window", "graph_body", "fused", "fused_graph_window"}
+    assert r["launches"] == 80 and r["fused_launches"] == 40 and r["checks"]["window_changes_state"] is True
+    for mode in ("graph_window", "graph_body", "fused", "fused_graph_window"):
+        assert r["checks"][mode]["ok"] is True, (mode, r["checks"][mode])
+        assert r["modes"][mode]["median_ms"] > 0

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from s2s.base.devicelock import device_lock
 from s2s.base.errors import UserError
 from s2s.base.procs import run_group
 
@@ -27,7 +28,8 @@ def replay(mep: Path, reps: int = 15, *, arch: str = "sm_90", timeout: float = 6
     built = run_group(["make", "-s", f"NVCC_ARCH={arch}"], cwd=mep, timeout_s=timeout)
     if built.timed_out or built.returncode != 0:
         raise UserError(f"the sequence harness did not build: {_tail(built.output)}", file=str(mep / "harness.cu"))
-    ran = run_group(["./harness", str(int(reps))], cwd=mep, timeout_s=timeout)
+    with device_lock():  # its timings alone on the device, as every timing of s2s is
+        ran = run_group(["./harness", str(int(reps))], cwd=mep, timeout_s=timeout)
     if ran.timed_out:
         raise UserError(f"the sequence harness was killed after {timeout:g} s", file=str(mep))
     for line in reversed(ran.output.splitlines()):
