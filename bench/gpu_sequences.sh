@@ -54,18 +54,19 @@ PY
   echo "harness rc=$hrc"
   cat "$OUT/$app.harness.json" "$OUT/$app.harness.err"
   [ $hrc -eq 0 ] || status=1
-  python3 - "$OUT/$app.harness.json" "$app" <<'PY'
-import json, sys
+  python3 - "$OUT/$app.harness.json" "$app" "$OUT/$app.app.txt" <<'PY'
+import json, re, sys
 try:
     r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 except (OSError, ValueError, IndexError):
     print("no JSON line from the harness"); sys.exit(0)
 m, c = r["modes"], r["checks"]
-modes = "; ".join(f"{k} {m[k]['median_ms']:.3f} ms (x{r['speedup'][k]:.2f}, {'identical' if c[k]['identical'] else 'max_rel %s' % c[k]['max_rel']})"
-                  for k in m if k != "original")
-print(f"summary {sys.argv[2]}: {r['launches']} launches; original {m['original']['median_ms']:.3f} ms "
-      f"({m['original']['per_launch_us']:.2f} us/launch); {modes}; replay==capture {c['replay_vs_capture']['identical']}; "
-      f"verdict {r['verdict']}")
+own = re.search(r"in ([0-9.]+) ms", open(sys.argv[3]).read())
+modes = "; ".join(f"{k} {m[k]['median_ms']:.3f} ms (x{r['speedup'][k]:.2f}, +{m[k]['setup_ms']:.1f} ms setup, "
+                  f"{'identical' if c[k]['identical'] else 'max_rel %s' % c[k]['max_rel']})" for k in m if k != "original")
+print(f"summary {sys.argv[2]}: {r['launches']} launches; the application's own loop {own.group(1) if own else '?'} ms; "
+      f"original replay {m['original']['median_ms']:.3f} ms ({m['original']['per_launch_us']:.2f} us/launch); {modes}; "
+      f"replay==capture {c['replay_vs_capture']['identical']}; verdict {r['verdict']}")
 PY
 }
 
