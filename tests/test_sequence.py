@@ -536,3 +536,59 @@ def test_replay_on_the_gpu_every_transformation_reproduces_the_original(tmp_path
     for mode in ("graph_window", "graph_body", "fused", "fused_graph_window"):
         assert r["checks"][mode]["ok"] is True, (mode, r["checks"][mode])
         assert r["modes"][mode]["median_ms"] > 0
+
+
+# ---- the sequence runtime itself, on the host: a fake CUDA runtime and driver ---------------------------------------
+
+FAKE = ROOT / "tests" / "fixtures" / "fake_cuda"
+
+
+def _host_loop(tmp: Path) -> Path:
+    """fixtures/fake_cuda/heat_loop.cpp built with g++ against the fake runtime header and the fake libcuda.so.1, with
+    the sequence runtime as `s2s sequence` renders it."""
+    (tmp / "s2s_sequence_rt.h").write_text(render("sequence/capture_cuda.h.j2"))
+    cc = [["gcc", "-shared", "-fPIC", "-o", str(tmp / "libcuda.so.1"), "-Wl,-soname,libcuda.so.1", str(FAKE / "fake_cuda.c")],
+          ["g++", "-std=c++17", "-O1", "-Wall", "-Werror", "-I", str(FAKE), "-I", str(tmp), str(FAKE / "heat_loop.cpp"),
+           "-o", str(tmp / "heat_loop"), str(tmp / "libcuda.so.1"), f"-Wl,-rpath,{tmp}", "-ldl"]]
+    for cmd in cc:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    return tmp / "heat_loop"
+
+
+def _run_loop(exe: Path, tmp: Path, skip: int, window: int, steps: int) -> Path:
+    import os
+
+    dump, truth = tmp / f"dump-{skip}-{window}", tmp / f"truth-{skip}-{window}"
+    truth.mkdir()
+    env = {**os.environ, "S2S_SEQ_DIR": str(dump), "S2S_SEQ_SKIP": str(skip), "S2S_SEQ_WINDOW": str(window)}
+    proc = subprocess.run([str(exe), str(skip), str(window), str(steps), str(truth)], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return dump
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None or shutil.which("gcc") is None, reason="g++ and gcc needed")
+def test_the_sequence_runtime_records_the_window_a_loop_makes(tmp_path: Path) -> None:
+    """The C++ runtime run for real (memory on the host): the window after `skip` launches, its launches' arguments as
+    read_window reads them, each buffer as it was before the window's first launch and after its last."""
+    exe = _host_loop(tmp_path)
+    dump = _run_loop(exe, tmp_path, skip=6, window=10, steps=12)
+    truth = tmp_path / "truth-6-10"
+    w = read_window(dump)
+    assert len(w.launches) == 10 and [la.ordinal for la in w.launches] == list(range(1, 11))
+    assert [b.bytes for b in w.buffers] == [4 * 1001, 4 * 1001] and {b.kind for b in w.buffers} == {"device"}
+    first = w.launches[0]
+    assert (first.site, first.grid, first.block, first.shmem) == ("heat.cu:69", (4, 1, 1), (256, 1, 1), 0)
+    assert [a.kind for a in first.args] == ["ptr", "ptr", "value", "value"] and first.args[0].type == "float"
+    assert (dump / "buf0.before.bin").read_bytes() == (truth / "first.bin").read_bytes()
+    assert (dump / "buf1.before.bin").read_bytes() == (truth / "second.bin").read_bytes()
+    assert (dump / "buf0.after.bin").read_bytes() == (truth / "first.end.bin").read_bytes()
+    assert (dump / "buf1.after.bin").read_bytes() == (truth / "second.end.bin").read_bytes()
+    var = variation(w.launches)
+    assert var.period == 2 and var.updated_nodes == (1, 3)
+    assert [(a.start, a.step) for a in var.args if a.kind == "affine"] == [(3, 1)]  # the window starts at step 3
+    # a window longer than the loop: the runtime says so, and read_window turns it into one line
+    with pytest.raises(UserError, match=r"not completed \(24 launches"):
+        read_window(_run_loop(exe, tmp_path, skip=0, window=30, steps=12))
