@@ -10,6 +10,8 @@
 # against the original replay's, the original replay against the state the application left, and times them all; where
 # two launches of the body fuse (s2s.sequence.fusion), also the fused window (fused) and it as one graph
 # (fused_graph_window).
+# Then the reintegration: the host-code diff that captures the loop into one CUDA Graph (s2s.sequence.host_graph) applied
+# to a copy of the application, built and run: its own check and loop time beside the original's.
 # One device call, one to three minutes:
 #   bash bench/gpu_sequences.sh OUT_DIR [REPS]
 # prints per app the application's line, the variation found, the harness's JSON line and a summary line; exit 0 when
@@ -54,8 +56,19 @@ PY
   echo "harness rc=$hrc"
   cat "$OUT/$app.harness.json" "$OUT/$app.harness.err"
   [ $hrc -eq 0 ] || status=1
-  python3 - "$OUT/$app.harness.json" "$app" "$OUT/$app.app.txt" <<'PY'
-import json, re, sys
+  # the reintegration: the loop captured into one CUDA Graph in a copy of the app, built and run (its own check and time)
+  python3 -c 'import sys; from s2s.sequence.host_graph import graph_diff; sys.stdout.buffer.write(graph_diff(sys.argv[1]))' \
+      "$WORK/seq-$app" > "$OUT/$app.graph.diff" 2> "$OUT/$app.graph.err"
+  if [ -s "$OUT/$app.graph.diff" ]; then
+    cp -r "$ROOT/bench/seqzoo/$app" "$WORK/$app-graph"
+    (cd "$WORK/$app-graph" && { patch -s -p1 < "$OUT/$app.graph.diff" || git apply "$OUT/$app.graph.diff"; } && make -s > /dev/null && "./$app") \
+      > "$OUT/$app.graph.app.txt" 2>&1
+    echo "application, loop graphed: $(cat "$OUT/$app.graph.app.txt")"
+  else
+    echo "no graph diff: $(cat "$OUT/$app.graph.err")"
+  fi
+  python3 - "$OUT/$app.harness.json" "$app" "$OUT/$app.app.txt" "$OUT/$app.graph.app.txt" <<'PY'
+import json, os, re, sys
 try:
     r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 except (OSError, ValueError, IndexError):
@@ -67,6 +80,10 @@ modes = "; ".join(f"{k} {m[k]['median_ms']:.3f} ms (x{r['speedup'][k]:.2f}, +{m[
 print(f"summary {sys.argv[2]}: {r['launches']} launches; the application's own loop {own.group(1) if own else '?'} ms; "
       f"original replay {m['original']['median_ms']:.3f} ms ({m['original']['per_launch_us']:.2f} us/launch); {modes}; "
       f"replay==capture {c['replay_vs_capture']['identical']}; verdict {r['verdict']}")
+graphed = open(sys.argv[4]).read() if os.path.isfile(sys.argv[4]) else ""
+g = re.search(r": (ok|FAILED) .*in ([0-9.]+) ms", graphed)
+print(f"summary {sys.argv[2]} reintegrated: the application's loop as one graph {g.group(2) + ' ms, its check ' + g.group(1) if g else 'not run'}"
+      f" (the original application's loop {own.group(1) if own else '?'} ms)")
 PY
 }
 

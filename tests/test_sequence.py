@@ -592,3 +592,97 @@ def test_the_sequence_runtime_records_the_window_a_loop_makes(tmp_path: Path) ->
     # a window longer than the loop: the runtime says so, and read_window turns it into one line
     with pytest.raises(UserError, match=r"not completed \(24 launches"):
         read_window(_run_loop(exe, tmp_path, skip=0, window=30, steps=12))
+
+
+# ---- reintegration: the loop as one CUDA Graph, a diff of the host code -------------------------------------------
+
+LOOP = """#include <cuda_runtime.h>
+#include <utility>
+__global__ void k(float* a, int n) {{ }}
+void run(float* a, float* b, int n, cudaStream_t s) {{
+    for (int t = 0; t < 100; t++) {{
+        k<<<4, 128>>>(a, n);
+        {extra}
+        std::swap(a, b);
+    }}
+}}
+"""
+
+
+def _graph(tmp: Path, extra: str) -> str:
+    from s2s.sequence.host_graph import graph_loop
+
+    (tmp / "app").mkdir(exist_ok=True)
+    (tmp / "app" / "loop.cu").write_text(LOOP.format(extra=extra))
+    sites = sorted(scan_tree(tmp / "app").launches, key=lambda s: s.start_byte)
+    edit = graph_loop((tmp / "app" / "loop.cu").read_bytes(), sites)
+    return edit.reason or edit.data.decode()
+
+
+def test_a_loop_with_other_device_work_or_an_exit_is_not_graphed(tmp_path: Path) -> None:
+    assert "calls cudaMemcpy (line 7)" in _graph(tmp_path, "cudaMemcpy(b, a, 4, cudaMemcpyDeviceToDevice);")
+    assert "calls printf" in _graph(tmp_path, 'printf("%d\\n", t);')
+    assert "leaves by return (line 7)" in _graph(tmp_path, "if (t == 50) return;")
+    assert "runs on a stream of the application's" in _graph(tmp_path, "k<<<4, 128, 0, s>>>(b, n);")
+    graphed = _graph(tmp_path, "k<<<4, 128, 0, 0>>>(b, n); if (t == 60) break;")  # break: the capture still ends
+    assert "k<<<4, 128, 0, s2s_graph_stream>>>(a, n);" in graphed and "k<<<4, 128, 0, s2s_graph_stream>>>(b, n);" in graphed
+    assert graphed.index("cudaStreamBeginCapture") < graphed.index("for (int t") < graphed.index("cudaStreamEndCapture")
+    assert "std::swap(a, b);" in graphed
+    twin = ROOT / "bench" / "seqzoo" / "heat1d_steps_ocl"
+    from s2s.sequence.host_graph import graph_loop
+
+    ocl = sorted(scan_tree(twin).launches, key=lambda s: s.start_byte)
+    assert graph_loop((twin / "heat1d_steps.c").read_bytes(), ocl).reason == "only CUDA <<<>>> launches are graphed"
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_the_graphed_heat_loop_builds_and_the_diff_names_the_file(tmp_path: Path) -> None:
+    """The diff of a captured sequence MEP (its capture faked as above) applies to a copy of the app with patch, and
+    the copy builds with nvcc; a host file changed since the capture refuses the diff."""
+    import sys
+
+    from s2s.sequence.capture import capture_sequence
+    from s2s.sequence.host_graph import graph_diff
+
+    app = tmp_path / "app"
+    shutil.copytree(APP, app)
+    (tmp_path / "profile.txt").write_text(_profile_lines(20))
+    stand_in = tmp_path / "run.py"
+    stand_in.write_text(f"import os, sys\nfrom pathlib import Path\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+                        "from test_sequence import fake_window\n"
+                        "fake_window(Path(os.environ['S2S_SEQ_DIR']), int(os.environ['S2S_SEQ_WINDOW']) // 2)\n")
+    capture_sequence(app, "true", f"{sys.executable} {stand_in}", tmp_path / "seq", profile=read_launches(tmp_path / "profile.txt"))
+    diff = graph_diff(tmp_path / "seq").decode()
+    assert diff.startswith("--- a/heat1d_steps.cu\n+++ b/heat1d_steps.cu\n")
+    assert "+        heat_step<<<grid, block, 0, s2s_graph_stream>>>(d_u, d_v, N, R);" in diff
+    patched = tmp_path / "patched"
+    shutil.copytree(APP, patched)
+    proc = subprocess.run(["patch", "-p1"], input=diff, cwd=patched, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = subprocess.run(["make"], cwd=patched, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with (app / "heat1d_steps.cu").open("a") as fh:
+        fh.write("// changed after the capture\n")
+    with pytest.raises(UserError, match="changed since the sequence was captured"):
+        graph_diff(tmp_path / "seq")
+
+
+def test_the_graph_is_reintegrated_only_when_it_beat_the_originals_fastest_run_with_its_instantiation() -> None:
+    from s2s.cli.sequence import graph_won
+
+    def result(graph: float, setup: float, verdict: str = "ok") -> dict[str, object]:
+        return {"verdict": verdict, "modes": {"original": {"median_ms": 60.0, "min_ms": 55.0},
+                                              "graph_window": {"median_ms": graph, "setup_ms": setup}}}
+
+    assert graph_won(result(30.0, 20.0)) == ""
+    assert "instantiate" in graph_won(result(30.0, 30.0))  # 60 ms with the instantiation: no faster than 55
+    assert "a check of the sequence MEP failed" == graph_won(result(10.0, 1.0, "FAILED"))
+
+
+def test_diff_without_run_is_refused_before_any_work(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    proc = run_cli("sequence", str(APP), "--build-cmd", "false", "--run-cmd", "false", "-o", str(tmp_path / "o"),
+                   "--diff", str(tmp_path / "g.diff"))
+    assert proc.returncode == 2 and "--diff needs --run" in proc.stderr and not (tmp_path / "o").exists()

@@ -14,7 +14,7 @@ from s2s.base.errors import UserError
 OUTPUTS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "extract": (("output", "-o", "dir"),),
     "capture": (("output", "-o", "dir"), ("keep_copy", "--keep-copy", "dir")),
-    "sequence": (("output", "-o", "dir"),),
+    "sequence": (("output", "-o", "dir"), ("diff", "--diff", "file")),
     "auto": (("work", "--work", "dir"), ("diff", "--diff", "file")),
     "reintegrate": (("diff", "--diff", "file"),),
 }

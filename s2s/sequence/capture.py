@@ -76,6 +76,7 @@ def capture_sequence(tree: str | Path, build_cmd: str, run_cmd: str, output: str
     from s2s.scan.sources import check_tree
     from s2s.scan.tree import scan_tree
 
+    from .host_graph import file_sha256
     from .kernels import body_kernels
     from .mep import write_sequence_mep
 
@@ -116,7 +117,8 @@ def capture_sequence(tree: str | Path, build_cmd: str, run_cmd: str, output: str
         var = variation(got.launches)
         names = [s.kernel.split("<")[0].strip() for s in sites]
         kernels = body_kernels(root, sorted(set(names), key=names.index), index)
-        origin = {"tree": str(root), "file": seq.file, "function": seq.function, "sites": seq.sites, "skip": skip,
+        origin = {"tree": str(root), "file": seq.file, "file_sha256": file_sha256(root / seq.file), "function": seq.function,
+                  "sites": seq.sites, "skip": skip,
                   "build_cmd": build_cmd, "run_cmd": run_cmd, "profiled_launches": seq.launches,
                   "profiled_mean_launch_us": round(seq.mean_launch_us, 3)}
         mep = write_sequence_mep(Path(output), got, var, kernels.text, site_refs(sites, kernels.qualified), origin,
