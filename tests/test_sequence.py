@@ -686,3 +686,27 @@ def test_diff_without_run_is_refused_before_any_work(tmp_path: Path) -> None:
     proc = run_cli("sequence", str(APP), "--build-cmd", "false", "--run-cmd", "false", "-o", str(tmp_path / "o"),
                    "--diff", str(tmp_path / "g.diff"))
     assert proc.returncode == 2 and "--diff needs --run" in proc.stderr and not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_a_body_that_fuses_the_same_pair_twice_gets_one_fused_kernel_that_builds_and_replays(tmp_path: Path) -> None:
+    """produce, clear, produce, clear on one buffer each iteration: both pairs fuse into the one kernel
+    s2s_fused_produce_clear, defined once; the harness builds and the CPU replay agrees in both thread orders."""
+    from emulate_sequence import replay_on_cpu
+
+    n = 777
+    body = (("p:1", "produce", (_p(0), _p(1), _value(n, "i"))), ("c:1", "clear", (_p(1), _value(n, "i"))),
+            ("p:2", "produce", (_p(1), _p(2), _value(n, "i"))), ("c:2", "clear", (_p(0), _value(n, "i"))))
+    launches = [Launch(0, site, (7, 1, 1), (128, 1, 1), 0, 0, args) for _ in range(3) for site, _k, args in body]
+    w = _dump_of(tmp_path / "dump", launches, n)
+    mep = write_sequence_mep(tmp_path / "seq", w, variation(w.launches), PAIRS, {s: k for s, k, _a in body}, {}, [])
+    manifest = json.loads((mep / "sequence.json").read_text())
+    assert manifest["harness_kernels"] == ["produce", "clear", "s2s_fused_produce_clear"]
+    assert (mep / "fused.cu").read_text().count("__global__ void s2s_fused_produce_clear(") == 1
+    assert (mep / "data" / "fused.txt").read_text().startswith("launches 6\n")
+    proc = subprocess.run(["make"], cwd=mep, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (tmp_path / "cpu").mkdir()
+    original = replay_on_cpu(mep, "replay", tmp_path / "cpu")
+    assert replay_on_cpu(mep, "fused", tmp_path / "cpu", reverse=True) == original

@@ -174,12 +174,12 @@ def fused_source(kernels_text: str, fusion: Fusion) -> str | None:
     out = [f"// s2s sequence: {fusion.first} then {fusion.second} in one launch (each element's thread runs both bodies)"]
     formals: list[str] = []
     calls: list[str] = []
-    for tag, kernel, (params, body) in (("a", fusion.first, parts[0]), ("b", fusion.second, parts[1])):
+    for tag, (params, body) in (("a", parts[0]), ("b", parts[1])):
         own = ", ".join(d.format(n) for d, n in params)
-        out.append(f"static __device__ __forceinline__ void s2s_body_{kernel}({own})\n{body}")
+        out.append(f"static __device__ __forceinline__ void {fusion.name}_{tag}({own})\n{body}")
         names = [f"s2s_{tag}{i}" for i in range(len(params))]
         formals += [_plain(d.format(n)) for (d, _), n in zip(params, names)]
-        calls.append(f"s2s_body_{kernel}({', '.join(names)});")
+        calls.append(f"{fusion.name}_{tag}({', '.join(names)});")
     out.append(f"__global__ void {fusion.name}({', '.join(formals)})\n{{\n    " + "\n    ".join(calls) + "\n}")
     return "\n".join(out) + "\n"
 

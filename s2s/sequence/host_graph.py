@@ -79,7 +79,7 @@ def graph_loop(data: bytes, sites: list[LaunchSite], dialect: str = "cuda") -> G
                 return GraphEdit(b"", f"the loop calls {name or 'a function'} (line {node.start_point[0] + 1}) between "
                                       "its launches: only launches and pure host code are graphed", line)
             continue
-        if (node.start_byte, node.end_byte) not in ranges:
+        if not any(node.start_byte <= a and b <= node.end_byte for a, b in ranges):
             return GraphEdit(b"", f"a launch in the loop (line {node.start_point[0] + 1}) is not one of the sequence's", line)
         args = [c for c in config.named_children if c.type != "comment"]
         close = config.children[-1]

@@ -82,7 +82,7 @@ def write_sequence_mep(out: Path, window: Window, var: Variation, kernels_text: 
     found = fusions(window, var, kernels_text, refs)
     sources = {f.name: fused_source(kernels_text, f) for f in found if f.applies}
     applied = [f for f in found if f.applies and sources[f.name]]
-    table_names = names + [f.name for f in applied]
+    table_names = names + sorted({f.name for f in applied}, key=[f.name for f in applied].index)
     data = out / "data"
     if data.is_dir():  # an earlier capture's buffers (it may have had more) go
         shutil.rmtree(data)
@@ -95,7 +95,7 @@ def write_sequence_mep(out: Path, window: Window, var: Variation, kernels_text: 
     (out / "fused.cu").unlink(missing_ok=True)
     (data / "fused.txt").unlink(missing_ok=True)
     if applied:
-        atomic_write(out / "fused.cu", ("\n".join(str(sources[f.name]) for f in applied)).encode())
+        atomic_write(out / "fused.cu", ("\n".join(str(sources[name]) for name in table_names[len(names):])).encode())
         plan = fused_launches(window, var, applied, {n: i for i, n in enumerate(table_names)}, kernel_of_site)
         atomic_write(data / "fused.txt", fused_table(plan).encode())
     atomic_write(out / "harness.cu", render("sequence/harness_cuda.cu.j2", launches=len(window.launches), kernels=names,
