@@ -8,7 +8,7 @@ window's last launch. Allocations are numbered in the order the window first tou
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from s2s.base.errors import UserError
@@ -74,6 +74,12 @@ def _arg(words: list[str], where: str) -> Arg:
     raise ValueError(f"{where}: unknown argument line")
 
 
+def _launch(words: list[str], args: tuple[Arg, ...]) -> Launch:
+    """`launch ORD SITE GX GY GZ BX BY BZ SHMEM STREAM` (the site may hold blanks) and its arguments."""
+    g = [int(w) for w in words[-8:]]
+    return Launch(int(words[1]), " ".join(words[2:-8]), (g[0], g[1], g[2]), (g[3], g[4], g[5]), g[6], g[7], args)
+
+
 def read_window(dump: Path) -> Window:
     """The window in `dump`; a window the application did not finish, or files the runtime did not write, are one line."""
     dump = Path(dump)
@@ -90,30 +96,19 @@ def read_window(dump: Path) -> Window:
         if len(words) == 5 and words[0] == "buffer":
             buffers.append(Buffer(int(words[1]), int(words[2]), int(words[3]), words[4]))
     launches: list[Launch] = []
-    current: dict[str, object] | None = None
-    args: list[Arg] = []
     path = dump / "launches.txt"
-
-    def close() -> None:
-        if current is not None:
-            launches.append(Launch(args=tuple(args), **current))  # type: ignore[arg-type]
-
     for n, line in enumerate(path.read_text().splitlines(), 1):
         words = line.split()
         try:
             if words and words[0] == "launch" and len(words) >= 11:
-                close()
-                nums = [int(w) for w in words[-8:]]
-                current = {"ordinal": int(words[1]), "site": " ".join(words[2:-8]), "grid": tuple(nums[0:3]),
-                           "block": tuple(nums[3:6]), "shmem": nums[6], "stream": nums[7]}
-                args = []
-            elif words and words[0] == "arg" and current is not None and int(words[1]) == len(args):
-                args.append(_arg(words, f"{path}:{n}"))
+                launches.append(_launch(words, ()))
+            elif words and words[0] == "arg" and launches and int(words[1]) == len(launches[-1].args):
+                last = launches[-1]
+                launches[-1] = replace(last, args=last.args + (_arg(words, f"{path}:{n}"),))
             elif words:
                 raise ValueError("unexpected line")
         except ValueError:
             raise UserError("sequence capture: a line the runtime did not write", file=str(path), line=n) from None
-    close()
     if not launches:
         raise UserError("sequence capture: the window holds no launch", file=str(path))
     return Window(dump=dump, launches=tuple(launches), buffers=tuple(buffers))
