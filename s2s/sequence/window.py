@@ -21,7 +21,7 @@ class Arg:
     hex: str = ""  # a value's bytes
     buf: int = -1  # a pointer's allocation
     offset: int = 0  # a pointer's byte offset into it
-    type: str = ""  # a pointer's element type as the host compiler spells it
+    type: str = ""  # a pointer's element type as the host compiler spells it, blanks as _ (unsigned_int)
 
     @property
     def key(self) -> tuple[str, int, str, int, int]:
@@ -59,7 +59,7 @@ class Window:
         for la in self.launches:
             for a in la.args:
                 if a.kind == "ptr" and a.buf == buf and a.type not in {"", "void", "?"}:
-                    return a.type.replace("_", " ")
+                    return a.type
         return ""
 
 
