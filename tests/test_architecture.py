@@ -22,6 +22,7 @@ LAYERS: tuple[str, ...] = (
     "mep",          # the MEP: manifest, history, backends that build, run, verify and time it
     "extract",      # stage 2: a kernel's closure and sizes pulled into an MEP
     "capture",      # a real run's data recorded into an MEP, and variants held to it
+    "sequence",     # a host loop's window of launches captured into a sequence MEP, replayed original and as a graph
     "passes",       # one rewrite pass per module
     "optimize",     # stage 3: proposers, the pass registry, verified rounds, patterns, the report
     "reintegrate",  # stage 4: the winner spliced back into the application

@@ -314,3 +314,21 @@ def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]
         (root / rel).write_bytes(data)
         out.files.append(rel)
     return out
+
+
+def wrap_launch_sites(root: Path, header: Path, sites: list[LaunchSite]) -> list[str]:
+    """In the copy `root`, every CUDA chevron launch of `sites` wrapped in `s2s_capture::before(&k, ...)` and
+    `s2s_capture::after(...)` calls, and its file made to include `header` (a runtime that defines them: the kernel
+    capture's, or the sequence capture's); the FILE:LINE of each site wrapped."""
+    by_file: dict[str, list[LaunchSite]] = {}
+    for s in sites:
+        if s.kind == "chevron":
+            by_file.setdefault(s.file, []).append(s)
+    done: list[str] = []
+    for rel, file_sites in sorted(by_file.items()):
+        path = root / rel
+        data = path.read_bytes()
+        edited = _edit_sites(data, language_of(rel, data), file_sites, "cuda")
+        path.write_bytes(_with_include(edited, header, min(s.start_byte for s in file_sites)))
+        done += [f"{s.file}:{s.line}" for s in sorted(file_sites, key=lambda s: s.start_byte)]
+    return done

@@ -16,7 +16,7 @@ from rich.console import Console
 from s2s import __version__
 from s2s.base.errors import UserError
 
-from . import capture, commands, stages
+from . import capture, commands, sequence, stages
 from .outputs import check_outputs
 from .registry import COMMANDS
 
@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="s2s", description="Extract, optimize and reintegrate GPU hotspots.")
     p.add_argument("--version", action="version", version=f"s2s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    for module in (commands, capture, stages):  # the order of `s2s --help`
+    for module in (commands, capture, sequence, stages):  # the order of `s2s --help`
         module.add_parsers(sub)
     return p
 

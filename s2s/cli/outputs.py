@@ -14,13 +14,14 @@ from s2s.base.errors import UserError
 OUTPUTS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "extract": (("output", "-o", "dir"),),
     "capture": (("output", "-o", "dir"), ("keep_copy", "--keep-copy", "dir")),
+    "sequence": (("output", "-o", "dir"), ("diff", "--diff", "file")),
     "auto": (("work", "--work", "dir"), ("diff", "--diff", "file")),
     "reintegrate": (("diff", "--diff", "file"),),
 }
 
 
 # the directories a command fills with copies and MEPs: never inside the application tree it reads (nor holding it)
-OUTSIDE_TREE = {"extract": ("-o",), "capture": ("-o", "--keep-copy")}  # auto checks its --work itself
+OUTSIDE_TREE = {"extract": ("-o",), "capture": ("-o", "--keep-copy"), "sequence": ("-o",)}  # auto checks its --work itself
 
 
 def check_outputs(args: argparse.Namespace) -> None:

@@ -1,0 +1,712 @@
+"""Sequences (issue 28): the launch-bound time loop of our own bench/seqzoo/heat1d_steps seen in its profile lines,
+its window as the sequence runtime records it (read_window), the argument-variation analysis (swapped pointers, a time
+index), the instrumented copy and the sequence MEP's harness built with nvcc. The capture and the replay themselves run
+on a GPU: bench/gpu_sequences.sh."""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, needs_nvcc
+
+from s2s.base.errors import UserError
+from s2s.base.resources import render
+from s2s.capture.instrument import copy_tree, wrap_launch_sites
+from s2s.capture.profile import read_launches
+from s2s.capture.sequences import sequences
+from s2s.scan.tree import scan_tree
+from s2s.sequence.capture import choose, site_refs
+from s2s.sequence.kernels import body_kernels, merge
+from s2s.sequence.mep import write_sequence_mep
+from s2s.sequence.variation import body_length, variation
+from s2s.sequence.window import Arg, Launch, Window, read_window
+
+APP = ROOT / "bench" / "seqzoo" / "heat1d_steps"
+STEP, SOURCE = "heat1d_steps.cu:69", "heat1d_steps.cu:70"
+
+
+def _index():  # type: ignore[no-untyped-def]
+    return scan_tree(APP)
+
+
+def test_the_app_launches_its_two_kernels_from_one_loop_at_the_lines_the_tests_name() -> None:
+    sites = {f"{s.file}:{s.line}": s for s in _index().launches}
+    assert set(sites) == {STEP, SOURCE}
+    assert sites[STEP].kernel == "heat_step" and sites[SOURCE].kernel == "heat_source"
+    assert all(s.in_loop and s.enclosing_function == "main" for s in sites.values())
+    text = (APP / "heat1d_steps.cu").read_text()
+    assert "#define STEPS 10000" in text and '"../' not in text  # self-contained, as captured apps must be
+
+
+def _profile_lines(steps: int) -> str:
+    """What the profile runtime (templates/capture/profile_cuda.h.j2) writes for the app: one line per launch."""
+    out, clock = [], 1000.0
+    for t in range(steps):
+        for kernel, site, ms in (("heat_step", STEP, 0.0041), ("heat_source", SOURCE, 0.0019)):
+            out.append(f"launch {kernel} {site} {t + 1} {ms:.6f} {clock:.1f} {clock + 6.0:.1f}")
+            clock += 8.5
+    return "\n".join(out) + "\n"
+
+
+def test_the_time_loop_is_one_launch_bound_sequence_of_the_profile(tmp_path: Path) -> None:
+    (tmp_path / "profile.txt").write_text(_profile_lines(10000))
+    found = sequences(read_launches(tmp_path / "profile.txt"), list(_index().launches))
+    assert len(found) == 1
+    q = found[0]
+    assert (q.function, q.kernels, q.launches, q.iterations) == ("main", ["heat_step", "heat_source"], 20000, 10000)
+    assert q.launch_bound and math.isclose(q.mean_launch_us, 3.0) and math.isclose(q.as_dict()["mean_gap_us"], 2.5)
+    assert choose(found, None) is q and choose(found, "heat1d_steps.cu:main") is q
+    with pytest.raises(UserError, match="no loop of launches in function 'solve'"):
+        choose(found, "solve")
+    with pytest.raises(UserError, match="made no launch from a host loop twice"):
+        choose([], None)
+
+
+# ---- a window as the sequence runtime writes it -----------------------------------------------------------------
+
+N = 4099  # odd, not a multiple of the block
+
+
+def _f32(values: list[float]) -> bytes:
+    return struct.pack(f"<{len(values)}f", *values)
+
+
+def _step(u: list[float], r: float) -> list[float]:
+    n = len(u)
+    return [u[i] + r * ((u[i - 1] if i else u[i]) - 2 * u[i] + (u[i + 1] if i < n - 1 else u[i])) for i in range(n)]
+
+
+def fake_window(dump: Path, steps: int, skip_steps: int = 0) -> None:
+    """The files the sequence runtime writes for `steps` iterations of the app's loop (N points), after `skip_steps`:
+    the pointers swap after each step, the source's time index counts on."""
+    dump.mkdir(parents=True)
+    base = [0x7F0000000000, 0x7F0000200000]
+    u = [((i * 37) % 101) / 101.0 for i in range(N)]
+    v = [0.0] * N
+    state = {0: u, 1: v}
+    (dump / "buf0.before.bin").write_bytes(_f32(u))
+    (dump / "buf1.before.bin").write_bytes(_f32(v))
+    (dump / "buffers.txt").write_text("".join(f"buffer {i} {base[i]} {4 * N} device\n" for i in (0, 1)))
+    lines, cur, nxt = [], 0, 1
+    for k in range(steps):
+        t = skip_steps + k
+        o = 2 * k + 1
+        lines += [f"launch {o} {STEP} {(N + 255) // 256} 1 1 256 1 1 0 0",
+                  f"arg 0 ptr {cur} 0 4 float", f"arg 1 ptr {nxt} 0 4 float",
+                  f"arg 2 value 4 {struct.pack('<i', N).hex()}", f"arg 3 value 4 {struct.pack('<f', 0.25).hex()}",
+                  f"launch {o + 1} {SOURCE} 1 1 1 32 1 1 0 0", f"arg 0 ptr {nxt} 0 4 float",
+                  f"arg 1 value 4 {struct.pack('<i', N // 3).hex()}", f"arg 2 value 4 {struct.pack('<i', t).hex()}",
+                  f"arg 3 value 4 {struct.pack('<f', 0.5).hex()}"]
+        state[nxt] = _step(state[cur], 0.25)
+        state[nxt][N // 3] += 0.5 * math.sin(0.001 * t)
+        cur, nxt = nxt, cur
+    (dump / "launches.txt").write_text("\n".join(lines) + "\n")
+    for i in (0, 1):
+        (dump / f"buf{i}.after.bin").write_bytes(_f32(state[i]))
+    (dump / "status.txt").write_text(f"done\nlaunches_seen {2 * steps}\n")
+
+
+def test_read_window_gives_every_launch_its_site_configuration_and_arguments(tmp_path: Path) -> None:
+    fake_window(tmp_path / "dump", 5)
+    w = read_window(tmp_path / "dump")
+    assert len(w.launches) == 10 and [b.bytes for b in w.buffers] == [4 * N, 4 * N]
+    first, second = w.launches[0], w.launches[1]
+    assert (first.site, first.grid, first.block, first.shmem) == (STEP, ((N + 255) // 256, 1, 1), (256, 1, 1), 0)
+    assert first.args[0] == Arg("ptr", size=4, buf=0, offset=0, type="float") and first.args[1].buf == 1
+    assert second.site == SOURCE and second.args[2] == Arg("value", size=4, hex=struct.pack("<i", 0).hex())
+    assert w.element_type(0) == "float"
+
+
+def test_an_unfinished_window_or_a_foreign_line_is_one_user_error(tmp_path: Path) -> None:
+    fake_window(tmp_path / "dump", 2)
+    (tmp_path / "dump" / "status.txt").write_text("incomplete\nlaunches_seen 3\n")
+    with pytest.raises(UserError, match=r"not completed \(3 launches"):
+        read_window(tmp_path / "dump")
+    (tmp_path / "dump" / "status.txt").write_text("done\n")
+    with (tmp_path / "dump" / "launches.txt").open("a") as fh:
+        fh.write("arg 9 value 4 00000000\n")
+    with pytest.raises(UserError, match="a line the runtime did not write") as bad:
+        read_window(tmp_path / "dump")
+    assert bad.value.file is not None and bad.value.file.endswith("launches.txt") and bad.value.line == 21
+
+
+def test_variation_finds_the_ping_pong_pointers_and_the_time_index(tmp_path: Path) -> None:
+    fake_window(tmp_path / "dump", 9, skip_steps=40)
+    var = variation(read_window(tmp_path / "dump").launches)
+    assert var.body_sites == (STEP, SOURCE) and var.iterations == 9 and var.remainder == 0
+    kinds = {(a.site, a.index): (a.kind, a.period, a.start, a.step) for a in var.args}
+    assert kinds[(STEP, 0)] == kinds[(STEP, 1)] == kinds[(SOURCE, 0)] == ("rotating", 2, None, None)
+    assert kinds[(SOURCE, 2)] == ("affine", 1, 40, 1)
+    assert {k for k, v in kinds.items() if v[0] == "fixed"} == {(STEP, 2), (STEP, 3), (SOURCE, 1), (SOURCE, 3)}
+    # two iterations make one body graph (the pointers repeat after two); only the sources' time index changes
+    assert var.period == 2 and var.body_launches == 4 and var.updated_nodes == (1, 3)
+    assert "affine in the iteration (40 + 1*i)" in " ".join(var.as_dict()["arguments"])  # type: ignore[arg-type]
+
+
+def _launch(site: str, *args: Arg) -> Launch:
+    return Launch(0, site, (1, 1, 1), (32, 1, 1), 0, 0, tuple(args))
+
+
+def _value(x: float | int, fmt: str) -> Arg:
+    return Arg("value", size=struct.calcsize(fmt), hex=struct.pack("<" + fmt, x).hex())
+
+
+def test_variation_of_fixed_accumulated_and_unstructured_windows() -> None:
+    fixed = [_launch("a.cu:3", Arg("ptr", 4, "", 0, 0, "float"), _value(7, "i")) for _ in range(6)]
+    var = variation(fixed)
+    assert (var.body_sites, var.iterations, var.period, var.updated_nodes) == (("a.cu:3",), 6, 1, ())
+    # a float time accumulated step by step is not affine: varying, its node updated between bodies
+    time = [_launch("a.cu:3", _value(0.1 * k + 0.01 * k * k, "f")) for k in range(6)]
+    var = variation(time)
+    assert var.args[0].kind == "varying" and var.updated_nodes == (0,)
+    # a 64-bit index with step 3, and a trailing partial iteration
+    steps = [_launch(s, _value(5 + 3 * (k // 2), "q")) for k, s in enumerate(["x:1", "x:2"] * 4 + ["x:1"])]
+    var = variation(steps)
+    assert var.body_sites == ("x:1", "x:2") and var.iterations == 4 and var.remainder == 1
+    assert [(a.kind, a.start, a.step) for a in var.args] == [("affine", 5, 3), ("affine", 5, 3)]
+    assert body_length(["x:1", "x:2", "x:3"]) == 3 and body_length(["x:1", "x:1", "x:2", "x:1", "x:1", "x:2"]) == 3
+
+
+def test_three_rotating_buffers_make_a_body_of_three_steps_with_nothing_to_update() -> None:
+    """wave2d_steps' loop: previous, current and next rotate; a 2-D step then an edge kernel on `next`."""
+    bufs = [0, 1, 2]
+    window = []
+    for t in range(10):
+        p, c, n = bufs[t % 3], bufs[(t + 1) % 3], bufs[(t + 2) % 3]
+        window += [_launch("w.cu:87", *(Arg("ptr", 4, "", b, 0, "float") for b in (p, c, n)), _value(256, "i")),
+                   _launch("w.cu:88", Arg("ptr", 4, "", n, 0, "float"), _value(256, "i"))]
+    var = variation(window)
+    assert var.body_sites == ("w.cu:87", "w.cu:88") and var.period == 3 and var.body_launches == 6
+    assert var.updated_nodes == () and {a.period for a in var.args if a.kind == "rotating"} == {3}
+
+
+def test_the_wave_app_loop_is_a_sequence_too(tmp_path: Path) -> None:
+    wave = ROOT / "bench" / "seqzoo" / "wave2d_steps"
+    lines = [f"launch {k} wave2d_steps.cu:{line} {t + 1} 0.003 {10.0 * (2 * t + j)} {10.0 * (2 * t + j) + 5}"
+             for t in range(5000) for j, (k, line) in enumerate((("wave_step", 87), ("wave_edges", 88)))]
+    (tmp_path / "profile.txt").write_text("\n".join(lines) + "\n")
+    found = sequences(read_launches(tmp_path / "profile.txt"), list(scan_tree(wave).launches))
+    assert [(q.function, q.kernels, q.iterations, q.launch_bound) for q in found] == [
+        ("main", ["wave_step", "wave_edges"], 5000, True)]
+    assert '"../' not in (wave / "wave2d_steps.cu").read_text()
+
+
+def test_merge_keeps_each_shared_item_once() -> None:
+    a = "// s2s extract: kernel k1 from f.cu:9\n#include <cmath>\n// s2s: from f.cu:2\n#define W 3\n// s2s: kernel from f.cu:9\n__global__ void k1() {}\n"
+    b = "// s2s extract: kernel k2 from f.cu:12\n#include <cmath>\n#include <cstdint>\n// s2s: from f.cu:2\n#define W 3\n// s2s: kernel from f.cu:12\n__global__ void k2() {}\n"
+    text = merge([a, b])
+    assert text.count("#define W 3") == 1 and text.count("#include <cmath>") == 1 and "#include <cstdint>" in text
+    assert text.index("k1()") < text.index("k2()") and text.index("#define W") < text.index("k1()")
+
+
+@pytest.mark.slow
+@needs_nvcc
+@pytest.mark.parametrize("name", ["heat1d_steps", "wave2d_steps", "fisher1d_steps"])
+def test_the_instrumented_copy_builds_and_the_original_is_untouched(tmp_path: Path, name: str) -> None:
+    tree = ROOT / "bench" / "seqzoo" / name
+    before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    app = copy_tree(tree, tmp_path / "app")
+    header = tmp_path / "s2s_sequence_rt.h"
+    header.write_text(render("sequence/capture_cuda.h.j2"))
+    sites = list(scan_tree(tree).launches)
+    assert wrap_launch_sites(app, header, sites) == [f"{s.file}:{s.line}" for s in sites] and len(sites) == 2
+    text = (app / f"{name}.cu").read_text()
+    first = sites[0]
+    assert f's2s_capture::before(&{first.kernel}, "{first.file}:{first.line}", dim3({first.grid}), dim3({first.block})' in text
+    assert f's2s_capture::after("{sites[1].file}:{sites[1].line}");' in text
+    proc = subprocess.run(["make"], cwd=app, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_the_sequence_mep_holds_the_window_and_its_harness_builds(tmp_path: Path) -> None:
+    fake_window(tmp_path / "dump", 7)
+    w = read_window(tmp_path / "dump")
+    var = variation(w.launches)
+    index = _index()
+    kernels = body_kernels(APP, ["heat_step", "heat_source"], index)
+    refs = site_refs(list(index.launches), kernels.qualified)
+    assert refs == {STEP: "heat_step", SOURCE: "heat_source"}
+    mep = write_sequence_mep(tmp_path / "seq", w, var, kernels.text, refs, {"function": "main"}, [])
+    table = (mep / "data" / "replay.txt").read_text().splitlines()
+    assert table[:4] == ["buffers 2", f"buffer 0 {4 * N} f32", f"buffer 1 {4 * N} f32", "body 4 update 2"]
+    assert table[4:6] == ["1 3", "launches 14"]
+    assert table[6] == f"l 0 {(N + 255) // 256} 1 1 256 1 1 0 4" and table[7:9] == ["a p 0 0", "a p 1 0"]
+    assert (mep / "data" / "buf1.after.bin").read_bytes() == (tmp_path / "dump" / "buf1.after.bin").read_bytes()
+    manifest = json.loads((mep / "sequence.json").read_text())
+    assert manifest["kernels"] == ["heat_step", "heat_source"] and manifest["variation"]["updated_nodes"] == [1, 3]
+    text = (mep / "kernels.cu").read_text()
+    assert text.count("__global__ void heat_step(") == 1 and text.count("__global__ void heat_source(") == 1
+    proc = subprocess.run(["make"], cwd=mep, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (mep / "harness").is_file()
+    # a second capture into the same MEP leaves no buffer of the first behind
+    (mep / "data" / "buf7.before.bin").write_bytes(b"old")
+    write_sequence_mep(mep, w, var, kernels.text, refs, {"function": "main"}, [])
+    assert not (mep / "data" / "buf7.before.bin").exists() and not (mep / "fused.cu").exists()
+    # an existing directory that is not a sequence MEP is never written into
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(UserError, match="not a sequence MEP"):
+        write_sequence_mep(tmp_path / "mine", w, var, kernels.text, refs, {}, [])
+
+
+def test_capture_sequence_from_a_profile_to_the_mep_with_the_runtime_faked(tmp_path: Path) -> None:
+    """The whole orchestration without a GPU: the profile's loop chosen, its sites wrapped in a copy, the run command
+    given the window through the environment (here a stand-in that writes what the runtime would), the MEP written."""
+    import os
+    import sys
+
+    from s2s.sequence.capture import capture_sequence
+
+    (tmp_path / "profile.txt").write_text(_profile_lines(50))
+    stand_in = tmp_path / "run.py"
+    stand_in.write_text(
+        "import os, sys\nfrom pathlib import Path\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from test_sequence import fake_window\n"
+        "assert 's2s_capture::before(&heat_step' in Path('heat1d_steps.cu').read_text()\n"
+        "skip, window = int(os.environ['S2S_SEQ_SKIP']), int(os.environ['S2S_SEQ_WINDOW'])\n"
+        "fake_window(Path(os.environ['S2S_SEQ_DIR']), window // 2, skip_steps=skip // 2)\n")
+    before = {p: p.read_bytes() for p in APP.rglob("*") if p.is_file()}
+    got = capture_sequence(APP, "true", f"{sys.executable} {stand_in}", tmp_path / "seq", skip=4, window=12,
+                           profile=read_launches(tmp_path / "profile.txt"))
+    assert got.sequence.sites == [STEP, SOURCE] and len(got.window.launches) == 12
+    assert got.variation.updated_nodes == (1, 3)
+    assert [a.start for a in got.variation.args if a.kind == "affine"] == [2]  # the window starts at step 2
+    manifest = json.loads((tmp_path / "seq" / "sequence.json").read_text())
+    assert manifest["origin"]["function"] == "main" and manifest["origin"]["skip"] == 4
+    assert sorted(os.listdir(tmp_path / "seq" / "data")) == ["buf0.after.bin", "buf0.before.bin", "buf1.after.bin",
+                                                             "buf1.before.bin", "replay.txt"]
+    assert {p: p.read_bytes() for p in APP.rglob("*") if p.is_file()} == before
+    with pytest.raises(UserError, match="leaves none of the loop's 100 launches"):
+        capture_sequence(APP, "true", "true", tmp_path / "seq2", skip=100, profile=read_launches(tmp_path / "profile.txt"))
+    with pytest.raises(UserError, match=r"not completed \(no launches"):  # the run never reached the loop
+        capture_sequence(APP, "true", "true", tmp_path / "seq3", profile=read_launches(tmp_path / "profile.txt"))
+
+
+def test_the_sequence_command_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    missing = run_cli("sequence", str(tmp_path / "nope"), "--build-cmd", "true", "--run-cmd", "true", "-o", str(tmp_path / "o"))
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
+    inside = run_cli("sequence", str(APP), "--build-cmd", "true", "--run-cmd", "true", "-o", str(APP / "seq"))
+    assert inside.returncode == 2 and "-o" in inside.stderr and not (APP / "seq").exists()
+    bad = run_cli("sequence", str(APP), "--build-cmd", "true", "--run-cmd", "true", "--window", "0")
+    assert bad.returncode == 2 and "--window" in bad.stderr
+
+
+def test_replay_refuses_a_directory_that_is_not_a_sequence_mep(tmp_path: Path) -> None:
+    from s2s.sequence.replay import replay
+
+    with pytest.raises(UserError, match="not a sequence MEP"):
+        replay(tmp_path)
+
+
+# ---- fusion of consecutive launches over one index space ----------------------------------------------------------
+
+FISHER = ROOT / "bench" / "seqzoo" / "fisher1d_steps"
+DIFFUSE, REACT = "fisher1d_steps.cu:58", "fisher1d_steps.cu:59"
+
+
+def fisher_window(dump: Path, steps: int, n: int = 1001, block: int = 128) -> None:
+    """What the sequence runtime writes for `steps` steps of fisher1d_steps' loop over `n` points (an odd size): the
+    state before, the launches; the state after is left as before (the CPU replay below computes its own)."""
+    dump.mkdir(parents=True)
+    u = [((i * 7919) % 1000) / 1000.0 for i in range(n)]
+    for i, data in enumerate((_f32(u), _f32([0.0] * n))):
+        (dump / f"buf{i}.before.bin").write_bytes(data)
+        (dump / f"buf{i}.after.bin").write_bytes(data)
+    (dump / "buffers.txt").write_text("".join(f"buffer {i} {0x7F0000000000 + i * 0x100000} {4 * n} device\n" for i in (0, 1)))
+    grid = (n + block - 1) // block
+    lines, cur, nxt = [], 0, 1
+    for k in range(steps):
+        lines += [f"launch {2 * k + 1} {DIFFUSE} {grid} 1 1 {block} 1 1 0 0", f"arg 0 ptr {cur} 0 4 float",
+                  f"arg 1 ptr {nxt} 0 4 float", f"arg 2 value 4 {struct.pack('<i', n).hex()}",
+                  f"arg 3 value 4 {struct.pack('<f', 0.2).hex()}",
+                  f"launch {2 * k + 2} {REACT} {grid} 1 1 {block} 1 1 0 0", f"arg 0 ptr {nxt} 0 4 float",
+                  f"arg 1 value 4 {struct.pack('<i', n).hex()}", f"arg 2 value 4 {struct.pack('<f', 0.05).hex()}"]
+        cur, nxt = nxt, cur
+    (dump / "launches.txt").write_text("\n".join(lines) + "\n")
+    (dump / "status.txt").write_text("done\n")
+
+
+def _fisher_mep(tmp_path: Path, steps: int):  # type: ignore[no-untyped-def]
+    fisher_window(tmp_path / "dump", steps)
+    w = read_window(tmp_path / "dump")
+    index = scan_tree(FISHER)
+    kernels = body_kernels(FISHER, ["diffuse", "react"], index)
+    mep = write_sequence_mep(tmp_path / "seq", w, variation(w.launches), kernels.text,
+                             site_refs(list(index.launches), kernels.qualified), {"function": "main"}, [])
+    return mep
+
+
+@pytest.mark.slow
+def test_a_stencil_and_the_elementwise_kernel_on_its_output_fuse_and_replay_the_same_in_both_thread_orders(tmp_path: Path) -> None:
+    from emulate_sequence import replay_on_cpu
+
+    mep = _fisher_mep(tmp_path, 5)
+    manifest = json.loads((mep / "sequence.json").read_text())
+    assert manifest["fusions"] == ["diffuse + react (body launches 0 and 1): fused"]
+    assert manifest["harness_kernels"] == ["diffuse", "react", "s2s_fused_diffuse_react"]
+    fused = (mep / "fused.cu").read_text()
+    assert "__global__ void s2s_fused_diffuse_react(const float* s2s_a0, float* s2s_a1, int s2s_a2, float s2s_a3, " \
+           "float* s2s_b0, int s2s_b1, float s2s_b2)" in fused
+    table = (mep / "data" / "fused.txt").read_text().splitlines()
+    assert table[0] == "launches 5" and table[1] == "l 2 8 1 1 128 1 1 0 7"  # one launch a step, both launches' arguments
+    (tmp_path / "cpu").mkdir()
+    original = replay_on_cpu(mep, "replay", tmp_path / "cpu")
+    assert original != [(mep / "data" / f"buf{i}.before.bin").read_bytes() for i in (0, 1)]
+    assert replay_on_cpu(mep, "fused", tmp_path / "cpu") == original
+    assert replay_on_cpu(mep, "fused", tmp_path / "cpu", reverse=True) == original
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_the_harness_with_a_fused_pair_builds(tmp_path: Path) -> None:
+    mep = _fisher_mep(tmp_path, 4)
+    proc = subprocess.run(["make"], cwd=mep, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert '#include "fused.cu"' in (mep / "harness.cu").read_text()
+
+
+PAIRS = """
+__global__ void produce(const float* u, float* v, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) v[i] = 2.0f * u[i];
+}
+__global__ void smooth(const float* v, float* w, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > 0 && i < n) w[i] += v[i] - v[i - 1];  // accumulates: a stale read stays in the final state
+}
+__global__ void spread(const float* u, float* v, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > 0 && i < n - 1) v[i] = u[i - 1] + u[i + 1];
+}
+__global__ void clear(float* u, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) u[i] = 0.0f;
+}
+__global__ void shifted(const float* u, float* v, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float* out = v + 1;
+    if (i < n - 1) out[i] = u[i];
+}
+__global__ void rows(float* v, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int k = 0; k < 4; k++) v[i * 4 + k] *= 2.0f;
+}
+"""
+
+
+def _pair(first: tuple[str, tuple[Arg, ...]], second: tuple[str, tuple[Arg, ...]], block: int = 128) -> str:
+    launches = []
+    for _ in range(3):
+        for site, args in (first, second):
+            launches.append(Launch(0, site, (9, 1, 1), (block if site == first[0] else 128, 1, 1), 0, 0, args))
+    var = variation(launches)
+    from s2s.sequence.fusion import fusions
+    from s2s.sequence.window import Window
+
+    found = fusions(Window(Path("."), tuple(launches), ()), var, PAIRS, {first[0]: first[0], second[0]: second[0]})
+    return found[0].describe()
+
+
+def _p(buf: int, offset: int = 0) -> Arg:
+    return Arg("ptr", 4, "", buf, offset, "float")
+
+
+def test_fusion_refuses_a_halo_an_anti_dependence_a_hidden_alias_a_loop_and_another_index_space() -> None:
+    n = _value(1000, "i")
+    assert _pair(("produce", (_p(0), _p(1), n)), ("smooth", (_p(1), _p(2), n))).endswith(
+        "not accessed at one element per thread, the same in both")
+    assert _pair(("spread", (_p(0), _p(1), n)), ("clear", (_p(0), n))).endswith(
+        "not accessed at one element per thread, the same in both")
+    assert "a local pointer" in _pair(("shifted", (_p(0), _p(1), n)), ("clear", (_p(1), n)))
+    assert _pair(("produce", (_p(0), _p(1), n)), ("rows", (_p(1), n))).endswith(
+        "not accessed at one element per thread, the same in both")
+    assert _pair(("produce", (_p(0), _p(1), n)), ("clear", (_p(1), n)), block=256).endswith("(not one index space)")
+    assert _pair(("produce", (_p(0), _p(1), n)), ("clear", (_p(1, 4), n))).endswith("different offsets of one buffer")
+    # what they share they only read, or nothing at all: fused
+    assert _pair(("produce", (_p(0), _p(1), n)), ("clear", (_p(2), n))).endswith(": fused")
+    assert _pair(("produce", (_p(0), _p(1), n)), ("spread", (_p(0), _p(2), n))).endswith(": fused")
+
+
+def _dump_of(dump: Path, launches: list[Launch], n: int) -> Window:
+    """A window's files for `launches` over buffers of n floats each (their state before: distinct values)."""
+    dump.mkdir(parents=True)
+    count = 1 + max(a.buf for la in launches for a in la.args)
+    for b in range(count):
+        data = _f32([((i * 31 + b * 17) % 101) / 7.0 for i in range(n)])
+        (dump / f"buf{b}.before.bin").write_bytes(data)
+        (dump / f"buf{b}.after.bin").write_bytes(data)
+    (dump / "buffers.txt").write_text("".join(f"buffer {b} {(b + 1) << 20} {4 * n} device\n" for b in range(count)))
+    lines = []
+    for k, la in enumerate(launches):
+        lines.append(f"launch {k + 1} {la.site} {' '.join(map(str, la.grid))} {' '.join(map(str, la.block))} 0 0")
+        for i, a in enumerate(la.args):
+            lines.append(f"arg {i} ptr {a.buf} {a.offset} 4 float" if a.kind == "ptr" else f"arg {i} value {a.size} {a.hex}")
+    (dump / "launches.txt").write_text("\n".join(lines) + "\n")
+    (dump / "status.txt").write_text("done\n")
+    return read_window(dump)
+
+
+@pytest.mark.slow
+def test_the_cpu_replay_catches_a_halo_fusion_that_the_check_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The oracle behind the fusion tests: forced past its refusal, fusing a consumer that reads its neighbour's element
+    gives another final state in one of the two thread orders."""
+    from emulate_sequence import replay_on_cpu
+
+    import s2s.sequence.mep as mep_module
+    from s2s.sequence.fusion import Fusion
+
+    n = 1000
+    launches = [Launch(0, site, (8, 1, 1), (128, 1, 1), 0, 0, args) for _ in range(3)
+                for site, args in (("produce", (_p(0), _p(1), _value(n, "i"))), ("smooth", (_p(1), _p(2), _value(n, "i"))))]
+    w = _dump_of(tmp_path / "dump", launches, n)
+    monkeypatch.setattr(mep_module, "fusions", lambda *a: [Fusion(0, "produce", "smooth")])
+    mep = write_sequence_mep(tmp_path / "seq", w, variation(w.launches), PAIRS, {"produce": "produce", "smooth": "smooth"},
+                             {}, [])
+    (tmp_path / "cpu").mkdir()
+    original = replay_on_cpu(mep, "replay", tmp_path / "cpu")
+    orders = [replay_on_cpu(mep, "fused", tmp_path / "cpu", reverse=r) for r in (False, True)]
+    assert orders[0] == original, "forward"
+    assert orders[1] != original  # v[i - 1] not yet written when thread i runs first
+
+
+# ---- the OpenCL twin, profiled for real on PoCL ---------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/etc/OpenCL/vendors").is_dir(), reason="needs an OpenCL ICD (PoCL)")
+def test_the_opencl_twins_time_loop_is_found_in_a_real_profile_on_pocl(tmp_path: Path) -> None:
+    """heat1d_steps_ocl built and run (a short run: 60 steps on 4099 points) with every launch timed by the profile
+    instrumentation; its two launch sites in main's loop are one sequence of 60 iterations, the gaps measured."""
+    from s2s.capture.profile import measure
+
+    twin = ROOT / "bench" / "seqzoo" / "heat1d_steps_ocl"
+    index = scan_tree(twin)
+    prof = measure(twin, tmp_path / "work", "make -s STEPS=60 N=4099", "./heat1d_steps_ocl", timeout=300,
+                   launches=list(index.launches))
+    found = sequences(prof.launches, list(index.launches))
+    assert [(q.function, q.kernels, q.launches, q.iterations) for q in found] == [
+        ("main", ["heat_step", "heat_source"], 120, 60)]
+    assert found[0].sites == ["heat1d_steps.c:83", "heat1d_steps.c:86"] and len(found[0].gaps_us) == 119
+    assert all(la.ms >= 0 for la in prof.launches)
+
+
+_GPU = shutil.which("nvidia-smi") is not None
+
+
+@pytest.mark.slow
+@needs_nvcc
+@pytest.mark.skipif(_GPU, reason="checks what happens without a GPU")
+def test_replay_without_a_gpu_is_one_user_error_naming_the_mep(tmp_path: Path) -> None:
+    from s2s.sequence.replay import replay
+
+    mep = _fisher_mep(tmp_path, 3)
+    with pytest.raises(UserError, match="the sequence harness printed no result") as err:
+        replay(mep, 1)
+    assert err.value.file == str(mep)
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.skipif(not _GPU, reason="needs an NVIDIA GPU")
+def test_replay_on_the_gpu_every_transformation_reproduces_the_original(tmp_path: Path) -> None:
+    """The fisher window (its state after written by no GPU, so replay_vs_capture is not asserted): the graphs and the
+    fused launches must reproduce the original replay's final state, and every mode is timed."""
+    from s2s.sequence.replay import replay
+
+    mep = _fisher_mep(tmp_path, 40)
+    r = replay(mep, 3)
+    assert set(r["modes"]) == {"original", "graph_window", "graph_body", "fused", "fused_graph_window"}
+    assert r["launches"] == 80 and r["fused_launches"] == 40 and r["checks"]["window_changes_state"] is True
+    for mode in ("graph_window", "graph_body", "fused", "fused_graph_window"):
+        assert r["checks"][mode]["ok"] is True, (mode, r["checks"][mode])
+        assert r["modes"][mode]["median_ms"] > 0
+
+
+# ---- the sequence runtime itself, on the host: a fake CUDA runtime and driver ---------------------------------------
+
+FAKE = ROOT / "tests" / "fixtures" / "fake_cuda"
+
+
+def _host_loop(tmp: Path) -> Path:
+    """fixtures/fake_cuda/heat_loop.cpp built with g++ against the fake runtime header and the fake libcuda.so.1, with
+    the sequence runtime as `s2s sequence` renders it."""
+    (tmp / "s2s_sequence_rt.h").write_text(render("sequence/capture_cuda.h.j2"))
+    cc = [["gcc", "-shared", "-fPIC", "-o", str(tmp / "libcuda.so.1"), "-Wl,-soname,libcuda.so.1", str(FAKE / "fake_cuda.c")],
+          ["g++", "-std=c++17", "-O1", "-Wall", "-Werror", "-I", str(FAKE), "-I", str(tmp), str(FAKE / "heat_loop.cpp"),
+           "-o", str(tmp / "heat_loop"), str(tmp / "libcuda.so.1"), f"-Wl,-rpath,{tmp}", "-ldl"]]
+    for cmd in cc:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    return tmp / "heat_loop"
+
+
+def _run_loop(exe: Path, tmp: Path, skip: int, window: int, steps: int) -> Path:
+    import os
+
+    dump, truth = tmp / f"dump-{skip}-{window}", tmp / f"truth-{skip}-{window}"
+    truth.mkdir()
+    env = {**os.environ, "S2S_SEQ_DIR": str(dump), "S2S_SEQ_SKIP": str(skip), "S2S_SEQ_WINDOW": str(window)}
+    proc = subprocess.run([str(exe), str(skip), str(window), str(steps), str(truth)], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return dump
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None or shutil.which("gcc") is None, reason="g++ and gcc needed")
+def test_the_sequence_runtime_records_the_window_a_loop_makes(tmp_path: Path) -> None:
+    """The C++ runtime run for real (memory on the host): the window after `skip` launches, its launches' arguments as
+    read_window reads them, each buffer as it was before the window's first launch and after its last."""
+    exe = _host_loop(tmp_path)
+    dump = _run_loop(exe, tmp_path, skip=6, window=10, steps=12)
+    truth = tmp_path / "truth-6-10"
+    w = read_window(dump)
+    assert len(w.launches) == 10 and [la.ordinal for la in w.launches] == list(range(1, 11))
+    assert [b.bytes for b in w.buffers] == [4 * 1001, 4 * 1001] and {b.kind for b in w.buffers} == {"device"}
+    first = w.launches[0]
+    assert (first.site, first.grid, first.block, first.shmem) == ("heat.cu:69", (4, 1, 1), (256, 1, 1), 0)
+    assert [a.kind for a in first.args] == ["ptr", "ptr", "value", "value"] and first.args[0].type == "float"
+    assert (dump / "buf0.before.bin").read_bytes() == (truth / "first.bin").read_bytes()
+    assert (dump / "buf1.before.bin").read_bytes() == (truth / "second.bin").read_bytes()
+    assert (dump / "buf0.after.bin").read_bytes() == (truth / "first.end.bin").read_bytes()
+    assert (dump / "buf1.after.bin").read_bytes() == (truth / "second.end.bin").read_bytes()
+    var = variation(w.launches)
+    assert var.period == 2 and var.updated_nodes == (1, 3)
+    assert [(a.start, a.step) for a in var.args if a.kind == "affine"] == [(3, 1)]  # the window starts at step 3
+    # a window longer than the loop: the runtime says so, and read_window turns it into one line
+    with pytest.raises(UserError, match=r"not completed \(24 launches"):
+        read_window(_run_loop(exe, tmp_path, skip=0, window=30, steps=12))
+
+
+# ---- reintegration: the loop as one CUDA Graph, a diff of the host code -------------------------------------------
+
+LOOP = """#include <cuda_runtime.h>
+#include <utility>
+__global__ void k(float* a, int n) {{ }}
+void run(float* a, float* b, int n, cudaStream_t s) {{
+    for (int t = 0; t < 100; t++) {{
+        k<<<4, 128>>>(a, n);
+        {extra}
+        std::swap(a, b);
+    }}
+}}
+"""
+
+
+def _graph(tmp: Path, extra: str) -> str:
+    from s2s.sequence.host_graph import graph_loop
+
+    (tmp / "app").mkdir(exist_ok=True)
+    (tmp / "app" / "loop.cu").write_text(LOOP.format(extra=extra))
+    sites = sorted(scan_tree(tmp / "app").launches, key=lambda s: s.start_byte)
+    edit = graph_loop((tmp / "app" / "loop.cu").read_bytes(), sites)
+    return edit.reason or edit.data.decode()
+
+
+def test_a_loop_with_other_device_work_or_an_exit_is_not_graphed(tmp_path: Path) -> None:
+    assert "calls cudaMemcpy (line 7)" in _graph(tmp_path, "cudaMemcpy(b, a, 4, cudaMemcpyDeviceToDevice);")
+    assert "calls printf" in _graph(tmp_path, 'printf("%d\\n", t);')
+    assert "leaves by return (line 7)" in _graph(tmp_path, "if (t == 50) return;")
+    assert "runs on a stream of the application's" in _graph(tmp_path, "k<<<4, 128, 0, s>>>(b, n);")
+    graphed = _graph(tmp_path, "k<<<4, 128, 0, 0>>>(b, n); if (t == 60) break;")  # break: the capture still ends
+    assert "k<<<4, 128, 0, s2s_graph_stream>>>(a, n);" in graphed and "k<<<4, 128, 0, s2s_graph_stream>>>(b, n);" in graphed
+    assert graphed.index("cudaStreamBeginCapture") < graphed.index("for (int t") < graphed.index("cudaStreamEndCapture")
+    assert "std::swap(a, b);" in graphed
+    twin = ROOT / "bench" / "seqzoo" / "heat1d_steps_ocl"
+    from s2s.sequence.host_graph import graph_loop
+
+    ocl = sorted(scan_tree(twin).launches, key=lambda s: s.start_byte)
+    assert graph_loop((twin / "heat1d_steps.c").read_bytes(), ocl).reason == "only CUDA <<<>>> launches are graphed"
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_the_graphed_heat_loop_builds_and_the_diff_names_the_file(tmp_path: Path) -> None:
+    """The diff of a captured sequence MEP (its capture faked as above) applies to a copy of the app with patch, and
+    the copy builds with nvcc; a host file changed since the capture refuses the diff."""
+    import sys
+
+    from s2s.sequence.capture import capture_sequence
+    from s2s.sequence.host_graph import graph_diff
+
+    app = tmp_path / "app"
+    shutil.copytree(APP, app)
+    (tmp_path / "profile.txt").write_text(_profile_lines(20))
+    stand_in = tmp_path / "run.py"
+    stand_in.write_text(f"import os, sys\nfrom pathlib import Path\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+                        "from test_sequence import fake_window\n"
+                        "fake_window(Path(os.environ['S2S_SEQ_DIR']), int(os.environ['S2S_SEQ_WINDOW']) // 2)\n")
+    capture_sequence(app, "true", f"{sys.executable} {stand_in}", tmp_path / "seq", profile=read_launches(tmp_path / "profile.txt"))
+    diff = graph_diff(tmp_path / "seq").decode()
+    assert diff.startswith("--- a/heat1d_steps.cu\n+++ b/heat1d_steps.cu\n")
+    assert "+        heat_step<<<grid, block, 0, s2s_graph_stream>>>(d_u, d_v, N, R);" in diff
+    patched = tmp_path / "patched"
+    shutil.copytree(APP, patched)
+    proc = subprocess.run(["patch", "-p1"], input=diff, cwd=patched, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = subprocess.run(["make"], cwd=patched, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with (app / "heat1d_steps.cu").open("a") as fh:
+        fh.write("// changed after the capture\n")
+    with pytest.raises(UserError, match="changed since the sequence was captured"):
+        graph_diff(tmp_path / "seq")
+
+
+def test_the_graph_is_reintegrated_only_when_it_beat_the_originals_fastest_run_with_its_instantiation() -> None:
+    from s2s.cli.sequence import graph_won
+
+    def result(graph: float, setup: float, verdict: str = "ok") -> dict[str, object]:
+        return {"verdict": verdict, "modes": {"original": {"median_ms": 60.0, "min_ms": 55.0},
+                                              "graph_window": {"median_ms": graph, "setup_ms": setup}}}
+
+    assert graph_won(result(30.0, 20.0)) == ""
+    assert "instantiate" in graph_won(result(30.0, 30.0))  # 60 ms with the instantiation: no faster than 55
+    assert "a check of the sequence MEP failed" == graph_won(result(10.0, 1.0, "FAILED"))
+
+
+def test_diff_without_run_is_refused_before_any_work(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    proc = run_cli("sequence", str(APP), "--build-cmd", "false", "--run-cmd", "false", "-o", str(tmp_path / "o"),
+                   "--diff", str(tmp_path / "g.diff"))
+    assert proc.returncode == 2 and "--diff needs --run" in proc.stderr and not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_a_body_that_fuses_the_same_pair_twice_gets_one_fused_kernel_that_builds_and_replays(tmp_path: Path) -> None:
+    """produce, clear, produce, clear on one buffer each iteration: both pairs fuse into the one kernel
+    s2s_fused_produce_clear, defined once; the harness builds and the CPU replay agrees in both thread orders."""
+    from emulate_sequence import replay_on_cpu
+
+    n = 777
+    body = (("p:1", "produce", (_p(0), _p(1), _value(n, "i"))), ("c:1", "clear", (_p(1), _value(n, "i"))),
+            ("p:2", "produce", (_p(1), _p(2), _value(n, "i"))), ("c:2", "clear", (_p(0), _value(n, "i"))))
+    launches = [Launch(0, site, (7, 1, 1), (128, 1, 1), 0, 0, args) for _ in range(3) for site, _k, args in body]
+    w = _dump_of(tmp_path / "dump", launches, n)
+    mep = write_sequence_mep(tmp_path / "seq", w, variation(w.launches), PAIRS, {s: k for s, k, _a in body}, {}, [])
+    manifest = json.loads((mep / "sequence.json").read_text())
+    assert manifest["harness_kernels"] == ["produce", "clear", "s2s_fused_produce_clear"]
+    assert (mep / "fused.cu").read_text().count("__global__ void s2s_fused_produce_clear(") == 1
+    assert (mep / "data" / "fused.txt").read_text().startswith("launches 6\n")
+    proc = subprocess.run(["make"], cwd=mep, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (tmp_path / "cpu").mkdir()
+    original = replay_on_cpu(mep, "replay", tmp_path / "cpu")
+    assert replay_on_cpu(mep, "fused", tmp_path / "cpu", reverse=True) == original
