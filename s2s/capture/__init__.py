@@ -178,11 +178,16 @@ def _capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str
         # each MEP is written next to the data first and copied to its place only when its capture worked;
         # with --into, only its launch sites and its check against the existing MEP are used
         kernels = [_Kernel(job, Path(tmp) / f"mep-{i}") for i, job in enumerate(jobs)]
+        index = None
+        if len(jobs) > 1:  # the tree scanned once for all the kernels' extractions
+            from s2s.scan.tree import scan_tree
+
+            index = scan_tree(root)
         for k in kernels:
             try:
                 k.held = load(Path(k.job.into)) if k.job.into is not None else None
                 _, k.manifest, k.extraction = make_mep(str(root), k.job.kernel, str(k.staged), compile_commands=compile_commands,
-                                                       mode=mode, overrides=overrides or {}, build_cmd=build_cmd)
+                                                       mode=mode, overrides=overrides or {}, build_cmd=build_cmd, index=index)
                 if k.job.into is not None and k.held is not None:
                     check_same_kernel(Path(k.job.into), k.held, k.manifest)
             except UserError as err:

@@ -276,6 +276,7 @@ def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]
     out = instrument_kernels(tree, work, [(m, cuda_sites)])
     if 0 in out.errors:
         raise out.errors[0]
+    out.notes += out.notes_of[0]  # one kernel: its notes are the copy's
     return out
 
 
@@ -305,8 +306,8 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
             slots.append({"short": short, "fallback": [str(int(p.count)) if p.role != "scalar" and isinstance(p.count, int)
                                                        else "0" for p in m.params]})
         if m.backend != backend:
-            out.errors[i] = UserError(f"capture: {m.kernel} is a {m.backend} kernel, the others {backend}: it is captured "
-                                      "in a run of its own")
+            out.errors[i] = UserError(f"capture: {m.kernel} is a {m.backend} kernel and {kernels[0][0].kernel} a {backend} one: "
+                                      "one capture run records kernels of one kind", hint=f"capture {m.kernel} on its own")
             continue
         if backend == "opencl":
             if index is None:
@@ -386,6 +387,4 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
     for rel, data in changed.items():
         (root / rel).write_bytes(data)
         out.files.append(rel)
-    if len(kernels) == 1:  # one kernel: its notes are the copy's
-        out.notes += out.notes_of.get(0, [])
     return out
