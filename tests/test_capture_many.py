@@ -176,3 +176,31 @@ def test_cuda_capture_of_three_kernels_in_one_run_replays_on_gpu(tmp_path: Path)
         assert isinstance(r, Captured), r
         assert load(r.mep).capture["sets"] == [launch]
         _replays(r.mep)
+
+
+@pytest.mark.slow
+def test_one_opencl_site_that_launches_several_kernels_records_each_of_them(tmp_path: Path) -> None:
+    """Launches through a helper (`enqueue(queue, k)`): one clEnqueueNDRangeKernel site, instrumented once, serves
+    every kernel; the runtime tells them apart by the kernel object's name and counts each on its own."""
+    from s2s.capture import Captured, KernelCapture, capture_kernels
+
+    app, build, run = _app(tmp_path)
+    main = (app / "main.c").read_text()
+    helper = ("static cl_int enqueue(cl_command_queue q, cl_kernel k, const size_t *global) {\n"
+              "    cl_int e = clEnqueueNDRangeKernel(q, k, 1, NULL, global, NULL, 0, NULL, NULL);\n    return e;\n}\n\n"
+              "int main(void) {")
+    main = main.replace("int main(void) {", helper, 1)
+    for k in ("kscale", "kaxpy", "ksmooth"):
+        main = main.replace(f"clEnqueueNDRangeKernel(queue, {k}, 1, NULL, &global, NULL, 0, NULL, NULL)", f"enqueue(queue, {k}, &global)")
+    assert main.count("clEnqueueNDRangeKernel") == 1
+    (app / "main.c").write_text(main)
+    got = capture_kernels(app, [KernelCapture("smooth", launch=3, output=str(tmp_path / "mep-smooth")),
+                                KernelCapture("scale", launch=2, output=str(tmp_path / "mep-scale"))], build, run)
+    assert _count(tmp_path / "builds") == 1 and _count(tmp_path / "runs") == 1
+    smooth, scale = got.results
+    assert isinstance(smooth, Captured) and isinstance(scale, Captured), got.results
+    assert smooth.sites == scale.sites and len(smooth.sites) == 1  # the helper's one site
+    assert smooth.launches_seen == 4 and scale.launches_seen == 4
+    x = _data(scale.mep, "x", "before")
+    np.testing.assert_allclose(_data(scale.mep, "y", "after"), 2.0 * x, rtol=1e-6)
+    np.testing.assert_allclose(_data(smooth.mep, "in", "before"), 6.0 * x, rtol=1e-6)  # launch 3: z = 3x + 3x
