@@ -235,14 +235,14 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
                  kernels: list[str] | None = None, overrides: dict[str, str] | None = None, check_cmd: str | None = None,
                  runs: int = 3, output_rtol: float = 1e-5, log: Callable[[str], None] = print,
                  min_speedup: float = 1.05, timeout: float = 1800.0, max_bytes: int | None = None) -> AppAutoResult:
-    """Capture first: profile the application in one instrumented run, capture a steady-state launch of each top
-    kernel, optimize it on that data, reintegrate the winners into a copy, rebuild and rerun the application
+    """Capture first: profile the application in one instrumented run, capture a steady-state launch of every top
+    kernel in one more instrumented build and run, optimize each on its data, reintegrate the winners into a copy, rebuild and rerun the application
     before and after, and measure the reintegrated application's GPU time in a second instrumented run. The user's
     tree is only read; the work directory and the diff are written. A diff is written only when the reintegrated
     application's output is unchanged."""
     import time
 
-    from s2s.capture import capture
+    from s2s.capture import KernelCapture, capture, capture_kernels
     from s2s.capture.appcheck import compare_apps
     from s2s.capture.profile import measure
     from s2s.scan.tree import scan_tree
@@ -288,30 +288,48 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
     staged = work / "tree"
     _copy_tree(root, staged)
     report = work / "auto-report.json"
+    specs: list[str] = []
     for k in chosen:
-        _write_report(report, result)  # as it goes: a run killed at a deadline still tells what it measured
-        row: dict[str, Any] = {"kernel": k.kernel, "gpu_ms": round(k.total_ms, 6), "launches": k.launches,
-                               "launch": k.steady_launch(), "mep": "", "winner": "", "speedup": None, "status": ""}
-        result.kernels.append(row)
         spec = _spec_of(index, k.kernel, k.sites)
         assert spec is not None
-        mep_dir = work / f"mep-{spec.rsplit(':', 1)[-1].replace('::', '_')}"
-        row["mep"] = str(mep_dir)
-        log(f"capturing {k.kernel} at its launch {row['launch']} of {k.launches}")
+        specs.append(spec)
+        result.kernels.append({"kernel": k.kernel, "gpu_ms": round(k.total_ms, 6), "launches": k.launches,
+                               "launch": k.steady_launch(), "mep": str(work / f"mep-{spec.rsplit(':', 1)[-1].replace('::', '_')}"),
+                               "winner": "", "speedup": None, "status": ""})
+    _write_report(report, result)
+    # every chosen kernel at its steady-state launch, from one instrumented build and run
+    log("capturing " + ", ".join(f"{row['kernel']} at its launch {row['launch']} of {row['launches']}" for row in result.kernels)
+        + " (one instrumented build and run)")
+    t0 = time.monotonic()
+    captured: list[Any]
+    try:
+        with stage("capture"):
+            cap = capture_kernels(root, [KernelCapture(spec, launch=row["launch"], output=row["mep"])
+                                         for spec, row in zip(specs, result.kernels)], build_cmd, run_cmd,
+                                  timeout=timeout, overrides=overrides)
+        captured = list(cap.results)
+        timing = {"build_s": round(cap.build_s, 3), "run_s": round(cap.run_s, 3)}
+    except UserError as err:  # the build or the run failed: no kernel was captured
+        captured, timing = [err] * len(chosen), {}
+    result.app_runs.append({"purpose": "capture", "what": "instrumented build and run ("
+                            + ", ".join(f"{row['kernel']}, launch {row['launch']}" for row in result.kernels) + ")",
+                            "kernels": [row["kernel"] for row in result.kernels],
+                            "seconds": round(time.monotonic() - t0, 3), **timing})
+    for k, spec, row, got in zip(chosen, specs, result.kernels, captured):
+        _write_report(report, result)  # as it goes: a run killed at a deadline still tells what it measured
+        mep_dir = Path(row["mep"])
 
         def capture_at(launch: int, name: str = k.kernel, spec: str = spec, mep: Path = mep_dir) -> Any:
-            """One instrumented build and run recording `launch` of the kernel into its MEP; timed as an app run."""
+            """One instrumented build and run recording `launch` of the kernel alone into its MEP; timed as an app run."""
             t0 = time.monotonic()
             with stage("capture"):
                 got = capture(root, spec, build_cmd, run_cmd, launch=launch, output=str(mep), timeout=timeout,
                               overrides=overrides, max_bytes=max_bytes)
             result.app_runs.append({"purpose": "capture", "what": f"instrumented build and run ({name}, launch {launch})",
-                                    "seconds": round(time.monotonic() - t0, 3)})
+                                    "kernels": [name], "seconds": round(time.monotonic() - t0, 3)})
             return got
-        try:
-            got = capture_at(row["launch"])
-        except UserError as err:
-            row["status"] = f"capture failed: {err.one_line()}"
+        if isinstance(got, UserError):
+            row["status"] = f"capture failed: {got.one_line()}"
             continue
         row["notes"] = got.notes
         log(f"optimizing {k.kernel} on its captured data")
