@@ -306,7 +306,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
         with stage("capture"):
             cap = capture_kernels(root, [KernelCapture(spec, launch=row["launch"], output=row["mep"])
                                          for spec, row in zip(specs, result.kernels)], build_cmd, run_cmd,
-                                  timeout=timeout, overrides=overrides)
+                                  timeout=timeout, overrides=overrides, max_bytes=max_bytes)
         captured = list(cap.results)
         timing = {"build_s": round(cap.build_s, 3), "run_s": round(cap.run_s, 3)}
     except UserError as err:  # the build or the run failed: no kernel was captured
