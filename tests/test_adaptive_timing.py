@@ -207,3 +207,37 @@ def test_cuda_harness_takes_target_s_and_builds(tmp_path: Path) -> None:
     assert "spec.defaults.target_s = 0.25;" in text and f"spec.defaults.reps = {REPS};" in text
     usage = subprocess.run([str(mep / "build" / "ref" / "harness"), "--help"], capture_output=True, text=True)
     assert "--target-s X" in usage.stderr
+
+
+RULE_MAIN = r'''
+#include "s2s_harness_common.cuh"
+int main() {
+    const double pairs[] = {0.5, 20.0, 16000.0, 16700.0, 100000.0, 333333.0, 2e6, 5e7};
+    const int maxes[] = {1, 2, 3, 12, 30};
+    const double targets[] = {0.0, 0.2, 0.5, 3.0};
+    for (double p : pairs) for (int m : maxes) for (double t : targets) {
+        std::vector<double> one{p / 2}, other{p / 2};
+        printf("%g %d %g %d %d\n", p, m, t, s2s::timed_pairs(p, m, t), (int)s2s::warm_more(one, other, t));
+    }
+    return 0;
+}
+'''
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_the_cuda_harness_rule_is_the_opencl_runners(tmp_path: Path) -> None:
+    """The rule compiled from the CUDA harness's own header (host code only: no GPU needed) gives the OpenCL runner's
+    pairs and warm-up decisions on a grid of pair times, maxima and targets."""
+    from s2s.base.resources import templates_dir
+
+    (tmp_path / "rule.cu").write_text(RULE_MAIN)
+    built = subprocess.run(["nvcc", "-std=c++17", "-I", str(templates_dir()), "-o", str(tmp_path / "rule"),
+                            str(tmp_path / "rule.cu")], capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-2000:]
+    out = subprocess.run([str(tmp_path / "rule")], capture_output=True, text=True, timeout=60).stdout.split("\n")
+    rows = [ln.split() for ln in out if ln.strip()]
+    assert len(rows) == 8 * 5 * 4
+    for p, m, t, pairs, warm in rows:
+        assert int(pairs) == timed_pairs(float(p), int(m), float(t)), (p, m, t)
+        assert bool(int(warm)) == warm_more([float(p) / 2], [float(p) / 2], float(t)), (p, m, t)
