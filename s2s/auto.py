@@ -44,8 +44,22 @@ def _tree_diff(orig: Path, new: Path) -> bytes:
     return tree_diff(orig, new)
 
 
-def _progress(log: Callable[[str], None], kernel: str) -> Callable[[dict[str, Any]], None]:
-    return lambda ev: log(f"  {kernel} round {ev['round']} {ev['origin']}: {ev['verdict']} {float(ev['speedup'] or 0):.2f}x")
+def _progress(log: Callable[[str], None]) -> Callable[[dict[str, Any]], None]:
+    """The optimization loop's progress as auto's log lines: kernel, candidate, verdict, evaluations, the time left."""
+    from s2s.optimize.progress import line
+
+    return lambda ev: log("  " + line(ev))
+
+
+def _budget_left(options: Options, t_start: float) -> Options:
+    """--time-budget counts from auto's start over every kernel, the top kernel first: each optimization gets what the
+    kernels before it (and the stages before it) left; once spent, the loop starts no candidate and says so."""
+    import time
+    from dataclasses import replace
+
+    if options.time_budget_s is None:
+        return options
+    return replace(options, time_budget_s=max(1e-3, options.time_budget_s - (time.monotonic() - t_start)))
 
 
 def _start_all(root: Path, chosen: list[str], work: Path, overrides: dict[str, str] | None, options: Options,
@@ -67,7 +81,7 @@ def _start_all(root: Path, chosen: list[str], work: Path, overrides: dict[str, s
         running = None
         if not made[1].unfilled():
             log(f"optimizing {made[2].kernel.qualified} on the cluster")
-            running = pool.submit(optimize, mep_dir, options, progress=_progress(log, name))
+            running = pool.submit(optimize, mep_dir, options, progress=_progress(log))
         out[spec] = (made, running)
     return out
 
@@ -78,10 +92,13 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
              app: tuple[str, str] | None = None, app_timeout: float = 1800.0) -> AutoResult:
     """`app` = (build command, run command): every winner is then held to the application's captured data
     (`s2s capture --into`, `s2s verify`) before it is reintegrated."""
+    import time
+
     from s2s.extract.mep_writer import make_mep
     from s2s.scan.ranking import profile_ranking, static_estimate
     from s2s.scan.tree import scan_tree
 
+    t_start = time.monotonic()
     root = Path(tree).resolve()
     index = scan_tree(root)
     spots = profile_ranking(index, profile)[0] if profile else static_estimate(index)
@@ -119,8 +136,8 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
             continue
         log(f"optimizing {ex.kernel.qualified} ({where})")
         try:
-            outcome = running.result() if running is not None else optimize(mep_dir, options, progress=lambda ev: log(
-                f"  round {ev['round']} {ev['origin']}: {ev['verdict']} {float(ev['speedup'] or 0):.2f}x"))  # type: ignore[arg-type]
+            outcome = running.result() if running is not None else optimize(
+                mep_dir, _budget_left(options, t_start), progress=_progress(log))
         except UserError as err:
             result.rows.append((ex.kernel.qualified, where, str(mep_dir), "-", "-", f"optimize failed: {err.message}"))
             continue
@@ -334,10 +351,9 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
         row["notes"] = got.notes
         log(f"optimizing {k.kernel} on its captured data")
 
-        def optimize_kernel(name: str = k.kernel, mep: Path = mep_dir) -> Any:
+        def optimize_kernel(mep: Path = mep_dir) -> Any:
             with stage("optimize"):
-                return optimize(mep, options, progress=lambda ev: log(
-                    f"  {name} round {ev['round']} {ev['origin']}: {ev['verdict']} {float(ev['speedup'] or 0):.2f}x"))
+                return optimize(mep, _budget_left(options, t_start), progress=_progress(log))
         try:
             try:
                 outcome = optimize_kernel()
@@ -355,6 +371,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
             row["status"] = f"optimize failed: {err.one_line()}"
             continue
         row["evaluations"] = outcome.evaluations
+        row["notes"] = list(row.get("notes") or []) + outcome.notes  # why it stopped, where that needs saying
         row["verdicts"] = _verdict_counts(outcome.rows)
         row["refusals"] = dict(sorted(outcome.refusals.items())[:60])
         row["winner"], row["speedup"] = outcome.best_id or "", round(outcome.best_speedup, 4)

@@ -19,6 +19,7 @@ FILL_IN = "FILL-IN"
 ROLES = ("in", "out", "inout", "scalar")
 DEFAULT_RTOL = 1e-3  # [check] rtol when mep.toml does not say
 DEFAULT_ATOL = 1e-4  # [check] atol, scaled by the largest magnitude in the reference output
+DEFAULT_TARGET_S = 0.5  # [timing] target_s when mep.toml does not say
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,11 @@ class Manifest:
     atol: float = DEFAULT_ATOL
     input_sets: int = 3
     seed: int = 1234
-    repetitions: int = 30
-    warmup: int = 3
+    repetitions: int = 30  # the most timed pairs (reference, variant) an evaluation takes
+    warmup: int = 3  # the most warm-up pairs
+    # device seconds the timed pairs aim at: a kernel too long for `repetitions` pairs in that time is timed in fewer
+    # (never fewer than MIN_TIMED_PAIRS), and warms up in fewer; 0: always `repetitions` and `warmup`
+    target_s: float = DEFAULT_TARGET_S
     timeout_s: float = 120.0
     macros: list[str] = field(default_factory=list)  # macros kernel_file defines (undefined between copies)
     notes: list[str] = field(default_factory=list)
@@ -170,7 +174,8 @@ def dumps(m: Manifest) -> str:
     lines += _table("origin", m.origin) + [""]
     lines += _table("launch", asdict(m.launch)) + [""]
     lines += _table("check", {"rtol": m.rtol, "atol": m.atol, "input_sets": m.input_sets, "seed": m.seed}) + [""]
-    lines += _table("timing", {"repetitions": m.repetitions, "warmup": m.warmup, "timeout_s": m.timeout_s}) + [""]
+    lines += _table("timing", {"repetitions": m.repetitions, "warmup": m.warmup, "target_s": m.target_s,
+                                  "timeout_s": m.timeout_s}) + [""]
     if m.sizes:
         lines += ["[sizes]"] + [f"{_key(k)} = {_toml_value(v)}" for k, v in m.sizes.items()] + [""]
     for p in m.params:
@@ -223,6 +228,7 @@ def load(mep_dir: Path) -> Manifest:
             rtol=raw.get("check", {}).get("rtol", DEFAULT_RTOL), atol=raw.get("check", {}).get("atol", DEFAULT_ATOL),
             input_sets=raw.get("check", {}).get("input_sets", 3), seed=raw.get("check", {}).get("seed", 1234),
             repetitions=raw.get("timing", {}).get("repetitions", 30), warmup=raw.get("timing", {}).get("warmup", 3),
+            target_s=raw.get("timing", {}).get("target_s", DEFAULT_TARGET_S),
             timeout_s=raw.get("timing", {}).get("timeout_s", 120.0), notes=raw.get("notes", {}).get("lines", []),
             capture=dict(raw.get("capture", {})),
         )
@@ -259,7 +265,7 @@ _TOP = {"kernel": str, "backend": str, "kernel_file": str, "template_args": str,
 _TABLES: dict[str, dict[str, Any]] = {
     "launch": {"grid": list, "block": list, "shared_mem": (int, str), "grid_expr": str, "block_expr": str, "source": str},
     "check": {"rtol": _NUM, "atol": _NUM, "input_sets": int, "seed": int},
-    "timing": {"repetitions": int, "warmup": int, "timeout_s": _NUM},
+    "timing": {"repetitions": int, "warmup": int, "target_s": _NUM, "timeout_s": _NUM},
     "notes": {"lines": list},
 }
 _PARAM: dict[str, Any] = {"name": str, "type": str, "role": str, "elem": str, "count": (int, str), "count_expr": str,

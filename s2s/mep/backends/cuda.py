@@ -154,6 +154,7 @@ def harness_context(m: Manifest, kernel_source: str | None = None) -> dict[str, 
         "grid": [int(x) for x in m.launch.grid], "block": [int(x) for x in m.launch.block],
         "shared_mem": int(m.launch.shared_mem),
         "input_sets": int(m.input_sets), "seed": int(m.seed), "repetitions": int(m.repetitions), "warmup": int(m.warmup),
+        "target_s": _cpp_number(float(m.target_s)),
         "rtol": _cpp_number(float(m.rtol)), "atol": _cpp_number(float(m.atol)),
         "flags_text": "".join(" " + f for f in m.flags),
         "probe_tail": probe_tail([{"role": p.role, "value": p.value, "elem": p.elem} for p in m.params], 0),  # the harness
