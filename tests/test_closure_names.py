@@ -74,3 +74,40 @@ def test_init_of_a_cuda_barrier_comes_from_the_header_the_unit_includes(tmp_path
     _compiles(out / manifest.kernel_file)
     with pytest.raises(UserError, match="'init' is called but defined nowhere"):
         make_mep(str(tree), "plain.cu:k_plain", str(tmp_path / "mep-plain"))
+
+
+def test_declared_names_takes_typedefs_template_parameters_and_local_types() -> None:
+    code = ("template <typename Out, class Keep> struct S { typedef Impl<0, 0> Worker; using Other = Impl<1, 0>;\n"
+            "  union view_t { unsigned a; __device__ view_t(unsigned f) noexcept : a(f) {} } view(p); };")
+    names = declared_names(code)
+    assert {"Out", "Keep", "Worker", "Other", "view_t", "view"} <= names
+    assert "Impl" not in names
+
+
+@pytest.mark.slow
+def test_a_collective_tile_class_closes_over_names_mode(tmp_path: Path) -> None:
+    """Top-level macro calls with no semicolon (`WIDEST_AS(float2, double)`) do not hide the device functions after
+    them; a member typedef or alias called as a constructor (`Impl(tid).put(...)`), a template parameter used as a
+    parameter's type (`Keep (&keep)[PER]`), a local union's constructor and declarator (`} view(p);`) and `asm` are
+    not functions defined nowhere."""
+    tree = tmp_path / "collective"
+    shutil.copytree(FIXTURES / "collective", tree)
+    out, manifest, _ex = make_mep(str(tree), "tile.cu:k_tile", str(tmp_path / "mep"), mode="names")
+    text = (out / manifest.kernel_file).read_text()
+    assert "int flat_thread(int nx, int ny)" in text and "unsigned lane_bits()" in text
+    assert "class TileWriter" in text and "float bits_to_unit(unsigned p)" in text
+    _compiles(out / manifest.kernel_file)
+
+
+@pytest.mark.slow
+def test_member_specializations_out_of_their_class_follow_the_class(tmp_path: Path) -> None:
+    """`Gen<std::uint32_t>::draw<float>()` defined after its class is a `draw` (not a `uint32_t>`), and it comes
+    after the class it specializes, the specialization it calls before it."""
+    tree = tmp_path / "collective"
+    shutil.copytree(FIXTURES / "collective", tree)
+    out, manifest, _ex = make_mep(str(tree), "gen.cu:k_gen", str(tmp_path / "mep"), mode="names")
+    text = (out / manifest.kernel_file).read_text()
+    cls, word, real = (text.find(s) for s in ("class Gen", "Gen<std::uint32_t>::draw<std::uint32_t>()",
+                                              "Gen<std::uint32_t>::draw<float>()"))
+    assert 0 <= cls < word < real, (cls, word, real)
+    _compiles(out / manifest.kernel_file)
