@@ -111,3 +111,17 @@ def test_member_specializations_out_of_their_class_follow_the_class(tmp_path: Pa
                                               "Gen<std::uint32_t>::draw<float>()"))
     assert 0 <= cls < word < real, (cls, word, real)
     _compiles(out / manifest.kernel_file)
+
+
+@pytest.mark.slow
+def test_aligned_types_named_only_by_the_launches_template_arguments(tmp_path: Path) -> None:
+    """`typedef struct __align__(8) {...} rgba16_aligned;` is a type of the tree (not a parse error), so the instances
+    `k_copy<rgba16_aligned>` and `k_copy<quad_aligned>` the kernel file names have their types in it."""
+    tree = tmp_path / "collective"
+    shutil.copytree(FIXTURES / "collective", tree)
+    out, manifest, _ex = make_mep(str(tree), "aligned.cu:k_copy", str(tmp_path / "mep"), mode="names")
+    text = (out / manifest.kernel_file).read_text()
+    assert "k_copy<rgba16_aligned>" in text and "k_copy<quad_aligned>" in text
+    assert "rgba16_aligned;" in text.split("k_copy<rgba16_aligned>")[0]
+    assert "struct __align__(16) quad_aligned" in text
+    _compiles(out / manifest.kernel_file)
