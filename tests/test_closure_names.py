@@ -125,3 +125,17 @@ def test_aligned_types_named_only_by_the_launches_template_arguments(tmp_path: P
     assert "rgba16_aligned;" in text.split("k_copy<rgba16_aligned>")[0]
     assert "struct __align__(16) quad_aligned" in text
     _compiles(out / manifest.kernel_file)
+
+
+@pytest.mark.slow
+def test_macros_defined_after_the_kernel_and_array_typedefs(tmp_path: Path) -> None:
+    """`#define P_a 3` in the file that includes the kernel's header after the include is not the kernel's parameter
+    `P_a`; `typedef unsigned int tile_t[TILE_N];` defines `tile_t` (not `TILE_N`), so the struct built of it has it."""
+    tree = tmp_path / "collective"
+    shutil.copytree(FIXTURES / "collective", tree)
+    out, manifest, _ex = make_mep(str(tree), "affine.h:k_affine", str(tmp_path / "mep"), mode="names")
+    text = (out / manifest.kernel_file).read_text()
+    assert "#define P_a" not in text and "#define P_b" not in text
+    assert "typedef unsigned int tile_t[TILE_N];" in text
+    assert [p.name for p in manifest.params] == ["P_a", "P_b", "out", "n"]
+    _compiles(out / manifest.kernel_file)

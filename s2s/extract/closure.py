@@ -34,6 +34,9 @@ KEYWORDS = frozenset(
 )
 
 
+_INCLUDE_LINE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"\n]+)[>\"]", re.M)
+
+
 @dataclass
 class Closure:
     items: list[Decl]
@@ -92,6 +95,7 @@ class DeclIndex:
         self.rank = {p: i for i, p in enumerate(unit_files)}
         # the unit's files by tree-relative path, as Decl.file names them: membership and order in O(1)
         self.unit_rank = {files[p].rel: i for p, i in self.rank.items() if p in files}
+        self.by_rel = {s.rel: s for s in files.values()}
         self.by_name: dict[str, list[Decl]] = {}
         self.parsed: set[Path] = set()
         for p in unit_files:
@@ -124,6 +128,21 @@ class DeclIndex:
         """`name` appears in a library the MEP includes with -I (so the compiler, not the closure, finds it)."""
         key = name.encode()
         return any(key in s.data and re.search(rb"\b" + re.escape(key) + rb"\b", s.data) for s in self.library.values())
+
+    def defined_after(self, d: Decl, user_file: str, user_start: int) -> bool:
+        """`d` is a macro the compiler meets only after the code at `user_start` of `user_file`: later in the same
+        file, or in a file that includes `user_file` before it (`#include "ecdh.h"` then `#define P_x 5`: the
+        kernel's parameter `P_x` in ecdh.h is no macro)."""
+        if d.kind != "macro":
+            return False
+        if d.file == user_file:
+            return d.start > user_start
+        source = self.by_rel.get(d.file)
+        if source is None:
+            return False
+        head = source.data[:d.start]
+        target = user_file.rsplit("/", 1)[-1]
+        return any(m.group(1).decode("utf-8", "replace").rsplit("/", 1)[-1] == target for m in _INCLUDE_LINE.finditer(head))
 
     def in_unit(self, d: Decl) -> bool:
         return self._in_unit(d)
@@ -217,7 +236,8 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
             # a parameter or local of this item, or a builtin (`abs`, `min`, `atomicAdd`) is not searched for across
             # the whole tree: a vendored library's definition is not the one the compiler provides
             cands, outside = index.lookup(name, outside=name not in own and not is_builtin(name))
-            picked = choose(_qualified(cands, name, clean), kernel)
+            user = (kernel.file, kernel.start_byte) if key == root_key else (file, chosen[key].start if key in chosen else 0)
+            picked = choose([d for d in _qualified(cands, name, clean) if not index.defined_after(d, *user)], kernel)
             if not picked:
                 if (name in calls and name not in own and not is_builtin(name) and not _is_local_call(name, clean)
                         and not index.in_library(name) and not _from_included_header(name, index)):

@@ -179,10 +179,9 @@ def _item(node: Node, end_node: Node, source: SourceFile, ns: str) -> list[Decl]
         enumerators = tuple(text(e.child_by_field_name("name")) for e in _enumerators(node))
         return decl("type", (text(node.child_by_field_name("name")),) + enumerators)
     if t == "type_definition":
-        names = tuple(text(d) for d in node.children_by_field_name("declarator"))
         inner = node.child_by_field_name("type")
         extra = tuple(text(e.child_by_field_name("name")) for e in _enumerators(inner)) if inner is not None else ()
-        return decl("type", tuple(_last_ident(n) for n in names) + extra)
+        return decl("type", tuple(_typedef_name(d) for d in node.children_by_field_name("declarator")) + extra)
     if t == "alias_declaration":
         return decl("type", (text(node.child_by_field_name("name")),))
     if t == "template_declaration":
@@ -218,6 +217,21 @@ def _enumerators(node: Node | None) -> list[Node]:
         return []
     body = node.child_by_field_name("body")
     return [c for c in body.named_children if c.type == "enumerator"] if body is not None else []
+
+
+def _typedef_name(declarator: Node) -> str:
+    """The name a typedef declares: `AM` of `AM[N]` (not the size `N`), `fn_t` of `(*fn_t)(int)`, `ref_t` of
+    `(&ref_t)[4]`; the first type name in the declarator, outside parameter lists and array sizes."""
+    stack = [declarator]
+    while stack:
+        cur = stack.pop()
+        if cur.type in {"type_identifier", "identifier"}:
+            return text(cur)
+        if cur.type == "parameter_list":
+            continue
+        inner = cur.child_by_field_name("declarator")
+        stack.extend([inner] if inner is not None else reversed(cur.named_children))
+    return _last_ident(text(declarator))
 
 
 def _last_ident(s: str) -> str:
