@@ -15,6 +15,7 @@ import tomllib
 from s2s.base.errors import UserError
 from s2s.extract.closure import declared_names
 from s2s.extract.mep_writer import make_mep
+from s2s.mep.manifest import FILL_IN
 
 FIXTURES = Path(__file__).parent / "fixtures" / "closure_names"
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
@@ -138,4 +139,19 @@ def test_macros_defined_after_the_kernel_and_array_typedefs(tmp_path: Path) -> N
     assert "#define P_a" not in text and "#define P_b" not in text
     assert "typedef unsigned int tile_t[TILE_N];" in text
     assert [p.name for p in manifest.params] == ["P_a", "P_b", "out", "n"]
+    _compiles(out / manifest.kernel_file)
+
+
+@pytest.mark.slow
+def test_a_local_alias_as_template_argument_is_its_type_or_fill_in(tmp_path: Path) -> None:
+    """`using Cfg = tile_cfg<THREADS, 4>; k_fill<Cfg><<<...>>>`: `Cfg` exists only in the host function, so it is never
+    the MEP's template argument nor an instance of the kernel file; through the alias, the launch in launch_fixed is
+    `tile_cfg<64, 2>` (an instance, with tile_cfg in the file), and launch_fill's depend on which call runs (FILL-IN)."""
+    tree = tmp_path / "collective"
+    shutil.copytree(FIXTURES / "collective", tree)
+    out, manifest, _ex = make_mep(str(tree), "traits.cu:k_fill", str(tmp_path / "mep"), mode="names")
+    text = (out / manifest.kernel_file).read_text()
+    assert "<Cfg>" not in text.split("instantiations seen at launch sites")[-1]
+    assert "k_fill<tile_cfg<64, 2>>" in text and "struct tile_cfg" in text
+    assert manifest.template_args in {"tile_cfg<64, 2>", FILL_IN}, manifest.template_args
     _compiles(out / manifest.kernel_file)

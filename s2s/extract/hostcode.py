@@ -284,6 +284,28 @@ class Scope:
                 return _declared_type(best), text(best)
         return None
 
+    def local_alias(self, name: str) -> str | None:
+        """The type a local `using name = T;` or `typedef T name;` of the function names before the limit (`using
+        Ktraits = traits<kNThreads, input_t>;` before `k<Ktraits><<<...>>>`), else None."""
+        if self.fn is None:
+            return None
+        found: str | None = None
+        at = -1
+        stack = [self.fn]
+        while stack:
+            n = stack.pop()
+            if n.start_byte >= self.limit:
+                continue
+            if n.type == "alias_declaration" and text(n.child_by_field_name("name")) == name and n.start_byte > at:
+                kind = n.child_by_field_name("type")
+                found, at = (text(kind) if kind is not None else None), n.start_byte
+            elif n.type == "type_definition" and n.start_byte > at and any(
+                    _declared(d) == name for d in n.children_by_field_name("declarator")):
+                kind = n.child_by_field_name("type")
+                found, at = (text(kind) if kind is not None else None), n.start_byte
+            stack.extend(n.named_children)
+        return " ".join(found.split()) if found else None
+
     def parameter_index(self, name: str) -> int:
         if self.fn is None:
             return -1

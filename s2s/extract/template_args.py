@@ -29,6 +29,7 @@ def caller_resolutions(targs: str, scope: Scope) -> list[tuple[str, str, bool]]:
     """(resolved arguments, file:line of the call, whether the call runs whenever its function does) for each call of
     the enclosing function template that may run; [(targs, "", True)] when the arguments name none of its
     parameters."""
+    targs = expand_local_aliases(targs, scope)
     params = scope.template_params()
     if not params or not any(re.search(rf"\b{re.escape(p)}\b", targs) for p in params):
         return [(targs, "", True)]
@@ -37,6 +38,17 @@ def caller_resolutions(targs: str, scope: Scope) -> list[tuple[str, str, bool]]:
         mapping = dict(zip(params, split_top_level(call_targs, angle=True)))
         out.append((_WORD.sub(lambda m, mp=mapping: mp.get(m.group(0), m.group(0)), targs), where, live))  # type: ignore[misc]
     return out or [(targs, "", True)]
+
+
+def expand_local_aliases(targs: str, scope: Scope) -> str:
+    """`Ktraits` of `k<Ktraits><<<...>>>` as the type its function's `using Ktraits = traits<kNThreads, T>;` names:
+    the alias does not exist outside that function (nor in the kernel file)."""
+    for _ in range(4):  # an alias of an alias
+        out = _WORD.sub(lambda m: scope.local_alias(m.group(0)) or m.group(0), targs)
+        if out == targs:
+            break
+        targs = out
+    return targs
 
 
 def resolve_template_args(targs: str, scope: Scope, notes: list[str]) -> str:
