@@ -124,6 +124,24 @@ def test_a_shuffle_overload_the_code_defines_itself_is_left_as_written(tmp_path:
     assert p.returncode == 0, p.stderr[-2000:]
 
 
+def test_every_declarator_of_a_constant_list_is_a_symbol(tmp_path: Path) -> None:
+    """`__constant__ double dt, omega;` declares two symbols: the capture records both (the MEP of a kernel reading
+    `omega` replayed it as zero when only `dt` was listed); `ce[3][5]` holds 15 elements, not 3."""
+    tree = tmp_path / "consts"
+    tree.mkdir()
+    (tree / "relax.cu").write_text(
+        "namespace coeffs {\n__constant__ double dt, omega;\n__constant__ double ce[3][5];\n"
+        "__constant__ double tz1, tz2,\n    tz3; // three\n}\n"
+        "__global__ void relax(double* v, int n) {\n    using namespace coeffs;\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n) v[i] = v[i] - omega * dt * (tz1 + tz2 + tz3) * ce[2][4];\n}\n"
+        "int main() { double* v; cudaMalloc(&v, 256 * sizeof(double)); relax<<<1, 256>>>(v, 256); return 0; }\n")
+    _out, m, _ = make_mep(str(tree), "relax", str(tmp_path / "m"))
+    got = {s.name: (s.elem, s.count) for s in m.symbols}
+    assert got == {"coeffs::dt": ("double", 1), "coeffs::omega": ("double", 1), "coeffs::ce": ("double", 15),
+                   "coeffs::tz1": ("double", 1), "coeffs::tz2": ("double", 1), "coeffs::tz3": ("double", 1)}, got
+
+
 def test_float_sum_by_atomics_widens_only_that_outputs_rtol(tmp_path: Path) -> None:
     """reduce_energy: atomicAdd(energy, ...) from NX*NY*NZ threads; energy gets the wide rtol, nothing else does."""
     out, m, _ = make_mep(str(SAMPLES / "heat3d_cuda"), "reduce_energy", str(tmp_path / "re"),
