@@ -17,7 +17,7 @@ from typing import Any
 from s2s.base.errors import UserError
 from s2s.lang.cexpr import SIZEOF
 from s2s.lang.typedefs import typedefs
-from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, StructSpec, SymbolSpec
+from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, ParamSpec, StructSpec, SymbolSpec
 
 from .deduce import Unsolvable, declared_template, solve, split_args, substitute
 from .npy import descr_of, write_npy
@@ -423,6 +423,16 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                     notes.append(f"params.{p.name}: offsets fill bound high = {top} (the largest captured offset)")
             new_params.append(replace(p, count=int(info["count"]), count_expr=f"{info['bytes']} bytes (captured)",
                                       role=role, source=origin, hint="", **extra))
+    shared = shared_buffers(records, params)
+    for k, p in enumerate(new_params):  # `k<<<g, b>>>(d_key, d_key, n)`: one buffer, passed twice
+        if p.name in shared:
+            owner, offset = shared[p.name]
+            new_params[k] = replace(p, shares=owner, shares_offset=offset)
+            notes.append(f"params.{p.name}: the application passes the memory of params.{owner}"
+                         f"{f' ({offset} bytes into it)' if offset else ''}; the MEP passes that buffer too")
+            j = next(i for i, q in enumerate(new_params) if q.name == owner)
+            if p.name in changed_in and new_params[j].role == "in":
+                new_params[j] = replace(new_params[j], role="inout")
     new_symbols = []
     for s in symbols:
         info = e0["symbols"].get(s.name)
@@ -451,6 +461,28 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
     new = replace(m, params=new_params, symbols=new_symbols, launch=launch, capture=capture_table,
                   notes=list(m.notes) + [n for n in notes if n not in m.notes])
     return Collected(manifest=new, index=index, notes=notes)
+
+
+def shared_buffers(records: list[Record], params: list[ParamSpec]) -> dict[str, tuple[str, int]]:
+    """Buffer parameters that point into the allocation of an earlier-starting one in every recorded launch, the same
+    number of bytes from it each time: name -> (that parameter's name, the byte offset). The first pointer into an
+    allocation (the lowest address, then the earlier parameter) owns the buffer."""
+    found: dict[str, tuple[str, int]] | None = None
+    for rec in records:
+        by_base: dict[str, list[tuple[int, int]]] = {}
+        for i, p in enumerate(params):
+            a = rec.args.get(i)
+            if p.role == "scalar" or a is None or a.kind != "pointer" or len(a.words) < 6:
+                continue
+            by_base.setdefault(a.words[3], []).append((int(a.words[2]), i))
+        here: dict[str, tuple[str, int]] = {}
+        for group in by_base.values():
+            if len(group) < 2:
+                continue
+            (first_offset, owner), *rest = sorted(group)
+            here.update({params[i].name: (params[owner].name, offset - first_offset) for offset, i in rest})
+        found = here if found is None else {k: v for k, v in found.items() if here.get(k) == v}
+    return found or {}
 
 
 def with_deduced_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Manifest, str]:
