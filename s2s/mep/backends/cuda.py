@@ -526,6 +526,10 @@ def classify_compile_errors(log: str, *, harness: Path, target: Target, tool: st
         or any("s2s_var" in p for p in ptxas))
     if in_variant:
         return None, [f"the variant does not compile ({tool}):", *messages]
+    if errors and errors[0][0] is not None and errors[0][0] == ref:  # the kernel file's own error comes first: the
+        # harness's (`fn_traits<<error-type>>` of a kernel that did not parse) follow from it
+        return (f"{target.manifest.kernel_file}:{errors[0][1]}: the reference kernel file does not compile: "
+                f"{errors[0][2]}"), messages
     for e in errors:
         tag = tag_of(e)
         if tag and not tag.startswith("variant."):
