@@ -146,12 +146,14 @@ def test_macros_defined_after_the_kernel_and_array_typedefs(tmp_path: Path) -> N
 def test_a_local_alias_as_template_argument_is_its_type_or_fill_in(tmp_path: Path) -> None:
     """`using Cfg = tile_cfg<THREADS, 4>; k_fill<Cfg><<<...>>>`: `Cfg` exists only in the host function, so it is never
     the MEP's template argument nor an instance of the kernel file; through the alias, the launch in launch_fixed is
-    `tile_cfg<64, 2>` (an instance, with tile_cfg in the file), and launch_fill's depend on which call runs (FILL-IN)."""
+    `tile_cfg<64, 2>` (an instance, with tile_cfg in the file), and launch_fill's depend on which call runs (FILL-IN);
+    a caller's alias (`launch_with<Narrow>` after `using Narrow = tile_cfg<32, 1>;`) is its type as well."""
     tree = tmp_path / "collective"
     shutil.copytree(FIXTURES / "collective", tree)
     out, manifest, _ex = make_mep(str(tree), "traits.cu:k_fill", str(tmp_path / "mep"), mode="names")
     text = (out / manifest.kernel_file).read_text()
     assert "<Cfg>" not in text.split("instantiations seen at launch sites")[-1]
     assert "k_fill<tile_cfg<64, 2>>" in text and "struct tile_cfg" in text
+    assert "k_fill<tile_cfg<32, 1>>" in text  # launch_with<Narrow>(...) after main's `using Narrow = tile_cfg<32, 1>;`
     assert manifest.template_args in {"tile_cfg<64, 2>", FILL_IN}, manifest.template_args
     _compiles(out / manifest.kernel_file)

@@ -306,6 +306,15 @@ class Scope:
             stack.extend(n.named_children)
         return " ".join(found.split()) if found else None
 
+    def expand_aliases(self, types: str) -> str:
+        """`types` with each local alias of the function replaced by the type it names (an alias of an alias too)."""
+        for _ in range(4):
+            out = re.sub(r"(?<![\w:.])[A-Za-z_]\w*", lambda m: self.local_alias(m.group(0)) or m.group(0), types)
+            if out == types:
+                break
+            types = out
+        return types
+
     def parameter_index(self, name: str) -> int:
         if self.fn is None:
             return -1
@@ -366,9 +375,10 @@ class Scope:
                     state = caller._branch_state(call, [])
                     if state == "dead":  # `if (tile == 8) run<8>(...)` that does not hold
                         continue
-                    t = text(fn)
-                    out.append((t[t.index("<") + 1 : t.rindex(">")], f"{source.rel}:{call.start_point[0] + 1}",
-                                state == "live"))
+                    t = text(fn)  # `run<data_t, rng_t>(...)` after `using data_t = std::uint64_t;` in the caller
+                    targs = Scope(source, around.fn, call.start_byte, self.program, self.depth).expand_aliases(
+                        t[t.index("<") + 1 : t.rindex(">")])
+                    out.append((targs, f"{source.rel}:{call.start_point[0] + 1}", state == "live"))
         return out
 
     def allocations(self, var: str) -> Found | None:

@@ -43,12 +43,7 @@ def caller_resolutions(targs: str, scope: Scope) -> list[tuple[str, str, bool]]:
 def expand_local_aliases(targs: str, scope: Scope) -> str:
     """`Ktraits` of `k<Ktraits><<<...>>>` as the type its function's `using Ktraits = traits<kNThreads, T>;` names:
     the alias does not exist outside that function (nor in the kernel file)."""
-    for _ in range(4):  # an alias of an alias
-        out = _WORD.sub(lambda m: scope.local_alias(m.group(0)) or m.group(0), targs)
-        if out == targs:
-            break
-        targs = out
-    return targs
+    return scope.expand_aliases(targs)
 
 
 def resolve_template_args(targs: str, scope: Scope, notes: list[str]) -> str:
