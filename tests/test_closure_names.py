@@ -157,3 +157,19 @@ def test_a_local_alias_as_template_argument_is_its_type_or_fill_in(tmp_path: Pat
     assert "k_fill<tile_cfg<32, 1>>" in text  # launch_with<Narrow>(...) after main's `using Narrow = tile_cfg<32, 1>;`
     assert manifest.template_args in {"tile_cfg<64, 2>", FILL_IN}, manifest.template_args
     _compiles(out / manifest.kernel_file)
+
+
+@pytest.mark.slow
+def test_types_of_instances_a_host_template_chooses_at_run_time_are_in_the_kernel_file(tmp_path: Path) -> None:
+    """`k_words<C>` with `using C = cfg2<THREADS, T>;` in a host template called with 64 or 128 as the run decides:
+    template_args stays FILL-IN, but cfg2 and every specialization of the word_of it uses (`template <> struct
+    word_of<4>`) are in the kernel file, so the instance the capture reads from the run (`cfg2<128, float>`) builds."""
+    tree = tmp_path / "collective"
+    shutil.copytree(FIXTURES / "collective", tree)
+    out, manifest, _ex = make_mep(str(tree), "words.cu:k_words", str(tmp_path / "mep"), mode="names")
+    assert manifest.template_args == FILL_IN
+    text = (out / manifest.kernel_file).read_text()
+    assert "struct cfg2" in text and "struct word_of<4>" in text and "struct word_of<8>" in text
+    probe = out / "probe.cu"
+    probe.write_text(text + "\nstatic void* const s2s_probe = (void*)&k_words<cfg2<128, float>>;\n")
+    _compiles(probe)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import struct
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -492,6 +493,8 @@ def with_deduced_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Man
     if m.backend != "cuda" or "<" in m.kernel:
         return m, ""
     decls = declared_template(mep / m.kernel_file, m.kernel_file, m.kernel) or ()
+    if decls and m.template_args == FILL_IN and rec.fields.get("function"):
+        return with_instance_ran(m, mep, rec, decls)
     given = "" if m.template_args == FILL_IN else m.template_args  # `k<256><<<g, b>>>(x, n)`: 256 given, T deduced
     if decls and rec.argtypes:  # the instance that ran, from its recorded types, over what extraction read statically
         try:
@@ -518,6 +521,30 @@ def with_deduced_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Man
     why = (f"template_args = {targs!r}: deduced from the argument types of launch {rec.ordinal} "
            f"({', '.join(rec.argtypes)}) against the parameters ({', '.join(p.type for p in m.params)})")
     return replace(m, template_args=targs, params=params), why
+
+
+def with_instance_ran(m: Manifest, mep: Path, rec: Record, decls: tuple[str, ...]) -> tuple[Manifest, str]:
+    """template_args of the instance the launch ran, read from its mangled name (`k<traits<256, 12, float>>`, which
+    extraction could not tell among the calls that pass different arguments), where the kernel file defines every
+    name they use; else FILL-IN, saying which instance ran."""
+    from s2s.lang.demangle import normalize_profile_name
+
+    mangled = rec.fields["function"][0]
+    _name, ran = normalize_profile_name(mangled)
+    if not ran:
+        return m, ""
+    text = (mep / m.kernel_file).read_text(encoding="utf-8", errors="replace") if (mep / m.kernel_file).is_file() else ""
+    known = set(re.findall(r"[A-Za-z_]\w*", text)) | _TYPE_WORDS
+    unknown = sorted({w for w in re.findall(r"(?<![\w:])[A-Za-z_]\w*", ran) if w not in known})
+    if unknown:
+        return m, (f"template_args: FILL-IN: launch {rec.ordinal} ran the instance <{ran}>, and the kernel file does not "
+                   f"define {', '.join(unknown[:4])}")
+    params = [replace(p, elem=_deduced_elem(p.type, p.elem, decls, ran)) for p in m.params]
+    return replace(m, template_args=ran, params=params), (
+        f"template_args = {ran!r}: the instance launch {rec.ordinal} ran ({mangled})")
+
+
+_TYPE_WORDS = frozenset("unsigned signed char short int long float double bool void const volatile true false std".split())
 
 
 def _deduced_elem(ptype: str, elem: str, decls: tuple[str, ...], targs: str) -> str:

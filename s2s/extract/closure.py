@@ -169,8 +169,18 @@ def choose(cands: list[Decl], kernel: Kernel) -> list[Decl]:
     if variables and len(variables) == len(cands):
         definitions = [d for d in variables if not d.text.lstrip().startswith("extern")]
         return _unique(definitions[:1] or variables[:1])
-    # macros, types, blocks: the first definition in unit order (redefinitions are the user's business)
-    return _unique(cands[:1] + [d for d in cands[1:] if d.kind == "block" and d.file == cands[0].file])
+    # macros, types, blocks: the first definition in unit order (redefinitions are the user's business), with the
+    # specializations of a class template (`template <> struct BytesToType<16>`), each one a definition of its own
+    first = cands[0]
+    return _unique(cands[:1] + [d for d in cands[1:] if (d.kind == "block" and d.file == first.file)
+                                or (first.kind == "type" and d.kind == "type" and _specializes(d, first))])
+
+
+def _specializes(d: Decl, primary: Decl) -> bool:
+    """`d` is a specialization of the class template `primary` (`template <> struct S<16> {...}` of `template <int B>
+    struct S {};`)."""
+    return _templated(d) and any(re.search(r"\b(?:struct|class|union)\s+" + re.escape(n) + r"\s*<", d.text)
+                                 for n in primary.names)
 
 
 # functions a toolkit header declares for argument-dependent lookup, called unqualified: `init(&bar, n)` of

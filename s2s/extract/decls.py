@@ -174,7 +174,8 @@ def _item(node: Node, end_node: Node, source: SourceFile, ns: str) -> list[Decl]
     if t in {"preproc_def", "preproc_function_def"}:
         return decl("macro", (text(node.child_by_field_name("name")),))
     if t in {"struct_specifier", "class_specifier", "union_specifier"}:
-        return decl("type", (text(node.child_by_field_name("name")),))
+        # `template <> struct BytesToType<16> {...}`: a specialization is one more definition of BytesToType
+        return decl("type", (text(node.child_by_field_name("name")).split("<")[0].strip(),))
     if t == "enum_specifier":
         enumerators = tuple(text(e.child_by_field_name("name")) for e in _enumerators(node))
         return decl("type", (text(node.child_by_field_name("name")),) + enumerators)

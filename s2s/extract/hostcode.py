@@ -358,9 +358,10 @@ class Scope:
                 out.append(words[-1])
         return out
 
-    def caller_template_args(self) -> list[tuple[str, str, bool]]:
-        """(explicit template arguments, file:line, whether the call runs whenever its function does) of each call of
-        this function template: run<float>(...); calls in a branch known not to run are left out."""
+    def caller_template_args(self) -> list[tuple[str, str, bool, tuple[str, ...]]]:
+        """(explicit template arguments, file:line, whether the call runs whenever its function does, the calling
+        function's own template parameters) of each call of this function template: run<float>(...); calls in a
+        branch known not to run are left out."""
         name = self.function_name()
         out = []
         for source in self.program.files.values():
@@ -378,7 +379,8 @@ class Scope:
                     t = text(fn)  # `run<data_t, rng_t>(...)` after `using data_t = std::uint64_t;` in the caller
                     targs = Scope(source, around.fn, call.start_byte, self.program, self.depth).expand_aliases(
                         t[t.index("<") + 1 : t.rindex(">")])
-                    out.append((targs, f"{source.rel}:{call.start_point[0] + 1}", state == "live"))
+                    out.append((targs, f"{source.rel}:{call.start_point[0] + 1}", state == "live",
+                                tuple(caller.template_params())))
         return out
 
     def allocations(self, var: str) -> Found | None:
