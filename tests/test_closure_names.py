@@ -173,3 +173,15 @@ def test_types_of_instances_a_host_template_chooses_at_run_time_are_in_the_kerne
     probe = out / "probe.cu"
     probe.write_text(text + "\nstatic void* const s2s_probe = (void*)&k_words<cfg2<128, float>>;\n")
     _compiles(probe)
+
+
+@pytest.mark.slow
+def test_a_field_named_like_a_function_is_no_dependency_of_its_struct(tmp_path: Path) -> None:
+    """`struct Knobs { float gain; ... }` and `float gain(const Knobs k, float x)`: the field is no call of the
+    function, so the struct comes before the function that takes it (they were a cycle, the function first)."""
+    tree = tmp_path / "collective"
+    shutil.copytree(FIXTURES / "collective", tree)
+    out, manifest, _ex = make_mep(str(tree), "fields.cu:k_gain", str(tmp_path / "mep"), mode="names")
+    text = (out / manifest.kernel_file).read_text()
+    assert 0 <= text.find("struct Knobs") < text.find("float gain(const Knobs k")
+    _compiles(out / manifest.kernel_file)

@@ -248,6 +248,8 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
             cands, outside = index.lookup(name, outside=name not in own and not is_builtin(name))
             user = (kernel.file, kernel.start_byte) if key == root_key else (file, chosen[key].start if key in chosen else 0)
             picked = choose([d for d in _qualified(cands, name, clean) if not index.defined_after(d, *user)], kernel)
+            if key in chosen and chosen[key].kind == "type" and name in own:  # `float lambda;`, a field: not the
+                picked = [d for d in picked if d.kind not in {"function", "variable"}]  # function lambda(Params p)
             if not picked:
                 if (name in calls and name not in own and not is_builtin(name) and not _is_local_call(name, clean)
                         and not index.in_library(name) and not _from_included_header(name, index)):
