@@ -40,6 +40,10 @@ class ParamSpec:
     rtol: float | None = None  # this output's tolerances; None: [check]'s
     atol: float | None = None
     tol_from: str = ""  # provenance of rtol/atol when s2s chose them
+    # the memory of an earlier buffer parameter, `shares_offset` bytes into it (`k<<<g, b>>>(d_key, d_key, n)`, an
+    # in-place update through two parameters): the harness passes that buffer's pointer, this one has none of its own
+    shares: str = ""
+    shares_offset: int = 0
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,9 @@ class Manifest:
                 out.append(f"params.{p.name}.value: {p.hint or 'the scalar value passed at the launch'}")
             if p.role != "scalar" and p.count == FILL_IN:
                 out.append(f"params.{p.name}.count: {p.hint or 'number of elements in the buffer'}")
+            if p.shares and not any(q.name == p.shares and q.role != "scalar" and not q.shares
+                                    for q in self.params[:self.params.index(p)]):
+                out.append(f"params.{p.name}.shares = {p.shares!r}: the name of an earlier buffer parameter of its own")
         if self.template_args == FILL_IN:
             why = str(self.capture.get("template_args_from", "")).partition("FILL-IN: ")[2]  # the capture's reason
             out.append("template_args: the template arguments of the launch that runs" + (f" ({why})" if why else ""))
@@ -196,6 +203,8 @@ def _param_entry(p: ParamSpec) -> dict[str, Any]:
     d = asdict(p)
     if not p.tol_from:
         del d["tol_from"]
+    if not p.shares:
+        del d["shares"], d["shares_offset"]
     return d
 
 
@@ -270,7 +279,7 @@ _TABLES: dict[str, dict[str, Any]] = {
 }
 _PARAM: dict[str, Any] = {"name": str, "type": str, "role": str, "elem": str, "count": (int, str), "count_expr": str,
           "value": (int, float, str, dict, bool), "fill": str, "low": _NUM, "high": _NUM, "source": str, "hint": str, "space": str,
-          "rtol": _NUM, "atol": _NUM, "tol_from": str}
+          "rtol": _NUM, "atol": _NUM, "tol_from": str, "shares": str, "shares_offset": int}
 _SYMBOL: dict[str, Any] = {"name": str, "elem": str, "count": int, "source": str}
 _STRUCT: dict[str, Any] = {"name": str, "fields": list}
 _NAMES = {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table", _NUM: "a number",
