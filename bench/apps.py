@@ -151,7 +151,8 @@ def auto_app(app: dict[str, Any], apps_dir: Path, out: Path, until: float, args:
     cmd = [sys.executable, "-m", "s2s", "auto", str(tree), "--build-cmd", app["build"], "--run-cmd", app["run"],
            "--top", str(args.top), "--max-evals", str(args.max_evals), "--runs", str(args.runs), "--work", str(work),
            "--diff", str(out / "work" / f"{name}.diff"), "--cmd-timeout", str(args.cmd_timeout), "--no-patterns", "--no-profile",
-           "--jobs", str(args.jobs)] + (["--time-budget", str(args.time_budget)] if args.time_budget else [])
+           "--jobs", str(args.jobs)] + (["--time-budget", str(args.time_budget)] if args.time_budget else []) \
+        + (["--max-bytes", args.max_bytes] if args.max_bytes else [])
     if app.get("check"):
         cmd += ["--check-cmd", app["check"]]
     t0 = time.monotonic()
@@ -355,6 +356,7 @@ def run(args: argparse.Namespace) -> int:
     meta = {"date": datetime.date.today().isoformat(), "commit": os.environ.get("S2S_COMMIT", "unknown"), "device": gpu_name(),
             "settings": f"s2s auto --top {args.top} --max-evals {args.max_evals} --runs {args.runs}"
                         + (f" --time-budget {args.time_budget:g}" if args.time_budget else "")
+                        + (f" --max-bytes {args.max_bytes}" if args.max_bytes else "")
                         + f", {args.parallel} applications at a time on {args.gpus} GPU(s), at most {args.per_app:g} s an application, "
                         f"deadline {args.deadline:g} s" + (f", applications whose catalogue run took over {args.max_run:g} s not run" if args.max_run < 1e8 else ""),
             "catalog_commit": {a["name"]: a["commit"] for a in chosen}}
@@ -437,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gpus", type=int, help="GPUs to spread the applications over (default: all the machine has)")
     ap.add_argument("--checked", action="store_true", help="skip the check: the catalogue's entries were checked")
     ap.add_argument("--per-app", type=float, default=330.0, help="seconds one application's s2s auto may take")
+    ap.add_argument("--max-bytes", help="s2s auto --max-bytes (a captured launch's data; applications run side by side "
+                                        "share one disk, so keep it below the disk's free space / (parallel x 3))")
     ap.add_argument("--time-budget", type=float, help="s2s auto --time-budget (seconds from auto's start, over every kernel, the top first)")
     ap.add_argument("--summarize", type=Path, nargs="+")
     ap.add_argument("--into", type=Path)
