@@ -529,6 +529,7 @@ def test_replay_on_the_gpu_every_transformation_reproduces_the_original(tmp_path
     fused launches must reproduce the original replay's final state, and every mode is timed."""
     from s2s.sequence.replay import replay
 
+    (tmp_path / "heat").mkdir()
     mep = _fisher_mep(tmp_path, 40)
     r = replay(mep, 3)
     assert set(r["modes"]) == {"original", "graph_window", "graph_body", "fused", "fused_graph_window"}
@@ -536,6 +537,11 @@ def test_replay_on_the_gpu_every_transformation_reproduces_the_original(tmp_path
     for mode in ("graph_window", "graph_body", "fused", "fused_graph_window"):
         assert r["checks"][mode]["ok"] is True, (mode, r["checks"][mode])
         assert r["modes"][mode]["median_ms"] > 0
+    # a loop with a changing scalar (heat1d's time index): the body graph's nodes 1 and 3 updated between bodies
+    heat = _heat_mep(tmp_path / "heat", 7)
+    r = replay(heat, 3)
+    assert (r["body_launches"], r["updated_nodes"]) == (4, 2) and r["checks"]["window_changes_state"] is True, r
+    assert r["checks"]["graph_body"]["identical"] is True and r["checks"]["graph_window"]["identical"] is True, r
 
 
 # ---- the sequence runtime itself, on the host: a fake CUDA runtime and driver ---------------------------------------
@@ -710,3 +716,42 @@ def test_a_body_that_fuses_the_same_pair_twice_gets_one_fused_kernel_that_builds
     (tmp_path / "cpu").mkdir()
     original = replay_on_cpu(mep, "replay", tmp_path / "cpu")
     assert replay_on_cpu(mep, "fused", tmp_path / "cpu", reverse=True) == original
+
+
+def _heat_mep(tmp: Path, steps: int) -> Path:
+    fake_window(tmp / "dump", steps)
+    w = read_window(tmp / "dump")
+    index = _index()
+    kernels = body_kernels(APP, ["heat_step", "heat_source"], index)
+    refs = site_refs(list(index.launches), kernels.qualified)
+    return write_sequence_mep(tmp / "seq", w, variation(w.launches), kernels.text, refs, {"function": "main"}, [])
+
+
+def harness_on_host(mep: Path, kernels: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
+    """The MEP's harness.cu built with g++ against the fake CUDA runtime (its kernels registered to run on the host,
+    its graphs held to the documented update rules) and run once per mode."""
+    wrapper = tmp / "host_harness.cpp"
+    wrapper.write_text('#include "harness.cu"\nstatic const bool registered = ('
+                       + ", ".join(f"fake_cuda_kernel(&{k})" for k in kernels) + ", true);\n")
+    exe = tmp / "host_harness"
+    proc = subprocess.run(["g++", "-std=c++17", "-O1", "-I", str(FAKE), "-I", str(mep), str(wrapper), "-o", str(exe)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return subprocess.run([str(exe), "1"], cwd=mep, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ needed")
+def test_the_body_graph_updates_the_time_index_of_an_instantiated_graph(tmp_path: Path) -> None:
+    """heat1d's window: the body graph (2 iterations, 4 nodes) launched once per body with nodes 1 and 3 (the source's
+    time index) updated in the executable graph. The first GPU run failed there ("invalid argument"): the graph the
+    nodes belong to was destroyed after instantiation, and an update names a node of that graph. The fake runtime
+    refuses such an update as the driver does; the kernels run on the host, so every mode's final state is compared."""
+    mep = _heat_mep(tmp_path, 7)  # 14 launches: three bodies, then two launches of a fourth
+    ran = harness_on_host(mep, ["heat_step", "heat_source"], tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    r = json.loads(ran.stdout.splitlines()[-1])
+    assert (r["launches"], r["body_launches"], r["updated_nodes"]) == (14, 4, 2)
+    assert r["checks"]["window_changes_state"] is True
+    for mode in ("graph_window", "graph_body"):
+        assert r["checks"][mode]["identical"] is True, (mode, r["checks"][mode])
