@@ -837,3 +837,5 @@ def test_the_body_graph_rewrite_keeps_the_host_code_and_each_launchs_configurati
     assert "s2s_body::launch(s2s_body_graph, k, dim3(4), 128, 64, b, n);" in text and "std::swap(a, b);" in text
     assert text.index("s2s_body::Graph s2s_body_graph(2);") < text.index("for (int t")
     assert text.index("#endif") < text.index("void run(") and "<<<" not in text
+    (tmp_path / "app" / "loop.cu").write_bytes(edit.data)  # the runtime's own launch is no launch statement to a scan
+    assert scan_tree(tmp_path / "app").launches == ()

@@ -24,11 +24,11 @@ def form_speedup(result: dict[str, Any], form: str) -> float:
     return float(modes["original"]["min_ms"]) / total if total > 0 else 0.0
 
 
-def choose_form(result: dict[str, Any], min_speedup: float = 1.0) -> tuple[str, str]:
+def choose_form(result: dict[str, Any], min_speedup: float = 1.0, forms: tuple[str, ...] = FORMS) -> tuple[str, str]:
     if result.get("verdict") != "ok":
         return "", "a check of the sequence MEP failed"
     modes, checks = result.get("modes", {}), result.get("checks", {})
-    tried = [f for f in FORMS if f in modes and checks.get(f, {}).get("ok")]
+    tried = [f for f in forms if f in modes and checks.get(f, {}).get("ok")]
     if not tried:
         return "", "no graph form was measured"
     best = max(tried, key=lambda f: form_speedup(result, f))
