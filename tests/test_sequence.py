@@ -662,7 +662,7 @@ def test_the_graphed_heat_loop_builds_and_the_diff_names_the_file(tmp_path: Path
     diff = graph_diff(tmp_path / "seq").decode()
     assert diff.startswith("--- a/heat1d_steps.cu\n+++ b/heat1d_steps.cu\n")
     assert "+        s2s_body::launch(s2s_body_graph, heat_step, grid, block, 0, d_u, d_v, N, R);" in diff
-    assert "+        s2s_body::Graph s2s_body_graph(4);" in diff
+    assert '+        s2s_body::Graph s2s_body_graph(4, "heat1d_steps.cu:68");' in diff
     assert "heat_step<<<grid, block, 0, s2s_graph_stream>>>" in graph_diff(tmp_path / "seq", "graph_window").decode()
     patched = tmp_path / "patched"
     shutil.copytree(APP, patched)
@@ -796,8 +796,15 @@ def _run_on_fake(src: Path, tmp: Path) -> tuple[str, list[int]]:
     proc = subprocess.run(["g++", "-std=c++17", "-O1", "-I", str(FAKE), str(wrapper), "-o", str(tmp / "app.exe")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    ran = subprocess.run([str(tmp / "app.exe")], capture_output=True, text=True, timeout=120)
+    import os
+
+    times = tmp / "times.txt"
+    ran = subprocess.run([str(tmp / "app.exe")], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "S2S_GRAPH_TIMES": str(times)})
     assert ran.returncode == 0, ran.stdout + ran.stderr
+    (line,) = times.read_text().splitlines()  # the loop's time, as s2s auto's runs after reintegration record it
+    w = line.split()
+    assert w[:2] == ["graph_loop", "heat1d_steps.cu:68"] and float(w[2]) >= 0 and int(w[3]) in {2 * 301, 2 * 301 + 43}, line
     return ran.stdout, [int(x) for x in ran.stderr.split("stats ")[1].split()]
 
 
@@ -835,7 +842,7 @@ def test_the_body_graph_rewrite_keeps_the_host_code_and_each_launchs_configurati
     text = edit.data.decode()
     assert "s2s_body::launch(s2s_body_graph, k, 4, 128, 0, a, n);" in text
     assert "s2s_body::launch(s2s_body_graph, k, dim3(4), 128, 64, b, n);" in text and "std::swap(a, b);" in text
-    assert text.index("s2s_body::Graph s2s_body_graph(2);") < text.index("for (int t")
+    assert text.index('s2s_body::Graph s2s_body_graph(2, "loop.cu:5");') < text.index("for (int t")
     assert text.index("#endif") < text.index("void run(") and "<<<" not in text
     (tmp_path / "app" / "loop.cu").write_bytes(edit.data)  # the runtime's own launch is no launch statement to a scan
     assert scan_tree(tmp_path / "app").launches == ()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,7 +133,8 @@ def graph_loop(data: bytes, sites: list[LaunchSite], dialect: str = "cuda", *, b
     found = _the_loop(root, data, sites)
     if isinstance(found, GraphEdit):
         return found
-    return _body_graph(data, found, body) if body > 0 else _window_graph(data, found)
+    label = re.sub(r'[\s"\\]', "_", f"{sites[0].file}:{found.node.start_point[0] + 1}")  # a C string, one word
+    return _body_graph(data, found, body, label) if body > 0 else _window_graph(data, found)
 
 
 def _window_graph(data: bytes, found: _Loop) -> GraphEdit:
@@ -168,7 +170,7 @@ def _top_level(node: Node) -> Node:
     return node
 
 
-def _body_graph(data: bytes, found: _Loop, body: int) -> GraphEdit:
+def _body_graph(data: bytes, found: _Loop, body: int, label: str) -> GraphEdit:
     """Each launch `K<<<G, B[, S[, 0]]>>>(ARGS)` becomes `s2s_body::launch(s2s_body_graph, K, G, B, S, ARGS)`; the loop
     is wrapped in a block that declares the graph (its destructor makes the launches of an unfinished body)."""
     from s2s.base.resources import render
@@ -183,7 +185,7 @@ def _body_graph(data: bytes, found: _Loop, body: int) -> GraphEdit:
         edits.append((node.start_byte, node.end_byte, f"s2s_body::launch({head})".encode()))
     indent = _indent(data, loop)
     before = (f"{{  /* s2s sequence: the loop's launches as a CUDA Graph of {body} launches (one period of its body), "
-              f"instantiated once, launched once a body */\n{indent}    s2s_body::Graph {BODY}({body});\n{indent}")
+              f"instantiated once, launched once a body */\n{indent}    s2s_body::Graph {BODY}({body}, \"{label}\");\n{indent}")
     edits += [(loop.start_byte, loop.start_byte, before.encode()), (loop.end_byte, loop.end_byte, f"\n{indent}}}".encode())]
     top = _top_level(loop)
     edits.append((top.start_byte, top.start_byte, (render("sequence/body_graph.h.j2") + "\n").encode()))

@@ -6,6 +6,11 @@ application's rebuild and rerun with its output check and the before/after measu
     candidates(found, total_ms, min_share) -> list[Sequence]
     run_sequences(root, staged, index, launches, build_cmd, run_cmd, work, ...) -> list[dict]   (auto-report's
                                                                                    `sequence_results`)
+    with loop_times(path): ...; read_loop_times(path) -> {label: [ms, ...]}
+
+The graphed loop's runtime times the loop when S2S_GRAPH_TIMES names a file (events on the default stream around the
+whole loop, gaps included): auto sets it around its runs of the application after reintegration, so a graphed loop,
+whose launches the instrumented run no longer sees, has a measured time after.
 
 Every failure is the loop's status, never an exception out of auto: a capture or replay that fails, a check that
 fails, no form that wins with its instantiation (s2s.sequence.choice), a loop the host code cannot graph, a launch
@@ -13,7 +18,9 @@ removed by a kernel's reintegration since. Only CUDA <<<>>> loops become graphs;
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +36,38 @@ MIN_SHARE = 0.10  # of the profile's GPU time, for a loop to be worth a capture 
 MAX_LOOPS = 2
 REPS = 10
 
+TIMES_ENV = "S2S_GRAPH_TIMES"
+
 Replay = Callable[[Path, int], dict[str, Any]]
+
+
+@contextlib.contextmanager
+def loop_times(path: Path) -> Iterator[None]:
+    """Graphed loops run inside (in child processes) append their times to `path`."""
+    old = os.environ.get(TIMES_ENV)
+    os.environ[TIMES_ENV] = str(path)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(TIMES_ENV, None)
+        else:
+            os.environ[TIMES_ENV] = old
+
+
+def read_loop_times(path: Path) -> dict[str, list[float]]:
+    """Each loop's times (ms), by its label (FILE:LINE of the loop), in the order the runs made them."""
+    out: dict[str, list[float]] = {}
+    if not path.is_file():
+        return out
+    for line in path.read_text(errors="replace").splitlines():
+        w = line.split()
+        if len(w) == 4 and w[0] == "graph_loop":
+            try:
+                out.setdefault(w[1], []).append(float(w[2]))
+            except ValueError:
+                continue
+    return out
 
 
 def candidates(found: list[Sequence], total_ms: float, min_share: float = MIN_SHARE) -> list[Sequence]:
@@ -66,19 +104,19 @@ def _staged_sites(staged: Path, root_index: Index, q: Sequence) -> list[LaunchSi
     return sorted(found, key=lambda s: s.start_byte)
 
 
-def _graph_staged(staged: Path, root_index: Index, q: Sequence, body: int) -> str:
-    """The loop made a body graph in the staged copy; "" when done, else why not."""
+def _graph_staged(staged: Path, root_index: Index, q: Sequence, body: int) -> tuple[str, str]:
+    """The loop made a body graph in the staged copy: ("", its label) when done, else (why not, "")."""
     from .host_graph import graph_loop
 
     sites = _staged_sites(staged, root_index, q)
     if isinstance(sites, str):
-        return sites
+        return sites, ""
     path = staged / q.file
     edit = graph_loop(path.read_bytes(), sites, body=body)
     if not edit.applies:
-        return f"the loop cannot be graphed: {edit.reason}"
+        return f"the loop cannot be graphed: {edit.reason}", ""
     atomic_write(path, edit.data)
-    return ""
+    return "", f"{q.file}:{edit.line}"
 
 
 def run_sequences(root: Path, staged: Path, index: Index, launches: list[ProfiledLaunch], found: list[Sequence],
@@ -126,7 +164,7 @@ def run_sequences(root: Path, staged: Path, index: Index, launches: list[Profile
             continue
         row["form"], row["speedup"] = form, round(form_speedup(result, form), 4)
         try:
-            why_not = _graph_staged(staged, index, q, got.variation.body_launches)
+            why_not, row["label"] = _graph_staged(staged, index, q, got.variation.body_launches)
         except UserError as err:
             why_not = err.one_line()
         row["status"] = f"not reintegrated: {why_not}" if why_not else f"reintegrated ({row['form']}; {why})"
