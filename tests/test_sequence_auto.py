@@ -129,6 +129,17 @@ def test_a_capture_that_fails_and_a_launch_changed_in_the_copy_are_statuses(tmp_
     assert "s2s_body::launch(s2s_body_graph, heat_step, grid, block, 0, d_u, d_v, N, R);" in (staged / "heat1d_steps.cu").read_text()
 
 
+def test_a_second_loop_of_the_same_function_is_a_status_not_a_second_capture_of_the_first(tmp_path: Path) -> None:
+    import copy
+
+    root, staged, index, launches, run_cmd = _setup(tmp_path)
+    (q,) = sequences(launches, list(index.launches))
+    twin = copy.deepcopy(q)
+    rows = run_sequences(root, staged, index, launches, [q, twin], q.gpu_ms, "true", run_cmd, tmp_path / "w",
+                         replay=lambda m, r: _result(54.0, 6.0), log=lambda _m: None)
+    assert [r["status"].split(":")[0] for r in rows] == ["not reintegrated", "not captured"]
+
+
 def test_an_opencl_loop_is_reported_not_transformed(tmp_path: Path) -> None:
     from s2s.capture.profile import Launch
 

@@ -133,11 +133,16 @@ def run_sequences(root: Path, staged: Path, index: Index, launches: list[Profile
         replay = replay_harness
     rows: list[dict[str, Any]] = []
     total = total_ms or 1.0
+    seen: set[tuple[str, str]] = set()
     for i, q in enumerate(candidates(found, total_ms, min_share)):
         row: dict[str, Any] = {"loop": _loop_name(q), "file": q.file, "function": q.function, "kernels": q.kernels,
                                "launches": q.launches, "gpu_ms": round(q.gpu_ms, 6), "gpu_share": round(q.gpu_ms / total, 4),
                                "mep": "", "form": "", "speedup": None, "replay_speedups": {}, "status": ""}
         rows.append(row)
+        if (q.file, q.function) in seen:  # a capture names its loop by its function: the first (most time) is taken
+            row["status"] = "not captured: another loop of the same function was (one loop per function is captured)"
+            continue
+        seen.add((q.file, q.function))
         kinds = {s.kind for s in index.launches if f"{s.file}:{s.line}" in q.sites}
         if kinds != {"chevron"}:
             row["status"] = (f"reported, not transformed: only CUDA <<<>>> loops become graphs (launches here: "
