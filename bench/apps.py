@@ -437,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gpus", type=int, help="GPUs to spread the applications over (default: all the machine has)")
     ap.add_argument("--checked", action="store_true", help="skip the check: the catalogue's entries were checked")
     ap.add_argument("--per-app", type=float, default=330.0, help="seconds one application's s2s auto may take")
-    ap.add_argument("--time-budget", type=float, help="s2s auto --time-budget (seconds of optimization a kernel)")
+    ap.add_argument("--time-budget", type=float, help="s2s auto --time-budget (seconds from auto's start, over every kernel, the top first)")
     ap.add_argument("--summarize", type=Path, nargs="+")
     ap.add_argument("--into", type=Path)
     args = ap.parse_args(argv)

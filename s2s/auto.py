@@ -44,8 +44,22 @@ def _tree_diff(orig: Path, new: Path) -> bytes:
     return tree_diff(orig, new)
 
 
-def _progress(log: Callable[[str], None], kernel: str) -> Callable[[dict[str, Any]], None]:
-    return lambda ev: log(f"  {kernel} round {ev['round']} {ev['origin']}: {ev['verdict']} {float(ev['speedup'] or 0):.2f}x")
+def _progress(log: Callable[[str], None]) -> Callable[[dict[str, Any]], None]:
+    """The optimization loop's progress as auto's log lines: kernel, candidate, verdict, evaluations, the time left."""
+    from s2s.optimize.progress import line
+
+    return lambda ev: log("  " + line(ev))
+
+
+def _budget_left(options: Options, t_start: float) -> Options:
+    """--time-budget counts from auto's start over every kernel, the top kernel first: each optimization gets what the
+    kernels before it (and the stages before it) left; once spent, the loop starts no candidate and says so."""
+    import time
+    from dataclasses import replace
+
+    if options.time_budget_s is None:
+        return options
+    return replace(options, time_budget_s=max(1e-3, options.time_budget_s - (time.monotonic() - t_start)))
 
 
 def _start_all(root: Path, chosen: list[str], work: Path, overrides: dict[str, str] | None, options: Options,
@@ -67,7 +81,7 @@ def _start_all(root: Path, chosen: list[str], work: Path, overrides: dict[str, s
         running = None
         if not made[1].unfilled():
             log(f"optimizing {made[2].kernel.qualified} on the cluster")
-            running = pool.submit(optimize, mep_dir, options, progress=_progress(log, name))
+            running = pool.submit(optimize, mep_dir, options, progress=_progress(log))
         out[spec] = (made, running)
     return out
 
@@ -78,10 +92,13 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
              app: tuple[str, str] | None = None, app_timeout: float = 1800.0) -> AutoResult:
     """`app` = (build command, run command): every winner is then held to the application's captured data
     (`s2s capture --into`, `s2s verify`) before it is reintegrated."""
+    import time
+
     from s2s.extract.mep_writer import make_mep
     from s2s.scan.ranking import profile_ranking, static_estimate
     from s2s.scan.tree import scan_tree
 
+    t_start = time.monotonic()
     root = Path(tree).resolve()
     index = scan_tree(root)
     spots = profile_ranking(index, profile)[0] if profile else static_estimate(index)
@@ -119,8 +136,8 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
             continue
         log(f"optimizing {ex.kernel.qualified} ({where})")
         try:
-            outcome = running.result() if running is not None else optimize(mep_dir, options, progress=lambda ev: log(
-                f"  round {ev['round']} {ev['origin']}: {ev['verdict']} {float(ev['speedup'] or 0):.2f}x"))  # type: ignore[arg-type]
+            outcome = running.result() if running is not None else optimize(
+                mep_dir, _budget_left(options, t_start), progress=_progress(log))
         except UserError as err:
             result.rows.append((ex.kernel.qualified, where, str(mep_dir), "-", "-", f"optimize failed: {err.message}"))
             continue
@@ -238,8 +255,8 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
                  runs: int = 3, output_rtol: float = 1e-5, log: Callable[[str], None] = print,
                  min_speedup: float = 1.05, timeout: float = 1800.0, max_bytes: int | None = None,
                  with_sequences: bool = True, sequence_replay: Any = None) -> AppAutoResult:
-    """Capture first: profile the application in one instrumented run, capture a steady-state launch of each top
-    kernel, optimize it on that data, reintegrate the winners into a copy, rebuild and rerun the application
+    """Capture first: profile the application in one instrumented run, capture a steady-state launch of every top
+    kernel in one more instrumented build and run, optimize each on its data, reintegrate the winners into a copy, rebuild and rerun the application
     before and after, and measure the reintegrated application's GPU time in a second instrumented run. The user's
     tree is only read; the work directory and the diff are written. A diff is written only when the reintegrated
     application's output is unchanged. `with_sequences`: the launch-bound loops holding a large share of the GPU time
@@ -247,7 +264,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
     (s2s.sequence.in_auto; `sequence_replay` stands in for the harness's replay in tests)."""
     import time
 
-    from s2s.capture import capture
+    from s2s.capture import KernelCapture, capture, capture_kernels
     from s2s.capture.appcheck import compare_apps
     from s2s.capture.profile import measure
     from s2s.scan.tree import scan_tree
@@ -294,38 +311,55 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
     staged = work / "tree"
     _copy_tree(root, staged)
     report = work / "auto-report.json"
+    specs: list[str] = []
     for k in chosen:
-        _write_report(report, result)  # as it goes: a run killed at a deadline still tells what it measured
-        row: dict[str, Any] = {"kernel": k.kernel, "gpu_ms": round(k.total_ms, 6), "launches": k.launches,
-                               "launch": k.steady_launch(), "mep": "", "winner": "", "speedup": None, "status": ""}
-        result.kernels.append(row)
         spec = _spec_of(index, k.kernel, k.sites)
         assert spec is not None
-        mep_dir = work / f"mep-{spec.rsplit(':', 1)[-1].replace('::', '_')}"
-        row["mep"] = str(mep_dir)
-        log(f"capturing {k.kernel} at its launch {row['launch']} of {k.launches}")
+        specs.append(spec)
+        result.kernels.append({"kernel": k.kernel, "gpu_ms": round(k.total_ms, 6), "launches": k.launches,
+                               "launch": k.steady_launch(), "mep": str(work / f"mep-{spec.rsplit(':', 1)[-1].replace('::', '_')}"),
+                               "winner": "", "speedup": None, "status": ""})
+    _write_report(report, result)
+    # every chosen kernel at its steady-state launch, from one instrumented build and run
+    log("capturing " + ", ".join(f"{row['kernel']} at its launch {row['launch']} of {row['launches']}" for row in result.kernels)
+        + " (one instrumented build and run)")
+    t0 = time.monotonic()
+    captured: list[Any]
+    try:
+        with stage("capture"):
+            cap = capture_kernels(root, [KernelCapture(spec, launch=row["launch"], output=row["mep"])
+                                         for spec, row in zip(specs, result.kernels)], build_cmd, run_cmd,
+                                  timeout=timeout, overrides=overrides, max_bytes=max_bytes)
+        captured = list(cap.results)
+        timing = {"build_s": round(cap.build_s, 3), "run_s": round(cap.run_s, 3)}
+    except UserError as err:  # the build or the run failed: no kernel was captured
+        captured, timing = [err] * len(chosen), {}
+    result.app_runs.append({"purpose": "capture", "what": "instrumented build and run ("
+                            + ", ".join(f"{row['kernel']}, launch {row['launch']}" for row in result.kernels) + ")",
+                            "kernels": [row["kernel"] for row in result.kernels],
+                            "seconds": round(time.monotonic() - t0, 3), **timing})
+    for k, spec, row, got in zip(chosen, specs, result.kernels, captured):
+        _write_report(report, result)  # as it goes: a run killed at a deadline still tells what it measured
+        mep_dir = Path(row["mep"])
 
         def capture_at(launch: int, name: str = k.kernel, spec: str = spec, mep: Path = mep_dir) -> Any:
-            """One instrumented build and run recording `launch` of the kernel into its MEP; timed as an app run."""
+            """One instrumented build and run recording `launch` of the kernel alone into its MEP; timed as an app run."""
             t0 = time.monotonic()
             with stage("capture"):
                 got = capture(root, spec, build_cmd, run_cmd, launch=launch, output=str(mep), timeout=timeout,
                               overrides=overrides, max_bytes=max_bytes)
             result.app_runs.append({"purpose": "capture", "what": f"instrumented build and run ({name}, launch {launch})",
-                                    "seconds": round(time.monotonic() - t0, 3)})
+                                    "kernels": [name], "seconds": round(time.monotonic() - t0, 3)})
             return got
-        try:
-            got = capture_at(row["launch"])
-        except UserError as err:
-            row["status"] = f"capture failed: {err.one_line()}"
+        if isinstance(got, UserError):
+            row["status"] = f"capture failed: {got.one_line()}"
             continue
         row["notes"] = got.notes
         log(f"optimizing {k.kernel} on its captured data")
 
-        def optimize_kernel(name: str = k.kernel, mep: Path = mep_dir) -> Any:
+        def optimize_kernel(mep: Path = mep_dir) -> Any:
             with stage("optimize"):
-                return optimize(mep, options, progress=lambda ev: log(
-                    f"  {name} round {ev['round']} {ev['origin']}: {ev['verdict']} {float(ev['speedup'] or 0):.2f}x"))
+                return optimize(mep, _budget_left(options, t_start), progress=_progress(log))
         try:
             try:
                 outcome = optimize_kernel()
@@ -343,6 +377,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
             row["status"] = f"optimize failed: {err.one_line()}"
             continue
         row["evaluations"] = outcome.evaluations
+        row["notes"] = list(row.get("notes") or []) + outcome.notes  # why it stopped, where that needs saying
         row["verdicts"] = _verdict_counts(outcome.rows)
         row["refusals"] = dict(sorted(outcome.refusals.items())[:60])
         row["winner"], row["speedup"] = outcome.best_id or "", round(outcome.best_speedup, 4)

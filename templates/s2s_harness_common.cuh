@@ -2,6 +2,7 @@
 // Everything here is independent of the kernel: random fills, element visitors, comparison,
 // guards, statistics, JSON output. The generated part below it names the kernel's buffers.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -34,7 +35,8 @@ namespace s2s {
 struct Options {
     bool time = true, check = true, post_check = true;
     bool probe = true;  // --no-probe: the caller holds a record of this reference's bounds probe (s2s/mep/probe_record.py)
-    int input_sets = 3, reps = 30, warmup = 3;
+    int input_sets = 3, reps = 30, warmup = 3;  // reps, warmup: the most timed and warm-up pairs
+    double target_s = 0.5;  // [timing] target_s: device seconds the timed pairs aim at (timed_pairs); 0: always reps
     unsigned long long seed = 1234;
     bool has_seed = false;  // --seed or $S2S_SEED; otherwise fresh from std::random_device every run
     double rtol = 1e-3, atol = 1e-4;  // [check]'s; each buffer has its own (BufSpec) unless --rtol/--atol is given
@@ -292,6 +294,17 @@ inline std::vector<unsigned char> written_mask(const unsigned char* first, const
     return w;
 }
 
+// Whether some element kept POISON in all its bytes: only then does the second run (over POISON2) tell a written
+// all-0xFF value from an element left alone; otherwise every element was written and one run of the kernel says so.
+inline bool any_kept_poison(const unsigned char* first, size_t count, size_t esz) {
+    std::atomic<bool> kept{false};
+    parallel_chunks(count, [&](size_t lo, size_t hi) {
+        for (size_t i = lo; i < hi && !kept.load(std::memory_order_relaxed); ++i)
+            if (all_bytes(first + i * esz, esz, POISON)) kept.store(true, std::memory_order_relaxed);
+    });
+    return kept.load();
+}
+
 // What the variant's first run finds in a stale set: the reference's previous results, except where those are all
 // POISON2 bytes (a 0.0, a 0). There the first fill would equal the second run's and a written zero could not be told
 // from an element left alone (an exclusive scan's first column, an empty CSR row), so POISON goes there.
@@ -476,11 +489,26 @@ constexpr size_t GUARD = 256;
 constexpr unsigned char GUARD_BYTE = 0xA5;
 
 // ---- statistics -----------------------------------------------------------------------------
-constexpr double TIMING_BUDGET_US = 1.5e6;  // device time the timed repetitions of one evaluation may take
-constexpr int MIN_TIMED_PAIRS = 10;
+// how many pairs: the same rule as the OpenCL runner's (opencl_runner.py, timed_pairs)
+constexpr int MIN_TIMED_PAIRS = 3;  // the fewest timed pairs of a timing, however long the kernel
+// one more warm-up pair: always a first one (it also estimates the pair's time); then while the warm-ups so far and one
+// more pair (as long as the last) stay within a quarter of target_s (0: no limit)
+inline bool warm_more(const std::vector<double>& wr, const std::vector<double>& wv, double target_s) {
+    if (wr.empty() || target_s <= 0) return true;
+    double spent = 0;
+    for (size_t i = 0; i < wr.size(); ++i) spent += wr[i] + wv[i];
+    return spent + wr.back() + wv.back() <= target_s * 1e6 / 4;
+}
+// timed pairs for a pair of pair_us µs of device time: as many as fit target_s, at least MIN_TIMED_PAIRS, at most
+// max_reps (timing.repetitions); target_s 0: max_reps
+inline int timed_pairs(double pair_us, int max_reps, double target_s) {
+    if (target_s <= 0 || pair_us <= 0) return max_reps;
+    const double fit = target_s * 1e6 / pair_us;
+    return std::min(max_reps, std::max(MIN_TIMED_PAIRS, fit >= (double)max_reps ? max_reps : (int)fit));
+}
 struct Stats {
     double median = 0, p25 = 0, p75 = 0, p10 = 0, p90 = 0, min = 0;
-    int samples = 0, batch = 1;
+    int samples = 0, batch = 1, warmup = 0;
 };
 inline double quantile(std::vector<double> v, double q) {
     std::sort(v.begin(), v.end());
@@ -490,19 +518,19 @@ inline double quantile(std::vector<double> v, double q) {
     double frac = pos - (double)i;
     return i + 1 < v.size() ? v[i] * (1 - frac) + v[i + 1] * frac : v[i];
 }
-inline Stats stats(const std::vector<double>& us, int batch) {
+inline Stats stats(const std::vector<double>& us, int batch, int warmup) {
     Stats s;
     if (us.empty()) return s;
     s.median = quantile(us, 0.5); s.p25 = quantile(us, 0.25); s.p75 = quantile(us, 0.75);
     s.p10 = quantile(us, 0.10); s.p90 = quantile(us, 0.90);
     s.min = *std::min_element(us.begin(), us.end());
-    s.samples = (int)us.size(); s.batch = batch;
+    s.samples = (int)us.size(); s.batch = batch; s.warmup = warmup;
     return s;
 }
 inline std::string stats_json(const Stats& s) {
     return "{\"median_us\":" + jnum(s.median) + ",\"spread_us\":" + jnum(s.p75 - s.p25) + ",\"p10_us\":" + jnum(s.p10) +
            ",\"p90_us\":" + jnum(s.p90) + ",\"min_us\":" + jnum(s.min) + ",\"samples\":" + std::to_string(s.samples) +
-           ",\"batch\":" + std::to_string(s.batch) + "}";
+           ",\"batch\":" + std::to_string(s.batch) + ",\"warmup\":" + std::to_string(s.warmup) + "}";
 }
 
 // ---- launch: convert each argument to the kernel's exact parameter type, then cudaLaunchKernel ----
@@ -576,8 +604,9 @@ inline void usage(const char* prog) {
             "  --no-probe           skip the bounds probe (the caller recorded its result for this reference)\n"
             "  --input-sets N       input sets to check (seeds seed, seed+1, ...)\n"
             "  --seed N             first seed (default: $S2S_SEED, else fresh each run; the result names it)\n"
-            "  --reps N             timed repetitions of each kernel\n"
-            "  --warmup N           warm-up launches of each kernel\n"
+            "  --reps N             the most timed repetitions of each kernel\n"
+            "  --warmup N           the most warm-up launches of each kernel\n"
+            "  --target-s X         device seconds the timed repetitions aim at (fewer for a long kernel, at least 3; 0: --reps)\n"
             "  --rtol X --atol X    tolerances of every output (default: each output's from mep.toml)\n"
             "  --var-grid X,Y,Z     the variant's grid (blocks); default: the reference's\n"
             "  --var-block X,Y,Z    the variant's block\n"
@@ -603,6 +632,7 @@ inline bool parse_args(int argc, char** argv, Options& o, std::string& err) {
         else if (a == "--seed") { if (!(v = need("--seed"))) return false; o.seed = strtoull(v, nullptr, 10); o.has_seed = true; }
         else if (a == "--reps") { if (!(v = need("--reps"))) return false; o.reps = atoi(v); }
         else if (a == "--warmup") { if (!(v = need("--warmup"))) return false; o.warmup = atoi(v); }
+        else if (a == "--target-s") { if (!(v = need("--target-s"))) return false; o.target_s = atof(v); }
         else if (a == "--rtol") { if (!(v = need("--rtol"))) return false; o.rtol = atof(v); o.has_rtol = true; }
         else if (a == "--atol") { if (!(v = need("--atol"))) return false; o.atol = atof(v); o.has_atol = true; }
         else if (a == "--var-grid") { if (!(v = need("--var-grid")) || !parse_dim3(v, o.var_grid)) { err = "bad --var-grid"; return false; } o.has_grid = true; }
@@ -623,6 +653,7 @@ inline bool parse_args(int argc, char** argv, Options& o, std::string& err) {
     if (o.input_sets < 1) o.input_sets = 1;
     if (o.reps < 1) o.reps = 1;
     if (o.warmup < 0) o.warmup = 0;
+    if (!(o.target_s >= 0)) o.target_s = 0;
     return true;
 }
 
@@ -809,6 +840,7 @@ struct Run {
     std::vector<std::vector<unsigned char>> sym_host;
     std::vector<Check> checks;
     std::vector<std::string> messages;
+    bool ref_once_said = false;  // the message that the reference ran once per input set is given once
     std::vector<void*> ptrs;
     cudaStream_t stream = nullptr;
     std::string device = "?";
@@ -1183,10 +1215,20 @@ struct Run {
         std::vector<std::vector<unsigned char>> written(bufs.size());
         std::vector<char> prefilled(bufs.size(), 0);
         bool any_prefilled = false;
+        bool ref_twice = false;
         {
         Held held(lock, false, "checks");
         run_reference(seed, label, POISON);
-        run_reference(seed, label + ", outputs poisoned with zeros", POISON2);
+        // the reference's second run only where its first left an output element holding the poison: elsewhere every
+        // element is known written and the first run's outputs are all the checks need (a long kernel runs once less)
+        for (const Buffer& b : bufs)
+            if (b.bytes && b.is("out") && any_kept_poison(b.ref_after.data(), b.spec->count, b.spec->esz)) ref_twice = true;
+        if (ref_twice) run_reference(seed, label + ", outputs poisoned with zeros", POISON2);
+        else if (!ref_once_said) {
+            messages.push_back("the reference ran once per input set where its outputs held no poisoned element (each "
+                               "element it writes is known from that run)");
+            ref_once_said = true;
+        }
         for (int run_no = 1; run_no <= 2; ++run_no) {
             reset(run_no == 1 ? POISON : POISON2);
             if (run_no == 1 && stale) {
@@ -1210,7 +1252,9 @@ struct Run {
         }  // the device is released: the comparisons run on the host
         for (size_t i = 0; i < bufs.size(); ++i) {
             Buffer& b = bufs[i];
-            if (b.bytes && b.is("out")) written[i] = written_mask(b.ref_after.data(), b.ref_after2.data(), b.spec->count, b.spec->esz);
+            if (b.bytes && b.is("out"))
+                written[i] = ref_twice ? written_mask(b.ref_after.data(), b.ref_after2.data(), b.spec->count, b.spec->esz)
+                                       : std::vector<unsigned char>(b.spec->count, 1);
         }
         if (refuse_empty) refuse_empty_reference(written, label, cd != nullptr || spec.captured.empty());
         bool all_ok = true;
@@ -1442,7 +1486,7 @@ struct Run {
         api(cudaEventCreate(&e1), "cudaEventCreate");
         phase("warm-up");
         std::vector<double> wr, wv;
-        for (int w = 0; w < std::max(1, o.warmup); ++w) {
+        while ((int)wr.size() < std::max(1, o.warmup) && warm_more(wr, wv, o.target_s)) {
             wr.push_back(timed(spec.ref, seed, 1, e0, e1, true));
             wv.push_back(timed(spec.var, seed, 1, e0, e1, false));
         }
@@ -1454,14 +1498,17 @@ struct Run {
                                (std::any_of(bufs.begin(), bufs.end(), [](const Buffer& b) { return b.is("inout"); })
                                     ? "; in-out buffers restored once per batch" : ""));
         }
-        // slow kernels: as many alternated pairs as fit TIMING_BUDGET_US of device time, at least MIN_TIMED_PAIRS
-        const double pair_us = quantile(wr, 0.5) + quantile(wv, 0.5);
-        int reps = o.reps;
-        if (pair_us * reps > TIMING_BUDGET_US && reps > MIN_TIMED_PAIRS) {
-            reps = std::max(MIN_TIMED_PAIRS, (int)(TIMING_BUDGET_US / std::max(pair_us, 1.0)));
-            messages.push_back("timed " + std::to_string(reps) + " alternated pairs instead of " + std::to_string(o.reps) + " (" +
-                               fmt(pair_us / 1000.0) + " ms a pair; " + fmt(TIMING_BUDGET_US / 1e6) + " s of device time per timing)");
-        }
+        // slow kernels: as many alternated pairs as fit target_s of device time, at least MIN_TIMED_PAIRS
+        const double pair_us = (quantile(wr, 0.5) + quantile(wv, 0.5)) * batch;
+        const int reps = timed_pairs(pair_us, o.reps, o.target_s);
+        const std::string warm = std::to_string(wr.size()) + " warm-up pair(s)";
+        if (reps < o.reps)
+            messages.push_back("timed " + std::to_string(reps) + " alternated pairs of at most " + std::to_string(o.reps) +
+                               " (timing.repetitions) after " + warm + ": " + fmt(pair_us / 1000.0) + " ms a pair, timing.target_s = " +
+                               fmt(o.target_s) + " s of device time per timing");
+        else
+            messages.push_back("timed " + std::to_string(reps) + " alternated pairs after " + warm + " (" + fmt(pair_us / 1000.0) +
+                               " ms a pair)");
         phase("timing");
         std::vector<double> tr, tv;
         for (int r = 0; r < reps; ++r) {
@@ -1473,8 +1520,8 @@ struct Run {
                 tr.push_back(timed(spec.ref, seed, batch, e0, e1, true));
             }
         }
-        ref_s = stats(tr, batch);
-        var_s = stats(tv, batch);
+        ref_s = stats(tr, batch, (int)wr.size());
+        var_s = stats(tv, batch, (int)wv.size());
         if (flush) messages.push_back("L2 flushed before every timed launch (" + std::to_string(flush_bytes >> 20) + " MiB written, then read)");
         cudaEventDestroy(e0);
         cudaEventDestroy(e1);

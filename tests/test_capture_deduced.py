@@ -337,3 +337,26 @@ def test_template_arguments_a_template_host_function_names_are_recorded_from_its
     solved, why = with_deduced_template_args(m, mep, rec)
     assert solved.template_args == "float, 4, true", why
     assert [p.elem for p in solved.params] == ["float", "float", "int"]
+
+
+def test_the_instance_a_launch_ran_gives_template_args_extraction_left_fill_in(tmp_path: Path) -> None:
+    """`k_words<C>` in a host template whose instance the run chooses: extraction leaves template_args FILL-IN, and the
+    capture reads the instance from the launched function's mangled name (the runtime's `function` line), where the
+    kernel file defines every name it uses; an instance of a type it lacks stays FILL-IN, saying which ran."""
+    from s2s.capture.collect import with_deduced_template_args
+
+    tree = ROOT / "tests" / "fixtures" / "closure_names" / "collective"
+    out, m, _ex = make_mep(str(tree), "words.cu:k_words", str(tmp_path / "mep"), mode="names")
+    assert m.template_args == FILL_IN
+
+    def record(ordinal: int, mangled: str) -> Path:
+        d = tmp_path / "dump" / f"launch{ordinal}"
+        d.mkdir(parents=True)
+        (d / "record.txt").write_text(f"launch {ordinal}\nsite words.cu:42\nkernel k_words\nnargs 1\nfunction {mangled}\n"
+                                      "arg 0 pointer 4 512 0 139800000000000 device cuMemGetAddressRange\ndone\n")
+        return d / "record.txt"
+
+    ran, why = with_deduced_template_args(m, out, read_record(record(2, "_Z7k_wordsI4cfg2ILi128EfEEvPNT_4wordE")))
+    assert ran.template_args == "cfg2<128, float>" and "the instance launch 2 ran" in why
+    other, why = with_deduced_template_args(m, out, read_record(record(3, "_Z7k_wordsI9other_cfgILi1EEEvPNT_4wordE")))
+    assert other.template_args == FILL_IN and "other_cfg<1>" in why and "does not define other_cfg" in why

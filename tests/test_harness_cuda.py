@@ -174,6 +174,19 @@ def test_compile_errors_name_the_entry_or_blame_the_variant(tmp_path: Path) -> N
     assert err.value.line is not None
 
 
+@pytest.mark.slow
+@needs_nvcc
+def test_an_error_of_the_kernel_file_itself_is_named_before_what_follows_from_it(tmp_path: Path) -> None:
+    """A kernel whose declaration does not compile (`scale_t` is nowhere) makes the harness's `fn_traits<...>` of it
+    incomplete too; the message names the kernel file's own first error, not `params: incomplete type ...`."""
+    broken = AXPY.replace("void axpy(T a, const T* x", "void axpy(T a, const scale_t* x")
+    mep = make_mep(tmp_path / "mep", broken, axpy_manifest())
+    with pytest.raises(UserError) as err:
+        evaluate(mep, None)
+    assert err.value.message.startswith("kernel.cu:5: the reference kernel file does not compile: "), err.value.message
+    assert "scale_t" in err.value.message and "fn_traits" not in err.value.message
+
+
 @needs_nvcc
 def test_unknown_kernel_and_bad_counts_are_input_errors(tmp_path: Path) -> None:
     mep = make_mep(tmp_path / "mep", AXPY, axpy_manifest(kernel="blas::axpyy"))  # type: ignore[arg-type]

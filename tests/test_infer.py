@@ -92,6 +92,56 @@ def test_removed_cuda_apis_are_modernized_in_the_mep(tmp_path: Path) -> None:
     assert p["in"].rtol is None and m.rtol == 1e-3
 
 
+@needs_nvcc
+def test_a_shuffle_overload_the_code_defines_itself_is_left_as_written(tmp_path: Path) -> None:
+    """`float2 __shfl_down(float2 v, int d)` is the application's own overload (its calls resolve to it): neither its
+    definition nor its calls become `__shfl_down_sync(0xffffffffu, ...)`; a macro named like an intrinsic neither."""
+    tree = tmp_path / "own"
+    tree.mkdir()
+    (tree / "pair.cu").write_text(
+        "#define __ballot(p) __ballot_sync(0xffffffffu, p)\n"
+        "__device__ __forceinline__\n"
+        "float2 __shfl_down(const float2 v, const unsigned d, const int width = 32) {\n"
+        "    float2 r;\n"
+        "    r.x = __shfl_down_sync(0xffffffffu, v.x, d, width);\n"
+        "    r.y = __shfl_down_sync(0xffffffffu, v.y, d, width);\n"
+        "    return r;\n}\n"
+        "__global__ void pair_sum(const float2* in, float2* out, unsigned* votes) {\n"
+        "    float2 v = in[threadIdx.x];\n"
+        "    for (int off = 16; off > 0; off >>= 1) { float2 o = __shfl_down(v, off); v.x += o.x; v.y += o.y; }\n"
+        "    unsigned b = __ballot(v.x > 0.0f);\n"
+        "    if (threadIdx.x == 0) { out[0] = v; votes[0] = b; }\n}\n"
+        "int main() { float2 *a, *b; unsigned* c; cudaMalloc(&a, 32 * sizeof(float2)); cudaMalloc(&b, sizeof(float2));\n"
+        "  cudaMalloc(&c, sizeof(unsigned)); pair_sum<<<1, 32>>>(a, b, c); cudaDeviceSynchronize(); return 0; }\n")
+    out, m, _ = make_mep(str(tree), "pair_sum", str(tmp_path / "m"))
+    text = (out / "kernel.cu").read_text()
+    assert "float2 __shfl_down(const float2 v" in text and "__shfl_down(v, off)" in text
+    assert "#define __ballot(p) __ballot_sync(0xffffffffu, p)" in text and "__ballot(v.x > 0.0f)" in text
+    assert not any("without a mask" in n for n in m.notes)
+    import subprocess
+    p = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", "-c", str(out / "kernel.cu"), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True, timeout=240)
+    assert p.returncode == 0, p.stderr[-2000:]
+
+
+def test_every_declarator_of_a_constant_list_is_a_symbol(tmp_path: Path) -> None:
+    """`__constant__ double dt, omega;` declares two symbols: the capture records both (the MEP of a kernel reading
+    `omega` replayed it as zero when only `dt` was listed); `ce[3][5]` holds 15 elements, not 3."""
+    tree = tmp_path / "consts"
+    tree.mkdir()
+    (tree / "relax.cu").write_text(
+        "namespace coeffs {\n__constant__ double dt, omega;\n__constant__ double ce[3][5];\n"
+        "__constant__ double tz1, tz2,\n    tz3; // three\n}\n"
+        "__global__ void relax(double* v, int n) {\n    using namespace coeffs;\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n) v[i] = v[i] - omega * dt * (tz1 + tz2 + tz3) * ce[2][4];\n}\n"
+        "int main() { double* v; cudaMalloc(&v, 256 * sizeof(double)); relax<<<1, 256>>>(v, 256); return 0; }\n")
+    _out, m, _ = make_mep(str(tree), "relax", str(tmp_path / "m"))
+    got = {s.name: (s.elem, s.count) for s in m.symbols}
+    assert got == {"coeffs::dt": ("double", 1), "coeffs::omega": ("double", 1), "coeffs::ce": ("double", 15),
+                   "coeffs::tz1": ("double", 1), "coeffs::tz2": ("double", 1), "coeffs::tz3": ("double", 1)}, got
+
+
 def test_float_sum_by_atomics_widens_only_that_outputs_rtol(tmp_path: Path) -> None:
     """reduce_energy: atomicAdd(energy, ...) from NX*NY*NZ threads; energy gets the wide rtol, nothing else does."""
     out, m, _ = make_mep(str(SAMPLES / "heat3d_cuda"), "reduce_energy", str(tmp_path / "re"),

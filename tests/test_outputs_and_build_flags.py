@@ -194,3 +194,21 @@ def test_a_build_command_that_calls_the_compiler_itself_gives_the_flags(tmp_path
     doc = tomllib.loads((out / "mep.toml").read_text())
     assert "compiler invocation(s) of the build command" in doc["origin"]["flags_from"]
     assert m.launch.block == (48, 1, 1) and "-DNX_DEBUG=5" in doc["flags"]
+
+
+def test_the_builds_numerics_flags_go_to_the_mep(tmp_path: Path) -> None:
+    """`-use_fast_math`, `-ftz true`, `--prec-div=false` change what the device code computes (aobench-cuda's image
+    differed by one in 9 pixels between the application and its MEP): the MEP is built with them; warnings, the
+    optimization level and host-compiler options are not numerics and stay out."""
+    from s2s.extract.mep_writer import make_mep
+    from s2s.scan.compdb import CompileCommand
+
+    cmd = CompileCommand(Path("/x/a.cu"), Path("/x"), ("nvcc", "-O3", "-use_fast_math", "-ftz", "true", "--prec-div=false",
+                                                        "-fmad=true", "-Xcompiler", "-Wall", "-c", "a.cu"))
+    assert cmd.numerics_flags == ["-use_fast_math", "-ftz=true", "-prec-div=false", "-fmad=true"]
+    tree = _tree(tmp_path / "app", {"app.cu": APP["app.cu"]})
+    build = "nvcc -O3 -use_fast_math -ftz true -DNX=64 -Xcompiler -Wall -o app app.cu"
+    out, m, _ = make_mep(str(tree), "fill", str(tmp_path / "m"), build_cmd=build)
+    doc = tomllib.loads((out / "mep.toml").read_text())
+    assert "-use_fast_math" in doc["flags"] and "-ftz=true" in doc["flags"]
+    assert not any(f.startswith(("-O", "-Xcompiler", "-W")) for f in doc["flags"])

@@ -193,7 +193,7 @@ def test_overloads_in_one_file_are_told_apart_by_line(tmp_path: Path) -> None:
 def test_comments_in_a_launch_are_not_its_arguments(tmp_path: Path) -> None:
     """`0,  // start` inside a chevron launch's argument list: the comment was taken as an argument, so capture's
     instrumented call put it on one line with the rest (`..., 0, // start, n);`: the build failed with "expected a )")."""
-    from s2s.capture.instrument import _edit_sites
+    from s2s.capture.instrument import _edit_file, _Slot
 
     (tmp_path / "k.cu").write_text(
         "__global__ void k(float* x, int start, int n) { int i = threadIdx.x; if (i >= start && i < n) x[i] = 0; }\n"
@@ -201,5 +201,5 @@ def test_comments_in_a_launch_are_not_its_arguments(tmp_path: Path) -> None:
         "      n /* count */);\n}\n")
     (site,) = scan_tree(tmp_path).launches
     assert site.args == ("x", "0", "n") and site.block == "64"
-    edited = _edit_sites((tmp_path / "k.cu").read_bytes(), "cuda", [site], "cuda").decode()
-    assert "(size_t)(0), (cudaStream_t)(0), x, 0, n);" in edited
+    edited, failed = _edit_file((tmp_path / "k.cu").read_bytes(), "cuda", [(site, _Slot())], "cuda")
+    assert not failed and "(size_t)(0), (cudaStream_t)(0), x, 0, n);" in edited.decode()

@@ -1,11 +1,14 @@
 """`s2s capture`: record a kernel's real inputs and outputs from a run of the application.
 
     capture(tree, kernel, build_cmd, run_cmd, ...) -> Captured
+    capture_kernels(tree, [KernelCapture(kernel, launch=N, output=DIR), ...], build_cmd, run_cmd, ...) -> CaptureRun
 
 Extracts the kernel into an MEP (as `s2s extract`), copies the tree to a temporary directory,
 instruments the copy at the kernel's launch sites (instrument.py), builds and runs the copy with the
 user's commands, and writes the recorded data into the MEP (collect.py). The original tree is only read.
 With `into`, the data go into an existing MEP of the same kernel instead, its history kept (attach.py).
+`capture_kernels` does this for several kernels with one instrumented copy, one build and one run: each kernel
+records its own launch into its own dump, and one kernel's failed extraction or collection is its own result.
 """
 from __future__ import annotations
 
@@ -35,6 +38,29 @@ class Captured:
     fidelity: dict[str, Any] | None = None  # --compare-static: capture/fidelity.json
 
 
+@dataclass
+class KernelCapture:
+    """One kernel's part of a capture run: the kernel (NAME or FILE:NAME), the launch it records (`launch` N, or the
+    `first` N), and where its MEP goes (`output`, or an existing MEP `into`)."""
+    kernel: str
+    launch: int | None = None
+    first: int | None = None
+    output: str | None = None
+    into: str | None = None
+
+    def want(self) -> str:
+        return f"--first {self.first}" if self.first else f"--launch {self.launch or 1}"
+
+
+@dataclass
+class CaptureRun:
+    """What one instrumented build and run captured: per kernel asked for (in order), its Captured or the UserError
+    that stopped it; the build's and the run's wall time (0.0 where they did not happen)."""
+    results: list[Captured | UserError]
+    build_s: float = 0.0
+    run_s: float = 0.0
+
+
 def parse_bytes(text: str) -> int:
     m = re.fullmatch(r"\s*(\d+)\s*([kKmMgGtT]?)(i?[bB])?\s*", str(text))
     if not m:
@@ -53,7 +79,7 @@ def _tail(text: str, n: int = 1) -> str:
     return " | ".join(lines[-n:]) if lines else "no output"
 
 
-def _run(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log: Path, what: str) -> None:
+def _run(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log: Path, what: str) -> float:
     """The user's command in its own process group (all of it killed on timeout or interrupt); its output streamed
     into a bounded buffer (the first and last MB) and appended to `log`."""
     from s2s.base.procs import run_group
@@ -66,6 +92,7 @@ def _run(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log: Path, wh
     if proc.returncode != 0:
         raise UserError(f"capture: the {what} command {cmd!r} failed with exit code {proc.returncode} in the instrumented "
                         f"copy: {_tail(proc.output)}", file=str(log), hint=f"its output is in {log}")
+    return proc.seconds
 
 
 _HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inc", ".inl", ".def")
@@ -89,61 +116,103 @@ def generated_headers(root: Path, built: Path, own: Path | None = None, limit: i
     return sorted(out)
 
 
-def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, **options: Any) -> Captured:
-    """`s2s capture` (options as `_capture` takes them); a file that cannot be written or read on the way (a full
-    disk, a read-only place) is one line naming it, never a traceback."""
+def capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, launch: int | None = None,
+            first: int | None = None, output: str | None = None, into: str | None = None, **options: Any) -> Captured:
+    """`s2s capture` of one kernel: `capture_kernels` with that kernel alone; its error is raised."""
+    job = KernelCapture(kernel, launch=launch, first=first, output=output, into=into)
+    (got,) = capture_kernels(tree, [job], build_cmd, run_cmd, **options).results
+    if isinstance(got, UserError):
+        raise got
+    return got
+
+
+def capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str, run_cmd: str, **options: Any) -> CaptureRun:
+    """Capture every kernel of `jobs` from one instrumented build and run (options as `_capture_kernels` takes them).
+    A file that cannot be written or read on the way (a full disk, a read-only place) is one line naming it, never a
+    traceback; the build or the run failing is raised for all, a kernel's own failure is its result."""
+    for job in jobs:
+        if job.launch is not None and job.first is not None:
+            raise UserError("--launch and --first exclude each other")
+        for name, v in (("--launch", job.launch), ("--first", job.first)):
+            if v is not None and v < 1:
+                raise UserError(f"{name} {v}: launches are counted from 1")
+        if job.into is not None and job.output is not None:
+            raise UserError("-o and --into exclude each other")
+    if not jobs:
+        return CaptureRun([])
     try:
-        return _capture(tree, kernel, build_cmd, run_cmd, **options)
+        return _capture_kernels(tree, jobs, build_cmd, run_cmd, **options)
     except OSError as exc:
         what = f"{exc.filename}: " if exc.filename else ""
-        raise UserError(f"capture stopped: {what}{exc.strerror or exc}", file=str(options.get("output") or options.get("into")
-                                                                                 or tree),
+        place = jobs[0].output or jobs[0].into if len(jobs) == 1 else None
+        raise UserError(f"capture stopped: {what}{exc.strerror or exc}", file=str(place or tree),
                         hint="free space or make the place writable, then capture again") from None
 
 
-def _capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, launch: int | None = None, first: int | None = None,
-            max_bytes: int = DEFAULT_MAX_BYTES, output: str | None = None, timeout: float = 1800.0,
-            compile_commands: str | None = None, mode: str = "auto", overrides: dict[str, str] | None = None,
-            keep_copy: str | None = None, into: str | None = None, compare_static: bool = False) -> Captured:
+@dataclass
+class _Kernel:
+    """A kernel of a capture run on its way: its MEP staged in the temporary directory, then its result."""
+    job: KernelCapture
+    staged: Path
+    manifest: Any = None
+    extraction: Any = None
+    held: Manifest | None = None  # the MEP that receives the data (--into)
+    result: Captured | UserError | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str, run_cmd: str, *,
+                     max_bytes: int = DEFAULT_MAX_BYTES, timeout: float = 1800.0, compile_commands: str | None = None,
+                     mode: str = "auto", overrides: dict[str, str] | None = None, keep_copy: str | None = None,
+                     compare_static: bool = False) -> CaptureRun:
     from s2s.extract.mep_writer import make_mep
-    from s2s.mep.backends import write_mep_files
     from s2s.scan.sources import check_tree
 
-    from .attach import attach, check_same_kernel
-    from .collect import collect
-    from .instrument import instrument, owner_writable
+    from .attach import check_same_kernel
+    from .instrument import instrument_kernels, owner_writable
 
-    if launch is not None and first is not None:
-        raise UserError("--launch and --first exclude each other")
-    for name, v in (("--launch", launch), ("--first", first)):
-        if v is not None and v < 1:
-            raise UserError(f"{name} {v}: launches are counted from 1")
-    if into is not None and output is not None:
-        raise UserError("-o and --into exclude each other")
-    target = Path(into) if into is not None else None
-    held = load(target) if target is not None else None  # the MEP that receives the data (--into)
     root = check_tree(str(tree))
     if not root.is_dir():
         raise UserError("capture needs the application's directory (it is built and run)", file=str(tree))
-    want = f"--first {first}" if first else f"--launch {launch or 1}"
+    run = CaptureRun([])
     with tempfile.TemporaryDirectory(prefix="s2s-capture-") as tmp:
-        # the MEP is written next to the data first and copied to its place only when the capture worked;
+        # each MEP is written next to the data first and copied to its place only when its capture worked;
         # with --into, only its launch sites and its check against the existing MEP are used
-        staged, manifest, ex = make_mep(str(root), kernel, str(Path(tmp) / "mep"), compile_commands=compile_commands,
-                                        mode=mode, overrides=overrides or {}, build_cmd=build_cmd)
-        if target is not None and held is not None:
-            check_same_kernel(target, held, manifest)
+        kernels = [_Kernel(job, Path(tmp) / f"mep-{i}") for i, job in enumerate(jobs)]
+        index = None
+        if len(jobs) > 1:  # the tree scanned once for all the kernels' extractions
+            from s2s.scan.tree import scan_tree
+
+            index = scan_tree(root)
+        for k in kernels:
+            try:
+                k.held = load(Path(k.job.into)) if k.job.into is not None else None
+                _, k.manifest, k.extraction = make_mep(str(root), k.job.kernel, str(k.staged), compile_commands=compile_commands,
+                                                       mode=mode, overrides=overrides or {}, build_cmd=build_cmd, index=index)
+                if k.job.into is not None and k.held is not None:
+                    check_same_kernel(Path(k.job.into), k.held, k.manifest)
+            except UserError as err:
+                k.result = err
+        live = [k for k in kernels if k.result is None]
+        if not live:
+            run.results = [k.result for k in kernels if k.result is not None]
+            return run
         fd, log_name = tempfile.mkstemp(prefix="s2s-capture-", suffix=".log")
         os.close(fd)
         log = Path(log_name)
-        out = target or Path(output or f"mep-{ex.kernel.name}")
         work = Path(keep_copy).resolve() if keep_copy else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        ins = instrument(root, work, manifest, list(ex.launches))
+        ins = instrument_kernels(root, work, [(k.manifest, list(k.extraction.launches)) for k in live])
+        for slot, k in enumerate(live):
+            if slot in ins.errors:
+                k.result = ins.errors[slot]
+        if all(k.result is not None for k in live):
+            log.unlink(missing_ok=True)
+            run.results = [k.result for k in kernels if k.result is not None]
+            return run
         env = dict(os.environ)
-        _run(build_cmd, ins.root, env, timeout, log, "build")
-        made_notes: list[str] = []
-        generated = generated_headers(root, ins.root, ins.header) if held is None else []
+        run.build_s = _run(build_cmd, ins.root, env, timeout, log, "build")
+        generated = generated_headers(root, ins.root, ins.header) if any(k.held is None for k in live) else []
         if generated:  # headers the build wrote (NPB's npbparams.hpp): extract again with them, so their macros reach the MEP
             plain = Path(tmp) / "built-sources"
             copy_tree(root, plain, (".git",))
@@ -151,43 +220,89 @@ def _capture(tree: str | Path, kernel: str, build_cmd: str, run_cmd: str, *, lau
             for rel in generated:
                 (plain / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(ins.root / rel, plain / rel)
-            shutil.rmtree(staged, ignore_errors=True)
-            staged, manifest, _ex = make_mep(str(plain), kernel, str(staged), compile_commands=compile_commands,
-                                             mode=mode, overrides=overrides or {}, build_cmd=build_cmd)
-            manifest = replace(manifest, origin={**manifest.origin, "tree": str(root)})
-            made_notes.append(f"extracted after the build command, with the header(s) it generated: {', '.join(generated[:6])}"
-                              + (" ..." if len(generated) > 6 else ""))
+            note = (f"extracted after the build command, with the header(s) it generated: {', '.join(generated[:6])}"
+                    + (" ..." if len(generated) > 6 else ""))
+            for k in live:
+                if k.held is not None or k.result is not None:
+                    continue
+                shutil.rmtree(k.staged, ignore_errors=True)
+                try:
+                    _, manifest, _ex = make_mep(str(plain), k.job.kernel, str(k.staged), compile_commands=compile_commands,
+                                                mode=mode, overrides=overrides or {}, build_cmd=build_cmd)
+                except UserError as err:
+                    k.result = err
+                    continue
+                k.manifest = replace(manifest, origin={**manifest.origin, "tree": str(root)})
+                k.notes.append(note)
         dump = work / "dump"
+        for key in [key for key in env if key.startswith("S2S_CAPTURE_")]:
+            env.pop(key)
         env.update({"S2S_CAPTURE_DIR": str(dump), "S2S_CAPTURE_MAX_BYTES": str(int(max_bytes))})
-        env.pop("S2S_CAPTURE_LAUNCH", None)
-        env.pop("S2S_CAPTURE_FIRST", None)
-        if first:
-            env["S2S_CAPTURE_FIRST"] = str(first)
-        else:
-            env["S2S_CAPTURE_LAUNCH"] = str(launch or 1)
+        dumps = {slot: dump if len(live) == 1 else dump / f"kernel{slot}" for slot in range(len(live))}
+        shutil.rmtree(dump, ignore_errors=True)  # a kept copy's earlier dump would mix into this run's
+        for d in dumps.values():  # the runtime makes its own directory, not the parents
+            d.mkdir(parents=True, exist_ok=True)
+        for slot, k in enumerate(live):
+            env[f"S2S_CAPTURE_DIR_{slot}"] = str(dumps[slot])
+            if k.result is not None:  # not instrumented or not extracted again: nothing recorded for it
+                env[f"S2S_CAPTURE_LAUNCH_{slot}"] = "0"
+            elif k.job.first:
+                env[f"S2S_CAPTURE_FIRST_{slot}"] = str(k.job.first)
+            else:
+                env[f"S2S_CAPTURE_LAUNCH_{slot}"] = str(k.job.launch or 1)
         if "OCL_ICD_VENDORS" not in env and os.path.isdir("/etc/OpenCL/vendors"):
             env["OCL_ICD_VENDORS"] = "/etc/OpenCL/vendors"
-        _run(run_cmd, ins.root, env, timeout, log, "run")
-        if held is not None:
-            got = attach(dump, out, held, want=want, run_cmd=run_cmd, build_cmd=build_cmd)
-            if not got.manifest.unfilled():  # with FILL-IN values left (a template argument not deduced), as extract:
-                write_mep_files(out, got.manifest, readme=False)  # `s2s run` writes the harness once they are filled
-            shutil.move(str(log), out / "capture.log")
-        else:
-            got = collect(dump, staged, manifest, want=want, run_cmd=run_cmd, build_cmd=build_cmd)
-            save(got.manifest, staged)
-            if not got.manifest.unfilled():
-                write_mep_files(staged, got.manifest, readme=False)
-            shutil.move(str(log), staged / "capture.log")
-            if (out / "capture").is_dir():
-                shutil.rmtree(out / "capture")
-            shutil.copytree(staged, out, dirs_exist_ok=True)
-    log.unlink(missing_ok=True)
+        run.run_s = _run(run_cmd, ins.root, env, timeout, log, "run")
+        for slot, k in enumerate(live):
+            if k.result is not None:
+                continue
+            try:
+                k.result = _collect_one(k, dumps[slot], root, log, run_cmd, build_cmd, compare_static)
+            except UserError as err:
+                k.result = err
+            except OSError as exc:
+                what = f"{exc.filename}: " if exc.filename else ""
+                k.result = UserError(f"capture stopped: {what}{exc.strerror or exc}", file=str(k.job.output or k.job.into or tree),
+                                     hint="free space or make the place writable, then capture again")
+            if isinstance(k.result, Captured):
+                k.result.sites = list(ins.sites_of.get(slot, []))
+                k.result.files = list(ins.files)
+                k.result.notes = k.notes + ins.notes + ins.notes_of.get(slot, []) + k.result.notes
+        log.unlink(missing_ok=True)
+    run.results = [k.result if k.result is not None else UserError(f"capture: {k.job.kernel}: nothing recorded")
+                   for k in kernels]
+    return run
+
+
+def _collect_one(k: _Kernel, dump: Path, root: Path, log: Path, run_cmd: str, build_cmd: str,
+                 compare_static: bool) -> Captured:
+    """One kernel's dump written into its MEP (a new one, or the one it is captured into), with the run's log."""
+    from s2s.mep.backends import write_mep_files
+
+    from .attach import attach
+    from .collect import collect
+
+    job, want = k.job, k.job.want()
+    out = Path(job.into) if job.into is not None else Path(job.output or f"mep-{k.extraction.kernel.name}")
+    if k.held is not None:
+        got = attach(dump, out, k.held, want=want, run_cmd=run_cmd, build_cmd=build_cmd)
+        if not got.manifest.unfilled():  # with FILL-IN values left (a template argument not deduced), as extract:
+            write_mep_files(out, got.manifest, readme=False)  # `s2s run` writes the harness once they are filled
+        shutil.copy2(log, out / "capture.log")
+    else:
+        got = collect(dump, k.staged, k.manifest, want=want, run_cmd=run_cmd, build_cmd=build_cmd)
+        save(got.manifest, k.staged)
+        if not got.manifest.unfilled():
+            write_mep_files(k.staged, got.manifest, readme=False)
+        shutil.copy2(log, k.staged / "capture.log")
+        if (out / "capture").is_dir():
+            shutil.rmtree(out / "capture")
+        shutil.copytree(k.staged, out, dirs_exist_ok=True)
     report = None
     if compare_static:  # the statically extracted manifest against the captured truth
         from .fidelity import compare, write
 
-        report = compare(manifest, got.manifest, root)
+        report = compare(k.manifest, got.manifest, root)
         write(out, report)
-    return Captured(mep=out, manifest=got.manifest, sites=ins.sites, files=ins.files, notes=made_notes + ins.notes + got.notes,
+    return Captured(mep=out, manifest=got.manifest, sites=[], files=[], notes=list(got.notes),
                     launches_seen=got.index.get("launches_seen"), fidelity=report)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import struct
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 from s2s.base.errors import UserError
 from s2s.lang.cexpr import SIZEOF
 from s2s.lang.typedefs import typedefs
-from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, StructSpec, SymbolSpec
+from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, ParamSpec, StructSpec, SymbolSpec
 
 from .deduce import Unsolvable, declared_template, solve, split_args, substitute
 from .npy import descr_of, write_npy
@@ -426,6 +427,16 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                     notes.append(f"params.{p.name}: offsets fill bound high = {top} (the largest captured offset)")
             new_params.append(replace(p, count=int(info["count"]), count_expr=f"{info['bytes']} bytes (captured)",
                                       role=role, source=origin, hint="", **extra))
+    shared = shared_buffers(records, params)
+    for k, p in enumerate(new_params):  # `k<<<g, b>>>(d_key, d_key, n)`: one buffer, passed twice
+        if p.name in shared:
+            owner, offset = shared[p.name]
+            new_params[k] = replace(p, shares=owner, shares_offset=offset)
+            notes.append(f"params.{p.name}: the application passes the memory of params.{owner}"
+                         f"{f' ({offset} bytes into it)' if offset else ''}; the MEP passes that buffer too")
+            j = next(i for i, q in enumerate(new_params) if q.name == owner)
+            if p.name in changed_in and new_params[j].role == "in":
+                new_params[j] = replace(new_params[j], role="inout")
     new_symbols = []
     for s in symbols:
         info = e0["symbols"].get(s.name)
@@ -456,6 +467,28 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
     return Collected(manifest=new, index=index, notes=notes)
 
 
+def shared_buffers(records: list[Record], params: list[ParamSpec]) -> dict[str, tuple[str, int]]:
+    """Buffer parameters that point into the allocation of an earlier-starting one in every recorded launch, the same
+    number of bytes from it each time: name -> (that parameter's name, the byte offset). The first pointer into an
+    allocation (the lowest address, then the earlier parameter) owns the buffer."""
+    found: dict[str, tuple[str, int]] | None = None
+    for rec in records:
+        by_base: dict[str, list[tuple[int, int]]] = {}
+        for i, p in enumerate(params):
+            a = rec.args.get(i)
+            if p.role == "scalar" or a is None or a.kind != "pointer" or len(a.words) < 6:
+                continue
+            by_base.setdefault(a.words[3], []).append((int(a.words[2]), i))
+        here: dict[str, tuple[str, int]] = {}
+        for group in by_base.values():
+            if len(group) < 2:
+                continue
+            (first_offset, owner), *rest = sorted(group)
+            here.update({params[i].name: (params[owner].name, offset - first_offset) for offset, i in rest})
+        found = here if found is None else {k: v for k, v in found.items() if here.get(k) == v}
+    return found or {}
+
+
 def with_deduced_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Manifest, str]:
     """A CUDA kernel template the application launches with its template arguments deduced (`k<<<g, b>>>(d_a, n)`):
     its template_args solved from the argument types the capture recorded, and the element types of its parameters
@@ -463,6 +496,17 @@ def with_deduced_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Man
     if m.backend != "cuda" or "<" in m.kernel:
         return m, ""
     decls = declared_template(mep / m.kernel_file, m.kernel_file, m.kernel) or ()
+    if decls and m.template_args == FILL_IN and rec.fields.get("function"):
+        ran_instance = with_instance_ran(m, mep, rec, decls)  # the mangled name of the instance that ran
+        if ran_instance[1] and ran_instance[0].template_args != FILL_IN:
+            return ran_instance
+        other = _from_types_and_names(m, rec, decls)
+        return ran_instance if ran_instance[1] and other[0].template_args == FILL_IN else other
+    return _from_types_and_names(m, rec, decls)
+
+
+def _from_types_and_names(m: Manifest, rec: Record, decls: tuple[str, ...]) -> tuple[Manifest, str]:
+    """with_deduced_template_args from the launch's recorded argument types and the template arguments it names."""
     given = "" if m.template_args == FILL_IN else m.template_args  # `k<256><<<g, b>>>(x, n)`: 256 given, T deduced
     # the arguments the launch names, as the instance that ran names them (`k<scalar_t, TOPK>` in a template host
     # function: `float, 4`), over what extraction read from the text
@@ -502,6 +546,30 @@ def with_deduced_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Man
     why = (f"template_args = {targs!r}: deduced from the argument types of launch {rec.ordinal} "
            f"({', '.join(rec.argtypes)}) against the parameters ({', '.join(p.type for p in m.params)})")
     return replace(m, template_args=targs, params=params), why
+
+
+def with_instance_ran(m: Manifest, mep: Path, rec: Record, decls: tuple[str, ...]) -> tuple[Manifest, str]:
+    """template_args of the instance the launch ran, read from its mangled name (`k<traits<256, 12, float>>`, which
+    extraction could not tell among the calls that pass different arguments), where the kernel file defines every
+    name they use; else FILL-IN, saying which instance ran."""
+    from s2s.lang.demangle import normalize_profile_name
+
+    mangled = rec.fields["function"][0]
+    _name, ran = normalize_profile_name(mangled)
+    if not ran:
+        return m, ""
+    text = (mep / m.kernel_file).read_text(encoding="utf-8", errors="replace") if (mep / m.kernel_file).is_file() else ""
+    known = set(re.findall(r"[A-Za-z_]\w*", text)) | _TYPE_WORDS
+    unknown = sorted({w for w in re.findall(r"(?<![\w:])[A-Za-z_]\w*", ran) if w not in known})
+    if unknown:
+        return m, (f"template_args: FILL-IN: launch {rec.ordinal} ran the instance <{ran}>, and the kernel file does not "
+                   f"define {', '.join(unknown[:4])}")
+    params = [replace(p, elem=_deduced_elem(p.type, p.elem, decls, ran)) for p in m.params]
+    return replace(m, template_args=ran, params=params), (
+        f"template_args = {ran!r}: the instance launch {rec.ordinal} ran ({mangled})")
+
+
+_TYPE_WORDS = frozenset("unsigned signed char short int long float double bool void const volatile true false std".split())
 
 
 def _deduced_elem(ptype: str, elem: str, decls: tuple[str, ...], targs: str) -> str:

@@ -1,4 +1,4 @@
-"""Instrumenting a copy of the application at the launch sites of one kernel.
+"""Instrumenting a copy of the application at the launch sites of one kernel, or of several at once.
 
 Source to source, on a copy (never the original): each file that holds a launch site gets an
 `#include` of the generated capture header (CUDA: before its first top-level `#include`; OpenCL: after its last), a call before the
@@ -6,12 +6,18 @@ launch statement (it records the arguments, the buffers and the launch configura
 after it (it records the buffers again). OpenCL: every host file that calls clSetKernelArg gets the
 header too, whose macro records the arguments set on each kernel object. CUDA: the kernel's own file
 registers a reader for each `__constant__`/`__device__` symbol the kernel reads.
+
+Several kernels share one header and one copy: each has a slot (its place in the list), its launches are counted
+and recorded on their own, into the directory and at the launch its slot's environment variables name
+(templates/capture/runtime_*.h.j2). A kernel whose sites cannot be instrumented is left out with its error; the
+others are instrumented.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from s2s.base.encoding import decode, encode, encoding_of
 from s2s.base.errors import UserError
@@ -36,6 +42,9 @@ class Instrumented:
     sites: list[str] = field(default_factory=list)  # file:line of each instrumented launch
     files: list[str] = field(default_factory=list)  # files changed in the copy
     notes: list[str] = field(default_factory=list)
+    sites_of: dict[int, list[str]] = field(default_factory=dict)  # per slot: file:line of its instrumented launches
+    notes_of: dict[int, list[str]] = field(default_factory=dict)  # per slot: what concerns that kernel only
+    errors: dict[int, UserError] = field(default_factory=dict)  # per slot: why the kernel was not instrumented
 
 
 def copy_tree(tree: Path, dest: Path, notes: list[str] | None = None) -> Path:
@@ -119,64 +128,89 @@ def _host_namesake(data: bytes, name: str) -> bool:
     return False
 
 
-def _edit_sites(data: bytes, dialect: str, sites: list[LaunchSite], backend: str,
-                param_types: list[str] | None = None, template: list[str] | None = None) -> bytes:
-    """`template`: the kernel's template parameters where its definition was read (None: looked for in `data`)."""
+@dataclass
+class _Slot:
+    """What the capture calls at a CUDA kernel's sites need: its slot, its parameter types (for a kernel with a host
+    namesake), its template parameters where its definition was read (None: looked for in the file)."""
+    slot: int = 0
+    param_types: list[str] | None = None
+    template: list[str] | None = None
+    record_targs: bool = True  # the runtime records the launch's named template arguments (not the sequence runtime)
+
+
+def _edit_file(data: bytes, dialect: str, sites: list[tuple[LaunchSite, _Slot]], backend: str
+               ) -> tuple[bytes, list[tuple[LaunchSite, UserError]]]:
+    """The file with the capture calls around each site that can be instrumented, and the sites that could not
+    (each with its error)."""
     tree = parse(data, dialect)
     enc = encoding_of(data)  # the file's own bytes stay; what is added around them is in its encoding
     edits: list[tuple[int, int, bytes]] = []
-    for site in sites:
-        call = _call_at(tree, site.start_byte, site.end_byte)
-        if call is None:
-            raise UserError(f"capture: the launch at {site.file}:{site.line} was not found in the copy", file=site.file, line=site.line)
-        stmt = _statement(call, data)
-        where = _c_string(f"{site.file}:{site.line}")
-        if stmt.type == "return_statement":
-            raise UserError(f"capture: the launch at {site.file}:{site.line} is inside a return statement; "
-                            "s2s capture records launches that are statements of their own", file=site.file, line=site.line)
-        if backend == "opencl":
-            args = call.child_by_field_name("arguments")
-            items = [decode(data[c.start_byte:c.end_byte], enc) for c in (args.named_children if args is not None else [])
-                     if c.type != "comment"]
-            if len(items) < 6:
-                raise UserError(f"capture: clEnqueueNDRangeKernel at {site.file}:{site.line} has fewer than 6 arguments",
-                                file=site.file, line=site.line)
-            before = f"s2s_cap_cl_before({items[0]}, {items[1]}, (cl_uint)({items[2]}), {items[3]}, {items[4]}, {items[5]}, {where});"
-            after = f"s2s_cap_cl_after({items[0]}, {where});"
-        else:
-            fn = call.child_by_field_name("function")
-            kernel = decode(data[fn.start_byte:fn.end_byte], enc) if fn is not None else site.kernel
-            ref = f"&{kernel}"
-            if param_types is not None and "<" not in kernel and _host_namesake(data, kernel):
-                ref = f"static_cast<void (*)({', '.join(param_types)})>(&{kernel})"
-            shmem = site.shared_mem.strip() or "0"
-            stream = site.stream.strip() or "0"
-            args = "".join(f", {a}" for a in site.args)
-            if _deduced(kernel, template if template is not None else _kernel_template(data, kernel.split("::")[-1])):
-                before = (f"s2s_capture::before_deduced({where}, dim3({site.grid}), dim3({site.block}), (size_t)({shmem}), "
-                          f"(cudaStream_t)({stream}){args});")
-            else:
-                before = (f"s2s_capture::before({ref}, {where}, dim3({site.grid}), dim3({site.block}), (size_t)({shmem}), "
-                          f"(cudaStream_t)({stream}){args});")
-            before = _explicit_targs(kernel) + before
-            after = f"s2s_capture::after({where});"
-        parent = stmt.parent.type if stmt.parent is not None else "translation_unit"
-        braces = parent not in _STATEMENT_PARENTS and not parent.startswith("preproc_")
-        if braces and stmt.type == "declaration":
-            raise UserError(f"capture: the launch at {site.file}:{site.line} is a declaration that is the body of a "
-                            f"{parent}", file=site.file, line=site.line)
-        line_start = data.rfind(b"\n", 0, stmt.start_byte) + 1
-        indent = data[line_start:stmt.start_byte].decode("latin-1")  # kept only when it is blanks
-        indent = indent if not indent.strip(" \t") else ""
-        if braces:
-            edits.append((stmt.start_byte, stmt.start_byte, encode(f"{{ {before} /* s2s capture */\n{indent}", enc)))
-            edits.append((stmt.end_byte, stmt.end_byte, encode(f"\n{indent}{after} }} /* s2s capture */", enc)))
-        else:
-            edits.append((stmt.start_byte, stmt.start_byte, encode(f"{before}  /* s2s capture */\n{indent}", enc)))
-            edits.append((stmt.end_byte, stmt.end_byte, encode(f"\n{indent}{after}  /* s2s capture */", enc)))
+    failed: list[tuple[LaunchSite, UserError]] = []
+    for site, slot in sites:
+        try:
+            edits += _site_edits(data, tree, enc, site, backend, slot)
+        except UserError as err:
+            failed.append((site, err))
     for start, end, text in sorted(edits, key=lambda e: (-e[0], -e[1])):
         data = data[:start] + text + data[end:]
-    return data
+    return data, failed
+
+
+def _site_edits(data: bytes, tree, enc: str, site: LaunchSite, backend: str,  # type: ignore[no-untyped-def]
+                slot: _Slot) -> list[tuple[int, int, bytes]]:
+    """The two insertions around one launch statement: the capture call before it and the one after it."""
+    edits: list[tuple[int, int, bytes]] = []
+    call = _call_at(tree, site.start_byte, site.end_byte)
+    if call is None:
+        raise UserError(f"capture: the launch at {site.file}:{site.line} was not found in the copy", file=site.file, line=site.line)
+    stmt = _statement(call, data)
+    where = _c_string(f"{site.file}:{site.line}")
+    if stmt.type == "return_statement":
+        raise UserError(f"capture: the launch at {site.file}:{site.line} is inside a return statement; "
+                        "s2s capture records launches that are statements of their own", file=site.file, line=site.line)
+    if backend == "opencl":
+        args = call.child_by_field_name("arguments")
+        items = [decode(data[c.start_byte:c.end_byte], enc) for c in (args.named_children if args is not None else [])
+                 if c.type != "comment"]
+        if len(items) < 6:
+            raise UserError(f"capture: clEnqueueNDRangeKernel at {site.file}:{site.line} has fewer than 6 arguments",
+                            file=site.file, line=site.line)
+        before = f"s2s_cap_cl_before({items[0]}, {items[1]}, (cl_uint)({items[2]}), {items[3]}, {items[4]}, {items[5]}, {where});"
+        after = f"s2s_cap_cl_after({items[0]}, {where});"
+    else:
+        fn = call.child_by_field_name("function")
+        kernel = decode(data[fn.start_byte:fn.end_byte], enc) if fn is not None else site.kernel
+        ref = f"&{kernel}"
+        if slot.param_types is not None and "<" not in kernel and _host_namesake(data, kernel):
+            ref = f"static_cast<void (*)({', '.join(slot.param_types)})>(&{kernel})"
+        shmem = site.shared_mem.strip() or "0"
+        stream = site.stream.strip() or "0"
+        args = "".join(f", {a}" for a in site.args)
+        at = f"<{slot.slot}>" if slot.slot else ""  # slot 0 is the runtime's default
+        template = slot.template if slot.template is not None else _kernel_template(data, kernel.split("::")[-1])
+        if _deduced(kernel, template):
+            before = (f"s2s_capture::before_deduced{at}({where}, dim3({site.grid}), dim3({site.block}), (size_t)({shmem}), "
+                      f"(cudaStream_t)({stream}){args});")
+        else:
+            before = (f"s2s_capture::before{at}({ref}, {where}, dim3({site.grid}), dim3({site.block}), (size_t)({shmem}), "
+                      f"(cudaStream_t)({stream}){args});")
+        before = (_explicit_targs(kernel) if slot.record_targs else "") + before
+        after = f"s2s_capture::after{at}({where});"
+    parent = stmt.parent.type if stmt.parent is not None else "translation_unit"
+    braces = parent not in _STATEMENT_PARENTS and not parent.startswith("preproc_")
+    if braces and stmt.type == "declaration":
+        raise UserError(f"capture: the launch at {site.file}:{site.line} is a declaration that is the body of a "
+                        f"{parent}", file=site.file, line=site.line)
+    line_start = data.rfind(b"\n", 0, stmt.start_byte) + 1
+    indent = data[line_start:stmt.start_byte].decode("latin-1")  # kept only when it is blanks
+    indent = indent if not indent.strip(" \t") else ""
+    if braces:
+        edits.append((stmt.start_byte, stmt.start_byte, encode(f"{{ {before} /* s2s capture */\n{indent}", enc)))
+        edits.append((stmt.end_byte, stmt.end_byte, encode(f"\n{indent}{after} }} /* s2s capture */", enc)))
+    else:
+        edits.append((stmt.start_byte, stmt.start_byte, encode(f"{before}  /* s2s capture */\n{indent}", enc)))
+        edits.append((stmt.end_byte, stmt.end_byte, encode(f"\n{indent}{after}  /* s2s capture */", enc)))
+    return edits
 
 
 def _explicit_targs(kernel: str) -> str:
@@ -200,13 +234,14 @@ def _with_include(data: bytes, header: Path, first_site: int, after_last: bool =
     return data[:at] + line + data[at:]
 
 
-def _symbol_registrations(m: Manifest) -> str:
+def _symbol_registrations(m: Manifest, slot: int = 0) -> str:
     ns = [p for p in m.kernel.split("::")[:-1] if p and "anonymous" not in p]
     using = "".join(f"using namespace {'::'.join(ns[:k + 1])}; " for k in range(len(ns)))
     out = ["", "// ---- s2s capture: readers of the symbols the kernel reads --------------------------------------",
            "namespace { namespace s2s_capture_symbols { " + using]
+    name, at = (f"s2s_reg_{slot}_", f"<{slot}>") if slot else ("s2s_reg_", "")
     for j, s in enumerate(m.symbols):
-        out.append(f"static int s2s_reg_{j} = s2s_capture::register_symbol(\"{s.name}\", "
+        out.append(f"static int {name}{j} = s2s_capture::register_symbol{at}(\"{s.name}\", "
                    f"[](std::vector<unsigned char>& out, size_t& esz) {{ out.resize(sizeof({s.name})); "
                    f"esz = sizeof(std::remove_all_extents_t<decltype({s.name})>); "
                    f"return cudaMemcpyFromSymbol(out.data(), {s.name}, sizeof({s.name})); }});")
@@ -214,12 +249,12 @@ def _symbol_registrations(m: Manifest) -> str:
     return "\n".join(out) + "\n"
 
 
-def opencl_sites(root: Path, kernel: str) -> list[LaunchSite]:
+def opencl_sites(root: Path, kernel: str, index: Any = None) -> list[LaunchSite]:
     """Every clEnqueueNDRangeKernel of the kernel, and those on kernel objects not resolved to a name
-    (the capture header checks the kernel's name at run time)."""
+    (the capture header checks the kernel's name at run time); `index`: the tree's scan where it was made."""
     from s2s.scan.tree import scan_tree
 
-    index = scan_tree(root)
+    index = index if index is not None else scan_tree(root)
     short = kernel.split("::")[-1]
     return [s for s in index.launches if s.kind == "clEnqueueNDRangeKernel"
             and (s.kernel == short or s.kernel.startswith("<kernel object"))]
@@ -251,65 +286,119 @@ def _deduced(kernel: str, template: list[str] | None) -> bool:
 
 
 def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]) -> Instrumented:
-    """Copy `tree` to work/app and instrument the copy for the kernel of manifest `m`."""
+    """Copy `tree` to work/app and instrument the copy for the kernel of manifest `m` (slot 0); a site that cannot be
+    instrumented raises its UserError."""
+    out = instrument_kernels(tree, work, [(m, cuda_sites)])
+    if 0 in out.errors:
+        raise out.errors[0]
+    out.notes += out.notes_of[0]  # one kernel: its notes are the copy's
+    return out
+
+
+def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, list[LaunchSite]]]) -> Instrumented:
+    """Copy `tree` to work/app once and instrument the copy for every kernel of `kernels` (manifest, its CUDA launch
+    sites), kernel i in slot i. A kernel that cannot be instrumented (no launch site, a site that is no statement,
+    another backend than the first kernel's) is in `errors` and left out; the others are instrumented."""
     tree = Path(tree).resolve()
     work = Path(work).resolve()
     copy_notes: list[str] = []
     root = copy_tree(tree, work / "app", copy_notes)
     header = work / HEADER
-    backend = m.backend
     out = Instrumented(root=root, header=header, notes=copy_notes)
+    backend = kernels[0][0].backend if kernels else "cuda"
     if backend == "hip":
         raise UserError("capture: HIP applications are not supported yet (CUDA and OpenCL are)")
-    short = m.kernel.split("::")[-1]
-    if backend == "opencl":
-        kinds = "".join("s" if p.role == "scalar" else "l" if p.space == "local" else "b" for p in m.params)
-        header.write_text(render("capture/runtime_opencl.h.j2", kernel=m.kernel, kernel_short=short, kinds=kinds))
-        sites = opencl_sites(root, m.kernel)
-    else:
-        fallback = [str(int(p.count)) if p.role != "scalar" and isinstance(p.count, int) else "0" for p in m.params]
-        header.write_text(render("capture/runtime_cuda.h.j2", kernel=m.kernel, kernel_short=short, fallback=fallback))
-        sites = [s for s in cuda_sites if s.kind == "chevron"]
-        for s in cuda_sites:
-            if s.kind != "chevron":
-                out.notes.append(f"{s.file}:{s.line}: {s.kind} launch not instrumented (chevron launches only)")
-    if not sites:
-        raise UserError(f"capture: no launch site of {m.kernel} found in {tree}", file=str(tree),
-                        hint="s2s capture instruments the statements that launch the kernel")
-    template = _declared_template(root, m) if backend != "opencl" else None
-    by_file: dict[str, list[LaunchSite]] = {}
-    for s in sites:
-        by_file.setdefault(s.file, []).append(s)
-    changed: dict[str, bytes] = {}
+    slots: list[dict[str, str | list[str]]] = []
+    owners: dict[tuple[str, int], tuple[LaunchSite, list[int]]] = {}  # each site once, with the slots it serves
+    index = None
+    for i, (m, cuda_sites) in enumerate(kernels):
+        short = m.kernel.split("::")[-1]
+        out.sites_of[i], out.notes_of[i] = [], []
+        if backend == "opencl":
+            slots.append({"short": short, "kinds": "".join("s" if p.role == "scalar" else "l" if p.space == "local" else "b"
+                                                           for p in m.params)})
+        else:
+            slots.append({"short": short, "fallback": [str(int(p.count)) if p.role != "scalar" and isinstance(p.count, int)
+                                                       else "0" for p in m.params]})
+        if m.backend != backend:
+            out.errors[i] = UserError(f"capture: {m.kernel} is a {m.backend} kernel and {kernels[0][0].kernel} a {backend} one: "
+                                      "one capture run records kernels of one kind", hint=f"capture {m.kernel} on its own")
+            continue
+        if backend == "opencl":
+            if index is None:
+                from s2s.scan.tree import scan_tree
+
+                index = scan_tree(root)
+            sites = opencl_sites(root, m.kernel, index)
+        else:
+            sites = [s for s in cuda_sites if s.kind == "chevron"]
+            out.notes_of[i] += [f"{s.file}:{s.line}: {s.kind} launch not instrumented (chevron launches only)"
+                                for s in cuda_sites if s.kind != "chevron"]
+        if not sites:
+            out.errors[i] = UserError(f"capture: no launch site of {m.kernel} found in {tree}", file=str(tree),
+                                      hint="s2s capture instruments the statements that launch the kernel")
+            continue
+        for s in sites:
+            key = (s.file, s.start_byte)
+            if key not in owners:
+                owners[key] = (s, [i])
+            elif backend == "opencl":  # one site serves every kernel it may launch (the runtime checks the name)
+                owners[key][1].append(i)
+            else:  # a chevron names one kernel: the first that listed the site records it
+                out.notes_of[i].append(f"{s.file}:{s.line}: the launch site is instrumented for "
+                                       f"{kernels[owners[key][1][0]][0].kernel}")
+    template = "capture/runtime_opencl.h.j2" if backend == "opencl" else "capture/runtime_cuda.h.j2"
+    header.write_text(render(template, kernels=[m.kernel for m, _ in kernels], slots=slots))
+    info = {i: _Slot(i, None if m.template_args else [p.type for p in m.params],
+                     _declared_template(root, m) if backend != "opencl" else None)
+            for i, (m, _) in enumerate(kernels) if i not in out.errors}
+    by_file: dict[str, list[tuple[LaunchSite, list[int]]]] = {}
+    for s, slots_of in owners.values():
+        by_file.setdefault(s.file, []).append((s, slots_of))
+    edited: dict[str, tuple[bytes, list[tuple[LaunchSite, list[int]]]]] = {}
     for rel, file_sites in by_file.items():
-        path = root / rel
-        data = path.read_bytes()
+        data = (root / rel).read_bytes()
         dialect = language_of(rel, data)
-        types = None if m.template_args else [p.type for p in m.params]
-        edited = _edit_sites(data, "cpp" if dialect == "opencl" else dialect, file_sites, backend, types, template)
-        changed[rel] = _with_include(edited, header, min(s.start_byte for s in file_sites), backend == "opencl")
-        out.sites += [f"{s.file}:{s.line}" for s in sorted(file_sites, key=lambda s: s.start_byte)]
+        todo = [(s, info[owned[0]]) for s, owned in file_sites if owned[0] in info]
+        text, failed = _edit_file(data, "cpp" if dialect == "opencl" else dialect, todo, backend)
+        for s, err in failed:  # the kernels this site launches are left out: the run would miss their launches there
+            for i in owners[(s.file, s.start_byte)][1]:
+                out.errors.setdefault(i, err)
+        edited[rel] = (text, file_sites)
+    changed: dict[str, bytes] = {}
+    for rel, (text, file_sites) in edited.items():
+        live = [(s, owned) for s, owned in file_sites if any(i not in out.errors for i in owned)]
+        if not live:
+            continue
+        changed[rel] = _with_include(text, header, min(s.start_byte for s, _ in file_sites), backend == "opencl")
+        for s, owned in sorted(live, key=lambda x: x[0].start_byte):
+            out.sites.append(f"{s.file}:{s.line}")
+            for i in owned:
+                out.sites_of[i].append(f"{s.file}:{s.line}")
     if backend == "opencl":
         for path in sorted(root.rglob("*")):
             rel = path.relative_to(root).as_posix()
             if rel in changed or not path.is_file() or path.suffix.lower() not in HOST_EXTS | CUDA_EXTS | HIP_EXTS:
                 continue
             data = path.read_bytes()
-            if re.search(rb"\bclSetKernelArg\s*\(", data) and not re.search(rb"#\s*define\s+\w+", data[:0]):
-                m_call = re.search(rb"\bclSetKernelArg\s*\(", data)
-                changed[rel] = _with_include(data, header, m_call.start() if m_call else len(data), True)
-    elif m.symbols:
-        rel = str(m.origin.get("file", ""))
-        path = root / rel
-        if rel and path.is_file():
-            data = changed.get(rel, path.read_bytes())
-            if f'#include "{header}"'.encode() not in data:
-                kernel_at = int(m.origin.get("start_byte", len(data)) or 0)
-                data = _with_include(data, header, kernel_at)
-            changed[rel] = data + _symbol_registrations(m).encode()
-        else:
-            out.notes.append(f"symbols {', '.join(s.name for s in m.symbols)}: the kernel's file was not found; "
-                             "they are not captured and are filled from the seed")
+            m_call = re.search(rb"\bclSetKernelArg\s*\(", data)
+            if m_call:
+                changed[rel] = _with_include(data, header, m_call.start(), True)
+    else:
+        for i, (m, _) in enumerate(kernels):
+            if i in out.errors or not m.symbols:
+                continue
+            rel = str(m.origin.get("file", ""))
+            path = root / rel
+            if rel and path.is_file():
+                data = changed.get(rel, path.read_bytes())
+                if f'#include "{header}"'.encode() not in data:
+                    kernel_at = int(m.origin.get("start_byte", len(data)) or 0)
+                    data = _with_include(data, header, kernel_at)
+                changed[rel] = data + _symbol_registrations(m, i).encode()
+            else:
+                out.notes_of[i].append(f"symbols {', '.join(s.name for s in m.symbols)}: the kernel's file was not "
+                                       "found; they are not captured and are filled from the seed")
     for rel, data in changed.items():
         (root / rel).write_bytes(data)
         out.files.append(rel)
@@ -328,7 +417,9 @@ def wrap_launch_sites(root: Path, header: Path, sites: list[LaunchSite]) -> list
     for rel, file_sites in sorted(by_file.items()):
         path = root / rel
         data = path.read_bytes()
-        edited = _edit_sites(data, language_of(rel, data), file_sites, "cuda")
+        edited, failed = _edit_file(data, language_of(rel, data), [(s, _Slot(record_targs=False)) for s in file_sites], "cuda")
+        if failed:
+            raise failed[0][1]
         path.write_bytes(_with_include(edited, header, min(s.start_byte for s in file_sites)))
         done += [f"{s.file}:{s.line}" for s in sorted(file_sites, key=lambda s: s.start_byte)]
     return done

@@ -57,7 +57,7 @@ def _timing(t: Timing | None) -> str:
         return "-"
     batch = f" x {t.batch} launches" if t.batch > 1 else ""
     return (f"{t.median_us:.2f} µs  (IQR {t.spread_us:.2f}, p10-p90 {t.p10_us:.2f}-{t.p90_us:.2f}; "
-            f"{t.samples} samples{batch})")
+            f"{t.samples} samples{batch}" + (f" after {t.warmup} warm-up" if t.warmup else "") + ")")
 
 
 def _tol(v: float | None) -> str:

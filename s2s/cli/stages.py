@@ -72,7 +72,9 @@ def _optimize_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--patience", type=at_least_one,
                    help="stop after N rounds in a row without a gain (default: go on while candidates remain)")
     p.add_argument("--max-evals", type=at_least_one, default=30)
-    p.add_argument("--time-budget", type=positive, help="seconds")
+    p.add_argument("--time-budget", type=positive,
+                   help="seconds after which no candidate is started, nor one that would end past them at the pace so far "
+                        "(auto: counted from its start over every kernel, the top kernel first)")
     p.add_argument("--patterns", help="pattern library file (default: per user)")
     p.add_argument("--no-patterns", action="store_true")
     p.add_argument("--llm-config")
@@ -139,11 +141,10 @@ def open_cluster(opts, console: Console):  # type: ignore[no-untyped-def]
 @command("optimize")
 def _optimize(args: argparse.Namespace, console: Console) -> int:
     from s2s.optimize.loop import optimize
+    from s2s.optimize.progress import line
 
     def show(ev: dict[str, object]) -> None:
-        sp = float(ev["speedup"]) if ev["speedup"] else 0.0  # type: ignore[arg-type]
-        console.print(f"round {ev['round']} eval {ev['evals']}: {ev['candidate']} {ev['origin']} -> {ev['verdict']}"
-                      + (f" {sp:.2f}x" if sp else "") + f"   best {float(ev['best']):.2f}x", highlight=False)  # type: ignore[arg-type]
+        console.print(line(ev), highlight=False, markup=False)
 
     if sys.stderr.isatty():
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -153,6 +154,9 @@ def _optimize(args: argparse.Namespace, console: Console) -> int:
         task = bar.add_task("optimizing", total=args.max_evals)
 
         def tick(ev: dict[str, object]) -> None:
+            if ev.get("kind") == "stop":
+                show(ev)
+                return
             bar.update(task, completed=int(ev["evals"]),  # type: ignore[call-overload]
                        description=f"round {ev['round']}  {ev['candidate']}  best {float(ev['best']):.2f}x")  # type: ignore[arg-type]
             show(ev)
@@ -165,7 +169,8 @@ def _optimize(args: argparse.Namespace, console: Console) -> int:
         with executor:
             out = optimize(args.mep, opts, progress=show)
     console.print(f"best: {out.best_id or 'none'} {out.best_speedup:.2f}x ({out.best_origin or 'the original'}); "
-                  f"{out.evaluations} evaluations, best after {out.evals_to_best}; stopped: {out.stopped}", highlight=False)
+                  f"{out.evaluations} evaluations, best after {out.evals_to_best}; stopped: {out.stopped}"
+                  + "".join(f" ({n})" for n in out.notes), highlight=False)
     return 0 if out.best_id and out.best_speedup > 1.0 else 1
 
 

@@ -27,10 +27,14 @@ KEYWORDS = frozenset(
     "const volatile static extern inline register auto void char short int long float double signed unsigned bool "
     "true false nullptr template typename using namespace public private protected new delete this operator "
     "constexpr static_assert alignas alignof decltype noexcept throw try catch friend virtual explicit mutable "
+    "asm __asm __asm__ "  # inline assembly (`asm volatile("..." : "=r"(r))`) is no call
     # preprocessor operators inside `#if` lines of macro blocks: never names to look up
     "defined __has_include __has_include_next __has_builtin __has_attribute __has_cpp_attribute __has_feature _Pragma "
     "__pragma".split()
 )
+
+
+_INCLUDE_LINE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"\n]+)[>\"]", re.M)
 
 
 @dataclass
@@ -91,6 +95,7 @@ class DeclIndex:
         self.rank = {p: i for i, p in enumerate(unit_files)}
         # the unit's files by tree-relative path, as Decl.file names them: membership and order in O(1)
         self.unit_rank = {files[p].rel: i for p, i in self.rank.items() if p in files}
+        self.by_rel = {s.rel: s for s in files.values()}
         self.by_name: dict[str, list[Decl]] = {}
         self.parsed: set[Path] = set()
         for p in unit_files:
@@ -124,6 +129,21 @@ class DeclIndex:
         key = name.encode()
         return any(key in s.data and re.search(rb"\b" + re.escape(key) + rb"\b", s.data) for s in self.library.values())
 
+    def defined_after(self, d: Decl, user_file: str, user_start: int) -> bool:
+        """`d` is a macro the compiler meets only after the code at `user_start` of `user_file`: later in the same
+        file, or in a file that includes `user_file` before it (`#include "ecdh.h"` then `#define P_x 5`: the
+        kernel's parameter `P_x` in ecdh.h is no macro)."""
+        if d.kind != "macro":
+            return False
+        if d.file == user_file:
+            return d.start > user_start
+        source = self.by_rel.get(d.file)
+        if source is None:
+            return False
+        head = source.data[:d.start]
+        target = user_file.rsplit("/", 1)[-1]
+        return any(m.group(1).decode("utf-8", "replace").rsplit("/", 1)[-1] == target for m in _INCLUDE_LINE.finditer(head))
+
     def in_unit(self, d: Decl) -> bool:
         return self._in_unit(d)
 
@@ -149,8 +169,18 @@ def choose(cands: list[Decl], kernel: Kernel) -> list[Decl]:
     if variables and len(variables) == len(cands):
         definitions = [d for d in variables if not d.text.lstrip().startswith("extern")]
         return _unique(definitions[:1] or variables[:1])
-    # macros, types, blocks: the first definition in unit order (redefinitions are the user's business)
-    return _unique(cands[:1] + [d for d in cands[1:] if d.kind == "block" and d.file == cands[0].file])
+    # macros, types, blocks: the first definition in unit order (redefinitions are the user's business), with the
+    # specializations of a class template (`template <> struct BytesToType<16>`), each one a definition of its own
+    first = cands[0]
+    return _unique(cands[:1] + [d for d in cands[1:] if (d.kind == "block" and d.file == first.file)
+                                or (first.kind == "type" and d.kind == "type" and _specializes(d, first))])
+
+
+def _specializes(d: Decl, primary: Decl) -> bool:
+    """`d` is a specialization of the class template `primary` (`template <> struct S<16> {...}` of `template <int B>
+    struct S {};`)."""
+    return _templated(d) and any(re.search(r"\b(?:struct|class|union)\s+" + re.escape(n) + r"\s*<", d.text)
+                                 for n in primary.names)
 
 
 # functions a toolkit header declares for argument-dependent lookup, called unqualified: `init(&bar, n)` of
@@ -207,13 +237,19 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
         calls = set(_CALL.findall(clean))
         own = declared_names(clean, stripped=True)
         itself = set(chosen[key].names) if key in chosen else set()
+        # a function's own name in its head is no call of its same-named overloads; only its body's calls are
+        in_body = set(identifiers(clean.split("{", 1)[1], stripped=True)) \
+            if key in chosen and chosen[key].kind == "function" and "{" in clean else None
         for name in identifiers(clean, stripped=True):
-            if name == kernel.name or name in itself and name in own:
+            if name == kernel.name or name in itself and (name in own or in_body is not None and name not in in_body):
                 continue  # a declaration's own names (`__constant__ double dssp` in its namespace) need nothing else
             # a parameter or local of this item, or a builtin (`abs`, `min`, `atomicAdd`) is not searched for across
             # the whole tree: a vendored library's definition is not the one the compiler provides
             cands, outside = index.lookup(name, outside=name not in own and not is_builtin(name))
-            picked = choose(_qualified(cands, name, clean), kernel)
+            user = (kernel.file, kernel.start_byte) if key == root_key else (file, chosen[key].start if key in chosen else 0)
+            picked = choose([d for d in _qualified(cands, name, clean) if not index.defined_after(d, *user)], kernel)
+            if key in chosen and chosen[key].kind == "type" and name in own:  # `float lambda;`, a field: not the
+                picked = [d for d in picked if d.kind not in {"function", "variable"}]  # function lambda(Params p)
             if not picked:
                 if (name in calls and name not in own and not is_builtin(name) and not _is_local_call(name, clean)
                         and not index.in_library(name) and not _from_included_header(name, index)):
@@ -224,11 +260,14 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
                 continue
             for d in picked:
                 dkey = (d.file, d.start)
-                deps[key].append(dkey)
+                if key in chosen and _defines_member_of(d, chosen[key]):
+                    deps.setdefault(dkey, []).append(key)  # `Gen<S>::draw<float>() {...}` comes after class Gen
+                else:
+                    deps[key].append(dkey)
                 if dkey in chosen:
                     continue
                 chosen[dkey] = d
-                deps[dkey] = []
+                deps.setdefault(dkey, [])
                 if d.kind == "type":  # `a[i] + b[i]` on a struct: its free operators, which no name in the code spells
                     for op in _operators_of(d, index):
                         okey = (op.file, op.start)
@@ -243,6 +282,15 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
                 work.append((dkey, d.text, d.file, d.line))
     order = _topological(deps, root_key, chosen, index)
     return order, missing, notes
+
+
+def _defines_member_of(d: Decl, owner: Decl) -> bool:
+    """`d` is a member function of the type `owner` defined outside its class (`Gen<std::uint32_t>::draw<float>()`)."""
+    if d.kind != "function" or owner.kind != "type":
+        return False
+    head = strip_comments(d.text).split("(", 1)[0]
+    return any(re.search(r"\b" + re.escape(n) + r"\s*(?:<[^;{}()]*>)?\s*::\s*~?[A-Za-z_]\w*\s*(?:<[^;{}()]*>)?\s*$", head)
+               for n in owner.names)
 
 
 _SCALAR_WORDS = frozenset("int float double char bool unsigned signed long short const volatile void size_t auto "
@@ -294,6 +342,14 @@ def declared_names(code: str, stripped: bool = False) -> set[str]:
     names |= {m.group(2) for m in _CONSTRUCTED.finditer(clean) if m.group(1) not in _NOT_TYPES | _CONTROL}
     names |= {m.group(2) for m in _DEFINED_FN.finditer(clean) if m.group(1) not in _NOT_TYPES | _CONTROL}
     names |= set(re.findall(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", clean, re.M))  # macros the item defines itself
+    names |= {m.group(1) for m in _TYPEDEF.finditer(clean)}  # `typedef Plain<0, 0> Impl;`, called as `Impl(tid)`
+    names |= {m.group(1) for m in _TEMPLATE_PARAM.finditer(clean)}  # `template <typename Keep>`: `Keep (&k)[N]`
+    for m in _LOCAL_TYPE.finditer(clean):  # `union view_t {`: its constructor `view_t(...)`; `} view(p);` an object
+        names |= {n for n in m.groups() if n}
+        close = _matching_brace(clean, m.end() - 1)
+        after = _AFTER_BODY.match(clean, close + 1) if close > 0 else None
+        if after:
+            names.add(after.group(1))
     for m in _DECL_LIST.finditer(clean):  # `double r43, c1345, c34;`: every declarator, not only the first
         if m.group(1) in _NOT_TYPES | _CONTROL or "," not in m.group(2):
             continue
@@ -303,6 +359,19 @@ def declared_names(code: str, stripped: bool = False) -> set[str]:
     return names - KEYWORDS
 
 
+_TYPEDEF = re.compile(r"\btypedef\b[^;{}]*?([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;")
+_TEMPLATE_PARAM = re.compile(r"(?<=[<,])\s*(?:typename|class)\s*(?:\.\.\.\s*)?([A-Za-z_]\w*)\s*(?=[,>=])")
+_LOCAL_TYPE = re.compile(r"\b(?:struct|class|union)\s+(?:__align__\s*\([^()]*\)\s*)?([A-Za-z_]\w*)?\s*(?::[^;{}()]*)?\{")
+_AFTER_BODY = re.compile(r"\s*[*&]*\s*([A-Za-z_]\w*)\s*(?=[(;,=\[{])")
+
+
+def _matching_brace(code: str, open_at: int) -> int:
+    depth = 0
+    for i in range(open_at, len(code)):
+        depth += {"{": 1, "}": -1}.get(code[i], 0)
+        if depth == 0:
+            return i
+    return -1
 _DECL_LIST = re.compile(r"(?:^|[;{}(])\s*(?:(?:const|static|volatile|register|unsigned|signed|long|short)\s+)*"
                         r"([A-Za-z_][\w:]*)(?:<[^<>;()]*>)?\s+([^;{}]+);")
 _DECLARATOR = re.compile(r"\s*[*&]*\s*([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:=.*)?$", re.S)

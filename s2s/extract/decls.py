@@ -29,10 +29,73 @@ class Decl:
 
 def file_decls(source: SourceFile) -> list[Decl]:
     """Every top-level item of a file, in file order, conditionals kept whole."""
-    tree = parse(source.data, language_of(source.rel, source.data))
+    dialect = language_of(source.rel, source.data)
+    tree = parse(source.data, dialect)
+    calls: list[tuple[int, int, str]] = []
+    if tree.root_node.has_error:
+        # `ALIGN_AS(long long, 8)` lines (a macro that expands to declarations, no `;`) derail tree-sitter until
+        # the end of the file; read past them blanked (offsets kept) and keep each as an item of its own
+        blanked, calls = blank_macro_calls(source.data)
+        if calls:
+            tree = parse(blanked, dialect)
     out: list[Decl] = []
     _walk(tree.root_node, source, out, "")
-    return out
+    for start, end, name in calls:
+        line = source.data.count(b"\n", 0, start) + 1
+        out.append(Decl("block", (name,), source.rel, line, start, end, source.text(start, end)))
+    return sorted(out, key=lambda d: d.start) if calls else out
+
+
+_SPAN_COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
+_CALL_LINE = re.compile(rb"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
+_FUNCTION_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(", re.M)
+
+
+def blank_macro_calls(data: bytes) -> tuple[bytes, list[tuple[int, int, str]]]:
+    """`data` with its top-level lines that are only a macro call (`NAME(args)`, no `;` and no body after it) blanked
+    to spaces, and those calls' byte ranges and names. A macro is a name the file `#define`s with parameters, or one
+    spelled in capitals (defined in another header)."""
+    plain = _SPAN_COMMENT.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), data)
+    plain = re.sub(rb"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), plain, flags=re.M)
+    macros = {m.group(1) for m in _FUNCTION_MACRO.finditer(data)}
+    depth_at = _depths(plain)
+    out = bytearray(data)
+    calls: list[tuple[int, int, str]] = []
+    for m in _CALL_LINE.finditer(plain):
+        name = m.group(1)
+        if depth_at[m.start(1)] or not (name in macros or re.fullmatch(rb"[A-Z_][A-Z0-9_]*", name)):
+            continue
+        close = _closing(plain, m.end() - 1)
+        if close < 0:
+            continue
+        rest = plain[close + 1:]
+        after = rest.lstrip()
+        if rest[:len(rest) - len(after)].count(b"\n") == 0 and after or after[:1] in {b"{", b":", b";", b"-", b","}:
+            continue  # something follows on its line, or a body, an initializer list or a declarator list does
+        out[m.start(1):close + 1] = re.sub(rb"[^\n]", b" ", data[m.start(1):close + 1])
+        calls.append((m.start(1), close + 1, name.decode()))
+    return bytes(out), calls
+
+
+def _depths(plain: bytes) -> list[int]:
+    """The brace depth before each byte."""
+    depths, depth = [], 0
+    for c in plain:
+        depths.append(depth)
+        depth += (c == 0x7B) - (c == 0x7D)
+    return depths
+
+
+def _closing(plain: bytes, open_at: int) -> int:
+    depth = 0
+    for i in range(open_at, len(plain)):
+        c = plain[i]
+        depth += (c == 0x28) - (c == 0x29)
+        if depth == 0:
+            return i
+        if c in (0x3B, 0x7B, 0x7D):  # `;`, `{` or `}` before the parenthesis closes: not a macro call line
+            return -1
+    return -1
 
 
 def _walk(node: Node, source: SourceFile, out: list[Decl], ns: str) -> None:
@@ -111,15 +174,15 @@ def _item(node: Node, end_node: Node, source: SourceFile, ns: str) -> list[Decl]
     if t in {"preproc_def", "preproc_function_def"}:
         return decl("macro", (text(node.child_by_field_name("name")),))
     if t in {"struct_specifier", "class_specifier", "union_specifier"}:
-        return decl("type", (text(node.child_by_field_name("name")),))
+        # `template <> struct BytesToType<16> {...}`: a specialization is one more definition of BytesToType
+        return decl("type", (text(node.child_by_field_name("name")).split("<")[0].strip(),))
     if t == "enum_specifier":
         enumerators = tuple(text(e.child_by_field_name("name")) for e in _enumerators(node))
         return decl("type", (text(node.child_by_field_name("name")),) + enumerators)
     if t == "type_definition":
-        names = tuple(text(d) for d in node.children_by_field_name("declarator"))
         inner = node.child_by_field_name("type")
         extra = tuple(text(e.child_by_field_name("name")) for e in _enumerators(inner)) if inner is not None else ()
-        return decl("type", tuple(_last_ident(n) for n in names) + extra)
+        return decl("type", tuple(_typedef_name(d) for d in node.children_by_field_name("declarator")) + extra)
     if t == "alias_declaration":
         return decl("type", (text(node.child_by_field_name("name")),))
     if t == "template_declaration":
@@ -157,6 +220,21 @@ def _enumerators(node: Node | None) -> list[Node]:
     return [c for c in body.named_children if c.type == "enumerator"] if body is not None else []
 
 
+def _typedef_name(declarator: Node) -> str:
+    """The name a typedef declares: `AM` of `AM[N]` (not the size `N`), `fn_t` of `(*fn_t)(int)`, `ref_t` of
+    `(&ref_t)[4]`; the first type name in the declarator, outside parameter lists and array sizes."""
+    stack = [declarator]
+    while stack:
+        cur = stack.pop()
+        if cur.type in {"type_identifier", "identifier"}:
+            return text(cur)
+        if cur.type == "parameter_list":
+            continue
+        inner = cur.child_by_field_name("declarator")
+        stack.extend([inner] if inner is not None else reversed(cur.named_children))
+    return _last_ident(text(declarator))
+
+
 def _last_ident(s: str) -> str:
     found = _IDENT.findall(s)
     return found[-1] if found else ""
@@ -178,4 +256,17 @@ def _function_name(fn: Node) -> str:
     while node is not None and node.type != "function_declarator":
         node = node.child_by_field_name("declarator")
     inner = node.child_by_field_name("declarator") if node is not None else None
-    return text(inner).split("::")[-1].split("<")[0]
+    return _unqualified(text(inner))
+
+
+def _unqualified(name: str) -> str:
+    """`Gen<std::uint32_t>::draw<float>` is a `draw`: template arguments go before the `::` that qualifies it."""
+    if "operator" in name:
+        return name.split("::")[-1].strip()
+    plain = name
+    while True:
+        shorter = re.sub(r"<[^<>]*>", "", plain)
+        if shorter == plain:
+            break
+        plain = shorter
+    return plain.split("::")[-1].split("<")[0].strip()

@@ -176,11 +176,17 @@ def extract(tree_arg: str | Path, kernel_name: str, compile_commands: str | None
                      "flags)")
     sites = _own_launches(launches_of(index, kernel), kernel, index, graph, base, notes)
     defines = command.defines if command else {}
-    inst = _instantiations(sites, files, base, notes)
+    unresolved: list[str] = []
+    inst = _instantiations(sites, files, base, notes, unresolved)
     if inst:  # `k<uchar4_aligned>`: types named only by the launch's template arguments
         extra, _missing, _more = name_closure(kernel, ", ".join(inst), decl_index)
         known = {(d.file, d.start) for d in items}
-        items = [d for d in extra if (d.file, d.start) not in known] + items
+        items = items + [d for d in extra if (d.file, d.start) not in known]  # after what the kernel needs: only the
+        # instance lines at the end of the file name them
+    if unresolved:  # `k<traits<kN, kLogN, input_t>>` in a host template: the traits type, for the instance that runs
+        extra, _missing, _more = name_closure(kernel, ", ".join(dict.fromkeys(unresolved)), decl_index)
+        known = {(d.file, d.start) for d in items}
+        items = items + [d for d in extra if (d.file, d.start) not in known and d.kind != "variable"]
     external = external + _namespace_aliases(unit_files, files, kernel_text, items) + _using_directives(
         unit_files, files, kernel_path, kernel.start_byte)
     text, krange = render(kernel, kernel_text, items, external, defines, used_mode, _rel(unit, base), inst,
@@ -283,12 +289,15 @@ def _own_launches(sites: list[LaunchSite], kernel: Kernel, index: Index, graph: 
     return own
 
 
-def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base: Path, notes: list[str]) -> list[str]:
-    """Template arguments seen at launch sites, with a host function template's own parameters resolved."""
+def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base: Path, notes: list[str],
+                    unresolved: list[str] | None = None) -> list[str]:
+    """Template arguments seen at launch sites, with a host function template's own parameters resolved; those that
+    still name the host's template parameters go to `unresolved` (their types belong in the kernel file all the same:
+    the capture reads which instance ran)."""
     import re
 
     from .hostcode import Program
-    from .template_args import caller_resolutions
+    from .template_args import caller_resolutions, expand_local_aliases
 
     program = Program(files)
     out: set[str] = set()
@@ -297,7 +306,11 @@ def _instantiations(sites: list[LaunchSite], files: dict[Path, SourceFile], base
             continue
         scope = program.scope_at(files[(base / s.file).resolve()], s.start_byte)
         for targs, _where, _live in caller_resolutions(s.template_args, scope):
+            if not targs:  # `run<64, T>(...)` from another template: the types its own arguments name, as below
+                targs = expand_local_aliases(s.template_args, scope)
             if set(re.findall(r"[A-Za-z_]\w*", targs)) & set(scope.template_params()):
+                if unresolved is not None:
+                    unresolved.append(targs)
                 notes.append(f"{s.file}:{s.line}: launch with template arguments <{targs}> of the enclosing template; "
                              "no call of it with explicit arguments was found")
                 continue

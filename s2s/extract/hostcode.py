@@ -284,6 +284,37 @@ class Scope:
                 return _declared_type(best), text(best)
         return None
 
+    def local_alias(self, name: str) -> str | None:
+        """The type a local `using name = T;` or `typedef T name;` of the function names before the limit (`using
+        Ktraits = traits<kNThreads, input_t>;` before `k<Ktraits><<<...>>>`), else None."""
+        if self.fn is None:
+            return None
+        found: str | None = None
+        at = -1
+        stack = [self.fn]
+        while stack:
+            n = stack.pop()
+            if n.start_byte >= self.limit:
+                continue
+            if n.type == "alias_declaration" and text(n.child_by_field_name("name")) == name and n.start_byte > at:
+                kind = n.child_by_field_name("type")
+                found, at = (text(kind) if kind is not None else None), n.start_byte
+            elif n.type == "type_definition" and n.start_byte > at and any(
+                    _declared(d) == name for d in n.children_by_field_name("declarator")):
+                kind = n.child_by_field_name("type")
+                found, at = (text(kind) if kind is not None else None), n.start_byte
+            stack.extend(n.named_children)
+        return " ".join(found.split()) if found else None
+
+    def expand_aliases(self, types: str) -> str:
+        """`types` with each local alias of the function replaced by the type it names (an alias of an alias too)."""
+        for _ in range(4):
+            out = re.sub(r"(?<![\w:.])[A-Za-z_]\w*", lambda m: self.local_alias(m.group(0)) or m.group(0), types)
+            if out == types:
+                break
+            types = out
+        return types
+
     def parameter_index(self, name: str) -> int:
         if self.fn is None:
             return -1
@@ -327,9 +358,10 @@ class Scope:
                 out.append(words[-1])
         return out
 
-    def caller_template_args(self) -> list[tuple[str, str, bool]]:
-        """(explicit template arguments, file:line, whether the call runs whenever its function does) of each call of
-        this function template: run<float>(...); calls in a branch known not to run are left out."""
+    def caller_template_args(self) -> list[tuple[str, str, bool, tuple[str, ...]]]:
+        """(explicit template arguments, file:line, whether the call runs whenever its function does, the calling
+        function's own template parameters) of each call of this function template: run<float>(...); calls in a
+        branch known not to run are left out."""
         name = self.function_name()
         out = []
         for source in self.program.files.values():
@@ -344,9 +376,11 @@ class Scope:
                     state = caller._branch_state(call, [])
                     if state == "dead":  # `if (tile == 8) run<8>(...)` that does not hold
                         continue
-                    t = text(fn)
-                    out.append((t[t.index("<") + 1 : t.rindex(">")], f"{source.rel}:{call.start_point[0] + 1}",
-                                state == "live"))
+                    t = text(fn)  # `run<data_t, rng_t>(...)` after `using data_t = std::uint64_t;` in the caller
+                    targs = Scope(source, around.fn, call.start_byte, self.program, self.depth).expand_aliases(
+                        t[t.index("<") + 1 : t.rindex(">")])
+                    out.append((targs, f"{source.rel}:{call.start_point[0] + 1}", state == "live",
+                                tuple(caller.template_params())))
         return out
 
     def allocations(self, var: str) -> Found | None:

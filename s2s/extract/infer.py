@@ -669,12 +669,32 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
                             source=f"{launch.source}: launch sites differ, which one runs is not known")
     symbols = []
     for name, decl_text in symbol_texts:
-        m = re.search(r"([A-Za-z_][\w:]*)\s+" + re.escape(name.split("::")[-1]) + r"\s*(?:\[([^\]]*)\])?", decl_text)
-        if not m:
+        found = symbol_declarator(name.split("::")[-1], decl_text)
+        if found is None:
             continue
-        n = values.number(m.group(2), None, Trail()) if m.group(2) else 1
-        symbols.append(SymbolSpec(name=name, elem=m.group(1), count=int(n or 1), source=decl_text.strip()[:80]))
+        elem, dims = found
+        n = values.number(dims, None, Trail()) if dims else 1
+        symbols.append(SymbolSpec(name=name, elem=elem, count=int(n or 1), source=decl_text.strip()[:80]))
     return Inferred(specs, launch, sizes, structs, symbols, notes, targs)
+
+
+def symbol_declarator(name: str, decl_text: str) -> tuple[str, str] | None:
+    """(element type, array size expression or "") of `name` in its declaration: `__constant__ double dz1, dz2, dz3;`
+    gives every declarator its type, not the first alone (`omega` of `__constant__ double dt, omega;` is a symbol)."""
+    for stmt in re.sub(r"//[^\n]*|/\*.*?\*/", " ", decl_text, flags=re.S).split(";"):
+        parts = [_DECLARATOR_HEAD.search(p.split("=")[0]) for p in split_top_level(stmt)]
+        if not parts or parts[0] is None:
+            continue
+        elem = parts[0].group(1)
+        for m in parts:
+            if m is not None and m.group(2) == name:  # `ce[13][5]`: 65 elements
+                return elem, "*".join(f"({d})" for d in re.findall(r"\[([^\]]*)\]", m.group(3) or ""))
+    return None
+
+
+# a declarator at the end of its text: `double *p`, `ce[13][5]`; group 1 the word before it (the element type in the
+# first declarator of a list)
+_DECLARATOR_HEAD = re.compile(r"(?:([A-Za-z_][\w:]*)\s*[*&\s]\s*[*&\s]*)?\b([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)*)$")
 
 
 def launch_args(raw: tuple[str, ...] | list[str]) -> list[str]:

@@ -85,6 +85,8 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
         flags = [f"-D{k}={v}" for k, v in defines.items() if k not in overrides]
     flags = [f for f in flags if f[2:].partition("=")[0] not in overrides] + [f"-D{k}={v}" for k, v in overrides.items()]
     flags += [f"-I{d}" for d in ex.include_dirs]
+    if ex.compile is not None and ex.kernel.language != "opencl":  # the build's -use_fast_math, -ftz=true, ...
+        flags += [f for f in ex.compile.numerics_flags if f not in flags]
     if ex.kernel.language != "opencl":  # nvcc passes -D values through a shell: refuse what would run there
         _check_tree_flags(flags, tree, overrides)
     struct_texts = {}

@@ -28,15 +28,26 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 def caller_resolutions(targs: str, scope: Scope) -> list[tuple[str, str, bool]]:
     """(resolved arguments, file:line of the call, whether the call runs whenever its function does) for each call of
     the enclosing function template that may run; [(targs, "", True)] when the arguments name none of its
-    parameters."""
+    parameters. A call from another template that passes its own parameters (`run<64, T>(...)` in `template <typename
+    T> void dispatch`) resolves to nothing the kernel file can name: "" for it."""
+    targs = expand_local_aliases(targs, scope)
     params = scope.template_params()
     if not params or not any(re.search(rf"\b{re.escape(p)}\b", targs) for p in params):
         return [(targs, "", True)]
     out = []
-    for call_targs, where, live in scope.caller_template_args():
+    for call_targs, where, live, open_params in scope.caller_template_args():
         mapping = dict(zip(params, split_top_level(call_targs, angle=True)))
-        out.append((_WORD.sub(lambda m, mp=mapping: mp.get(m.group(0), m.group(0)), targs), where, live))  # type: ignore[misc]
+        resolved = _WORD.sub(lambda m, mp=mapping: mp.get(m.group(0), m.group(0)), targs)  # type: ignore[misc]
+        if set(_WORD.findall(call_targs)) & set(open_params):
+            resolved = ""
+        out.append((resolved, where, live))
     return out or [(targs, "", True)]
+
+
+def expand_local_aliases(targs: str, scope: Scope) -> str:
+    """`Ktraits` of `k<Ktraits><<<...>>>` as the type its function's `using Ktraits = traits<kNThreads, T>;` names:
+    the alias does not exist outside that function (nor in the kernel file)."""
+    return scope.expand_aliases(targs)
 
 
 def resolve_template_args(targs: str, scope: Scope, notes: list[str]) -> str:
@@ -44,6 +55,11 @@ def resolve_template_args(targs: str, scope: Scope, notes: list[str]) -> str:
     its function does (`run<float>(); run<double>();`: both launches happen), else FILL_IN (`if (w > 1024)
     run<192>(); else run<64>();` with w known only at run time: the first branch is not the launch that runs)."""
     found = caller_resolutions(targs, scope)
+    if any(not r for r, _w, _l in found):
+        open_at = [w for r, w, _l in found if not r]
+        notes.append(f"template arguments <{targs}> of the launch: the call at {open_at[0]} passes its own template's "
+                     "parameters, and which instance runs is not known before the run: template_args is FILL-IN")
+        return FILL_IN
     distinct = sorted({r for r, _w, _l in found})
     if len(distinct) > 1:
         live = [(r, w) for r, w, ok in found if ok]

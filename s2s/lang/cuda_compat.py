@@ -47,10 +47,33 @@ def rename_removed_apis(source: str) -> tuple[str, list[str]]:
     return out, renamed
 
 
+_NOT_A_TYPE = frozenset("return else case throw co_return co_yield new delete sizeof".split())
+
+
+def own_definitions(source: str, names: set[str]) -> set[str]:
+    """Those of `names` the source defines itself: an overload (`float4 __shfl_down(const float4 v, ...)`, which its
+    calls resolve to) or a macro (`#define __ballot(p) ...`); the rewrite leaves those as written."""
+    out = set()
+    for name in names:
+        word = re.escape(name)
+        if re.search(rf"^[ \t]*#[ \t]*define[ \t]+{word}\b", source, re.M):
+            out.add(name)
+            continue
+        for m in re.finditer(rf"(?<![\w.>])([A-Za-z_][\w:]*(?:<[^<>;()]*>)?)[\s*&]+{word}\s*\(", source):
+            if m.group(1) not in _NOT_A_TYPE:
+                out.add(name)
+                break
+    return out
+
+
 def sync_shuffles(source: str) -> tuple[str, list[str]]:
-    """Warp intrinsics without a mask (gone for sm_70+) as their *_sync forms over the whole warp."""
-    names = sorted(set(_UNSYNCED.findall(source)))
-    return _UNSYNCED.sub(lambda m: f"{m.group(1)}_sync(0xffffffffu, ", source), names
+    """Warp intrinsics without a mask (gone for sm_70+) as their *_sync forms over the whole warp; a name the source
+    defines itself (its own overload or macro) is its own and stays."""
+    found = set(_UNSYNCED.findall(source))
+    names = sorted(found - own_definitions(source, found))
+    if not names:
+        return source, []
+    return _UNSYNCED.sub(lambda m: f"{m.group(1)}_sync(0xffffffffu, " if m.group(1) in names else m.group(0), source), names
 
 
 def fix_removed_apis(source: str, log: str) -> str | None:

@@ -48,15 +48,17 @@ def normalize_opencl(data: bytes) -> bytes:
     return _OPENCL_RESTRICT.sub(lambda m: b" " * len(m.group(0)), out)
 
 
-_CLUSTER = re.compile(rb"__cluster_dims__\s*\([^()]*\)")
+_CLUSTER = re.compile(rb"__cluster_dims__\s*\([^()]*\)|\b__(?:builtin_)?align__\s*\([^()]*\)")
 _BOUNDS3 = re.compile(rb"(__launch_bounds__\s*\([^(),]*,[^(),]*)(,[^(),]*)\)")
 _LAMBDA_SPACE = re.compile(rb"(\]\s*)(__device__|__host__\s+__device__|__host__)(?=\s*[(\w])")
 
 
 def normalize_cuda(data: bytes) -> bytes:
     """Blank CUDA syntax tree-sitter-cuda does not know, keeping every byte offset: `__cluster_dims__(...)`,
-    the third argument of `__launch_bounds__`, and the execution space of extended lambdas."""
-    if b"__cluster_dims__" not in data and b"__launch_bounds__" not in data and b"]" not in data:
+    `__align__(16)` (`typedef struct __align__(16) {...} T;` is otherwise no type), the third argument of
+    `__launch_bounds__`, and the execution space of extended lambdas."""
+    if b"__cluster_dims__" not in data and b"__launch_bounds__" not in data and b"]" not in data \
+            and b"align__" not in data:
         return data
     out = _CLUSTER.sub(lambda m: b" " * len(m.group(0)), data)
     out = _BOUNDS3.sub(lambda m: m.group(1) + b" " * len(m.group(2)) + b")", out)

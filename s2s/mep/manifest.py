@@ -19,6 +19,7 @@ FILL_IN = "FILL-IN"
 ROLES = ("in", "out", "inout", "scalar")
 DEFAULT_RTOL = 1e-3  # [check] rtol when mep.toml does not say
 DEFAULT_ATOL = 1e-4  # [check] atol, scaled by the largest magnitude in the reference output
+DEFAULT_TARGET_S = 0.5  # [timing] target_s when mep.toml does not say
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,10 @@ class ParamSpec:
     rtol: float | None = None  # this output's tolerances; None: [check]'s
     atol: float | None = None
     tol_from: str = ""  # provenance of rtol/atol when s2s chose them
+    # the memory of an earlier buffer parameter, `shares_offset` bytes into it (`k<<<g, b>>>(d_key, d_key, n)`, an
+    # in-place update through two parameters): the harness passes that buffer's pointer, this one has none of its own
+    shares: str = ""
+    shares_offset: int = 0
 
 
 @dataclass(frozen=True)
@@ -83,8 +88,11 @@ class Manifest:
     atol: float = DEFAULT_ATOL
     input_sets: int = 3
     seed: int = 1234
-    repetitions: int = 30
-    warmup: int = 3
+    repetitions: int = 30  # the most timed pairs (reference, variant) an evaluation takes
+    warmup: int = 3  # the most warm-up pairs
+    # device seconds the timed pairs aim at: a kernel too long for `repetitions` pairs in that time is timed in fewer
+    # (never fewer than MIN_TIMED_PAIRS), and warms up in fewer; 0: always `repetitions` and `warmup`
+    target_s: float = DEFAULT_TARGET_S
     timeout_s: float = 120.0
     macros: list[str] = field(default_factory=list)  # macros kernel_file defines (undefined between copies)
     notes: list[str] = field(default_factory=list)
@@ -111,6 +119,9 @@ class Manifest:
                 out.append(f"params.{p.name}.value: {p.hint or 'the scalar value passed at the launch'}")
             if p.role != "scalar" and p.count == FILL_IN:
                 out.append(f"params.{p.name}.count: {p.hint or 'number of elements in the buffer'}")
+            if p.shares and not any(q.name == p.shares and q.role != "scalar" and not q.shares
+                                    for q in self.params[:self.params.index(p)]):
+                out.append(f"params.{p.name}.shares = {p.shares!r}: the name of an earlier buffer parameter of its own")
         if self.template_args == FILL_IN:
             why = str(self.capture.get("template_args_from", "")).partition("FILL-IN: ")[2]  # the capture's reason
             out.append("template_args: the template arguments of the launch that runs" + (f" ({why})" if why else ""))
@@ -170,7 +181,8 @@ def dumps(m: Manifest) -> str:
     lines += _table("origin", m.origin) + [""]
     lines += _table("launch", asdict(m.launch)) + [""]
     lines += _table("check", {"rtol": m.rtol, "atol": m.atol, "input_sets": m.input_sets, "seed": m.seed}) + [""]
-    lines += _table("timing", {"repetitions": m.repetitions, "warmup": m.warmup, "timeout_s": m.timeout_s}) + [""]
+    lines += _table("timing", {"repetitions": m.repetitions, "warmup": m.warmup, "target_s": m.target_s,
+                                  "timeout_s": m.timeout_s}) + [""]
     if m.sizes:
         lines += ["[sizes]"] + [f"{_key(k)} = {_toml_value(v)}" for k, v in m.sizes.items()] + [""]
     for p in m.params:
@@ -191,6 +203,8 @@ def _param_entry(p: ParamSpec) -> dict[str, Any]:
     d = asdict(p)
     if not p.tol_from:
         del d["tol_from"]
+    if not p.shares:
+        del d["shares"], d["shares_offset"]
     return d
 
 
@@ -223,6 +237,7 @@ def load(mep_dir: Path) -> Manifest:
             rtol=raw.get("check", {}).get("rtol", DEFAULT_RTOL), atol=raw.get("check", {}).get("atol", DEFAULT_ATOL),
             input_sets=raw.get("check", {}).get("input_sets", 3), seed=raw.get("check", {}).get("seed", 1234),
             repetitions=raw.get("timing", {}).get("repetitions", 30), warmup=raw.get("timing", {}).get("warmup", 3),
+            target_s=raw.get("timing", {}).get("target_s", DEFAULT_TARGET_S),
             timeout_s=raw.get("timing", {}).get("timeout_s", 120.0), notes=raw.get("notes", {}).get("lines", []),
             capture=dict(raw.get("capture", {})),
         )
@@ -259,12 +274,12 @@ _TOP = {"kernel": str, "backend": str, "kernel_file": str, "template_args": str,
 _TABLES: dict[str, dict[str, Any]] = {
     "launch": {"grid": list, "block": list, "shared_mem": (int, str), "grid_expr": str, "block_expr": str, "source": str},
     "check": {"rtol": _NUM, "atol": _NUM, "input_sets": int, "seed": int},
-    "timing": {"repetitions": int, "warmup": int, "timeout_s": _NUM},
+    "timing": {"repetitions": int, "warmup": int, "target_s": _NUM, "timeout_s": _NUM},
     "notes": {"lines": list},
 }
 _PARAM: dict[str, Any] = {"name": str, "type": str, "role": str, "elem": str, "count": (int, str), "count_expr": str,
           "value": (int, float, str, dict, bool), "fill": str, "low": _NUM, "high": _NUM, "source": str, "hint": str, "space": str,
-          "rtol": _NUM, "atol": _NUM, "tol_from": str}
+          "rtol": _NUM, "atol": _NUM, "tol_from": str, "shares": str, "shares_offset": int}
 _SYMBOL: dict[str, Any] = {"name": str, "elem": str, "count": int, "source": str}
 _STRUCT: dict[str, Any] = {"name": str, "fields": list}
 _NAMES = {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table", _NUM: "a number",

@@ -29,10 +29,11 @@ class Timing:
     min_us: float = 0.0
     samples: int = 0
     batch: int = 1  # launches per timed sample (short kernels are timed in batches)
+    warmup: int = 0  # warm-up launches before the timed ones (0: not recorded, an older harness)
 
     def to_json(self) -> dict[str, Any]:
         return {"median_us": self.median_us, "spread_us": self.spread_us, "p10_us": self.p10_us, "p90_us": self.p90_us,
-                "min_us": self.min_us, "samples": self.samples, "batch": self.batch}
+                "min_us": self.min_us, "samples": self.samples, "batch": self.batch, "warmup": self.warmup}
 
     @staticmethod
     def from_json(d: dict[str, Any] | None) -> Timing | None:
@@ -40,7 +41,8 @@ class Timing:
             return None
         return Timing(median_us=float(d["median_us"]), spread_us=float(d.get("spread_us", 0.0)),
                       p10_us=float(d.get("p10_us", 0.0)), p90_us=float(d.get("p90_us", 0.0)),
-                      min_us=float(d.get("min_us", 0.0)), samples=int(d.get("samples", 0)), batch=int(d.get("batch", 1)))
+                      min_us=float(d.get("min_us", 0.0)), samples=int(d.get("samples", 0)), batch=int(d.get("batch", 1)),
+                      warmup=int(d.get("warmup", 0) or 0))
 
 
 @dataclass(frozen=True)

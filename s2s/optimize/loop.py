@@ -31,6 +31,7 @@ from . import cost
 from .candidate import Candidate
 from .execution import ClusterOptions, Executor, open_executor
 from .patterns import Library, features
+from .progress import Clock
 from .proposers import PROPOSERS, State
 from .resume import pending_candidates, with_pending
 from .winner import declare as declare_winner
@@ -78,6 +79,7 @@ class Outcome:
     stopped: str
     rows: list[Any] = field(default_factory=list)
     refusals: dict[str, str] = field(default_factory=dict)  # pipeline -> why the proposer did not make it
+    notes: list[str] = field(default_factory=list)  # why it stopped where that needs saying (the time budget)
 
 
 def write_variant(mep_dir: Path, kernel_file: str, cand: Candidate) -> None:
@@ -155,7 +157,7 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     best = history.best()
     best_speedup = best.speedup if best and best.speedup else 1.0
     evals_to_best = 0
-    t0 = time.monotonic()
+    clock = Clock(start=time.monotonic(), budget_s=opts.time_budget_s)
     executor = opts.executor or open_executor(opts.cluster)  # the CLI and auto pass one open executor for all MEPs
     session = executor.session(mep_dir, jobs=opts.jobs)
     remote = executor.name != "local"
@@ -176,6 +178,11 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
         state.best_speedup = best_speedup
         if state.budget <= 0:
             stopped = "max-evals"
+            break
+        why = clock.over(time.monotonic())
+        if why is not None:
+            stopped = "time-budget"
+            clock.notes.append(why)
             break
         cands = proposer.propose(state)
         fresh: list[Candidate] = []
@@ -207,10 +214,14 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
             # the noise band while the first candidates build: measured at the end, it queued every MEP's timings
             # of the original behind the same deadline (parallel MEPs on one device end together)
             noise_band(mep_dir, history, timed_only)
+        if clock.first_at is None:  # the pace of evaluations is counted from here (the noise band is no candidate)
+            clock.first_at = time.monotonic()
         improved = False
         while True:
-            if opts.time_budget_s is not None and time.monotonic() - t0 > opts.time_budget_s:
+            why = clock.over(time.monotonic())
+            if why is not None:  # a long kernel's next evaluation would end past the budget: none is started
                 stopped = "time-budget"
+                clock.notes.append(why)
                 break
             rec = session.next()
             if rec is None:
@@ -232,6 +243,7 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
                     continue
             m = rec.measurement()
             evals += 1
+            clock.done += 1
             result = rec.result
             history.finish(cand.id, m.verdict, result, rec.build_log, repairs)
             if captured is not None and m.verdict == "ok":  # it was checked on the captured data first
@@ -251,8 +263,11 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
                     state.best = cand
                     evals_to_best = evals
             if progress is not None:
-                progress({"round": round_no, "candidate": cand.id, "origin": cand.origin, "verdict": m.verdict,
-                          "speedup": speedup, "best": best_speedup, "evals": evals})
+                now = time.monotonic()
+                progress({"kind": "candidate", "kernel": manifest.kernel, "round": round_no, "candidate": cand.id,
+                          "origin": cand.origin, "verdict": m.verdict, "speedup": speedup, "best": best_speedup,
+                          "evals": evals, "max_evals": opts.max_evals, "elapsed_s": round(now - clock.start, 1),
+                          "left_s": clock.left(now, opts.max_evals - evals)})
             if evals >= opts.max_evals:
                 stopped = "max-evals"
                 break
@@ -265,6 +280,9 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     session.close()
     if executor is not opts.executor:
         executor.close()
+    if progress is not None:
+        progress({"kind": "stop", "kernel": manifest.kernel, "stopped": stopped, "note": "; ".join(clock.notes),
+                  "evals": evals, "elapsed_s": round(time.monotonic() - clock.start, 1)})
     # the top 3 re-timed, above the noise band (winner.py); with a cluster, in a scratch copy (the MEP stays unbuilt)
     best, _ = declare_winner(mep_dir, history, _scratch_evaluate(timed) if remote else timed,
                              noise=_scratch_evaluate(timed_only) if remote else timed_only)
@@ -286,4 +304,5 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     history.close()
     return Outcome(best_id=best.id if best else None, best_speedup=best.speedup if best and best.speedup else 1.0,
                    best_origin=best.origin if best else "", evaluations=evals, evals_to_best=evals_to_best,
-                   rounds=round_no, stopped=stopped, rows=rows, refusals=dict(getattr(proposer, "refusals", {})))
+                   rounds=round_no, stopped=stopped, rows=rows, refusals=dict(getattr(proposer, "refusals", {})),
+                   notes=clock.notes)

@@ -124,6 +124,7 @@ def build_report(mep: str | Path) -> tuple[Path, Path, Path | None]:
     for r in rows:
         counts[r.status] = counts.get(r.status, 0) + 1
     lines += [f"{len(rows)} candidates: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())), ""]
+    lines += _timing_lines(rows, manifest)
     if llm["calls"]:
         lines += [f"LLM: {llm['calls']} calls, {llm['prompt_tokens']} prompt + {llm['completion_tokens']} completion tokens, "
                   f"cost {llm['cost']:.4f}", ""]
@@ -183,6 +184,28 @@ def _spread(c: Candidate | None) -> str:
 
 def _retimed(c: Candidate | None) -> str:
     return f"{c.retimed:.2f}x" if c and c.retimed is not None else ""
+
+
+def _timing_lines(rows: list[Row], manifest: Manifest) -> list[str]:
+    """How many alternated pairs (and warm-up pairs) the timings took: fewer for a long kernel (timing.target_s)."""
+    reps, warm = [], []
+    for r in rows:
+        ref = (r.result or {}).get("reference") or {}
+        if ref.get("samples"):
+            reps.append(int(ref["samples"]))
+            if ref.get("warmup"):
+                warm.append(int(ref["warmup"]))
+    if not reps:
+        return []
+
+    def span(v: list[int]) -> str:
+        return str(min(v)) if min(v) == max(v) else f"{min(v)}-{max(v)}"
+
+    rule = (f"as many as fit timing.target_s = {manifest.target_s:g} s of device time, at least 3, at most "
+            f"timing.repetitions = {manifest.repetitions}" if manifest.target_s > 0 else
+            f"timing.repetitions = {manifest.repetitions} (timing.target_s = 0)")
+    return [f"Timing: {span(reps)} alternated pairs (reference, variant) per timed candidate"
+            + (f" after {span(warm)} warm-up pair(s)" if warm else "") + f": {rule}.", ""]
 
 
 def _band_line(band: tuple[float, float] | None, win: Candidate | None) -> list[str]:

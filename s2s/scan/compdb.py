@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +29,30 @@ class CompileCommand:
         return [(self.directory / d).resolve() for d in _flag_values(self.args, "-I")]
 
     @property
+    def numerics_flags(self) -> list[str]:
+        """The flags that change what the device code computes (`-use_fast_math`, `-ftz=true`, `-prec-div=false`,
+        `-fmad=false`, clang's `-ffast-math`), spelled `-name=value`: an MEP built without them gives other values than
+        the application (fast-math `__expf`, flushed denormals, rounding of a float-to-int conversion)."""
+        out: list[str] = []
+        args = list(self.args)
+        for i, a in enumerate(args):
+            name, eq, value = a.partition("=")
+            bare = "-" + name.lstrip("-")
+            if bare in _NUMERICS_SWITCHES:
+                out.append(bare)
+            elif bare in _NUMERICS_VALUED:
+                value = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+                if value and re.fullmatch(r"[A-Za-z0-9_]+", value):
+                    out.append(f"{bare}={value}")
+        return list(dict.fromkeys(out))
+
+    @property
     def command_text(self) -> str:
         return shlex.join(self.args)
+
+
+_NUMERICS_SWITCHES = frozenset({"-use_fast_math", "-ffast-math", "-fno-fast-math", "-fgpu-flush-denormals-to-zero"})
+_NUMERICS_VALUED = frozenset({"-ftz", "-prec-div", "-prec-sqrt", "-fmad", "-ffp-contract"})
 
 
 def _flag_values(args: tuple[str, ...], flag: str) -> list[str]:

@@ -395,6 +395,8 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
                          ("timing.warmup", m.warmup, 0)):
         if not isinstance(v, int) or v < lo:
             bad(label, f"{v!r} must be an integer >= {lo}", label.split(".")[1])
+    if isinstance(m.target_s, bool) or not isinstance(m.target_s, (int, float)) or not 0 <= m.target_s < float("inf"):
+        bad("timing.target_s", f"{m.target_s!r} must be a number of seconds >= 0 (0: always timing.repetitions)", "target_s")
     if not m.timeout_s or m.timeout_s <= 0:
         bad("timing.timeout_s", f"{m.timeout_s!r} must be positive", "timeout_s")
     if m.rtol < 0 or m.atol < 0:

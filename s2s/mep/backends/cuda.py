@@ -129,8 +129,13 @@ def harness_context(m: Manifest, kernel_source: str | None = None) -> dict[str, 
     bound something there (opencl_types.size_scalars)."""
     ns, local, display = split_kernel_name(m.kernel, m.template_args)
     structs = _StructIndex(m.structs)
-    buffer_index = {i: k for k, i in enumerate(i for i, p in enumerate(m.params) if p.role != "scalar")}
+    buffer_index = {i: k for k, i in enumerate(i for i, p in enumerate(m.params) if p.role != "scalar" and not p.shares)}
     params = [_param_ctx(i, p, structs, buffer_index.get(i, -1), m.tolerance(p)) for i, p in enumerate(m.params)]
+    for i, p in enumerate(m.params):  # `k(d_key, d_key)`: the other parameter's buffer, not one of its own
+        if p.shares:
+            owner = next(j for j, q in enumerate(m.params) if q.name == p.shares)
+            params[i].update(buffer=False, shared=True, arg=f"s2s::DevPtr{{(void*)((unsigned char*)p[{buffer_index[owner]}] + "
+                                                f"{int(p.shares_offset)}ULL)}}")
     smaller = size_scalars([{"name": p.name, "role": p.role, "value": p.value, "count": p.count, "elem": p.elem, "space": p.space}
                             for p in m.params], kernel_source)
     for i, small in smaller.items():  # the smaller size's input set passes these instead (s2s::g_smaller)
@@ -154,6 +159,7 @@ def harness_context(m: Manifest, kernel_source: str | None = None) -> dict[str, 
         "grid": [int(x) for x in m.launch.grid], "block": [int(x) for x in m.launch.block],
         "shared_mem": int(m.launch.shared_mem),
         "input_sets": int(m.input_sets), "seed": int(m.seed), "repetitions": int(m.repetitions), "warmup": int(m.warmup),
+        "target_s": _cpp_number(float(m.target_s)),
         "rtol": _cpp_number(float(m.rtol)), "atol": _cpp_number(float(m.atol)),
         "flags_text": "".join(" " + f for f in m.flags),
         "probe_tail": probe_tail([{"role": p.role, "value": p.value, "elem": p.elem} for p in m.params], 0),  # the harness
@@ -181,7 +187,7 @@ def captured_sets(m: Manifest, mep_dir: Path | None) -> list[dict[str, Any]]:
         params = entry.get("params", {})
         before, after = [], []
         for p in m.params:
-            if p.role == "scalar":
+            if p.role == "scalar" or p.shares:
                 continue
             info = params.get(p.name, {})
             if info.get("kind") != "buffer":
@@ -228,7 +234,7 @@ def _param_ctx(i: int, p: ParamSpec, structs: _StructIndex, bi: int, tol: tuple[
                         "it from a real run (s2s capture --build-cmd ... --run-cmd ...)")
     else:
         arg = _cpp_number(p.value)
-    return {"i": i, "name": p.name, "role": p.role, "buffer": buffer, "elem": f"std::remove_cv_t<{elem}>", "elem_name": elem,
+    return {"i": i, "name": p.name, "role": p.role, "buffer": buffer, "shared": False, "elem": f"std::remove_cv_t<{elem}>", "elem_name": elem,
             "struct": structs.find(elem) is not None, "visit": visit,
             "count": int(p.count) if buffer else 0, "fill_mode": FILL_MODES.get(p.fill, 0),
             "low": _cpp_number(float(p.low)), "high": _cpp_number(float(p.high)), "arg": arg,
@@ -521,6 +527,10 @@ def classify_compile_errors(log: str, *, harness: Path, target: Target, tool: st
         or any("s2s_var" in p for p in ptxas))
     if in_variant:
         return None, [f"the variant does not compile ({tool}):", *messages]
+    if errors and errors[0][0] is not None and errors[0][0] == ref:  # the kernel file's own error comes first: the
+        # harness's (`fn_traits<<error-type>>` of a kernel that did not parse) follow from it
+        return (f"{target.manifest.kernel_file}:{errors[0][1]}: the reference kernel file does not compile: "
+                f"{errors[0][2]}"), messages
     for e in errors:
         tag = tag_of(e)
         if tag and not tag.startswith("variant."):
