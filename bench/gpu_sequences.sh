@@ -10,8 +10,9 @@
 # against the original replay's, the original replay against the state the application left, and times them all; where
 # two launches of the body fuse (s2s.sequence.fusion), also the fused window (fused) and it as one graph
 # (fused_graph_window).
-# Then the reintegration: the host-code diff that captures the loop into one CUDA Graph (s2s.sequence.host_graph) applied
-# to a copy of the application, built and run: its own check and loop time beside the original's.
+# Then the reintegration: the host-code diff that makes the loop a graph of one body period, instantiated once and
+# launched per body (s2s.sequence.host_graph, form graph_body), applied to a copy of the application, built and run: its
+# own check and loop time beside the original's.
 # One device call, one to three minutes:
 #   bash bench/gpu_sequences.sh OUT_DIR [REPS]
 # prints per app the application's line, the variation found, the harness's JSON line and a summary line; exit 0 when
@@ -56,7 +57,7 @@ PY
   echo "harness rc=$hrc"
   cat "$OUT/$app.harness.json" "$OUT/$app.harness.err"
   [ $hrc -eq 0 ] || status=1
-  # the reintegration: the loop captured into one CUDA Graph in a copy of the app, built and run (its own check and time)
+  # the reintegration: the loop as a body graph in a copy of the app, built and run (its own check and time)
   python3 -c 'import sys; from s2s.sequence.host_graph import graph_diff; sys.stdout.buffer.write(graph_diff(sys.argv[1]))' \
       "$WORK/seq-$app" > "$OUT/$app.graph.diff" 2> "$OUT/$app.graph.err"
   if [ -s "$OUT/$app.graph.diff" ]; then

@@ -193,12 +193,14 @@ class AppAutoResult:
     diff: str = ""
     gpu: dict[str, Any] = field(default_factory=dict)  # the application's GPU time before and after (instrumented runs)
     sequences: list[dict[str, Any]] = field(default_factory=list)  # host loops of launches (s2s.capture.sequences)
+    sequence_results: list[dict[str, Any]] = field(default_factory=list)  # loops captured, replayed, graphed (s2s.sequence.in_auto)
     stages: dict[str, float] = field(default_factory=dict)  # the tool's wall time per stage, seconds
     app_runs: list[dict[str, Any]] = field(default_factory=list)  # every build and run of the application
 
     def as_dict(self) -> dict[str, Any]:
         return {"profile": self.profile, "profile_how": self.profile_how, "kernels": self.kernels, "app": self.app,
-                "gpu": self.gpu, "sequences": self.sequences, "stages": {k: round(v, 3) for k, v in self.stages.items()}, "app_runs": self.app_runs,
+                "gpu": self.gpu, "sequences": self.sequences,
+                "sequence_results": self.sequence_results, "stages": {k: round(v, 3) for k, v in self.stages.items()}, "app_runs": self.app_runs,
                 "notes": self.notes, "reintegrated": self.any_win}
 
 
@@ -251,12 +253,15 @@ def _profile_runs(purpose: str, prof: Any) -> list[dict[str, Any]]:
 def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Path, diff_path: Path, options: Options,
                  kernels: list[str] | None = None, overrides: dict[str, str] | None = None, check_cmd: str | None = None,
                  runs: int = 3, output_rtol: float = 1e-5, log: Callable[[str], None] = print,
-                 min_speedup: float = 1.05, timeout: float = 1800.0, max_bytes: int | None = None) -> AppAutoResult:
+                 min_speedup: float = 1.05, timeout: float = 1800.0, max_bytes: int | None = None,
+                 with_sequences: bool = True, sequence_replay: Any = None) -> AppAutoResult:
     """Capture first: profile the application in one instrumented run, capture a steady-state launch of every top
     kernel in one more instrumented build and run, optimize each on its data, reintegrate the winners into a copy, rebuild and rerun the application
     before and after, and measure the reintegrated application's GPU time in a second instrumented run. The user's
     tree is only read; the work directory and the diff are written. A diff is written only when the reintegrated
-    application's output is unchanged."""
+    application's output is unchanged. `with_sequences`: the launch-bound loops holding a large share of the GPU time
+    are captured as sequence MEPs too and, where the body graph wins on their replay, graphed in the same copy
+    (s2s.sequence.in_auto; `sequence_replay` stands in for the harness's replay in tests)."""
     import time
 
     from s2s.capture import KernelCapture, capture, capture_kernels
@@ -285,7 +290,8 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
     result.app_runs += _profile_runs("profile", prof)
     from s2s.capture.sequences import sequences
 
-    result.sequences = [q.as_dict() for q in sequences(prof.launches, list(index.launches))]
+    loops = sequences(prof.launches, list(index.launches))
+    result.sequences = [q.as_dict() for q in loops]
     for q in result.sequences[:3]:
         log(f"  loop in {q['function']} ({q['file']}): {', '.join(q['kernels'][:4])}, {q['launches']} launches, "
             f"{q['mean_launch_us']:.1f} us of GPU time a launch" + (" (launch-bound)" if q["launch_bound"] else ""))
@@ -388,16 +394,30 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
             continue
         row["status"] = "reintegrated" + (f"; by hand: {'; '.join(p.manual)}" if p.manual else "")
         result.any_win = True
+    if with_sequences:
+        from s2s.sequence.in_auto import run_sequences
+
+        _write_report(report, result)
+        with stage("sequences"):
+            result.sequence_results = run_sequences(root, staged, index, prof.launches, loops, prof.total_ms, build_cmd,
+                                                    run_cmd, work, min_speedup=min_speedup, timeout=timeout,
+                                                    replay=sequence_replay, log=log)
+        result.any_win |= any(r["status"].startswith("reintegrated") for r in result.sequence_results)
     shutil.rmtree(staged / ".s2s-backup", ignore_errors=True)
     diff = _tree_diff(root, staged)
     gpu_after = prof
+    graphed = [r for r in result.sequence_results if r["status"].startswith("reintegrated")]
     if result.any_win:
         before, after = work / "app-before", work / "app-after"
         _copy_tree(root, before)
         _copy_tree(staged, after)
         log(f"rebuilding the application before and after, then {runs} alternated runs each")
+        from s2s.sequence.in_auto import loop_times
+
+        times = work / "graph-loop-times.txt"
+        times.unlink(missing_ok=True)
         try:
-            with stage("compare"):
+            with stage("compare"), loop_times(times):
                 cmp = compare_apps(before, after, build_cmd, run_cmd, runs=runs, check_cmd=check_cmd, rtol=output_rtol,
                                    timeout=timeout, log=log)
             result.app = cmp.as_dict()
@@ -413,13 +433,16 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
                                         launches=list(scan_tree(staged).launches))
                 result.app_runs += _profile_runs("profile_after", gpu_after)
             except UserError as err:
-                result.notes.append(f"the reintegrated application's GPU time was not measured: {err.one_line()}")
-                gpu_after = None  # type: ignore[assignment]
+                if "launch found to time" in err.message and graphed:  # every launch left is in a graphed loop
+                    gpu_after = _Untimed()  # type: ignore[assignment]
+                else:
+                    result.notes.append(f"the reintegrated application's GPU time was not measured: {err.one_line()}")
+                    gpu_after = None  # type: ignore[assignment]
         else:  # nothing is kept: no diff, and every reintegrated kernel says why
             diff = b""
             result.any_win = False
             why = result.app.get("error") or result.app.get("how") or "the output check failed"
-            for row in result.kernels:
+            for row in result.kernels + result.sequence_results:
                 if row["status"].startswith("reintegrated"):
                     row["status"] = f"not kept: the reintegrated application's output changed ({why})"
     else:
@@ -428,18 +451,49 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
                              "captured data, or none verified), so the application is unchanged and its wall time would "
                              "be the same before and after"}
     after_by = {k.kernel: k.total_ms for k in gpu_after.kernels} if gpu_after is not None else {}
+    in_graphs = {k for r in graphed if r["status"].startswith("reintegrated") for k in r["kernels"]}
     for row in result.kernels:
-        if gpu_after is not None:
-            row["gpu_ms_after"] = round(after_by.get(row["kernel"], 0.0), 6)
+        if gpu_after is not None:  # a kernel launched from a graphed loop is not timed there after (gpu.graphed_loops)
+            row["gpu_ms_after"] = None if row["kernel"] in in_graphs else round(after_by.get(row["kernel"], 0.0), 6)
     result.gpu = {"ms_before": round(prof.total_ms, 6),
                   "ms_after": round(gpu_after.total_ms, 6) if gpu_after is not None else None,
                   "how": "sum of the measured kernel times of an instrumented run"
                          + (" before and after reintegration" if gpu_after is not prof else " (nothing changed: the same run)")}
+    graphed = [r for r in graphed if r["status"].startswith("reintegrated")]  # "not kept" when the check failed
+    if graphed and gpu_after is not None and gpu_after is not prof:
+        _count_graphed_loops(result, graphed, gpu_after.total_ms, work / "graph-loop-times.txt")
     result.diff = diff.decode("utf-8", "replace")
     atomic_write(diff_path, diff)
     result.stages["total"] = time.monotonic() - t_start
     _write_report(report, result)
     return result
+
+
+class _Untimed:
+    """The instrumented after-run of a copy whose every launch went into graphed loops: nothing left to time."""
+    total_ms = 0.0
+    kernels: list[Any] = []
+
+
+def _count_graphed_loops(result: AppAutoResult, graphed: list[dict[str, Any]], rest_ms: float, times: Path) -> None:
+    """A graphed loop's launches are no launch statements any more: the instrumented after-run does not time them. Its
+    time after is the one measured around the whole loop in the application's runs after (events, gaps included);
+    before, its kernels' per-launch times (gaps excluded): a comparison that can only understate the gain."""
+    from statistics import median
+
+    from s2s.sequence.in_auto import read_loop_times
+
+    by_label = read_loop_times(times)
+    loops = [{"loop": r["loop"], "kernel_ms_before": r["gpu_ms"], "loop_ms_after": by_label.get(r.get("label", ""), [])}
+             for r in graphed]
+    result.gpu["graphed_loops"] = loops
+    if all(q["loop_ms_after"] for q in loops):
+        result.gpu["ms_after"] = round(rest_ms + sum(median(q["loop_ms_after"]) for q in loops), 6)
+        result.gpu["how"] += ("; a graphed loop after: the median of its time measured around the whole loop in the "
+                              "application's runs after (gaps included; before, gaps excluded)")
+    else:
+        result.gpu["ms_after"] = None
+        result.notes.append("a graphed loop's time after was not measured (no line from its runtime): ms_after left out")
 
 
 def _write_report(path: Path, result: AppAutoResult) -> None:

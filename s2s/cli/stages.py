@@ -58,6 +58,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     a.add_argument("--max-bytes", default="auto",
                    help="largest amount of buffer data one captured launch may hold, before and after (default auto: "
                         "8G, or a quarter of the free space where --work is when that is less)")
+    a.add_argument("--sequences", action=argparse.BooleanOptionalAction, default=True,
+                   help="with --run-cmd: capture the launch-bound host loops holding 10%% or more of the GPU time as "
+                        "sequence MEPs and, where a CUDA Graph of one body period beats the loop on its replay "
+                        "(instantiation included), make the loop that graph in the reintegrated copy (default: on)")
     _optimize_options(a)
 
 
@@ -280,7 +284,8 @@ def _auto_app(args: argparse.Namespace, console: Console, overrides: dict[str, s
                           kernels=args.kernels.split(",") if args.kernels else None, overrides=overrides,
                           check_cmd=args.check_cmd, runs=args.runs, output_rtol=args.output_rtol,
                           log=lambda s: console.print(s, highlight=False, markup=False), timeout=args.cmd_timeout,
-                          max_bytes=None if args.max_bytes == "auto" else parse_bytes(args.max_bytes))
+                          max_bytes=None if args.max_bytes == "auto" else parse_bytes(args.max_bytes),
+                          with_sequences=args.sequences)
     prof = Table(title=f"measured profile ({result.profile_how})")
     for col in ("kernel", "launches", "GPU ms", "captured launch"):
         prof.add_column(col)
@@ -294,6 +299,14 @@ def _auto_app(args: argparse.Namespace, console: Console, overrides: dict[str, s
         table.add_row(escape(r["kernel"]), escape(r["mep"]), escape(r["winner"] or "-"),
                       f"{r['speedup']:.2f}x" if r["speedup"] else "-", escape(r["status"]))
     console.print(table)
+    if result.sequence_results:
+        loops = Table(title="host loops of launches (sequences)")
+        for col in ("loop", "launches", "GPU share", "form", "speedup on the replay", "status"):
+            loops.add_column(col)
+        for r in result.sequence_results:
+            loops.add_row(escape(r["loop"]), str(r["launches"]), f"{100 * r['gpu_share']:.0f}%", r["form"] or "-",
+                          f"{r['speedup']:.2f}x" if r["speedup"] else "-", escape(r["status"]))
+        console.print(loops)
     app = result.app
     if "error" in app:
         console.print(f"application: {app['error']}", highlight=False, markup=False)

@@ -1,13 +1,17 @@
-"""Reintegration of the graph_window transformation: the host loop's launches captured into one CUDA Graph, as a diff.
+"""Reintegration of the graph transformations of a sequence MEP: the host loop's launches as CUDA Graphs, as a diff.
 
-    graph_loop(data, sites) -> GraphEdit          (the rewritten file, or the reason the loop cannot be graphed)
-    graph_diff(mep) -> bytes                      (the unified diff against the application's tree)
+    graph_loop(data, sites, body=N) -> GraphEdit  (the rewritten file, or the reason the loop cannot be graphed)
+    graph_diff(mep, form) -> bytes                (the unified diff against the application's tree)
 
-The innermost loop that holds every launch site of the sequence is wrapped: a stream of our own (a blocking one, so it
-orders with the legacy default stream the application's other work uses) captures the loop's launches, which are moved
-onto it; the graph is instantiated and launched once, and the stream synchronized before the code after the loop runs.
-The loop's host code still runs as written (its pointer swaps and time index decide each captured launch's arguments).
-It may do nothing else a graph cannot hold: every call in the loop must be one of its launches or a host function that
+graph_body (the default, body=N): each launch of the loop goes through s2s_body::launch
+(templates/sequence/body_graph.h.j2, inserted once in the file), which builds a graph of the first N launches (one
+period of the loop body, N from the MEP's variation), instantiates it once and launches it once a body, updating only
+the nodes whose arguments changed: the harness's graph_body, about half a millisecond to instantiate.
+graph_window (body=0): a stream of our own (a blocking one, so it orders with the legacy default stream) captures the
+whole loop into one graph, instantiated and launched once; measured slower in the applications when the loop runs once
+(instantiating 10,000-20,000 nodes costs more than the launches it saves), kept for loops where it wins.
+In both the loop's host code runs as written (its pointer swaps and time index decide each launch's arguments). It may
+do nothing else a graph cannot hold: every call in the loop must be one of its launches or a host function that
 cannot touch the device (std::swap, min, max, ...); a return, goto or throw, a launch on a stream of the application's
 own, or a launch the sequence does not hold refuses it, with the reason.
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +31,10 @@ from s2s.lang.parsing import descendants, parse
 
 _LOOPS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
 _PURE_HOST = {"std::swap", "swap", "std::min", "std::max", "min", "max", "fmin", "fmax", "fminf", "fmaxf", "std::abs",
-              "abs", "fabs", "fabsf"}
+              "abs", "fabs", "fabsf", "dim3"}
 _DEFAULT_STREAMS = {"0", "NULL", "nullptr", "(cudaStream_t)0", "(cudaStream_t) 0"}
 STREAM = "s2s_graph_stream"
+BODY = "s2s_body_graph"
 
 
 @dataclass(frozen=True)
@@ -56,8 +62,14 @@ def _call_name(call: Node, data: bytes) -> str:
     return data[fn.start_byte:fn.end_byte].decode("utf-8", "replace").replace(" ", "") if fn is not None else ""
 
 
-def graph_loop(data: bytes, sites: list[LaunchSite], dialect: str = "cuda") -> GraphEdit:
-    root = parse(data, dialect).root_node
+@dataclass(frozen=True)
+class _Loop:
+    node: Node
+    launches: list[Node]  # the loop's launch call expressions, in the file's order
+
+
+def _the_loop(root: Node, data: bytes, sites: list[LaunchSite]) -> _Loop | GraphEdit:
+    """The innermost loop holding every site, when a graph can hold what it does; else why not."""
     if not sites or any(s.kind != "chevron" for s in sites):
         return GraphEdit(b"", "only CUDA <<<>>> launches are graphed")
     loop = _loop_of(root, sites)
@@ -65,14 +77,14 @@ def graph_loop(data: bytes, sites: list[LaunchSite], dialect: str = "cuda") -> G
         return GraphEdit(b"", "no loop holds every launch of the sequence")
     line = loop.start_point[0] + 1
     ranges = {(s.start_byte, s.end_byte) for s in sites}
-    edits: list[tuple[int, int, bytes]] = []
+    launches: list[Node] = []
     for node in descendants(loop):
         if node.type in {"return_statement", "goto_statement", "throw_statement"}:
             return GraphEdit(b"", f"the loop leaves by {node.type.split('_')[0]} (line {node.start_point[0] + 1}): the "
                                   "capture would not end", line)
         if node.type != "call_expression":
             continue
-        config = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
+        config = _config(node)
         if config is None:
             name = _call_name(node, data)
             if name not in _PURE_HOST:
@@ -81,19 +93,63 @@ def graph_loop(data: bytes, sites: list[LaunchSite], dialect: str = "cuda") -> G
             continue
         if not any(node.start_byte <= a and b <= node.end_byte for a, b in ranges):
             return GraphEdit(b"", f"a launch in the loop (line {node.start_point[0] + 1}) is not one of the sequence's", line)
-        args = [c for c in config.named_children if c.type != "comment"]
-        close = config.children[-1]
+        args = _config_args(config)
+        if len(args) == 4 and _text(data, args[3]).strip() not in _DEFAULT_STREAMS:
+            return GraphEdit(b"", f"the launch at line {node.start_point[0] + 1} runs on a stream of the application's", line)
+        launches.append(node)
+    return _Loop(loop, launches)
+
+
+def _config(call: Node) -> Node | None:
+    return next((c for c in call.children if c.type == "kernel_call_syntax"), None)
+
+
+def _config_args(config: Node) -> list[Node]:
+    return [c for c in config.named_children if c.type != "comment"]
+
+
+def _text(data: bytes, node: Node) -> str:
+    return data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def _apply(data: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
+    out = data
+    for a, b, text in sorted(edits, key=lambda e: (-e[0], -e[1])):
+        out = out[:a] + text + out[b:]
+    return out
+
+
+def _indent(data: bytes, loop: Node) -> str:
+    start = data.rfind(b"\n", 0, loop.start_byte) + 1
+    indent = data[start:loop.start_byte].decode("latin-1")
+    return indent if not indent.strip(" \t") else ""
+
+
+def graph_loop(data: bytes, sites: list[LaunchSite], dialect: str = "cuda", *, body: int = 0) -> GraphEdit:
+    """The loop rewritten: `body` > 0, as a graph of `body` launches (one period of the loop body) launched per body
+    (templates/sequence/body_graph.h.j2, inserted once before the top-level declaration that holds the loop); 0, its
+    launches captured into one graph launched once."""
+    root = parse(data, dialect).root_node
+    found = _the_loop(root, data, sites)
+    if isinstance(found, GraphEdit):
+        return found
+    label = re.sub(r'[\s"\\]', "_", f"{sites[0].file}:{found.node.start_point[0] + 1}")  # a C string, one word
+    return _body_graph(data, found, body, label) if body > 0 else _window_graph(data, found)
+
+
+def _window_graph(data: bytes, found: _Loop) -> GraphEdit:
+    loop, edits = found.node, []
+    for node in found.launches:
+        config = _config(node)
+        assert config is not None
+        args, close = _config_args(config), config.children[-1]
         if len(args) == 2:
             edits.append((close.start_byte, close.start_byte, f", 0, {STREAM}".encode()))
         elif len(args) == 3:
             edits.append((close.start_byte, close.start_byte, f", {STREAM}".encode()))
-        elif data[args[3].start_byte:args[3].end_byte].decode("utf-8", "replace").strip() in _DEFAULT_STREAMS:
-            edits.append((args[3].start_byte, args[3].end_byte, STREAM.encode()))
         else:
-            return GraphEdit(b"", f"the launch at line {node.start_point[0] + 1} runs on a stream of the application's", line)
-    start = data.rfind(b"\n", 0, loop.start_byte) + 1
-    indent = data[start:loop.start_byte].decode("latin-1")
-    indent = indent if not indent.strip(" \t") else ""
+            edits.append((args[3].start_byte, args[3].end_byte, STREAM.encode()))
+    indent = _indent(data, loop)
     inner = indent + "    "
     before = (f"{{  /* s2s sequence: the loop's launches captured into one CUDA Graph, launched once */\n"
               f"{inner}cudaStream_t {STREAM};\n{inner}cudaGraph_t s2s_graph;\n{inner}cudaGraphExec_t s2s_graph_exec;\n"
@@ -105,19 +161,45 @@ def graph_loop(data: bytes, sites: list[LaunchSite], dialect: str = "cuda") -> G
              f"{inner}cudaGraphExecDestroy(s2s_graph_exec);\n{inner}cudaGraphDestroy(s2s_graph);\n"
              f"{inner}cudaStreamDestroy({STREAM});\n{indent}}}")
     edits += [(loop.start_byte, loop.start_byte, before.encode()), (loop.end_byte, loop.end_byte, after.encode())]
-    out = data
-    for a, b, text in sorted(edits, key=lambda e: (-e[0], -e[1])):
-        out = out[:a] + text + out[b:]
-    return GraphEdit(out, "", line)
+    return GraphEdit(_apply(data, edits), "", loop.start_point[0] + 1)
+
+
+def _top_level(node: Node) -> Node:
+    while node.parent is not None and node.parent.type != "translation_unit":
+        node = node.parent
+    return node
+
+
+def _body_graph(data: bytes, found: _Loop, body: int, label: str) -> GraphEdit:
+    """Each launch `K<<<G, B[, S[, 0]]>>>(ARGS)` becomes `s2s_body::launch(s2s_body_graph, K, G, B, S, ARGS)`; the loop
+    is wrapped in a block that declares the graph (its destructor makes the launches of an unfinished body)."""
+    from s2s.base.resources import render
+
+    loop, edits = found.node, []
+    for node in found.launches:
+        config, fn, call_args = _config(node), node.child_by_field_name("function"), node.child_by_field_name("arguments")
+        assert config is not None and fn is not None and call_args is not None
+        cfg = [_text(data, a) for a in _config_args(config)]
+        args = [_text(data, a) for a in call_args.named_children if a.type != "comment"]
+        head = ", ".join([BODY, _text(data, fn), cfg[0], cfg[1], cfg[2] if len(cfg) > 2 else "0"] + args)
+        edits.append((node.start_byte, node.end_byte, f"s2s_body::launch({head})".encode()))
+    indent = _indent(data, loop)
+    before = (f"{{  /* s2s sequence: the loop's launches as a CUDA Graph of {body} launches (one period of its body), "
+              f"instantiated once, launched once a body */\n{indent}    s2s_body::Graph {BODY}({body}, \"{label}\");\n{indent}")
+    edits += [(loop.start_byte, loop.start_byte, before.encode()), (loop.end_byte, loop.end_byte, f"\n{indent}}}".encode())]
+    top = _top_level(loop)
+    edits.append((top.start_byte, top.start_byte, (render("sequence/body_graph.h.j2") + "\n").encode()))
+    return GraphEdit(_apply(data, edits), "", loop.start_point[0] + 1)
 
 
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def graph_diff(mep: Path) -> bytes:
-    """The diff that graphs the loop the sequence MEP was captured from, against its tree as it is now; a file changed
-    since the capture, or a loop that cannot be graphed, is one UserError with the reason."""
+def graph_diff(mep: Path, form: str = "graph_body") -> bytes:
+    """The diff that graphs the loop the sequence MEP was captured from (`form`: graph_body, a graph of one period of
+    the body launched per body; graph_window, the whole loop captured into one graph), against its tree as it is now;
+    a file changed since the capture, or a loop that cannot be graphed, is one UserError with the reason."""
     import difflib
 
     from s2s.scan.tree import scan_tree
@@ -133,7 +215,10 @@ def graph_diff(mep: Path) -> bytes:
     wanted = set(origin.get("sites", []))
     sites = sorted((s for s in scan_tree(tree).launches if f"{s.file}:{s.line}" in wanted), key=lambda s: s.start_byte)
     data = path.read_bytes()
-    edit = graph_loop(data, sites)
+    body = int(manifest.get("variation", {}).get("body_launches", 0)) if form == "graph_body" else 0
+    if form == "graph_body" and body < 1:
+        raise UserError("the sequence MEP names no loop body to graph", file=str(Path(mep) / "sequence.json"))
+    edit = graph_loop(data, sites, body=body)
     if not edit.applies:
         raise UserError(f"the loop cannot be graphed: {edit.reason}", file=str(path), line=edit.line or None)
     name = rel.encode()

@@ -1,0 +1,41 @@
+"""Which graph form of a replayed sequence MEP to reintegrate, from the harness's result.
+
+    choose_form(result, min_speedup) -> (form, why)     form "" when none wins; why says what was measured
+
+The forms the host code can take (s2s.sequence.host_graph): graph_body (a graph of one body period, instantiated once,
+launched per body) and graph_window (the whole loop in one graph). Each is timed by the harness over the captured
+window; its instantiation (setup_ms) is paid once per execution of the loop in the application, so it counts here:
+a form wins when the original's fastest run over (its median + its instantiation) is at least `min_speedup` and its
+final state passed the checks. The best such form is chosen.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+FORMS = ("graph_body", "graph_window")
+
+
+def form_speedup(result: dict[str, Any], form: str) -> float:
+    """The original's fastest run over the form's median time with its instantiation; 0 when not measured."""
+    modes = result.get("modes", {})
+    if form not in modes or "original" not in modes:
+        return 0.0
+    total = float(modes[form]["median_ms"]) + float(modes[form].get("setup_ms", 0.0))
+    return float(modes["original"]["min_ms"]) / total if total > 0 else 0.0
+
+
+def choose_form(result: dict[str, Any], min_speedup: float = 1.0, forms: tuple[str, ...] = FORMS) -> tuple[str, str]:
+    if result.get("verdict") != "ok":
+        return "", "a check of the sequence MEP failed"
+    modes, checks = result.get("modes", {}), result.get("checks", {})
+    tried = [f for f in forms if f in modes and checks.get(f, {}).get("ok")]
+    if not tried:
+        return "", "no graph form was measured"
+    best = max(tried, key=lambda f: form_speedup(result, f))
+    said = "; ".join(f"{f}: {modes[f]['median_ms']:.3f} ms + {modes[f].get('setup_ms', 0.0):.3f} ms to instantiate, "
+                     f"{form_speedup(result, f):.2f}x" for f in tried)
+    said += f"; the original's fastest run {modes['original']['min_ms']:.3f} ms"
+    got = form_speedup(result, best)
+    if got <= 1.0 or got < min_speedup:
+        return "", f"no form beat the original by {max(1.0, min_speedup):.2f}x with its instantiation ({said})"
+    return best, said
