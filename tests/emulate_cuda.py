@@ -16,6 +16,8 @@ from pathlib import Path
 from s2s.lang.kernel_facts import kernel_facts
 
 SHIM = """\
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

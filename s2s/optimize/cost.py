@@ -144,10 +144,12 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
 SLOW_FLOPS = 40.0
 MUFU_FLOPS = 8.0
 _SLOW_CALLS = frozenset({"sqrtf", "sqrt", "expf", "exp", "logf", "log", "sinf", "sin", "cosf", "cos", "powf", "pow",
-                         "tanhf", "tanh", "exp2f", "log2f", "log10f", "expm1f", "log1pf", "cbrtf", "erff", "atan2f"})
+                         "tanhf", "tanh", "exp2f", "log2f", "log10f", "expm1f", "log1pf", "cbrtf", "erff", "atan2f",
+                         "sincosf", "tanf", "exp10f"})
 _MUFU_CALLS = frozenset({"rsqrtf", "rsqrt", "__expf", "__logf", "__sinf", "__cosf", "__powf", "__fdividef", "__frcp_rn",
                          "native_rsqrt", "native_sqrt", "native_exp", "native_log", "native_sin", "native_cos",
-                         "native_divide", "native_recip", "half_rsqrt", "half_exp", "exp2", "__exp2f"})
+                         "native_divide", "native_recip", "half_rsqrt", "half_exp", "exp2", "__exp2f",
+                         "__sincosf", "__tanf", "__exp10f", "__log2f", "__log10f", "s2s_tanhf"})
 _FLOAT_TYPE = re.compile(r"^(?:const\s+)?(?:float|double|half|__half)\d?\b")
 
 
