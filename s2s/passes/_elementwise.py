@@ -2,26 +2,28 @@
 
 Two launches are recognized: one thread per element (`int i = GID; if (i < E) S` or `if (i >= E) return; S...`) and a
 grid-stride loop (`for (int i = GID; i < E; i += STRIDE) S`). S is straight-line code (declarations and expression
-statements, no branches, loops, barriers or atomics) whose every pointer parameter is subscripted by exactly `i`:
-checked numerically with the file's object-like macros substituted (`#define INCX 1`, `X(i) x[(i) * INCX]`), so
-`x[(i) * INCX]` counts and `x[2 * i]`, `x[i + 1]` or `x[i * incx]` do not. Elements are then independent of each other
-(as the one-thread-per-element launch already promises), which is what lets a thread take four of them at once.
+statements, no branches, loops, barriers or atomics) whose every pointer parameter that the code writes is subscripted
+by exactly `i`: checked numerically with the file's object-like macros substituted (`#define INCX 1`,
+`X(i) x[(i) * INCX]`), so `x[(i) * INCX]` counts and `x[2 * i]`, `x[i + 1]` or `x[i * incx]` do not. A pointer the code
+only reads may also be read at an index that is not a polynomial in `i` (a table `g[i % D]`, a broadcast `w[0]`):
+such a read is a gather, kept as it is in each element's code (a neighbour `x[i + 1]` or a stride `x[2 * i]` is not). Elements are then independent of each other (as the one-thread-per-element
+launch already promises), which is what lets a thread take four of them at once.
+The index may be any integer type (`int`, `int64_t`, `size_t`, ...).
 """
 from __future__ import annotations
 
-import random
 import re
 from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from s2s.lang.cexpr import EvalError, evaluate
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.macros import expand, function_macros
 from s2s.lang.parsing import src
 
 from ._common import body_node, statements, text, walk
 from ._element_code import element_node
+from ._element_index import is_own_index, steps_with
 
 _GID = {"cuda": re.compile(r"^(?:blockIdx\.x\*blockDim\.x\+threadIdx\.x|blockDim\.x\*blockIdx\.x\+threadIdx\.x|"
                            r"threadIdx\.x\+blockIdx\.x\*blockDim\.x|threadIdx\.x\+blockDim\.x\*blockIdx\.x)$"),
@@ -33,6 +35,8 @@ _FORBIDDEN = re.compile(r"__syncthreads|__syncwarp|__shfl|__ballot|barrier\s*\(|
                         r"\bthreadIdx|\bblockIdx|\bget_local_id|\bget_group_id")
 _QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "__global", "global"}
 _FLAT = {"declaration", "expression_statement", "comment"}
+_INDEX_TYPES = {"int", "unsigned", "unsigned int", "long", "long int", "unsigned long", "long long", "unsigned long long",
+                "size_t", "ptrdiff_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "std::size_t", "std::int64_t"}
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class Access:
     array: str
     load_needed: bool  # False only for `P[i] = ...;` as a statement of its own
     written: bool  # the target of an assignment or ++/-- (through a macro too, which the facts' roles miss)
+    gather: bool = False  # a read of a read-only pointer at an index other than `i`: left in each element's code
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,7 @@ class Shape:
     lane_start: int  # the statements S, braces excluded
     lane_end: int
     accesses: tuple[Access, ...]
-    types: tuple[tuple[str, str], ...]  # (array, element type) in parameter order
+    types: tuple[tuple[str, str], ...]  # (array, element type) in parameter order, of the arrays read or written at `i`
 
 
 def elem_type(declared: str) -> str:
@@ -128,7 +133,7 @@ def _bound(source: bytes, cond: Node | None, var: str, op: str = "<") -> str | N
 def _finish(source: bytes, facts: KernelFacts, kind: str, d: tuple[str, str, Node | None], bound: str, stride: str,
             last: Node, body: Node | None, first: Node | None = None, lane_from: Node | None = None) -> Shape | str:
     ty, var, value = d
-    if ty not in {"int", "unsigned", "unsigned int", "long", "size_t", "long long"}:
+    if ty not in _INDEX_TYPES:
         return f"the index `{var}` is a {ty}"
     if re.search(r"[\[=]|\+\+|--|\w\s*\(", bound) or re.search(rf"\b{var}\b", bound):
         return f"the bound `{bound}` is not a plain expression of the parameters"
@@ -146,7 +151,9 @@ def _finish(source: bytes, facts: KernelFacts, kind: str, d: tuple[str, str, Nod
     accesses = _accesses(source, facts, nodes, var)
     if isinstance(accesses, str):
         return accesses
-    types = tuple((p.name, elem_type(p.type)) for p in facts.params if p.name in {a.array for a in accesses})
+    types = tuple((p.name, elem_type(p.type)) for p in facts.params if p.name in {a.array for a in accesses if not a.gather})
+    if not types:
+        return f"no pointer parameter is subscripted by {var}"
     return Shape(kind, var, ty, text(source, value), bound.strip(), stride, (first or last).start_byte, last.end_byte,
                  lane_start, lane_end, tuple(accesses), types)
 
@@ -155,6 +162,7 @@ def _accesses(source: bytes, facts: KernelFacts, nodes: list[Node], var: str) ->
     macros = function_macros(source)
     objects = {m.group(1): m.group(2) for m in _OBJ_MACRO.finditer(source.decode("utf-8", "replace"))}
     pointers = {p.name for p in facts.params if p.pointer}
+    written_params = {p.name for p in facts.params if p.pointer and p.written}
     declared: set[str] = set()
     found: list[Access] = []
     covered: list[tuple[int, int]] = []
@@ -166,23 +174,37 @@ def _accesses(source: bytes, facts: KernelFacts, nodes: list[Node], var: str) ->
             array, index = _subscript(source, n, macros, pointers)
             if array is None:
                 continue
-            if not _is_index(index, var, objects):
-                return f"`{src(source, n)}` is not {array}[{var}]"
             parent = n.parent  # a write: the left side of an assignment, or ++/--
             is_write = parent is not None and (parent.type == "update_expression" or (
                 parent.type == "assignment_expression" and parent.child_by_field_name("left") == n))
+            gather = not is_own_index(index, var, objects)
+            if gather and (is_write or array in written_params or steps_with(index, var)):
+                return f"`{src(source, n)}` is not {array}[{var}]"
             write_only = (is_write and parent is not None and parent.type == "assignment_expression"
                           and text(source, parent.child_by_field_name("operator")) == "="
                           and parent.parent is not None and parent.parent.type == "expression_statement")
-            found.append(Access(n.start_byte, n.end_byte, array, not write_only, bool(is_write)))
+            found.append(Access(n.start_byte, n.end_byte, array, not write_only, bool(is_write), gather))
             covered.append((n.start_byte, n.end_byte))
         for n in walk(top):
             if n.type == "identifier" and src(source, n) in pointers and not any(s <= n.start_byte < e for s, e in covered):
                 return f"`{src(source, n)}` is used other than as {src(source, n)}[{var}]"
     if not found:
         return "no pointer parameter is subscripted"
+    written = {a.array for a in found if a.written}
+    clash = next((a for a in found if a.gather and a.array in written), None)
+    if clash is not None:  # read elsewhere than at i and written: elements would depend on each other
+        return f"`{src(source, _node_at(nodes, clash))}` is not {clash.array}[{var}]"
     needed = {a.array for a in found if a.load_needed}
-    return [Access(a.start, a.end, a.array, a.array in needed, a.written) for a in found]
+    return [Access(a.start, a.end, a.array, a.array in needed, a.written, a.gather) for a in found]
+
+
+def _node_at(nodes: list[Node], a: Access) -> Node:
+    """The subscript node of access `a`."""
+    for top in nodes:
+        for n in walk(top):
+            if n.start_byte == a.start and n.end_byte == a.end:
+                return n
+    return nodes[0]
 
 
 def _subscript(source: bytes, n: Node, macros: dict, pointers: set[str]) -> tuple[str | None, str]:
@@ -193,20 +215,3 @@ def _subscript(source: bytes, n: Node, macros: dict, pointers: set[str]) -> tupl
     if node.type != "subscript_expression" or arr is None or idx is None or src(data, arr) not in pointers:
         return None, ""
     return src(data, arr), src(data, idx).strip("[]")
-
-
-def _is_index(index: str, var: str, objects: dict[str, str]) -> bool:
-    """index(var) == var for random values of var and of every other name (object-like macros substituted)."""
-    rng = random.Random(11)
-    for _ in range(4):
-        env: dict[str, int] = {var: rng.randint(5, 1 << 20)}
-
-        def resolve(name: str, env: dict[str, int] = env) -> int | str:
-            return objects[name] if name in objects else env.setdefault(name, rng.randint(3, 997))
-
-        try:
-            if evaluate(index, resolve) != env[var]:
-                return False
-        except (EvalError, ZeroDivisionError, RecursionError):
-            return False
-    return True
