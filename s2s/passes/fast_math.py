@@ -95,6 +95,7 @@ __device__ __forceinline__ float s2s_tanhf(float x)
 class FastMath:
     name: ClassVar[str] = "fast-math"
     priority: ClassVar[int] = 140  # the built-in search's order: structural rewrites first
+    acts_on: ClassVar[str] = "compute"  # what the model cannot see it change: the special-function unit instead of library code
     # an all-pairs loop (nbody_soa, H200: 3.07x against 2.26x alone and 1.30x for the tiling alone) tries the tiled form in round 1
     space: ClassVar[tuple[str, ...]] = ("fast-math,smem-allpairs{tile=256}", "fast-math",
                                         "fast-math,smem-allpairs{tile=512},allpairs-bodies{bodies=4 skip=subtract},allpairs-pack,"
