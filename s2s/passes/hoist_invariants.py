@@ -63,7 +63,6 @@ _EXITS = {"return_statement", "goto_statement"}
 class HoistInvariants:
     name: ClassVar[str] = "hoist-invariants"
     priority: ClassVar[int] = 95  # a cheap rewrite, after the structural ones
-    acts_on: ClassVar[str] = "memory"  # what the model cannot see it change: loads taken out of a loop
 
     def applies(self, facts: KernelFacts) -> bool | str:
         return True if facts.loops else "kernel has no loop"
