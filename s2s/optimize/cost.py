@@ -569,9 +569,10 @@ MEMORY_BOUNDS = frozenset({"dram", "l1", FLOOR})
 
 def limiter_first(ranked: list[Candidate], base: Prediction, timed: dict[int, Prediction | None]) -> list[Candidate]:
     """The candidates the model cannot tell from the original (the same predicted time, DRAM bytes and flops:
-    restrict-const's qualifiers, loop-unroll's copies of a body) reordered among their own places: first the passes that
-    act on what limits the original by the model (its bound: DRAM or L1 -> memory; compute), then those that declare
-    nothing, last those acting on the other resource (a pass's `acts_on`). With three or four evaluations a kernel, a
+    restrict-const's qualifiers, loop-unroll's copies of a body) whose pass declares what it acts on (`acts_on`) are
+    reordered among their own places: first those acting on what limits the original by the model (its bound: DRAM or
+    L1 -> memory; compute), then those acting on the other resource. Every other candidate keeps its place (a structural
+    rewrite the model cannot read, warp-reduce-atomics' shuffles, stays ahead of both). With three or four evaluations a kernel, a
     memory-bound kernel tries read-only loads before an unrolled loop and a compute-bound one the reverse, where the
     passes' own priorities put restrict-const first everywhere (the development corpus's run at 3 evaluations a kernel:
     restrict-const alone 12 times, at best 1.04x; loop-unroll alone 12 times, at best 1.01x, at worst 0.30x)."""
@@ -581,8 +582,8 @@ def limiter_first(ranked: list[Candidate], base: Prediction, timed: dict[int, Pr
         p = timed.get(id(c))
         return p is not None and (p.seconds, p.dram_bytes, p.flops) == (base.seconds, base.dram_bytes, base.flops)
 
-    places = [i for i, c in enumerate(ranked) if neutral(c)]
-    group = sorted((ranked[i] for i in places), key=lambda c: {limit: 0, "": 1}.get(_acts_on(c), 2))
+    places = [i for i, c in enumerate(ranked) if neutral(c) and _acts_on(c)]
+    group = sorted((ranked[i] for i in places), key=lambda c: _acts_on(c) != limit)
     out = list(ranked)
     for i, c in zip(places, group):
         out[i] = c
