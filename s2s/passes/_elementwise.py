@@ -6,8 +6,9 @@ statements, no branches, loops, barriers or atomics) whose every pointer paramet
 by exactly `i`: checked numerically with the file's object-like macros substituted (`#define INCX 1`,
 `X(i) x[(i) * INCX]`), so `x[(i) * INCX]` counts and `x[2 * i]`, `x[i + 1]` or `x[i * incx]` do not. A pointer the code
 only reads may also be read at an index that is not a polynomial in `i` (a table `g[i % D]`, a broadcast `w[0]`):
-such a read is a gather, kept as it is in each element's code (a neighbour `x[i + 1]` or a stride `x[2 * i]` is not). Elements are then independent of each other (as the one-thread-per-element
-launch already promises), which is what lets a thread take four of them at once.
+such a read is a gather, kept as it is in each element's code (a neighbour `x[i + 1]` or a stride `x[2 * i]` is not).
+Elements are then independent of each other (as the one-thread-per-element launch already promises), which is what
+lets a thread take four of them at once.
 The index may be any integer type (`int`, `int64_t`, `size_t`, ...).
 """
 from __future__ import annotations

@@ -81,6 +81,8 @@ def _no_word(ty: str) -> bool:
     """Whether four elements of CUDA's vector type `ty` (float3, double2, uchar4) make no aligned word of 4-32 bytes."""
     m = _BUILTIN_VECTOR.match(ty)
     return m is not None and _LANE_BYTES[m.group(1)] * int(m.group(2)) not in {1, 2, 4, 8}
+
+
 _CUDA_LANES, _CL_LANES = ("x", "y", "z", "w"), ("s0", "s1", "s2", "s3")
 
 
