@@ -246,3 +246,47 @@ def test_any_element_type_moves_in_one_aligned_word(tmp_path: Path) -> None:
     f3 = f3.replace("(float)in[i] + step * (float)i", "make_float3(in[i].x + step, in[i].y, in[i].z)").replace("out[i] = (", "out[i] = (")
     refused = run_pass(make_pass("vector-elementwise"), f3.encode(), "cuda", "ramp")
     assert isinstance(refused, Refused) and "float3" in refused.reason
+
+
+ROWS_CU = """\
+__global__ void shift_rows(float* rows, const float* bias, float scale, int width)
+{
+    int r = blockIdx.x;
+    int base = r * width;
+    for (int c = threadIdx.x; c < width; c = c + blockDim.x)
+        rows[base + c] = scale * rows[base + c] + bias[c];
+}
+"""
+
+
+def test_a_block_walking_its_row_moves_it_in_words() -> None:
+    """A block-stride loop over the block's own row (`rows[base + c]`, base from blockIdx after declarations): words
+    start at `rows + base`, checked for alignment per row (every thread of the row takes the same path), the launch is
+    kept. An offset from the thread's own index, or one the loop changes, is refused."""
+    out = run_pass(make_pass("vector-elementwise"), ROWS_CU.encode(), "cuda", "shift_rows")
+    assert isinstance(out, Applied), out
+    text = out.text.decode()
+    assert out.launch is None and "int s2s_q = threadIdx.x;" in text and "s2s_q += blockDim.x" in text
+    assert "reinterpret_cast<const float4*>((rows + (base + 0)))[s2s_q]" in text
+    assert "reinterpret_cast<const float4*>(bias)[s2s_q]" in text
+    for bad in (ROWS_CU.replace("int base = r * width;", "int base = r * width + threadIdx.y;"),
+                ROWS_CU.replace("+ bias[c];", "+ bias[c], base += 0;")):
+        refused = run_pass(make_pass("vector-elementwise"), bad.encode(), "cuda", "shift_rows")
+        assert isinstance(refused, Refused), bad
+
+
+@pytest.mark.parametrize("width", [1004, 1003])
+def test_rows_in_words_compute_the_same_emulated(tmp_path: Path, width: int) -> None:
+    """9 rows of 1004 (every row's start aligned: the word path) or 1003 floats (rows start off the 16-byte boundary
+    in turn: each row takes its own path): every element byte for byte the original's; a swapped word is caught where
+    the word path runs."""
+    from emulate_cuda import Launch, same_outputs
+
+    out = run_pass(make_pass("vector-elementwise"), ROWS_CU.encode(), "cuda", "shift_rows")
+    assert isinstance(out, Applied)
+    launch = Launch((9, 1, 1), (64, 1, 1))
+    counts, scalars = {"rows": 9 * width, "bias": width}, {"scale": "1.5f", "width": str(width)}
+    assert same_outputs(tmp_path, "shift_rows", ROWS_CU.encode(), out.text, (launch, launch), counts, scalars) == "SAME"
+    swapped = out.text.replace(b"make_float4(s2s_rows[0], s2s_rows[1]", b"make_float4(s2s_rows[1], s2s_rows[0]")
+    assert swapped != out.text
+    assert same_outputs(tmp_path, "shift_rows", ROWS_CU.encode(), swapped, (launch, launch), counts, scalars) != "SAME"

@@ -1,8 +1,10 @@
-"""Which element an elementwise kernel's subscript reads: its own (`x[i]`, `X(i)` through macros), a neighbour or a
-stride (a polynomial in `i`), or a gather (anything else: a table `g[i % D]`, a broadcast `w[0]`)."""
+"""Which element an elementwise kernel's subscript reads: its own (`x[i]`, `X(i)` through macros, or `x[i + OFF]` in a
+loop whose OFF is the same for all its elements), a neighbour or a stride (a polynomial in `i`), or a gather (anything
+else: a table `g[i % D]`, a broadcast `w[0]`)."""
 from __future__ import annotations
 
 import random
+import re
 
 from s2s.lang.affine import poly_of
 from s2s.lang.cexpr import EvalError, evaluate
@@ -35,3 +37,30 @@ def is_own_index(index: str, var: str, objects: dict[str, str]) -> bool:
         except (EvalError, ZeroDivisionError, RecursionError):
             return False
     return True
+
+
+def unit_offset(index: str, var: str, objects: dict[str, str], uniform: frozenset[str]) -> str:
+    """OFF where `index` is `var + OFF` with OFF an expression of the names in `uniform` (and object-like macros), the
+    same for every value of var (checked numerically); "" where it is not."""
+    words = set(re.findall(r"[A-Za-z_]\w*", index))
+    for name in list(words & set(objects)):
+        words |= set(re.findall(r"[A-Za-z_]\w*", objects[name]))
+    if not words - {var} - set(objects) <= uniform or var not in words:
+        return ""
+    rng = random.Random(13)
+    for _ in range(4):
+        env = {n: rng.randint(3, 997) for n in words - {var} - set(objects)}
+        shifts = set()
+        for v in (rng.randint(5, 1 << 20), rng.randint(5, 1 << 20)):
+            values: dict[str, int] = {**env, var: v}
+
+            def resolve(name: str, values: dict[str, int] = values) -> int | str:
+                return objects[name] if name in objects else values[name]
+
+            try:
+                shifts.add(evaluate(index, resolve) - v)
+            except (EvalError, ZeroDivisionError, RecursionError, KeyError):
+                return ""
+        if len(shifts) != 1:
+            return ""
+    return re.sub(rf"\b{re.escape(var)}\b", "0", index)

@@ -146,23 +146,24 @@ def _generate(source: bytes, facts: KernelFacts, sh: Shape, q: str, c: str, lane
     loads, stores = [], []
     needed = {a.array for a in sh.accesses if a.load_needed and not a.gather}
     written = {a.array for a in sh.accesses if a.written}
+    at = {a.array: f"({a.array} + ({a.offset}))" if a.offset else a.array for a in sh.accesses if not a.gather}  # word 0
     for arr, ty in sh.types:
-        vt, la = _word(ty), lanes[arr]
+        vt, la, ptr = _word(ty), lanes[arr], at[arr]
         comps = _CL_LANES if cl else _CUDA_LANES if ty in _VECTOR else tuple(f"v[{k}]" for k in range(4))
         if arr in needed:
-            word = f"vload4({q}, {arr})" if cl else f"reinterpret_cast<const {vt}*>({arr})[{q}]"
+            word = f"vload4({q}, {ptr})" if cl else f"reinterpret_cast<const {vt}*>({ptr})[{q}]"
             loads += [f"const {vt} {la}4 = {word};", f"{ty} {la}[4] = {{{', '.join(f'{la}4.{k}' for k in comps)}}};"]
         else:
             loads.append(f"{ty} {la}[4];")
         if arr in written:
             parts = ", ".join(f"{la}[{k}]" for k in range(4))
-            stores.append(f"vstore4(({vt})({parts}), {q}, {arr});" if cl else
-                          f"reinterpret_cast<{vt}*>({arr})[{q}] = make_{vt}({parts});" if ty in _VECTOR else
-                          f"reinterpret_cast<{vt}*>({arr})[{q}] = {vt}{{{{{parts}}}}};")
+            stores.append(f"vstore4(({vt})({parts}), {q}, {ptr});" if cl else
+                          f"reinterpret_cast<{vt}*>({ptr})[{q}] = make_{vt}({parts});" if ty in _VECTOR else
+                          f"reinterpret_cast<{vt}*>({ptr})[{q}] = {vt}{{{{{parts}}}}};")
     index = [f"    {sh.var_type} {sh.var} = {q} * 4 + {c};"] if re.search(rf"\b{sh.var}\b", "\n".join(vector_lane)) else []
     lanes_loop = ["#pragma unroll", f"for (int {c} = 0; {c} < 4; ++{c}) {{", *index, *(f"    {ln}" for ln in vector_lane), "}"]
     vector = [*loads, *lanes_loop, *stores]
-    aligned = "" if cl else " && ".join(_aligned(sh.types))
+    aligned = "" if cl else " && ".join(_aligned(sh.types, at))
     head = ["/* s2s: vector-elementwise, 4 elements per thread in 16-byte words */", f"{sh.var_type} {q} = {sh.gid};"]
     if sh.kind == "guarded":
         cond = f"{q} * 4 + 3 < ({sh.bound})" + (f" && {aligned}" if aligned else "")
@@ -179,14 +180,14 @@ def _generate(source: bytes, facts: KernelFacts, sh: Shape, q: str, c: str, lane
     return lines[0] + "".join(f"\n{ind}{ln}" if ln else "\n" for ln in lines[1:])
 
 
-def _aligned(types: tuple[tuple[str, str], ...]) -> list[str]:
-    """The run-time checks that every array starts on its word's boundary: the float4/int4 arrays together (16 bytes),
-    each other type on its quad's own alignment."""
+def _aligned(types: tuple[tuple[str, str], ...], at: dict[str, str]) -> list[str]:
+    """The run-time checks that every array's first word (`at`: the array, or the array plus a loop's offset) starts on
+    its word's boundary: the float4/int4 arrays together (16 bytes), each other type on its quad's own alignment."""
     out = []
-    fixed = [a for a, t in types if t in _VECTOR]
+    fixed = [at[a] for a, t in types if t in _VECTOR]
     if fixed:
         out.append("((" + " | ".join(f"reinterpret_cast<unsigned long long>({a})" for a in fixed) + ") & 15) == 0")
-    out += [f"(reinterpret_cast<unsigned long long>({a}) & (alignof({_word(t)}) - 1)) == 0" for a, t in types if t not in _VECTOR]
+    out += [f"(reinterpret_cast<unsigned long long>({at[a]}) & (alignof({_word(t)}) - 1)) == 0" for a, t in types if t not in _VECTOR]
     return out
 
 
