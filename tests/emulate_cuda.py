@@ -16,6 +16,8 @@ from pathlib import Path
 from s2s.lang.kernel_facts import kernel_facts
 
 SHIM = """\
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -77,7 +79,7 @@ def same_outputs(tmp: Path, name: str, before: bytes, after: bytes, launches: tu
         fill = f"({ty})((i * 7919u + {i * 104729}u) % 1000u) / ({ty})7" if ty in {"float", "double"} else f"({ty})((i * 31u + {i}) % 97u)"
         for side in args:
             buf = f"{p.name}_{side}"
-            setup += [f"{ty}* {buf} = ({ty}*)aligned_alloc(16, ({n} + 8) * sizeof({ty})) + {offset};",
+            setup += [f"{ty}* {buf} = ({ty}*)aligned_alloc(64, (({n} + 8) * sizeof({ty}) + 63) / 64 * 64) + {offset};",
                       f"for (long i = 0; i < {n}; ++i) {buf}[i] = {fill};"]
             args[side].append(buf)
     checks = []

@@ -89,3 +89,58 @@ def test_the_builtin_search_tries_the_predicted_winner_first() -> None:
     ranked = order(cands, state)  # type: ignore[arg-type]
     assert [c.origin for c in ranked][0] == "pass:split-reduction{splits=16}" and len(ranked) == 3
     assert order(cands, State(manifest=m, original=GEMV, kernel="gemv", dialect="opencl", facts=None)) == cands  # type: ignore[arg-type]
+
+
+GATHER8 = b"""
+__global__ void gather8(int n, float* x, float* y)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float s = 0.0f;
+        for (int k = 0; k < 8; k++)
+            s += x[k * n + i];
+        y[i] = s;
+    }
+}
+"""
+ITERATE = b"""
+__global__ void iterate(int n, float* x, float* y)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = x[i];
+        for (int k = 0; k < 512; k++)
+            v = v * 0.999f + 0.5f;
+        y[i] = v;
+    }
+}
+"""
+
+
+def test_candidates_the_model_cannot_tell_apart_follow_the_kernels_limiter() -> None:
+    """restrict-const, loop-unroll and a block size are all predicted exactly as the original (the model sees no change):
+    on a memory-bound kernel (8 loads and 8 flops an output) the read-only loads come before the unrolled loop, on a
+    compute-bound one (1024 flops an output) the reverse; the launch change, whose pass declares nothing, keeps its place."""
+    from mep_util import ParamSpec, manifest
+
+    from s2s.lang.kernel_facts import kernel_facts
+    from s2s.optimize.candidate import Candidate
+    from s2s.optimize.cost import order, predict_candidate
+    from s2s.optimize.proposers.base import State
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    n = 1 << 22
+    firsts = {}
+    for name, src, count, bound in (("gather8", GATHER8, 8 * n, "dram"), ("iterate", ITERATE, n, "compute")):
+        m = manifest(name, "cuda", "kernel.cu", [ParamSpec("n", "int", "scalar", "int", value=n),
+                                                 ParamSpec("x", "float *", "in", "float", count=count),
+                                                 ParamSpec("y", "float *", "out", "float", count=n)], (n // 256, 1, 1), (256, 1, 1))
+        state = State(manifest=m, original=src, kernel=name, dialect="cuda", facts=kernel_facts(src, "cuda", name))
+        cands = [apply_pipeline(p, state) for p in ("restrict-const", "loop-unroll{factor=4}", "launch-config{block=128}")]
+        assert all(isinstance(c, Candidate) for c in cands), cands
+        base = predict_candidate(None, state)
+        assert base is not None and base.bound == bound
+        assert all(predict_candidate(c, state) == base for c in cands)  # type: ignore[arg-type]
+        firsts[name] = [c.origin for c in order(cands, state)]  # type: ignore[arg-type]
+    assert firsts["gather8"] == ["pass:restrict-const", "pass:loop-unroll{factor=4}", "pass:launch-config{block=128}"]
+    assert firsts["iterate"] == ["pass:loop-unroll{factor=4}", "pass:restrict-const", "pass:launch-config{block=128}"]

@@ -96,6 +96,64 @@ def test_opencl_and_a_helper_copy() -> None:
     assert "__device__ float pot_fast(float m, float r2) { return m * rsqrtf(r2); }" in text and "o[i] = pot_fast(a[i]" in text
 
 
+# -- helpers through helpers, overloads, tanhf (a Monte-Carlo step's and an activation's spellings) ----------------------
+HELPERS = """\
+__device__ __forceinline__ float root_of(float v) { return sqrtf(v); }
+__device__ __forceinline__ double root_of(double v) { return sqrt(v); }
+__device__ __forceinline__ float decay(float v) { return expf(v); }
+__device__ __forceinline__ double decay(double v) { return exp(v); }
+__device__ float span(float a, float b) { return root_of(a * a + b * b); }
+__device__ float score(float a, float b) { return (1.0f + span(a, b)) * decay(-2.0f * span(a, b)); }
+
+__global__ void k(const float* a, const float* b, float* w, double* d, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    w[i] = score(a[i], b[i]) + tanhf(a[i] - b[i]);
+    d[i] = decay((double)a[i]) + root_of((double)b[i]);
+}
+"""
+
+
+def test_math_behind_two_helpers_and_overloads() -> None:
+    """expf two calls deep (score -> decay), behind a name with a double overload, and tanhf in the kernel: the helpers
+    on the way are copied (decay with both its overloads, the double one unchanged, so `decay((double)x)` still runs
+    `exp`), the ones with nothing to change (span, root_of) are not, and copies come callee first."""
+    out = _fast(HELPERS)
+    assert isinstance(out, Applied), out
+    text = out.text.decode()
+    assert "__device__ __forceinline__ float decay_fast(float v) { return __expf(v); }" in text
+    assert "__device__ __forceinline__ double decay_fast(double v) { return exp(v); }" in text
+    assert "__device__ float score_fast(float a, float b) { return (1.0f + span(a, b)) * decay_fast(-2.0f * span(a, b)); }" in text
+    assert "w[i] = score_fast(a[i], b[i]) + s2s_tanhf(a[i] - b[i]);" in text
+    assert "d[i] = decay_fast((double)a[i]) + root_of((double)b[i]);" in text
+    assert "span_fast" not in text and "root_of_fast" not in text
+    assert text.index("float s2s_tanhf(") < text.index("decay_fast(float") < text.index("score_fast(float") < text.index("__global__")
+    assert HELPERS.split("\n__global__")[0] in text  # the application's helpers unchanged
+    assert parse(out.text, "cuda").root_node.has_error is False
+
+
+@needs_nvcc
+def test_math_behind_helpers_compiles_and_computes_the_same(tmp_path: Path) -> None:
+    """The rewrite builds for sm_90 (the tanh.approx.f32 path); with the intrinsics mapped back to the exact functions
+    (what the rewrite changes is then only which copy runs) every thread's outputs match the original's bit for bit."""
+    from emulate_cuda import Launch, same_outputs
+
+    out = _fast(HELPERS)
+    assert isinstance(out, Applied)
+    nvcc = shutil.which("nvcc")
+    assert nvcc is not None
+    (tmp_path / "v.cu").write_bytes(out.text)
+    r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(tmp_path / "v.cu"), "-o", str(tmp_path / "v.o")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    helpers = HELPERS.split("\n__global__")[0].encode()  # defined once in the program that runs both kernels
+    exact = b"#define __expf expf\n#define __logf logf\n#define __sinf sinf\n#define __cosf cosf\n" + out.text.replace(helpers, b"", 1)
+    n = 1000
+    launch = Launch((8, 1, 1), (128, 1, 1))
+    assert same_outputs(tmp_path, "k", HELPERS.encode(), exact, (launch, launch), {"a": n, "b": n, "w": n, "d": n},
+                        {"n": str(n)}) == "SAME"
+
+
 # -- the zoo's n-body kernels ----------------------------------------------------------------------
 def _zoo_state(name: str, work: Path):  # type: ignore[no-untyped-def]
     from s2s.extract.mep_writer import make_mep

@@ -232,3 +232,41 @@ def test_byte_histogram_on_larger_blocks_counts_every_byte(tmp_path: Path, offse
     assert same_outputs(tmp_path, "histo_shared", src, out.text, launches, counts, scalars, offset=offset) == "SAME"
     half = (Launch((20, 1, 1), (256, 1, 1)), Launch((1, 1, 1), (512, 1, 1)))
     assert same_outputs(tmp_path, "histo_shared", src, out.text, half, counts, scalars, offset=offset) == "SAME"
+
+
+# -- a histogram whose length nothing in the kernel names (the keys index the counts directly) ---------------------
+TALLY = """\
+__global__ void tally(const int* keys, int* counts, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        atomicAdd(&counts[keys[i]], 1);
+}
+"""
+
+
+def test_a_histogram_of_unnamed_length_privatizes_its_first_bins() -> None:
+    """No parameter or constant names the length of `counts`: the first max_bins bins are counted in shared memory, a
+    key past them goes to the global atomic as before (it used to be refused: 'the length of counts is not known')."""
+    out = run_pass(make_pass("shared-histogram", {"max_bins": "256"}), TALLY.encode(), "cuda", "tally")
+    assert isinstance(out, Applied), out
+    text = out.text.decode()
+    assert "__shared__ int hist_s[256];" in text and "const int nsh = 256;" in text
+    assert "if (bin >= 0 && bin < nsh) atomicAdd(&hist_s[bin], 1); else atomicAdd(&counts[bin], 1);" in text
+    too_big = run_pass(make_pass("shared-histogram", {"max_bins": "8192", "copies": "2"}), TALLY.encode(), "cuda", "tally")
+    assert isinstance(too_big, Refused) and "48 KiB" in too_big.reason
+
+
+@pytest.mark.parametrize("copies", [1, 4])
+def test_a_histogram_of_unnamed_length_counts_the_same(tmp_path: Path, copies: int) -> None:
+    """3001 keys over 700 counts (the fill's keys reach 0..96 and the test keeps them under 700) with 64 shared bins:
+    the keys under 64 are counted in shared memory, the others globally; every count matches the original's, and a
+    flush that drops the last shared bin is caught."""
+    out = run_pass(make_pass("shared-histogram", {"max_bins": "64", "copies": str(copies)}), TALLY.encode(), "cuda", "tally")
+    assert isinstance(out, Applied), out
+    launches = (Launch((12, 1, 1), (256, 1, 1)), Launch((12, 1, 1), (256, 1, 1)))
+    counts, scalars = {"keys": 3001, "counts": 700}, {"n": "3001"}
+    assert same_outputs(tmp_path, "tally", TALLY.encode(), out.text, launches, counts, scalars) == "SAME"
+    broken = out.text.replace(b"k < nsh; k += nthr)\n", b"k < nsh - 1; k += nthr)\n", 1)
+    assert broken != out.text
+    assert same_outputs(tmp_path, "tally", TALLY.encode(), broken, launches, counts, scalars) != "SAME"

@@ -151,3 +151,142 @@ def test_one_element_per_thread_with_early_return_on_pocl(tmp_path: Path) -> Non
     broken = cand.source.replace(b"s2s_q * 4 + 3 < (n)", b"s2s_q * 4 < (n)")
     assert broken != cand.source
     assert _evaluate(tmp_path / "mep", state, replace(cand, source=broken)).verdict != "ok"
+
+
+# -- spellings of real elementwise kernels: a table read at another index, 64-bit indices, any element type ----------
+GATHER_CU = """\
+__global__ void drift(float* pos, float* vel, const float* home, const float* pull, float dt, int period, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    vel[i] = 0.5f * vel[i] + dt * (home[i % period] - pos[i]) * pull[0];
+    pos[i] += vel[i];
+}
+"""
+WIDE_CU = """\
+__global__ void damp(const double* src, double* dst, double k, long long n)
+{
+    int64_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n) {
+        dst[t] = k * src[t] - dst[t];
+    }
+}
+"""
+TEMPLATE_CU = """\
+#include <cuda_fp16.h>
+template <typename T>
+__global__ void ramp(T* out, const T* in, float step, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = (T)((float)in[i] + step * (float)i);
+}
+template __global__ void ramp<__half>(__half*, const __half*, float, int);
+template __global__ void ramp<float>(float*, const float*, float, int);
+template __global__ void ramp<double>(double*, const double*, float, int);
+"""
+
+
+def test_a_read_only_table_read_at_another_index_stays_a_gather() -> None:
+    """`home[i % period]` and the broadcast `pull[0]` are reads of arrays the kernel never writes: each element keeps
+    them as they are, the arrays read and written at i move in float4 words. A table the kernel also writes is refused."""
+    out = run_pass(make_pass("vector-elementwise"), GATHER_CU.encode(), "cuda", "drift")
+    assert isinstance(out, Applied), out
+    text = out.text.decode()
+    assert "reinterpret_cast<const float4*>(pos)[s2s_q]" in text and "reinterpret_cast<const float4*>(vel)[s2s_q]" in text
+    assert "home[i % period]" in text and "pull[0]" in text and "float4*>(home)" not in text
+    assert "int i = s2s_q * 4 + s2s_c;" in text
+    written = GATHER_CU.replace("pos[i] += vel[i];", "pos[i] += vel[i]; vel[i % period] = 0.0f;")
+    refused = run_pass(make_pass("vector-elementwise"), written.encode(), "cuda", "drift")
+    assert isinstance(refused, Refused) and "vel[i % period]" in refused.reason
+
+
+@pytest.mark.parametrize("offset", [0, 1])
+def test_gather_and_wide_elements_compute_the_same_emulated(tmp_path: Path, offset: int) -> None:
+    """Both rewrites against their originals, every thread run on the CPU (n = 1001 and 998: the last quad partial), the
+    buffers aligned or one element off (the scalar path): every output byte for byte the same."""
+    from emulate_cuda import Launch, same_outputs
+
+    n, period = 1001, 7
+    drift = run_pass(make_pass("vector-elementwise"), GATHER_CU.encode(), "cuda", "drift")
+    assert isinstance(drift, Applied)
+    before, after = Launch((8, 1, 1), (128, 1, 1)), Launch((2, 1, 1), (128, 1, 1))  # coarsen-x: a quarter of the blocks
+    counts = {"pos": n, "vel": n, "home": period, "pull": 1}
+    assert same_outputs(tmp_path, "drift", GATHER_CU.encode(), drift.text, (before, after), counts,
+                        {"dt": "0.25f", "period": str(period), "n": str(n)}, offset=offset) == "SAME"
+    n = 998
+    damp = run_pass(make_pass("vector-elementwise"), WIDE_CU.encode(), "cuda", "damp")
+    assert isinstance(damp, Applied), damp
+    assert "s2s_quad<double>" in damp.text.decode() and "int64_t s2s_q = " in damp.text.decode()
+    assert same_outputs(tmp_path, "damp", WIDE_CU.encode(), damp.text, (before, after), {"src": n, "dst": n},
+                        {"k": "1.5", "n": str(n)}, offset=offset) == "SAME"
+    swapped = damp.text.replace(b"s2s_quad<double>{{s2s_dst[0], s2s_dst[1]", b"s2s_quad<double>{{s2s_dst[1], s2s_dst[0]")
+    assert swapped != damp.text  # the word path runs where the buffers are aligned: a wrong word there is caught
+    assert (same_outputs(tmp_path, "damp", WIDE_CU.encode(), swapped, (before, after), {"src": n, "dst": n},
+                         {"k": "1.5", "n": str(n)}, offset=offset) == "SAME") == (offset == 1)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+def test_any_element_type_moves_in_one_aligned_word(tmp_path: Path) -> None:
+    """A template kernel (instantiated for __half, float, double) takes s2s_quad<T>: the build for sm_90 stores four
+    halves as one 8-byte word, four floats as one 16-byte word; float3 (12 bytes) makes no word and is refused."""
+    out = run_pass(make_pass("vector-elementwise"), TEMPLATE_CU.encode(), "cuda", "ramp")
+    assert isinstance(out, Applied), out
+    text = out.text.decode()
+    assert text.index("struct alignas(") < text.index("template <typename T>\n__global__")
+    assert "reinterpret_cast<s2s_quad<T>*>(out)[s2s_q] = s2s_quad<T>{{" in text
+    (tmp_path / "v.cu").write_bytes(out.text)
+    nvcc = shutil.which("nvcc")
+    assert nvcc is not None
+    r = subprocess.run([nvcc, "-arch=sm_90", "-ptx", str(tmp_path / "v.cu"), "-o", str(tmp_path / "v.ptx")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    ptx = (tmp_path / "v.ptx").read_text()
+    assert "st.global.v4.u16" in ptx and "st.global.v4.f32" in ptx and "st.global.v2.f64" in ptx  # 8, 16, 2 x 16 bytes
+    f3 = TEMPLATE_CU.replace("template <typename T>\n", "").replace("T*", "float3*").replace("(T)", "").split("template __global__")[0]
+    f3 = f3.replace("(float)in[i] + step * (float)i", "make_float3(in[i].x + step, in[i].y, in[i].z)").replace("out[i] = (", "out[i] = (")
+    refused = run_pass(make_pass("vector-elementwise"), f3.encode(), "cuda", "ramp")
+    assert isinstance(refused, Refused) and "float3" in refused.reason
+
+
+ROWS_CU = """\
+__global__ void shift_rows(float* rows, const float* bias, float scale, int width)
+{
+    int r = blockIdx.x;
+    int base = r * width;
+    for (int c = threadIdx.x; c < width; c = c + blockDim.x)
+        rows[base + c] = scale * rows[base + c] + bias[c];
+}
+"""
+
+
+def test_a_block_walking_its_row_moves_it_in_words() -> None:
+    """A block-stride loop over the block's own row (`rows[base + c]`, base from blockIdx after declarations): words
+    start at `rows + base`, checked for alignment per row (every thread of the row takes the same path), the launch is
+    kept. An offset from the thread's own index, or one the loop changes, is refused."""
+    out = run_pass(make_pass("vector-elementwise"), ROWS_CU.encode(), "cuda", "shift_rows")
+    assert isinstance(out, Applied), out
+    text = out.text.decode()
+    assert out.launch is None and "int s2s_q = threadIdx.x;" in text and "s2s_q += blockDim.x" in text
+    assert "reinterpret_cast<const float4*>((rows + (base + 0)))[s2s_q]" in text
+    assert "reinterpret_cast<const float4*>(bias)[s2s_q]" in text
+    for bad in (ROWS_CU.replace("int base = r * width;", "int base = r * width + threadIdx.y;"),
+                ROWS_CU.replace("+ bias[c];", "+ bias[c], base += 0;")):
+        refused = run_pass(make_pass("vector-elementwise"), bad.encode(), "cuda", "shift_rows")
+        assert isinstance(refused, Refused), bad
+
+
+@pytest.mark.parametrize("width", [1004, 1003])
+def test_rows_in_words_compute_the_same_emulated(tmp_path: Path, width: int) -> None:
+    """9 rows of 1004 (every row's start aligned: the word path) or 1003 floats (rows start off the 16-byte boundary
+    in turn: each row takes its own path): every element byte for byte the original's; a swapped word is caught where
+    the word path runs."""
+    from emulate_cuda import Launch, same_outputs
+
+    out = run_pass(make_pass("vector-elementwise"), ROWS_CU.encode(), "cuda", "shift_rows")
+    assert isinstance(out, Applied)
+    launch = Launch((9, 1, 1), (64, 1, 1))
+    counts, scalars = {"rows": 9 * width, "bias": width}, {"scale": "1.5f", "width": str(width)}
+    assert same_outputs(tmp_path, "shift_rows", ROWS_CU.encode(), out.text, (launch, launch), counts, scalars) == "SAME"
+    swapped = out.text.replace(b"make_float4(s2s_rows[0], s2s_rows[1]", b"make_float4(s2s_rows[1], s2s_rows[0]")
+    assert swapped != out.text
+    assert same_outputs(tmp_path, "shift_rows", ROWS_CU.encode(), swapped, (launch, launch), counts, scalars) != "SAME"

@@ -1,47 +1,43 @@
 """An elementwise kernel's shape: one global index `i`, a body that touches every pointer only at `P[i]`.
 
-Two launches are recognized: one thread per element (`int i = GID; if (i < E) S` or `if (i >= E) return; S...`) and a
-grid-stride loop (`for (int i = GID; i < E; i += STRIDE) S`). S is straight-line code (declarations and expression
-statements, no branches, loops, barriers or atomics) whose every pointer parameter is subscripted by exactly `i`:
-checked numerically with the file's object-like macros substituted (`#define INCX 1`, `X(i) x[(i) * INCX]`), so
-`x[(i) * INCX]` counts and `x[2 * i]`, `x[i + 1]` or `x[i * incx]` do not. Elements are then independent of each other
-(as the one-thread-per-element launch already promises), which is what lets a thread take four of them at once.
+Three launches are recognized: one thread per element (`int i = GID; if (i < E) S` or `if (i >= E) return; S...`), a
+grid-stride loop (`for (int i = GID; i < E; i += STRIDE) S`) and a block-stride loop over a block's own row
+(`for (int i = threadIdx.x; i < E; i += blockDim.x) S`), each loop after any declarations of values the same for every
+element of the loop (passes/_stride_loop.py). S is straight-line code (declarations and expression
+statements, no branches, loops, barriers or atomics) whose every pointer parameter that the code writes is subscripted
+by exactly `i`: checked numerically with the file's object-like macros substituted (`#define INCX 1`,
+`X(i) x[(i) * INCX]`), so `x[(i) * INCX]` counts and `x[2 * i]`, `x[i + 1]` or `x[i * incx]` do not. A pointer the code
+only reads may also be read at an index that is not a polynomial in `i` (a table `g[i % D]`, a broadcast `w[0]`):
+such a read is a gather, kept as it is in each element's code (a neighbour `x[i + 1]` or a stride `x[2 * i]` is not).
+Elements are then independent of each other (as the one-thread-per-element launch already promises), which is what
+lets a thread take four of them at once.
+The index may be any integer type (`int`, `int64_t`, `size_t`, ...).
 """
 from __future__ import annotations
 
-import random
 import re
 from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from s2s.lang.cexpr import EvalError, evaluate
 from s2s.lang.kernel_facts import KernelFacts
-from s2s.lang.macros import expand, function_macros
 from s2s.lang.parsing import src
 
-from ._common import body_node, statements, text, walk
-from ._element_code import element_node
+from ._common import body_node, statements, text
+from ._element_accesses import Access, accesses
+from ._stride_loop import stride_loop
 
 _GID = {"cuda": re.compile(r"^(?:blockIdx\.x\*blockDim\.x\+threadIdx\.x|blockDim\.x\*blockIdx\.x\+threadIdx\.x|"
                            r"threadIdx\.x\+blockIdx\.x\*blockDim\.x|threadIdx\.x\+blockDim\.x\*blockIdx\.x)$"),
         "opencl": re.compile(r"^get_global_id0$")}
 _STRIDE = {"cuda": re.compile(r"^(?:blockDim\.x\*gridDim\.x|gridDim\.x\*blockDim\.x)$"),
            "opencl": re.compile(r"^get_global_size0$")}
-_OBJ_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]+?)[ \t]*$", re.M)
 _FORBIDDEN = re.compile(r"__syncthreads|__syncwarp|__shfl|__ballot|barrier\s*\(|\batomic\w*|\batom_\w*|__shared__|__local\b|"
                         r"\bthreadIdx|\bblockIdx|\bget_local_id|\bget_group_id")
 _QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "__global", "global"}
 _FLAT = {"declaration", "expression_statement", "comment"}
-
-
-@dataclass(frozen=True)
-class Access:
-    start: int
-    end: int
-    array: str
-    load_needed: bool  # False only for `P[i] = ...;` as a statement of its own
-    written: bool  # the target of an assignment or ++/-- (through a macro too, which the facts' roles miss)
+_INDEX_TYPES = {"int", "unsigned", "unsigned int", "long", "long int", "unsigned long", "long long", "unsigned long long",
+                "size_t", "ptrdiff_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "std::size_t", "std::int64_t"}
 
 
 @dataclass(frozen=True)
@@ -57,7 +53,7 @@ class Shape:
     lane_start: int  # the statements S, braces excluded
     lane_end: int
     accesses: tuple[Access, ...]
-    types: tuple[tuple[str, str], ...]  # (array, element type) in parameter order
+    types: tuple[tuple[str, str], ...]  # (array, element type) in parameter order, of the arrays read or written at `i`
 
 
 def elem_type(declared: str) -> str:
@@ -80,22 +76,10 @@ def _declared(source: bytes, decl: Node) -> tuple[str, str, Node | None] | None:
 
 def shape(source: bytes, facts: KernelFacts) -> Shape | str:
     """The kernel's elementwise shape, or why it has none."""
-    gid, stride = _GID.get(facts.dialect, _GID["cuda"]), _STRIDE.get(facts.dialect, _STRIDE["cuda"])
+    gid = _GID.get(facts.dialect, _GID["cuda"])
     stmts = statements(body_node(source, facts))
-    if len(stmts) == 1 and stmts[0].type == "for_statement":
-        loop = stmts[0]
-        init, cond, upd, body = (loop.child_by_field_name(f) for f in ("initializer", "condition", "update", "body"))
-        d = _declared(source, init) if init is not None and init.type == "declaration" else None
-        if d is None or d[2] is None or not gid.match(_flat(src(source, d[2]))):
-            return "the loop's index does not start at the global thread index"
-        m = re.fullmatch(rf"{d[1]}\+=(.+)", _flat(src(source, upd))) if upd is not None else None
-        if m is None or not stride.match(m.group(1)):
-            return "the loop does not step by the grid's thread count"
-        bound = _bound(source, cond, d[1])
-        if bound is None or body is None:
-            return f"the loop's condition is not `{d[1]} < BOUND`"
-        step = upd.child_by_field_name("right") if upd is not None else None
-        return _finish(source, facts, "stride", d, bound, src(source, step) if step is not None else m.group(1), loop, body)
+    if stmts and stmts[-1].type == "for_statement" and all(x.type in {"declaration", "comment"} for x in stmts[:-1]):
+        return stride_loop(source, facts, stmts, _declared, _bound, _finish)
     if len(stmts) < 2 or stmts[0].type != "declaration":
         return "neither `int i = GLOBAL_INDEX; if (i < n) ...` nor a grid-stride loop"
     d = _declared(source, stmts[0])
@@ -126,9 +110,10 @@ def _bound(source: bytes, cond: Node | None, var: str, op: str = "<") -> str | N
 
 
 def _finish(source: bytes, facts: KernelFacts, kind: str, d: tuple[str, str, Node | None], bound: str, stride: str,
-            last: Node, body: Node | None, first: Node | None = None, lane_from: Node | None = None) -> Shape | str:
+            last: Node, body: Node | None, first: Node | None = None, lane_from: Node | None = None,
+            uniform: frozenset[str] | None = None) -> Shape | str:
     ty, var, value = d
-    if ty not in {"int", "unsigned", "unsigned int", "long", "size_t", "long long"}:
+    if ty not in _INDEX_TYPES:
         return f"the index `{var}` is a {ty}"
     if re.search(r"[\[=]|\+\+|--|\w\s*\(", bound) or re.search(rf"\b{var}\b", bound):
         return f"the bound `{bound}` is not a plain expression of the parameters"
@@ -143,70 +128,11 @@ def _finish(source: bytes, facts: KernelFacts, kind: str, d: tuple[str, str, Nod
         return "the element's code is not straight-line declarations and expression statements"
     if _FORBIDDEN.search(source[lane_start:lane_end].decode("utf-8", "replace")):
         return "barriers, shuffles, atomics, shared memory or thread indices in the element's code"
-    accesses = _accesses(source, facts, nodes, var)
-    if isinstance(accesses, str):
-        return accesses
-    types = tuple((p.name, elem_type(p.type)) for p in facts.params if p.name in {a.array for a in accesses})
+    found = accesses(source, facts, nodes, var, uniform)
+    if isinstance(found, str):
+        return found
+    types = tuple((p.name, elem_type(p.type)) for p in facts.params if p.name in {a.array for a in found if not a.gather})
+    if not types:
+        return f"no pointer parameter is subscripted by {var}"
     return Shape(kind, var, ty, text(source, value), bound.strip(), stride, (first or last).start_byte, last.end_byte,
-                 lane_start, lane_end, tuple(accesses), types)
-
-
-def _accesses(source: bytes, facts: KernelFacts, nodes: list[Node], var: str) -> list[Access] | str:
-    macros = function_macros(source)
-    objects = {m.group(1): m.group(2) for m in _OBJ_MACRO.finditer(source.decode("utf-8", "replace"))}
-    pointers = {p.name for p in facts.params if p.pointer}
-    declared: set[str] = set()
-    found: list[Access] = []
-    covered: list[tuple[int, int]] = []
-    for top in nodes:
-        for n in walk(top):
-            why = element_node(source, n, declared)
-            if why:
-                return why
-            array, index = _subscript(source, n, macros, pointers)
-            if array is None:
-                continue
-            if not _is_index(index, var, objects):
-                return f"`{src(source, n)}` is not {array}[{var}]"
-            parent = n.parent  # a write: the left side of an assignment, or ++/--
-            is_write = parent is not None and (parent.type == "update_expression" or (
-                parent.type == "assignment_expression" and parent.child_by_field_name("left") == n))
-            write_only = (is_write and parent is not None and parent.type == "assignment_expression"
-                          and text(source, parent.child_by_field_name("operator")) == "="
-                          and parent.parent is not None and parent.parent.type == "expression_statement")
-            found.append(Access(n.start_byte, n.end_byte, array, not write_only, bool(is_write)))
-            covered.append((n.start_byte, n.end_byte))
-        for n in walk(top):
-            if n.type == "identifier" and src(source, n) in pointers and not any(s <= n.start_byte < e for s, e in covered):
-                return f"`{src(source, n)}` is used other than as {src(source, n)}[{var}]"
-    if not found:
-        return "no pointer parameter is subscripted"
-    needed = {a.array for a in found if a.load_needed}
-    return [Access(a.start, a.end, a.array, a.array in needed, a.written) for a in found]
-
-
-def _subscript(source: bytes, n: Node, macros: dict, pointers: set[str]) -> tuple[str | None, str]:
-    """(array, index text) of `P[index]` or of a macro call expanding to it, P a pointer parameter; (None, "") else."""
-    exp = expand(n, source, macros, {}) if n.type == "call_expression" else None
-    data, node = (exp.data, exp.node) if exp is not None else (source, n)
-    arr, idx = node.child_by_field_name("argument"), node.child_by_field_name("indices")
-    if node.type != "subscript_expression" or arr is None or idx is None or src(data, arr) not in pointers:
-        return None, ""
-    return src(data, arr), src(data, idx).strip("[]")
-
-
-def _is_index(index: str, var: str, objects: dict[str, str]) -> bool:
-    """index(var) == var for random values of var and of every other name (object-like macros substituted)."""
-    rng = random.Random(11)
-    for _ in range(4):
-        env: dict[str, int] = {var: rng.randint(5, 1 << 20)}
-
-        def resolve(name: str, env: dict[str, int] = env) -> int | str:
-            return objects[name] if name in objects else env.setdefault(name, rng.randint(3, 997))
-
-        try:
-            if evaluate(index, resolve) != env[var]:
-                return False
-        except (EvalError, ZeroDivisionError, RecursionError):
-            return False
-    return True
+                 lane_start, lane_end, tuple(found), types)

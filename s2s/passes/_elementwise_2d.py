@@ -19,8 +19,10 @@ from s2s.lang.macros import function_macros
 from s2s.lang.parsing import src
 
 from ._common import body_node, statements, text, walk
+from ._element_accesses import _OBJ_MACRO
+from ._element_accesses import subscript as _subscript
 from ._element_code import element_node
-from ._elementwise import _FLAT, _FORBIDDEN, _GID, _OBJ_MACRO, _declared, _flat, _subscript
+from ._elementwise import _FLAT, _FORBIDDEN, _GID, _declared, _flat
 
 
 @dataclass(frozen=True)

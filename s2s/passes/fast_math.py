@@ -11,8 +11,13 @@ of a square root used only as a divisor (`float r = sqrtf(r2); ... m / r`) holds
 inputs may never show.
 These are approximations (a few ulp; `__sinf`/`__cosf` lose accuracy far from zero): the variant is
 held to the MEP's tolerances like any other, and a kernel that needs the exact functions fails there.
+`tanhf` becomes `s2s_tanhf`, the special-function unit's `tanh.approx.f32` on sm_75 and later (the exact `tanhf`
+elsewhere and on HIP); `sincosf`, `tanf`, `exp10f`, `log2f` and `log10f` their `__` intrinsics.
 A helper defined in the kernel file is not changed in place (the application calls it elsewhere): a
-copy named `<helper>_fast` is added before the kernel and the kernel calls the copy.
+copy named `<helper>_fast` is added before the kernel and the kernel calls the copy. Helpers are followed through
+helpers (`energy` calling `dist` calling `SQRT`, each only a wrapper): a helper is copied when it or a helper it calls
+has something to change, and every overload of a name is copied together (`SQRT(float)` with `SQRT(double)`, the double
+one unchanged), so each call still resolves to the overload it did, now a copy.
 """
 from __future__ import annotations
 
@@ -67,13 +72,30 @@ __global__ void field(const float4* p, float* phi, int n)
     phi[i] = s;
 }
 """
-FAST = {"expf": "__expf", "logf": "__logf", "sinf": "__sinf", "cosf": "__cosf"}
+FAST = {"expf": "__expf", "logf": "__logf", "sinf": "__sinf", "cosf": "__cosf", "sincosf": "__sincosf", "tanf": "__tanf",
+        "exp10f": "__exp10f", "log2f": "__log2f", "log10f": "__log10f", "tanhf": "s2s_tanhf"}
+TANH = "s2s_tanhf"  # defined by the rewrite (TANH_DEFINITION) where a call uses it
+TANH_DEFINITION = """\
+#ifndef S2S_FAST_TANHF
+#define S2S_FAST_TANHF
+__device__ __forceinline__ float s2s_tanhf(float x)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+    float y;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#else
+    return tanhf(x);
+#endif
+}
+#endif"""
 
 
 @dataclass(frozen=True)
 class FastMath:
     name: ClassVar[str] = "fast-math"
     priority: ClassVar[int] = 140  # the built-in search's order: structural rewrites first
+    acts_on: ClassVar[str] = "compute"  # what the model cannot see it change: the special-function unit instead of library code
     # an all-pairs loop (nbody_soa, H200: 3.07x against 2.26x alone and 1.30x for the tiling alone) tries the tiled form in round 1
     space: ClassVar[tuple[str, ...]] = ("fast-math,smem-allpairs{tile=256}", "fast-math",
                                         "fast-math,smem-allpairs{tile=512},allpairs-bodies{bodies=4 skip=subtract},allpairs-pack,"
@@ -92,28 +114,32 @@ class FastMath:
         if kernel is None:
             return Refused("kernel definition not found")
         helpers = _helpers(root, source, kernel)
-        edits = _fast_edits(source, kernel)
-        copies: list[str] = []
-        for name, fn in helpers.items():
-            inner = _fast_edits(source, fn)
-            if not inner:
-                continue
+        inner = {name: [_fast_edits(source, fn) for fn in fns] for name, fns in helpers.items()}
+        copied = _to_copy(source, helpers, inner)
+        edits = _fast_edits(source, kernel) + [Edit(c.start_byte, c.end_byte, name + "_fast")
+                                               for name in copied for c in _calls(kernel, source, name)]
+        copies: list[tuple[int, str]] = []
+        for name in copied:
             fast = name + "_fast"
             if re.search(rb"\b" + re.escape(fast.encode()) + rb"\b", source):
                 return Refused(f"`{fast}` exists already")
-            decl = fn.child_by_field_name("declarator")
-            ident = _name_node(decl)
-            if ident is None:
-                continue
-            inner.append(Edit(ident.start_byte, ident.end_byte, fast))
             guard = "S2S_FAST_" + re.sub(r"\W", "_", fast).upper()  # once per translation unit
-            copies.append(f"#ifndef {guard}\n#define {guard}\n{_apply(source, fn.start_byte, fn.end_byte, inner)}\n#endif")
-            edits += [Edit(c.start_byte, c.end_byte, fast) for c in _calls(kernel, source, name)]
+            for k, fn in enumerate(helpers[name]):
+                ident = _name_node(fn.child_by_field_name("declarator"))
+                if ident is None:
+                    return Refused(f"the name of helper `{name}` is not found")
+                mine = inner[name][k] + [Edit(ident.start_byte, ident.end_byte, fast)]
+                mine += [Edit(c.start_byte, c.end_byte, callee + "_fast") for callee in copied for c in _calls(fn, source, callee)]
+                once = guard if len(helpers[name]) == 1 else f"{guard}_{k}"
+                copies.append((fn.start_byte, f"#ifndef {once}\n#define {once}\n{_apply(source, fn.start_byte, fn.end_byte, mine)}\n#endif"))
         if not edits:
-            return Refused("no x / sqrtf(y), expf, logf, sinf or cosf (or exp/log/sin/cos/sqrt of a float) in the kernel or the helpers it calls")
-        if copies:
-            edits.append(insert_before_kernel(source, facts, "\n\n".join(copies)))
-        sites = sum(1 for e in edits if e.text and e.text not in {"*", "*="}) - (1 if copies else 0)  # one name per site
+            return Refused("no x / sqrtf(y), expf, logf, sinf, cosf, tanhf, sincosf (or exp/log/sin/cos/sqrt/tanh of a float) "
+                           "in the kernel or the helpers it calls")
+        uses_tanh = any(e.text == TANH for e in edits) or any(TANH in c for _, c in copies)
+        if copies or uses_tanh:  # callees before callers: the file's own order of definition
+            items = [TANH_DEFINITION] * uses_tanh + [c for _, c in sorted(copies)]
+            edits.append(insert_before_kernel(source, facts, "\n\n".join(items)))
+        sites = sum(1 for e in edits if e.text and e.text not in {"*", "*="}) - (1 if copies or uses_tanh else 0)  # one name per site
         return Rewrite(tuple(edits), None, f"fast intrinsics ({sites} sites, {len(copies)} helper copies)")
 
 
@@ -132,15 +158,37 @@ def _fast_edits(source: bytes, fn: Node) -> list[Edit]:
     return edits
 
 
-def _helpers(root: Node, source: bytes, kernel: Node) -> dict[str, Node]:
-    """Device functions defined at the top level of the file and called by the kernel (not templates)."""
-    defined: dict[str, Node] = {}
+def _helpers(root: Node, source: bytes, kernel: Node) -> dict[str, list[Node]]:
+    """Device functions defined at the top level of the file (not templates) that the kernel calls, directly or through
+    one another, each name with every definition of it (its overloads)."""
+    defined: dict[str, list[Node]] = {}
     for n in root.named_children:
         if n.type == "function_definition" and n is not kernel and b"__global__" not in source[n.start_byte:n.end_byte].split(b"(")[0]:
             ident = _name_node(n.child_by_field_name("declarator"))
             if ident is not None:
-                defined[src(source, ident)] = n
-    return {name: fn for name, fn in defined.items() if _calls(kernel, source, name)}
+                defined.setdefault(src(source, ident), []).append(n)
+    reached: dict[str, list[Node]] = {}
+    todo = [kernel]
+    while todo:
+        fn = todo.pop()
+        for name, fns in defined.items():
+            if name not in reached and _calls(fn, source, name):
+                reached[name] = fns
+                todo += fns
+    return reached
+
+
+def _to_copy(source: bytes, helpers: dict[str, list[Node]], inner: dict[str, list[list[Edit]]]) -> list[str]:
+    """The helpers that need a fast copy: those with an edit of their own, then every helper calling one of those."""
+    copied = {name for name, per in inner.items() if any(per)}
+    grew = True
+    while grew:
+        grew = False
+        for name, fns in helpers.items():
+            if name not in copied and any(_calls(fn, source, c) for fn in fns for c in copied):
+                copied.add(name)
+                grew = True
+    return sorted(copied)
 
 
 def _calls(fn: Node, source: bytes, name: str) -> list[Node]:

@@ -39,6 +39,7 @@ __global__ void rowsum(const float* A, float* s, int n)
 class LoopUnroll:
     name: ClassVar[str] = "loop-unroll"
     priority: ClassVar[int] = 160  # the built-in search's order: structural rewrites first
+    acts_on: ClassVar[str] = "compute"  # what the model cannot see it change: fewer branch and index instructions, more independent arithmetic in flight
     space: ClassVar[tuple[str, ...]] = ("loop-unroll{factor=4}",)
     factor: int = 4
 

@@ -38,6 +38,7 @@ _MATH = {"sqrt", "exp", "log", "sin", "cos", "tan", "pow", "fabs", "floor", "cei
 class PrecisionHygiene:
     name: ClassVar[str] = "precision-hygiene"
     priority: ClassVar[int] = 130  # the built-in search's order: structural rewrites first
+    acts_on: ClassVar[str] = "compute"  # what the model cannot see it change: single- instead of double-precision arithmetic
     space: ClassVar[tuple[str, ...]] = ("precision-hygiene",)
 
     def applies(self, facts: KernelFacts) -> bool | str:

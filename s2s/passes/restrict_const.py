@@ -36,6 +36,7 @@ _LDG_TYPES = {"float", "double", "int", "unsigned", "unsigned int", "char", "sho
 class RestrictConst:
     name: ClassVar[str] = "restrict-const"
     priority: ClassVar[int] = 120  # the built-in search's order: structural rewrites first
+    acts_on: ClassVar[str] = "memory"  # what the model cannot see it change: loads through the read-only data path: the bytes' latency, not the arithmetic
     space: ClassVar[tuple[str, ...]] = ("restrict-const",)
     assume_distinct: bool = True
     ldg: bool = False

@@ -1,9 +1,11 @@
 """shared-histogram: `atomicAdd(&hist[bin], v)` into global memory becomes a per-block histogram in shared memory.
 
 Each block zeroes `__shared__ T hist_s[max_bins]` (only the first min(nbins, max_bins) entries are used, where
-nbins is the integer parameter named like `*bins*`, else max_bins), adds into it, and flushes each non-zero
-bin with one global atomicAdd. A bin index outside the shared range falls back to the original global atomic,
-so the result is the same for any nbins and any index. Top-level `if (..) return;` guards become guarded
+nbins is the integer parameter named like `*bins*` or a constant named like `BINS`, else max_bins: the histogram's
+length need not be known, a key read from data `atomicAdd(&count[key[i]], 1)` works alike), adds into it, and flushes
+each non-zero bin with one global atomicAdd. A bin index outside the shared range falls back to the original global
+atomic, so the result is the same for any nbins and any index (a bin is flushed only where some thread added to it,
+so no index the original did not touch is written). Top-level `if (..) return;` guards become guarded
 blocks so that every thread reaches both barriers; any other return is refused. Works for any block shape.
 copies=N (a power of two up to 32): N sub-histograms, bin-major (`bin * N + tid % N`), summed at the flush: with 32,
 the lanes of a warp never share a bank; a kernel that already has its own shared histogram gets it spread the same way
@@ -114,9 +116,9 @@ class SharedHistogram:
         bins = next((q.name for q in facts.params if not q.pointer and re.search(r"bins|^n_?bin$", q.name.lower())
                      and q.base_type in {"int", "unsigned", "long", "size_t"}), "")
         bins = bins or next(iter(sorted(set(re.findall(r"\b[A-Z_]*BINS\b|\bNBIN\b", body_text)) - set(facts.locals))), "")
-        if not bins:
-            return Refused(f"the length of {hist} is not known (a parameter or constant named like nbins)")
-        if facts.param(bins) is not None and self.max_bins * self.copies * (8 if "long" in ty or ty == "double" else 4) > 49152:
+        bins = bins or str(self.max_bins)  # a length nothing names: bins 0..max_bins-1 shared, the rest stay global atomics
+        if (facts.param(bins) is not None or bins.isdigit()) and \
+                self.max_bins * self.copies * (8 if "long" in ty or ty == "double" else 4) > 49152:
             return Refused(f"{self.copies} copies of {self.max_bins} bins exceed 48 KiB of shared memory (lower max_bins)")
         return Rewrite(tuple(self._edits(source, facts, stmts, guards, calls, names, ty, hist, bins)), None,
                        f"per-block shared histogram of {hist} (up to {self.max_bins} bins)")
@@ -125,7 +127,7 @@ class SharedHistogram:
                names: dict[str, str], ty: str, hist: str, bins: str) -> list[Edit]:
         mx, n = self.max_bins, names
         pad = indent_of(source, stmts[0].start_byte) if stmts else "    "
-        nsh = f"{bins} < {mx} ? {bins} : {mx}"
+        nsh = str(mx) if bins == str(mx) else f"{bins} < {mx} ? {bins} : {mx}"
         cc = self.copies
         size = str(mx) if cc == 1 else f"{mx} * {cc}" if facts.param(bins) is not None else f"(({nsh}) * {cc})"
         head = [f"__shared__ {ty} {n['hist_s']}[{size}];", f"const int {n['nsh']} = {nsh};",

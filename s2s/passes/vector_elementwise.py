@@ -11,6 +11,11 @@ One thread per element (`if (i < n) ...`): the grid shrinks by 4 (launch rule co
 any pointer not 16-byte aligned (checked at run time, CUDA/HIP) take the original code for each of the four elements.
 A grid-stride loop keeps its launch (or, with `fill=1`, is given enough threads to fill an H200: the loop covers any
 grid); the elements past the last whole quad follow in a scalar loop. OpenCL uses vload4/vstore4 (no alignment needed).
+Elements of any other type (a template's `T`, `__half`, `double`, `int64_t`, a struct) move in CUDA/HIP as one
+`s2s_quad<T>`, four elements in a struct aligned to their size where that is a power of two up to 32 bytes (one or two
+wide loads), and the pointer is checked against that alignment at run time; a type whose four elements make no such
+word (float3) or are wide already (float4) is refused. Arrays the code only reads at another index (a gather) are read
+as before, in each element's code.
 """
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import Device
 
-from ._common import fresh, indent_of
+from ._common import fresh, indent_of, insert_before_kernel
 from ._elementwise import Shape, shape
 
 EXAMPLE_DIALECT = "cuda"
@@ -60,6 +65,24 @@ __global__ void axpy(int n, float a, const float* x, float* y)
 }
 """
 _VECTOR = {"float": "float4", "int": "int4", "unsigned": "uint4", "unsigned int": "uint4"}
+QUAD = "s2s_quad"  # four elements of any type in one aligned word (QUAD_DEFINITION), where _VECTOR has no type
+QUAD_DEFINITION = """\
+#ifndef S2S_QUAD
+#define S2S_QUAD
+template <typename S2S_T, unsigned long long S2S_B = 4 * sizeof(S2S_T)>
+struct alignas((S2S_B & (S2S_B - 1)) == 0 && S2S_B <= 32 ? S2S_B : alignof(S2S_T)) s2s_quad { S2S_T v[4]; };
+#endif"""
+_LANE_BYTES = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "long": 8, "ulong": 8, "longlong": 8,
+               "ulonglong": 8, "float": 4, "double": 8, "half": 2}
+_BUILTIN_VECTOR = re.compile(r"^(u?(?:char|short|int|long|longlong)|float|double|half)([1-4])$")
+
+
+def _no_word(ty: str) -> bool:
+    """Whether four elements of CUDA's vector type `ty` (float3, double2, uchar4) make no aligned word of 4-32 bytes."""
+    m = _BUILTIN_VECTOR.match(ty)
+    return m is not None and _LANE_BYTES[m.group(1)] * int(m.group(2)) not in {1, 2, 4, 8}
+
+
 _CUDA_LANES, _CL_LANES = ("x", "y", "z", "w"), ("s0", "s1", "s2", "s3")
 
 
@@ -81,7 +104,7 @@ class VectorElementwise:
         sh = shape(source, facts)
         if isinstance(sh, str):
             return Refused(sh)
-        bad = [f"{a} ({t})" for a, t in sh.types if t not in _VECTOR]
+        bad = [f"{a} ({t})" for a, t in sh.types if t not in _VECTOR and (facts.dialect == "opencl" or _no_word(t))]
         if bad:
             return Refused(f"no 4-wide vector type for {', '.join(bad)}")
         if self.fill and sh.kind != "stride":
@@ -99,13 +122,21 @@ class VectorElementwise:
         elif self.fill:
             dev = Device()
             launch = LaunchChange(None, f"extent:{dev.sms * dev.threads_per_sm}")
-        note = f"{', '.join(_VECTOR[t] for _, t in sh.types)} words, 4 elements per thread" + (" (grid fills the device)" if self.fill else "")
-        return Rewrite((Edit(sh.start, sh.end, new),), launch, note)
+        note = f"{', '.join(_word(t) for _, t in sh.types)} words, 4 elements per thread" + (" (grid fills the device)" if self.fill else "")
+        edits = [Edit(sh.start, sh.end, new)]
+        if any(t not in _VECTOR for _, t in sh.types):
+            edits.append(insert_before_kernel(source, facts, QUAD_DEFINITION))
+        return Rewrite(tuple(edits), launch, note)
+
+
+def _word(ty: str) -> str:
+    """The type of one word of four `ty` elements."""
+    return _VECTOR.get(ty, f"{QUAD}<{ty}>")
 
 
 def _generate(source: bytes, facts: KernelFacts, sh: Shape, q: str, c: str, lanes: dict[str, str], ind: str, cl: bool) -> str:
     replaced, pos = b"", 0
-    for a in sorted(sh.accesses, key=lambda a: a.start):
+    for a in sorted((a for a in sh.accesses if not a.gather), key=lambda a: a.start):
         replaced += source[pos:a.start] + f"{lanes[a.array]}[{c}]".encode()
         pos = a.end
     replaced += source[pos:]
@@ -113,25 +144,26 @@ def _generate(source: bytes, facts: KernelFacts, sh: Shape, q: str, c: str, lane
     vector_lane = _lines(replaced, sh.lane_start, sh.lane_end + shift)
     scalar_lane = _lines(source, sh.lane_start, sh.lane_end)
     loads, stores = [], []
-    needed = {a.array for a in sh.accesses if a.load_needed}
+    needed = {a.array for a in sh.accesses if a.load_needed and not a.gather}
     written = {a.array for a in sh.accesses if a.written}
+    at = {a.array: f"({a.array} + ({a.offset}))" if a.offset else a.array for a in sh.accesses if not a.gather}  # word 0
     for arr, ty in sh.types:
-        vt, la = _VECTOR[ty], lanes[arr]
-        comps = _CL_LANES if cl else _CUDA_LANES
+        vt, la, ptr = _word(ty), lanes[arr], at[arr]
+        comps = _CL_LANES if cl else _CUDA_LANES if ty in _VECTOR else tuple(f"v[{k}]" for k in range(4))
         if arr in needed:
-            word = f"vload4({q}, {arr})" if cl else f"reinterpret_cast<const {vt}*>({arr})[{q}]"
+            word = f"vload4({q}, {ptr})" if cl else f"reinterpret_cast<const {vt}*>({ptr})[{q}]"
             loads += [f"const {vt} {la}4 = {word};", f"{ty} {la}[4] = {{{', '.join(f'{la}4.{k}' for k in comps)}}};"]
         else:
             loads.append(f"{ty} {la}[4];")
         if arr in written:
             parts = ", ".join(f"{la}[{k}]" for k in range(4))
-            stores.append(f"vstore4(({vt})({parts}), {q}, {arr});" if cl else
-                          f"reinterpret_cast<{vt}*>({arr})[{q}] = make_{vt}({parts});")
+            stores.append(f"vstore4(({vt})({parts}), {q}, {ptr});" if cl else
+                          f"reinterpret_cast<{vt}*>({ptr})[{q}] = make_{vt}({parts});" if ty in _VECTOR else
+                          f"reinterpret_cast<{vt}*>({ptr})[{q}] = {vt}{{{{{parts}}}}};")
     index = [f"    {sh.var_type} {sh.var} = {q} * 4 + {c};"] if re.search(rf"\b{sh.var}\b", "\n".join(vector_lane)) else []
     lanes_loop = ["#pragma unroll", f"for (int {c} = 0; {c} < 4; ++{c}) {{", *index, *(f"    {ln}" for ln in vector_lane), "}"]
     vector = [*loads, *lanes_loop, *stores]
-    arrays = [a for a, _ in sh.types]
-    aligned = "" if cl else "((" + " | ".join(f"reinterpret_cast<unsigned long long>({a})" for a in arrays) + ") & 15) == 0"
+    aligned = "" if cl else " && ".join(_aligned(sh.types, at))
     head = ["/* s2s: vector-elementwise, 4 elements per thread in 16-byte words */", f"{sh.var_type} {q} = {sh.gid};"]
     if sh.kind == "guarded":
         cond = f"{q} * 4 + 3 < ({sh.bound})" + (f" && {aligned}" if aligned else "")
@@ -146,6 +178,17 @@ def _generate(source: bytes, facts: KernelFacts, sh: Shape, q: str, c: str, lane
                                  *(f"    {ln}" for ln in _lines(source, sh.start, sh.end)), "}"]
     lines = head + body
     return lines[0] + "".join(f"\n{ind}{ln}" if ln else "\n" for ln in lines[1:])
+
+
+def _aligned(types: tuple[tuple[str, str], ...], at: dict[str, str]) -> list[str]:
+    """The run-time checks that every array's first word (`at`: the array, or the array plus a loop's offset) starts on
+    its word's boundary: the float4/int4 arrays together (16 bytes), each other type on its quad's own alignment."""
+    out = []
+    fixed = [at[a] for a, t in types if t in _VECTOR]
+    if fixed:
+        out.append("((" + " | ".join(f"reinterpret_cast<unsigned long long>({a})" for a in fixed) + ") & 15) == 0")
+    out += [f"(reinterpret_cast<unsigned long long>({at[a]}) & (alignof({_word(t)}) - 1)) == 0" for a, t in types if t not in _VECTOR]
+    return out
 
 
 def _lines(data: bytes, start: int, end: int) -> list[str]:
