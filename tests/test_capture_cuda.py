@@ -225,3 +225,105 @@ def test_indirect_launches_are_profiled_by_the_kernel_they_run(tmp_path: Path) -
 
     prof = measure(INDIRECT, tmp_path / "prof", "make", "./app")
     assert {k.kernel: k.launches for k in prof.kernels} == {"twice": 4, "smooth": 4}
+
+
+def test_indirect_sites_are_the_chevrons_that_name_no_kernel_of_the_tree() -> None:
+    """The profile and capture tell a launch through a function pointer or a template's parameter (`kernel<<<...>>>`,
+    `k<<<...>>>`) from one that names a kernel (`twice<<<...>>>`, `ns::smooth<2><<<...>>>`) by the tree's kernel names."""
+    from s2s.base.records import LaunchSite
+    from s2s.capture.indirect import indirect_sites, is_indirect, launched_name
+    from s2s.scan.tree import scan_tree
+
+    index = scan_tree(INDIRECT)
+    names = {k.name for k in index.kernels}
+    assert names == {"twice", "halve", "smooth"}
+    found = indirect_sites(index.launches, names)
+    assert [(s.kernel, s.line) for s in found] == [("k", 27), ("kernel", 37)]
+
+    def site(text: str, kind: str = "chevron") -> LaunchSite:
+        return LaunchSite(kernel=text, file="a.cu", line=1, kind=kind, grid="1", block="1")
+
+    assert launched_name(site("ns::smooth< 2 >")) == "ns::smooth"
+    assert not is_indirect(site("twice"), names) and not is_indirect(site("ns::smooth<2>"), names)
+    assert is_indirect(site("kernel"), names) and is_indirect(site("table[i]"), names) and is_indirect(site("(*fp)"), names)
+    assert not is_indirect(site("kernel", "hipLaunchKernelGGL"), names)  # chevrons only
+
+
+def _indirect_copy(tmp_path: Path, kernels: list[str]):  # type: ignore[no-untyped-def]
+    from s2s.capture.indirect import indirect_sites
+    from s2s.capture.instrument import instrument_kernels
+    from s2s.scan.tree import scan_tree
+
+    index = scan_tree(INDIRECT)
+    made = [make_mep(str(INDIRECT), k, str(tmp_path / f"mep-{k}"), index=index) for k in kernels]
+    return instrument_kernels(INDIRECT, tmp_path / "work", [(m, list(ex.launches)) for _o, m, ex in made],
+                              indirect_sites(index.launches, {k.name for k in index.kernels}))
+
+
+@pytest.mark.slow
+@needs_nvcc
+@pytest.mark.parametrize("kernels", [["twice"], ["smooth"], ["twice", "smooth"]])
+def test_kernels_launched_only_through_a_function_pointer_are_instrumented(tmp_path: Path, kernels: list[str]) -> None:
+    """`twice` (through `void (*kernel)(float*, int)`) and `smooth<2>` (through `launch_1d(F k, ...)`) have no launch
+    site that names them: capture stopped with "no launch site". Each indirect site now gets one call that picks, at
+    run time, the slot of the kernel the launched function is; the copy builds with nvcc."""
+    ins = _indirect_copy(tmp_path, kernels)
+    assert ins.errors == {}
+    assert ins.sites == ["app.cu:27", "app.cu:37"]
+    assert all(ins.sites_of[i] == ["app.cu:27", "app.cu:37"] for i in range(len(kernels)))
+    assert all("no launch site that names it" in " ".join(ins.notes_of[i]) for i in range(len(kernels)))
+    text = (ins.root / "app.cu").read_text()
+    assert text.count("s2s_capture::before_fn(") == 2 and text.count("s2s_capture::after_fn(") == 2
+    assert 's2s_capture::before_fn((kernel), "app.cu:37", dim3((n + 255) / 256), dim3(256)' in text
+    assert 's2s_capture::before_fn((k), "app.cu:27"' in text and "args...);" in text
+    header = ins.header.read_text()
+    assert f"constexpr int SLOTS = {len(kernels)};" in header and "s2s_kernel_name::of(fn)" in header
+    proc = _make(ins.root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.gpu
+@needs_gpu
+@needs_nvcc
+def test_kernels_launched_through_a_function_pointer_are_captured_and_replayed(tmp_path: Path) -> None:
+    """One capture run records `twice` at its launch 3 (through a function pointer) and `smooth` at its launch 2
+    (through a helper template, instance smooth<2>), counted per kernel as the profile counts them; the launch
+    configuration and the template argument come from the recorded launch; both MEPs replay."""
+    from s2s.capture import KernelCapture, capture_kernels
+
+    jobs = [KernelCapture("twice", launch=3, output=str(tmp_path / "mep-twice")),
+            KernelCapture("smooth", launch=2, output=str(tmp_path / "mep-smooth"))]
+    run = capture_kernels(INDIRECT, jobs, "make", "./app")
+    twice, smooth = run.results
+    assert not isinstance(twice, Exception), twice
+    assert not isinstance(smooth, Exception), smooth
+    assert twice.launches_seen == 4 and smooth.launches_seen == 4
+    assert twice.manifest.capture["sets"] == [3] and smooth.manifest.capture["sets"] == [2]
+    assert (twice.manifest.launch.grid, twice.manifest.launch.block) == ((64, 1, 1), (256, 1, 1))
+    assert (smooth.manifest.launch.grid, smooth.manifest.launch.block) == ((128, 1, 1), (128, 1, 1))
+    assert smooth.manifest.template_args == "2"
+    for got in (twice, smooth):
+        run_mep = run_cli("run", str(got.mep), "--no-time", "--json")
+        assert run_mep.returncode == 0, run_mep.stdout + run_mep.stderr
+        assert json.loads(run_mep.stdout)["verdict"] == "ok", run_mep.stdout
+
+
+@needs_nvcc
+def test_the_runtimes_name_a_launched_function_by_its_base_name(tmp_path: Path) -> None:
+    """The name both runtimes give a launched function (kernel_name_cuda.h.j2, shared by the profile and the capture
+    header): the demangled name without return type, template arguments, parameters and anonymous namespaces. Host
+    code only: it runs without a GPU."""
+    from s2s.base.resources import render
+
+    (tmp_path / "names.h").write_text(render("capture/kernel_name_cuda.h.j2"))
+    (tmp_path / "t.cu").write_text(
+        '#include <cstdio>\n#include "names.h"\nint main() {\n'
+        '    const char* in[] = {"void ns::k<float, 4>(float*, int)", "void smooth<2>(float const*, float*, int)",\n'
+        '                        "void (anonymous namespace)::twice(float*, int)", "halve", "void a::b<c<1>>::run<2>()"};\n'
+        '    for (const char* s : in) printf("%s|%s\\n", s2s_kernel_name::base_of(s).c_str(),\n'
+        '                                    s2s_kernel_name::last_part(s2s_kernel_name::base_of(s)).c_str());\n'
+        '    return 0;\n}\n')
+    build = subprocess.run(["nvcc", "-std=c++17", "-o", "t", "t.cu"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    out = subprocess.run(["./t"], cwd=tmp_path, capture_output=True, text=True, timeout=60).stdout.split()
+    assert out == ["ns::k|k", "smooth|smooth", "twice|twice", "halve|halve", "a::b<c<1>>::run|run"]
