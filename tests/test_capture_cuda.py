@@ -311,8 +311,8 @@ def test_kernels_launched_through_a_function_pointer_are_captured_and_replayed(t
 @needs_nvcc
 def test_the_runtimes_name_a_launched_function_by_its_base_name(tmp_path: Path) -> None:
     """The name both runtimes give a launched function (kernel_name_cuda.h.j2, shared by the profile and the capture
-    header): the demangled name without return type, template arguments, parameters and anonymous namespaces. Host
-    code only: it runs without a GPU."""
+    header): the demangled name without return type, template arguments, parameters and anonymous namespaces; and
+    which kernel such a name is (`k` is `ns::k`, `ns::k` is not `other::k`). Host code only: it runs without a GPU."""
     from s2s.base.resources import render
 
     (tmp_path / "names.h").write_text(render("capture/kernel_name_cuda.h.j2"))
@@ -322,8 +322,12 @@ def test_the_runtimes_name_a_launched_function_by_its_base_name(tmp_path: Path) 
         '                        "void (anonymous namespace)::twice(float*, int)", "halve", "void a::b<c<1>>::run<2>()"};\n'
         '    for (const char* s : in) printf("%s|%s\\n", s2s_kernel_name::base_of(s).c_str(),\n'
         '                                    s2s_kernel_name::last_part(s2s_kernel_name::base_of(s)).c_str());\n'
+        '    using s2s_kernel_name::same_kernel;\n'
+        '    printf("%d%d%d%d%d%d\\n", same_kernel("ns::k", "ns::k", true), same_kernel("k", "ns::k", true),\n'
+        '           same_kernel("k", "ns::k", false), same_kernel("ns::k", "other::k", false),\n'
+        '           same_kernel("twice", "halve", false), same_kernel("", "k", false));\n'
         '    return 0;\n}\n')
     build = subprocess.run(["nvcc", "-std=c++17", "-o", "t", "t.cu"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr
     out = subprocess.run(["./t"], cwd=tmp_path, capture_output=True, text=True, timeout=60).stdout.split()
-    assert out == ["ns::k|k", "smooth|smooth", "twice|twice", "halve|halve", "a::b<c<1>>::run|run"]
+    assert out == ["ns::k|k", "smooth|smooth", "twice|twice", "halve|halve", "a::b<c<1>>::run|run", "101000"]

@@ -339,7 +339,8 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
             slots.append({"short": short, "kinds": "".join("s" if p.role == "scalar" else "l" if p.space == "local" else "b"
                                                            for p in m.params)})
         else:
-            slots.append({"short": short, "name": m.kernel, "fallback": [str(int(p.count)) if p.role != "scalar" and isinstance(p.count, int)
+            slots.append({"short": short, "name": "::".join(part for part in m.kernel.split("::") if "anonymous" not in part),
+                          "fallback": [str(int(p.count)) if p.role != "scalar" and isinstance(p.count, int)
                                                        else "0" for p in m.params]})
         if m.backend != backend:
             out.errors[i] = UserError(f"capture: {m.kernel} is a {m.backend} kernel and {kernels[0][0].kernel} a {backend} one: "
@@ -358,7 +359,8 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
             if not sites and indirect:  # recorded where the run launches it through a function pointer
                 only_indirect.append(i)
                 out.notes_of[i].append(f"{m.kernel} has no launch site that names it; recorded from the launches through a "
-                                       f"function pointer or a template's parameter ({', '.join(_where(indirect))})")
+                                       f"function pointer or a template's parameter ({', '.join(_where(indirect))}; the runtime names "
+                                       "the function launched there with cudaFuncGetName, CUDA 12.3 or later)")
                 continue
         if not sites:
             out.errors[i] = UserError(f"capture: no launch site of {m.kernel} found in {tree}", file=str(tree),
