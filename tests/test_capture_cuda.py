@@ -331,3 +331,33 @@ def test_the_runtimes_name_a_launched_function_by_its_base_name(tmp_path: Path) 
     assert build.returncode == 0, build.stderr
     out = subprocess.run(["./t"], cwd=tmp_path, capture_output=True, text=True, timeout=60).stdout.split()
     assert out == ["ns::k|k", "smooth|smooth", "twice|twice", "halve|halve", "a::b<c<1>>::run|run", "101000"]
+
+
+def test_a_kernel_recorded_through_a_function_pointer_gets_its_launch_and_instance_from_the_record(tmp_path: Path) -> None:
+    """`smooth` has no launch site that names it: extraction leaves launch.grid/block and template_args FILL-IN and
+    notes "no launch site found". What the runtime records at the indirect site (as on a GPU: the grid, the block, the
+    function's mangled name) fills them, and the stale note goes."""
+    from s2s.capture.collect import collect
+
+    mep, m, _ex = make_mep(str(INDIRECT), "smooth", str(tmp_path / "mep"))
+    assert m.template_args == "FILL-IN" and "FILL-IN" in m.launch.grid
+    assert any(n.startswith("no launch site found") for n in m.notes)
+    n = 64
+    d = tmp_path / "dump" / "launch2"
+    d.mkdir(parents=True)
+    (tmp_path / "dump" / "summary.txt").write_text("kernel smooth\nlaunches 4\n")
+    data = struct.pack(f"<{n}f", *[0.5 * i for i in range(n)])
+    for i in (0, 1):
+        (d / f"arg{i}.before.bin").write_bytes(data)
+        (d / f"arg{i}.after.bin").write_bytes(data if i == 0 else bytes(4 * n))
+    (d / "record.txt").write_text(
+        "launch 2\nsite app.cu:27\nkernel smooth\nnargs 3\nargtypes const float*|float*|int\n"
+        "grid 128 1 1\nblock 128 1 1\nshared_mem 0\nstream 0\nfunction _Z6smoothILi2EEvPKfPfi\n"
+        f"arg 0 pointer 4 {4 * n} 0 139800000000000 device cuMemGetAddressRange\n"
+        f"arg 1 pointer 4 {4 * n} 0 139800100000000 device cuMemGetAddressRange\n"
+        f"arg 2 value 4 {struct.pack('<i', n).hex()}\ndone\n")
+    got = collect(tmp_path / "dump", mep, m, want="--launch 2", run_cmd="./app", build_cmd="make")
+    assert got.manifest.template_args == "2"
+    assert (got.manifest.launch.grid, got.manifest.launch.block) == ((128, 1, 1), (128, 1, 1))
+    assert got.manifest.unfilled() == []
+    assert not any(x.startswith("no launch site found") for x in got.manifest.notes), got.manifest.notes
