@@ -249,14 +249,14 @@ def test_indirect_sites_are_the_chevrons_that_name_no_kernel_of_the_tree() -> No
     assert not is_indirect(site("kernel", "hipLaunchKernelGGL"), names)  # chevrons only
 
 
-def _indirect_copy(tmp_path: Path, kernels: list[str]):  # type: ignore[no-untyped-def]
+def _indirect_copy(tmp_path: Path, kernels: list[str], tree: Path = INDIRECT):  # type: ignore[no-untyped-def]
     from s2s.capture.indirect import indirect_sites
     from s2s.capture.instrument import instrument_kernels
     from s2s.scan.tree import scan_tree
 
-    index = scan_tree(INDIRECT)
-    made = [make_mep(str(INDIRECT), k, str(tmp_path / f"mep-{k}"), index=index) for k in kernels]
-    return instrument_kernels(INDIRECT, tmp_path / "work", [(m, list(ex.launches)) for _o, m, ex in made],
+    index = scan_tree(tree)
+    made = [make_mep(str(tree), k, str(tmp_path / f"mep-{k}"), index=index) for k in kernels]
+    return instrument_kernels(tree, tmp_path / "work", [(m, list(ex.launches)) for _o, m, ex in made],
                               indirect_sites(index.launches, {k.name for k in index.kernels}))
 
 
@@ -361,3 +361,53 @@ def test_a_kernel_recorded_through_a_function_pointer_gets_its_launch_and_instan
     assert (got.manifest.launch.grid, got.manifest.launch.block) == ((128, 1, 1), (128, 1, 1))
     assert got.manifest.unfilled() == []
     assert not any(x.startswith("no launch site found") for x in got.manifest.notes), got.manifest.notes
+
+
+MIXED = Path(__file__).resolve().parent / "fixtures" / "cuda_indirect_mixed"
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_a_kernel_launched_by_name_and_through_a_template_parameter_is_instrumented_at_both(tmp_path: Path) -> None:
+    """ops::scale is launched by name (app.cu:31) and through `run_on(F kernel, ...)` (app.cu:20) on alternate steps:
+    its slot's direct site calls before<0>, the indirect site the call that serves every slot; offset keeps its own."""
+    ins = _indirect_copy(tmp_path, ["scale", "offset"], MIXED)
+    assert ins.errors == {}
+    assert ins.sites_of == {0: ["app.cu:20", "app.cu:31"], 1: ["app.cu:20", "app.cu:34"]}
+    assert not any("no launch site that names it" in n for i in (0, 1) for n in ins.notes_of[i])
+    text = (ins.root / "app.cu").read_text()
+    assert 's2s_capture::before_fn((kernel), "app.cu:20"' in text
+    assert 's2s_capture::before(&ops::scale, "app.cu:31"' in text and 's2s_capture::before<1>(&offset, "app.cu:34"' in text
+    assert '"ops::scale", "offset", nullptr' in ins.header.read_text()
+    proc = _make(ins.root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.gpu
+@needs_gpu
+@needs_nvcc
+def test_launches_by_name_and_through_a_template_parameter_are_counted_together_as_the_profile_counts(
+        tmp_path: Path) -> None:
+    """ops::scale's launches 1, 3, 5 are by name, 2, 4, 6 through run_on: the profile's launch 4 of ops::scale and the
+    launch 4 that capture records are the same one (app.cu:20, a = 2.5, the helper's 128-thread blocks)."""
+    from s2s.capture import KernelCapture, capture_kernels
+    from s2s.capture.profile import measure
+
+    prof = measure(MIXED, tmp_path / "prof", "make", "./app")
+    sites = {(la.kernel, la.ordinal): la.site for la in prof.launches}
+    assert {k.kernel: k.launches for k in prof.kernels} == {"ops::scale": 6, "offset": 6}
+    assert sites[("ops::scale", 3)] == "app.cu:31" and sites[("ops::scale", 4)] == "app.cu:20"
+    jobs = [KernelCapture("scale", launch=4, output=str(tmp_path / "mep-scale")),
+            KernelCapture("offset", launch=2, output=str(tmp_path / "mep-offset"))]
+    scale, offset = capture_kernels(MIXED, jobs, "make", "./app").results
+    assert not isinstance(scale, Exception), scale
+    assert not isinstance(offset, Exception), offset
+    assert scale.launches_seen == 6 and offset.launches_seen == 6
+    index = json.loads((scale.mep / "capture" / "index.json").read_text())
+    assert index["sets"][0]["site"] == "app.cu:20"
+    assert (scale.manifest.launch.grid, scale.manifest.launch.block) == ((32, 1, 1), (128, 1, 1))
+    assert next(p.value for p in scale.manifest.params if p.name == "a") == 2.5
+    for got in (scale, offset):
+        run_mep = run_cli("run", str(got.mep), "--no-time", "--json")
+        assert run_mep.returncode == 0, run_mep.stdout + run_mep.stderr
+        assert json.loads(run_mep.stdout)["verdict"] == "ok", run_mep.stdout
