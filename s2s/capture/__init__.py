@@ -179,11 +179,11 @@ def _capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str
         # each MEP is written next to the data first and copied to its place only when its capture worked;
         # with --into, only its launch sites and its check against the existing MEP are used
         kernels = [_Kernel(job, Path(tmp) / f"mep-{i}") for i, job in enumerate(jobs)]
-        index = None
-        if len(jobs) > 1:  # the tree scanned once for all the kernels' extractions
-            from s2s.scan.tree import scan_tree
+        from s2s.scan.tree import scan_tree
 
-            index = scan_tree(root)
+        from .indirect import indirect_sites
+
+        index = scan_tree(root)  # once, for every kernel's extraction and the launches through function pointers
         for k in kernels:
             try:
                 k.held = load(Path(k.job.into)) if k.job.into is not None else None
@@ -202,7 +202,8 @@ def _capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str
         log = Path(log_name)
         work = Path(keep_copy).resolve() if keep_copy else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        ins = instrument_kernels(root, work, [(k.manifest, list(k.extraction.launches)) for k in live])
+        ins = instrument_kernels(root, work, [(k.manifest, list(k.extraction.launches)) for k in live],
+                                 indirect_sites(index.launches, {kd.name for kd in index.kernels}))
         for slot, k in enumerate(live):
             if slot in ins.errors:
                 k.result = ins.errors[slot]

@@ -462,8 +462,9 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
             {k: q[k] for k in ("field", "offset", "elem", "elem_size", "count")}
             | {"role": "inout" if f"{name}.{q['field']}" in changed_in else "in"}
             for q in e0["params"][name].get("pointers", [])]) for name, lay in struct_layouts.items()]
+    kept = [n for n in m.notes if not n.startswith("no launch site found:")]  # the launch is the recorded one now
     new = replace(m, params=new_params, symbols=new_symbols, launch=launch, capture=capture_table,
-                  notes=list(m.notes) + [n for n in notes if n not in m.notes])
+                  notes=kept + [n for n in notes if n not in kept])
     return Collected(manifest=new, index=index, notes=notes)
 
 

@@ -136,6 +136,7 @@ class _Slot:
     param_types: list[str] | None = None
     template: list[str] | None = None
     record_targs: bool = True  # the runtime records the launch's named template arguments (not the sequence runtime)
+    indirect: bool = False  # a launch through a function pointer: the runtime picks the slot from the function (indirect.py)
 
 
 def _edit_file(data: bytes, dialect: str, sites: list[tuple[LaunchSite, _Slot]], backend: str
@@ -177,6 +178,16 @@ def _site_edits(data: bytes, tree, enc: str, site: LaunchSite, backend: str,  # 
                             file=site.file, line=site.line)
         before = f"s2s_cap_cl_before({items[0]}, {items[1]}, (cl_uint)({items[2]}), {items[3]}, {items[4]}, {items[5]}, {where});"
         after = f"s2s_cap_cl_after({items[0]}, {where});"
+    elif slot.indirect:
+        fn = call.child_by_field_name("function")
+        if fn is None:
+            raise UserError(f"capture: the launch at {site.file}:{site.line} was not found in the copy", file=site.file,
+                            line=site.line)
+        launched = decode(data[fn.start_byte:fn.end_byte], enc)
+        before = (f"s2s_capture::before_fn(({launched}), {where}, dim3({site.grid}), dim3({site.block}), "
+                  f"(size_t)({site.shared_mem.strip() or '0'}), (cudaStream_t)({site.stream.strip() or '0'})"
+                  + "".join(f", {a}" for a in site.args) + ");")
+        after = f"s2s_capture::after_fn({where});"
     else:
         fn = call.child_by_field_name("function")
         kernel = decode(data[fn.start_byte:fn.end_byte], enc) if fn is not None else site.kernel
@@ -211,6 +222,11 @@ def _site_edits(data: bytes, tree, enc: str, site: LaunchSite, backend: str,  # 
         edits.append((stmt.start_byte, stmt.start_byte, encode(f"{before}  /* s2s capture */\n{indent}", enc)))
         edits.append((stmt.end_byte, stmt.end_byte, encode(f"\n{indent}{after}  /* s2s capture */", enc)))
     return edits
+
+
+def _where(sites: list[LaunchSite], limit: int = 4) -> list[str]:
+    out = [f"{s.file}:{s.line}" for s in sites[:limit]]
+    return out + [f"{len(sites) - limit} more"] if len(sites) > limit else out
 
 
 def _explicit_targs(kernel: str) -> str:
@@ -295,10 +311,14 @@ def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]
     return out
 
 
-def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, list[LaunchSite]]]) -> Instrumented:
+def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, list[LaunchSite]]],
+                       indirect: list[LaunchSite] | None = None) -> Instrumented:
     """Copy `tree` to work/app once and instrument the copy for every kernel of `kernels` (manifest, its CUDA launch
     sites), kernel i in slot i. A kernel that cannot be instrumented (no launch site, a site that is no statement,
-    another backend than the first kernel's) is in `errors` and left out; the others are instrumented."""
+    another backend than the first kernel's) is in `errors` and left out; the others are instrumented.
+    `indirect`: the tree's CUDA launches through a function pointer or a template's parameter (indirect.py), each
+    instrumented once for every kernel: the runtime records a launch there in the slot of the kernel it runs. A kernel
+    without a launch site of its own is captured from them."""
     tree = Path(tree).resolve()
     work = Path(work).resolve()
     copy_notes: list[str] = []
@@ -310,6 +330,7 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
         raise UserError("capture: HIP applications are not supported yet (CUDA and OpenCL are)")
     slots: list[dict[str, str | list[str]]] = []
     owners: dict[tuple[str, int], tuple[LaunchSite, list[int]]] = {}  # each site once, with the slots it serves
+    only_indirect: list[int] = []  # kernels recorded from the indirect sites alone
     index = None
     for i, (m, cuda_sites) in enumerate(kernels):
         short = m.kernel.split("::")[-1]
@@ -318,7 +339,8 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
             slots.append({"short": short, "kinds": "".join("s" if p.role == "scalar" else "l" if p.space == "local" else "b"
                                                            for p in m.params)})
         else:
-            slots.append({"short": short, "fallback": [str(int(p.count)) if p.role != "scalar" and isinstance(p.count, int)
+            slots.append({"short": short, "name": "::".join(part for part in m.kernel.split("::") if "anonymous" not in part),
+                          "fallback": [str(int(p.count)) if p.role != "scalar" and isinstance(p.count, int)
                                                        else "0" for p in m.params]})
         if m.backend != backend:
             out.errors[i] = UserError(f"capture: {m.kernel} is a {m.backend} kernel and {kernels[0][0].kernel} a {backend} one: "
@@ -334,6 +356,12 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
             sites = [s for s in cuda_sites if s.kind == "chevron"]
             out.notes_of[i] += [f"{s.file}:{s.line}: {s.kind} launch not instrumented (chevron launches only)"
                                 for s in cuda_sites if s.kind != "chevron"]
+            if not sites and indirect:  # recorded where the run launches it through a function pointer
+                only_indirect.append(i)
+                out.notes_of[i].append(f"{m.kernel} has no launch site that names it; recorded from the launches through a "
+                                       f"function pointer or a template's parameter ({', '.join(_where(indirect))}; the runtime names "
+                                       "the function launched there with cudaFuncGetName, CUDA 12.3 or later)")
+                continue
         if not sites:
             out.errors[i] = UserError(f"capture: no launch site of {m.kernel} found in {tree}", file=str(tree),
                                       hint="s2s capture instruments the statements that launch the kernel")
@@ -347,6 +375,14 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
             else:  # a chevron names one kernel: the first that listed the site records it
                 out.notes_of[i].append(f"{s.file}:{s.line}: the launch site is instrumented for "
                                        f"{kernels[owners[key][1][0]][0].kernel}")
+    through: set[tuple[str, int]] = set()  # the indirect sites: one call serves every kernel instrumented
+    if backend == "cuda" and indirect:
+        served = [i for i in range(len(kernels)) if i not in out.errors]
+        for s in indirect:
+            key = (s.file, s.start_byte)
+            if served and s.kind == "chevron" and key not in owners:
+                owners[key] = (s, list(served))
+                through.add(key)
     template = "capture/runtime_opencl.h.j2" if backend == "opencl" else "capture/runtime_cuda.h.j2"
     header.write_text(render(template, kernels=[m.kernel for m, _ in kernels], slots=slots))
     info = {i: _Slot(i, None if m.template_args else [p.type for p in m.params],
@@ -356,18 +392,32 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
     for s, slots_of in owners.values():
         by_file.setdefault(s.file, []).append((s, slots_of))
     edited: dict[str, tuple[bytes, list[tuple[LaunchSite, list[int]]]]] = {}
+    missed: set[tuple[str, int]] = set()  # indirect sites that could not be instrumented
     for rel, file_sites in by_file.items():
         data = (root / rel).read_bytes()
         dialect = language_of(rel, data)
-        todo = [(s, info[owned[0]]) for s, owned in file_sites if owned[0] in info]
+        todo = [(s, _Slot(record_targs=False, indirect=True) if (s.file, s.start_byte) in through else info[owned[0]])
+                for s, owned in file_sites if owned[0] in info]
         text, failed = _edit_file(data, "cpp" if dialect == "opencl" else dialect, todo, backend)
         for s, err in failed:  # the kernels this site launches are left out: the run would miss their launches there
+            if (s.file, s.start_byte) in through:  # which kernel it runs is not known: its launches are not counted
+                missed.add((s.file, s.start_byte))
+                for i in owners[(s.file, s.start_byte)][1]:  # (nor timed in the profile: the ordinals agree)
+                    out.notes_of[i].append(f"{s.file}:{s.line}: launch through a function pointer not instrumented: "
+                                           f"{err.message}")
+                continue
             for i in owners[(s.file, s.start_byte)][1]:
                 out.errors.setdefault(i, err)
         edited[rel] = (text, file_sites)
+    if through and through <= missed:
+        for i in only_indirect:
+            out.errors.setdefault(i, UserError(f"capture: no launch site of {kernels[i][0].kernel} found in {tree}, and none "
+                                               "of the launches through a function pointer could be instrumented",
+                                               file=str(tree), hint="; ".join(out.notes_of[i][-2:])))
     changed: dict[str, bytes] = {}
     for rel, (text, file_sites) in edited.items():
-        live = [(s, owned) for s, owned in file_sites if any(i not in out.errors for i in owned)]
+        live = [(s, owned) for s, owned in file_sites if any(i not in out.errors for i in owned)
+                and (s.file, s.start_byte) not in missed]
         if not live:
             continue
         changed[rel] = _with_include(text, header, min(s.start_byte for s, _ in file_sites), backend == "opencl")

@@ -25,6 +25,7 @@ from s2s.base.resources import render
 from s2s.lang.parsing import parse
 from s2s.scan.sources import language_of
 
+from .indirect import is_indirect, launched_name
 from .instrument import _STATEMENT_PARENTS, _c_string, _call_at, _statement, _with_include, copy_tree
 
 HEADER = "s2s_profile_rt.h"
@@ -103,10 +104,10 @@ def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, note
             before = f"s2s_prof_cl_begin({items[0]}, {items[1]});"
             after = f"s2s_prof_cl_end({items[0]}, {_c_string(where)});"
         else:
-            name = site.kernel.split("<")[0].replace(" ", "") or "?"
+            name = launched_name(site) or "?"
             stream = site.stream.strip() or "0"
             fn = call.child_by_field_name("function")
-            if kernels is not None and name.split("::")[-1] not in kernels and fn is not None:
+            if kernels is not None and is_indirect(site, kernels) and fn is not None:
                 launched = decode(data[fn.start_byte:fn.end_byte], enc)
                 before = (f"s2s_prof::begin_fn((const void*)({launched}), {_c_string(name)}, {_c_string(where)}, "
                           f"(cudaStream_t)({stream}));")
