@@ -360,3 +360,32 @@ def test_the_instance_a_launch_ran_gives_template_args_extraction_left_fill_in(t
     assert ran.template_args == "cfg2<128, float>" and "the instance launch 2 ran" in why
     other, why = with_deduced_template_args(m, out, read_record(record(3, "_Z7k_wordsI9other_cfgILi1EEEvPNT_4wordE")))
     assert other.template_args == FILL_IN and "other_cfg<1>" in why and "does not define other_cfg" in why
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_restrict_pointers_of_a_deduced_launch_are_recorded_as_pointers(tmp_path: Path) -> None:
+    """`sig<<<g, b>>>(d, p, n)` in a template host function whose parameters are `const V* __restrict__ d`: std::decay
+    keeps the restrict qualifier and std::is_pointer is false for it, so the runtime recorded both pointers as values
+    (the bytes of their addresses) and the MEP kept their counts FILL-IN (a development application)."""
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "k.cu").write_text(
+        "#include <cuda_runtime.h>\n"
+        "template <typename I, typename V>\n__global__ void sig(const V* __restrict__ d, V* __restrict__ p, const I n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) p[i] = 2 * d[i];\n}\n"
+        "template <typename I, typename V> void run(const V* __restrict__ d, V* __restrict__ p, const I n) {\n"
+        "  sig<<<(n + 63) / 64, 64>>>(d, p, n);\n}\n"
+        "int main() {\n  float* f = nullptr;\n  cudaMalloc(&f, 256 * sizeof(float));\n"
+        "  run<int, float>(f, f, 256);\n  return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;\n}\n")
+    (app / "Makefile").write_text("app: k.cu\n\tnvcc -arch=sm_90 -o app k.cu\n")
+    mep, m, ex = make_mep(str(app), "sig", str(tmp_path / "mep"))
+    ins = instrument(app, tmp_path / "work", m, list(ex.launches))
+    proc = subprocess.run(["make"], cwd=ins.root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    dump = tmp_path / "dump"
+    subprocess.run([str(ins.root / "app")], cwd=ins.root, capture_output=True, text=True, timeout=60,
+                   env={"S2S_CAPTURE_DIR": str(dump), "PATH": "/usr/bin:/bin"})
+    rec = read_record(dump / "launch1" / "record.txt")
+    assert rec.argtypes is not None and rec.argtypes[:2] == ["const float*", "float*"], rec.argtypes
+    assert rec.args[0].kind != "value" and rec.args[1].kind != "value" and rec.args[2].kind == "value"
