@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT, needs_nvcc
 from emulate_cuda import Launch, kernel_text
 from emulate_cuda_block import SHIM
+from session_builds import compile_threaded
 
 from s2s.lang.edits import LaunchChange, Refused
 from s2s.optimize.registry import Applied, make_pass, run_pass, search_space
@@ -251,9 +252,9 @@ def _emulate(tmp: Path, name: str, before: bytes, after: bytes, launches: tuple[
              'if (worst > 1e-5 || Xa[0] == -7.0f) { printf("DIFF %g at %d\\n", worst, at); return 1; }',
              'printf("SAME\\n"); return 0; }']
     program = tmp / f"{name}.cpp"
-    program.write_text(SHIM + kernel_text(before, name, "before") + "\n" + kernel_text(after, name, "after") + "\n" + "\n".join(fill))
     exe = tmp / name
-    build = subprocess.run([gxx, "-O1", "-std=c++20", "-pthread", "-w", str(program), "-o", str(exe)], capture_output=True, text=True, timeout=120)
+    text = SHIM + kernel_text(before, name, "before") + "\n" + kernel_text(after, name, "after") + "\n" + "\n".join(fill)
+    build = compile_threaded(gxx, program, text, exe)
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     return run.stdout.strip() or run.stderr.strip() or f"exit {run.returncode}"
