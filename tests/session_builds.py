@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -81,3 +82,80 @@ def compile_threaded(compiler: str, source: Path, text: str, exe: Path) -> subpr
     return subprocess.run([compiler, *THREADED_FLAGS, str(source), "-o", str(exe)], capture_output=True, text=True,
                           timeout=120)
 
+
+_INCLUDE_NAME = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.M)
+_INCLUDE_MACRO = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[^<"\s]', re.M)  # `#include SOME_MACRO`: not followed here
+
+
+def _include_dirs(flags: Sequence[str]) -> list[Path]:
+    dirs, it = [], iter(flags)
+    for f in it:
+        if f == "-I":
+            dirs.append(Path(next(it, "")))
+        elif f.startswith("-I"):
+            dirs.append(Path(f[2:]))
+    return dirs
+
+
+def check_key(flags: Sequence[str], file: Path) -> str:
+    """What a compile check of `file` with `flags` depends on: the flags other than -I, the file's suffix and bytes,
+    and each header it (or a header it includes) names that is found beside it or on an -I directory, by its
+    place and bytes. An -I directory that holds none of the names included is left out: it cannot change the outcome.
+    A file that includes a macro's expansion keeps its own directory in the key (shared with no other place)."""
+    dirs = [d.resolve() for d in _include_dirs(flags)]
+    seen: dict[Path, bytes] = {}
+    todo = [file.resolve()]
+    used: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        data = path.read_bytes()
+        seen[path] = data
+        if _INCLUDE_MACRO.search(data.decode("utf-8", "replace")):
+            used.add(path.parent)
+            dirs.append(path.parent)
+        for name in _INCLUDE_NAME.findall(data.decode("utf-8", "replace")):
+            for d in [path.parent, *dirs]:
+                found = (d / name).resolve()
+                if found.is_file():
+                    used.update(x for x in dirs if x == d)
+                    if found not in seen and found not in todo:
+                        todo.append(found)
+    parts: list[str | bytes] = [f for f in flags if not f.startswith("-I") and f not in {str(d) for d in _include_dirs(flags)}]
+    parts += [str(d) for d in dirs if d in used]
+    parts += [file.suffix, seen.pop(file.resolve())]
+    for path in sorted(seen):
+        parts += [str(path) if path.parent != file.resolve().parent else path.name, seen[path]]
+    return key_of(*parts)
+
+
+def nvcc_checks(nvcc: str, flags: Sequence[str], files: Sequence[Path], output_dir: Path,
+                timeout: float, chunk: int = 8) -> subprocess.CompletedProcess[str]:
+    """`nvcc FLAGS FILES --output-directory OUTPUT_DIR` (a compile check: the outputs are not read) over the files
+    whose check_key has not compiled cleanly yet in this session: a file with the same bytes, headers and flags as one
+    another test (or this call) compiled is not compiled again. `chunk` files an nvcc, each chunk marked done as it
+    passes, so that a test running beside this one on another worker skips what this one has checked so far (and
+    this one what it checked). The first failing chunk's result is returned as nvcc gave it; when every chunk passed
+    (or nothing was left), a clean result with their output."""
+    keys = {Path(f): check_key(flags, Path(f)) for f in files}
+    root = shared_dir()
+    done = root / "nvcc-checked" if root is not None else None
+    todo: dict[str, Path] = {}
+    for f, k in keys.items():
+        todo.setdefault(k, f)
+    out, err = [], []
+    while todo:
+        batch = [k for k in todo if done is None or not (done / k).exists()][:chunk]
+        if not batch:
+            break
+        cmd = [nvcc, *flags, *(str(todo[k]) for k in batch), "--output-directory", str(output_dir)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            return proc
+        out.append(proc.stdout)
+        err.append(proc.stderr)
+        for k in batch:
+            del todo[k]
+            if done is not None:
+                done.mkdir(exist_ok=True)
+                (done / k).touch()
+    return subprocess.CompletedProcess([nvcc, *flags], 0, "".join(out), "".join(err))

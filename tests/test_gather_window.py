@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT
 from emulate_cuda import kernel_text
 from emulate_cuda_block import SHIM
-from session_builds import compile_threaded
+from session_builds import compile_threaded, nvcc_checks
 
 from s2s.lang.edits import Refused
 from s2s.optimize.registry import Applied, build_pipeline, run_pass
@@ -232,8 +232,7 @@ def test_plan_forms_compile_for_sm90(tmp_path: Path) -> None:
         for i, pipeline in enumerate(pipelines):
             files.append(tmp_path / f"{kernel}_{i}.cu")
             files[-1].write_text(_text(pipeline, source, kernel))
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", *map(str, files), "--output-directory", str(tmp_path)],
-                          capture_output=True, text=True, timeout=600)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90"], files, tmp_path, 600)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
