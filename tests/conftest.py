@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from session_builds import ENV as SHARED_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -43,15 +44,30 @@ def solver(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # -- how the suite is run: bytecode, the order of the tests, the groups that share a build -------------------------
+_SHARED = pytest.StashKey[str]()  # the session's directory of shared build products, where this process made it
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """With bytecode writing off (PYTHONDONTWRITEBYTECODE), every child Python (the CLI, the OpenCL harness) compiled
-    s2s again and every xdist worker re-rewrote every test module: compile once, into a cache outside the tree."""
+    s2s again and every xdist worker re-rewrote every test module: compile once, into a cache outside the tree. The
+    controller makes the session's directory of build products the tests share (tests/session_builds.py)."""
     if sys.dont_write_bytecode and not os.environ.get("PYTHONPYCACHEPREFIX"):
         prefix = str(Path(tempfile.gettempdir()) / f"s2s-test-pycache-{os.getuid()}")
         os.environ["PYTHONPYCACHEPREFIX"] = prefix
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         sys.pycache_prefix = prefix
         sys.dont_write_bytecode = False
+    if not hasattr(config, "workerinput") and not os.environ.get(SHARED_ENV):  # the controller (or the one process)
+        shared = tempfile.mkdtemp(prefix="s2s-test-shared-")
+        os.environ[SHARED_ENV] = shared  # the xdist workers it starts inherit it (tests/session_builds.py)
+        config.stash[_SHARED] = shared
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shared = config.stash.get(_SHARED, None)
+    if shared is not None:
+        shutil.rmtree(shared, ignore_errors=True)
+        os.environ.pop(SHARED_ENV, None)
 
 
 # the longest tests (seconds on the 2-core CI machine, `--durations`), started first so that neither xdist worker is

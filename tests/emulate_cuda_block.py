@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 from emulate_cuda import Launch, kernel_text
+from session_builds import compile_threaded
 
 from s2s.lang.kernel_facts import kernel_facts
 from s2s.passes._elementwise import elem_type
@@ -175,10 +176,9 @@ def same_outputs(tmp: Path, name: str, before: bytes, after: bytes, launches: tu
         main.append(f"s2s_launch([&] {{ {name}_{suffix}({', '.join(args[side])}); }}, s2s_dim3{{{g}}}, s2s_dim3{{{b}}});")
     main += [*checks, 'printf("SAME\\n");', "return 0;", "}"]
     program = tmp / f"{name}_threaded.cpp"
-    program.write_text(SHIM + kernel_text(before, name, "before") + "\n" + kernel_text(after, name, "after") + "\n" + "\n".join(main))
     exe = tmp / f"{name}_threaded"
-    build = subprocess.run([gxx, "-O1", "-std=c++20", "-pthread", "-w", str(program), "-o", str(exe)],
-                           capture_output=True, text=True, timeout=120)
+    text = SHIM + kernel_text(before, name, "before") + "\n" + kernel_text(after, name, "after") + "\n" + "\n".join(main)
+    build = compile_threaded(gxx, program, text, exe)
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     return run.stdout.strip() or run.stderr.strip() or f"exit {run.returncode}"

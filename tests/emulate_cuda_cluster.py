@@ -18,6 +18,7 @@ from math import prod
 from pathlib import Path
 
 from emulate_cuda import Launch, kernel_text
+from session_builds import compile_threaded
 
 from s2s.lang.kernel_facts import kernel_facts
 from s2s.passes._elementwise import elem_type
@@ -119,10 +120,8 @@ def same_outputs(tmp: Path, name: str, before: bytes, after: bytes, launches: tu
     main += [*checks, 'printf("SAME\\n");', "return 0;", "}"]
     program = tmp / f"{name}_cluster.cpp"
     kernels = kernel_text(before, name, "before") + "\n" + arena_text(kernel_text(after, name, "after"))
-    program.write_text(SHIM + kernels + "\n" + "\n".join(main))
     exe = tmp / f"{name}_cluster"
-    build = subprocess.run([gxx, "-O1", "-std=c++20", "-pthread", "-w", str(program), "-o", str(exe)],
-                           capture_output=True, text=True, timeout=120)
+    build = compile_threaded(gxx, program, SHIM + kernels + "\n" + "\n".join(main), exe)
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     return run.stdout.strip() or run.stderr.strip() or f"exit {run.returncode}"

@@ -4,13 +4,13 @@ atomics): atomic-accumulate and warp-reduce-atomics end in a block-wide shuffle 
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
 from emulate_cuda import Launch
 from emulate_cuda_block import same_outputs
+from session_builds import nvcc_checks
 
 from s2s.lang.edits import Refused
 from s2s.optimize.registry import Applied, build_pipeline, make_pass, run_pass
@@ -158,6 +158,5 @@ def test_block_sums_compile_with_nvcc(tmp_path: Path) -> None:
         files[-1].write_bytes(_run(pipeline, _zoo(name), name).text.replace(b'"../zoo.h"', f'"{ZOO / "zoo.h"}"'.encode()))
     files.append(tmp_path / "count_big.cu")
     files[-1].write_bytes(_run("atomic-accumulate", COUNT_BIG.encode(), "count_big").text)
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", *map(str, files), "--output-directory",
-                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -4,13 +4,13 @@ combining F elements in registers, the block->output mapping unchanged. Run thre
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
 from emulate_cuda import Launch
 from emulate_cuda_block import same_outputs
+from session_builds import nvcc_checks
 
 from s2s.optimize.registry import Applied, build_pipeline, run_pass
 
@@ -96,6 +96,5 @@ def test_coarsened_trees_compile(tmp_path: Path) -> None:
     dot = _apply("block-reduce-shuffle{coarsen=4}", DOT.encode(), "dot_blocks").text.replace(b'"../zoo.h"', f'"{ZOO / "zoo.h"}"'.encode())
     (tmp_path / "dot.cu").write_bytes(dot)
     (tmp_path / "max.cu").write_bytes(_apply("block-reduce-shuffle{coarsen=4}", BLOCK_MAX.encode(), "block_max").text)
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", str(tmp_path / "dot.cu"), str(tmp_path / "max.cu"),
-                           "--output-directory", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], [tmp_path / "dot.cu", tmp_path / "max.cu"], tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, needs_nvcc
 from mep_util import ParamSpec, make_mep, manifest
+from session_builds import nvcc_checks
 
 from s2s.lang.edits import LaunchChange, Refused, extents
 from s2s.lang.kernel_facts import kernel_facts
@@ -251,8 +252,7 @@ def test_composed_zoo_rewrites_compile(tmp_path: Path) -> None:
             text = out.text
         path.write_bytes(text)
         files.append(path)
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", *map(str, files), "--output-directory", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-4000:]
 
 

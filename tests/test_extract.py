@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, SAMPLES, needs_nvcc, run_cli
+from session_builds import nvcc_checks
 
 from s2s.extract.extract import extract
 
@@ -32,8 +33,7 @@ def test_every_cuda_and_hip_kernel_compiles_alone(tmp_path: Path) -> None:
             path.write_text(ex.text)
             srcs.append(path)
     # one nvcc process for all files keeps the suite fast on two cores
-    res = subprocess.run(["nvcc", "-c", "-arch=sm_90", "-x", "cu", "-I", str(ROOT / "templates" / "hip_shim"),
-                          *map(str, srcs), "--output-directory", str(tmp_path)], capture_output=True, text=True, timeout=900)
+    res = nvcc_checks("nvcc", ["-c", "-arch=sm_90", "-x", "cu", "-I", str(ROOT / "templates" / "hip_shim")], srcs, tmp_path, 900)
     assert res.returncode == 0, res.stderr[-3000:]
 
 

@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT
 from emulate_cuda import kernel_text
 from emulate_cuda_block import SHIM
+from session_builds import compile_threaded, nvcc_checks
 
 from s2s.lang.edits import Refused
 from s2s.optimize.registry import Applied, build_pipeline, run_pass
@@ -156,8 +157,7 @@ def _build_run(tmp: Path, program: str, arch: int = 0) -> str:
     gxx = shutil.which("g++")
     assert gxx is not None, "g++ is needed"
     src, exe = tmp / "gather.cpp", tmp / "gather"
-    src.write_text(SHIM + (f"#define __CUDA_ARCH__ {arch}\n" if arch else "") + _ATOMICS + program)
-    build = subprocess.run([gxx, "-O1", "-std=c++20", "-pthread", "-w", str(src), "-o", str(exe)], capture_output=True, text=True, timeout=120)
+    build = compile_threaded(gxx, src, SHIM + (f"#define __CUDA_ARCH__ {arch}\n" if arch else "") + _ATOMICS + program, exe)
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     return run.stdout.strip() or run.stderr.strip() or f"exit {run.returncode}"
@@ -232,8 +232,7 @@ def test_plan_forms_compile_for_sm90(tmp_path: Path) -> None:
         for i, pipeline in enumerate(pipelines):
             files.append(tmp_path / f"{kernel}_{i}.cu")
             files[-1].write_text(_text(pipeline, source, kernel))
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", *map(str, files), "--output-directory", str(tmp_path)],
-                          capture_output=True, text=True, timeout=600)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90"], files, tmp_path, 600)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 

@@ -5,13 +5,13 @@ that are not monotonic, so rows of 31 elements starting at every residue mod 4 (
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
 from emulate_cuda import Launch
 from emulate_cuda_block import same_outputs
+from session_builds import nvcc_checks
 
 from s2s.optimize.registry import Applied, build_pipeline, run_pass
 
@@ -104,6 +104,5 @@ def test_csr_gathered_quads_compile(tmp_path: Path) -> None:
     for pipeline in ("restrict-const,warp-rows{lanes=4}", "split-reduction"):
         files.append(tmp_path / f"spmv_csr_{len(files)}.cu")
         files[-1].write_bytes(_apply(pipeline, CSR.read_bytes(), "spmv_csr").text)
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", *map(str, files), "--output-directory",
-                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-3000:]

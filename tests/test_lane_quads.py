@@ -4,13 +4,13 @@ rows aligned and not, buffers on and off a 16-byte boundary, and mutants that mu
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
 from emulate_cuda import Launch
 from emulate_cuda_block import same_outputs
+from session_builds import nvcc_checks
 
 from s2s.optimize.registry import Applied, build_pipeline, run_pass
 
@@ -92,8 +92,7 @@ def test_quads_compile(tmp_path: Path) -> None:
         files.append(tmp_path / f"{name}.cu")
         data = _apply("split-reduction", (ZOO / name / f"{name}.cu").read_bytes(), name).text
         files[-1].write_bytes(data.replace(b'"../zoo.h"', f'"{ZOO / "zoo.h"}"'.encode()))
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", *map(str, files), "--output-directory",
-                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 

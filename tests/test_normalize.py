@@ -6,7 +6,6 @@ holds `normalize,split-reduction` candidates where it held none; those match on 
 from __future__ import annotations
 
 import shutil
-import subprocess
 import textwrap
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from conftest import needs_nvcc
 from emulate_cuda import Launch, same_outputs
 from mep_util import ParamSpec, make_mep, manifest
+from session_builds import nvcc_checks
 
 from s2s.lang.kernel_facts import kernel_facts
 from s2s.lang.normal_form import normalize
@@ -234,6 +234,5 @@ def test_normalized_and_split_kernels_compile(tmp_path: Path) -> None:
             files[-1].write_bytes(_split(name, "normalize,split-reduction")[2])
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", *map(str, files), "--output-directory", str(tmp_path)],
-                          capture_output=True, text=True, timeout=600)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], files, tmp_path, 600)
     assert proc.returncode == 0, proc.stderr[-3000:]

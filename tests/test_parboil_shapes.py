@@ -8,13 +8,13 @@ exact at any size the original is exact at: checked on PoCL against the original
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import needs_nvcc
 from mep_util import ParamSpec, make_mep, manifest
+from session_builds import nvcc_checks
 
 from s2s.lang.edits import Refused
 from s2s.lang.kernel_facts import kernel_facts
@@ -187,8 +187,7 @@ def test_unguarded_contraction_cuda_compiles(tmp_path: Path) -> None:
         files[-1].write_bytes(out.text)
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", *map(str, files), "--output-directory", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-4000:]
 
 

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import SAMPLES, needs_nvcc
+from session_builds import nvcc_checks
 
 from s2s.lang.edits import LaunchChange, Refused
 from s2s.lang.kernel_facts import kernel_facts
@@ -61,8 +61,7 @@ def test_example_and_sample_rewrites_compile(tmp_path: Path) -> None:
         files[-1].write_bytes(out.text)
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
-    cmd = [nvcc, "-c", "-arch=sm_90", "-I", str(SAMPLES / "heat3d_cuda/include"), *map(str, files), "--output-directory", str(tmp_path)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-I", str(SAMPLES / "heat3d_cuda/include")], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-4000:]
 
 

@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT, needs_nvcc
 from emulate_cuda import Launch
 from emulate_cuda_cluster import same_outputs
+from session_builds import nvcc_checks
 
 from s2s.lang.edits import Refused
 from s2s.optimize.registry import Applied, build_pipeline, run_pass, search_space
@@ -139,8 +140,7 @@ def test_rewritten_zoo_kernels_compile(tmp_path: Path) -> None:
         files[-1].write_bytes(out.text.replace(b'"../zoo.h"', f'"{ZOO / "zoo.h"}"'.encode()))
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", *map(str, files), "--output-directory", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     old = subprocess.run([nvcc, "-c", "-arch=sm_80", str(files[0]), "-o", str(tmp_path / "old.o")], capture_output=True, text=True, timeout=300)
     assert old.returncode != 0 and "thread-block clusters need CUDA on sm_90 or newer" in old.stderr

@@ -5,7 +5,6 @@ search space trying the new shapes, nvcc -arch=sm_90 on the rewritten zoo kernel
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 from conftest import ROOT, needs_nvcc
 from emulate_cuda import Launch
 from emulate_cuda_block import same_outputs
+from session_builds import nvcc_checks
 
 from s2s.lang.edits import Refused
 from s2s.optimize.candidate import Candidate
@@ -141,8 +141,7 @@ def test_rewritten_zoo_kernels_compile(tmp_path: Path) -> None:
             files[-1].write_bytes(data.replace(b'"../zoo.h"', f'"{ZOO / "zoo.h"}"'.encode()))
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", *map(str, files), "--output-directory",
-                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
@@ -212,6 +211,5 @@ def test_batched_quad_lanes_compile(tmp_path: Path) -> None:
     f.write_bytes(text.replace(b'"../zoo.h"', f'"{ZOO / "zoo.h"}"'.encode()))
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", str(f), "--output-directory", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], [f], tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -7,13 +7,13 @@ does not read.
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, needs_nvcc
 from mep_util import ParamSpec, make_mep, manifest
+from session_builds import nvcc_checks
 
 from s2s.lang.affine import Poly
 from s2s.lang.kernel_facts import kernel_facts
@@ -302,8 +302,7 @@ def test_zoo_stencils_compile(tmp_path: Path) -> None:
     shutil.copy(zoo / "zoo.h", tmp_path / "zoo.h")
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", *map(str, files), "--output-directory", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-4000:]
 
 
@@ -379,6 +378,5 @@ def test_cuda_outputs_compile(tmp_path: Path) -> None:
         files[-1].write_bytes(out.text)
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", *map(str, files), "--output-directory", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-4000:]

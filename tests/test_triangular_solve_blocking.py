@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT, needs_nvcc
 from emulate_cuda import Launch, kernel_text
 from emulate_cuda_block import SHIM
+from session_builds import compile_threaded, nvcc_checks
 
 from s2s.lang.edits import LaunchChange, Refused
 from s2s.optimize.registry import Applied, make_pass, run_pass, search_space
@@ -224,8 +225,7 @@ def test_nvcc_compiles_the_rewrites(tmp_path: Path) -> None:
                                     ("macro", MACRO.format(n=45, nrhs=70).encode(), "trsm_macro", {"rows": "16"})):
         files.append(tmp_path / f"{stem}.cu")
         files[-1].write_bytes(_apply(src, kernel, opts).text)
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", *map(str, files), "--output-directory", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
@@ -251,9 +251,9 @@ def _emulate(tmp: Path, name: str, before: bytes, after: bytes, launches: tuple[
              'if (worst > 1e-5 || Xa[0] == -7.0f) { printf("DIFF %g at %d\\n", worst, at); return 1; }',
              'printf("SAME\\n"); return 0; }']
     program = tmp / f"{name}.cpp"
-    program.write_text(SHIM + kernel_text(before, name, "before") + "\n" + kernel_text(after, name, "after") + "\n" + "\n".join(fill))
     exe = tmp / name
-    build = subprocess.run([gxx, "-O1", "-std=c++20", "-pthread", "-w", str(program), "-o", str(exe)], capture_output=True, text=True, timeout=120)
+    text = SHIM + kernel_text(before, name, "before") + "\n" + kernel_text(after, name, "after") + "\n" + "\n".join(fill)
+    build = compile_threaded(gxx, program, text, exe)
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     return run.stdout.strip() or run.stderr.strip() or f"exit {run.returncode}"

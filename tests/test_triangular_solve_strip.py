@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import needs_nvcc
 from emulate_cuda import Launch
+from session_builds import nvcc_checks
 from test_triangular_solve_blocking import MACRO, PASS, ZOO, _apply, _emulate, _zoo_kernel
 
 from s2s.lang.edits import LaunchChange, Refused
@@ -67,8 +67,7 @@ def test_nvcc_compiles_the_zoo_app_rewritten(tmp_path: Path) -> None:
                                     ("macro", MACRO.format(n=45, nrhs=70).encode(), "trsm_macro", {"strip": "16", "rows": "8", "rpt": "2"})):
         files.append(tmp_path / f"{stem}.cu")
         files[-1].write_bytes(_apply(src, kernel, opts).text)
-    proc = subprocess.run([nvcc, "-c", "-O3", "-arch=sm_90", *map(str, files), "--output-directory", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-O3", "-arch=sm_90"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 

@@ -3,13 +3,13 @@ at sizes that are not a multiple of four, through the MEP's own checks (poison, 
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
 from mep_util import ParamSpec, make_mep, manifest
+from session_builds import nvcc_checks
 
 from s2s.lang.edits import Refused
 from s2s.lang.kernel_facts import kernel_facts
@@ -79,8 +79,7 @@ def test_zoo_streams_compile(tmp_path: Path) -> None:
         assert isinstance(out, Applied), out
         files.append(tmp_path / f"{name}_{len(files)}.cu")
         files[-1].write_bytes(out.text.replace(b'"../zoo.h"', f'"{ZOO / "zoo.h"}"'.encode()))
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", *map(str, files), "--output-directory",
-                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 

@@ -5,7 +5,6 @@ search tries it on ger."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 from conftest import ROOT, needs_nvcc
 from emulate_cuda import Launch, same_outputs
 from mep_util import ParamSpec, make_mep, manifest
+from session_builds import nvcc_checks
 
 from s2s.lang.edits import Refused
 from s2s.optimize.candidate import Candidate
@@ -86,8 +86,7 @@ def test_zoo_ger_forms_compile_for_sm90(tmp_path: Path) -> None:
         files[-1].write_bytes(text.replace(b'"../zoo.h"', f'"{ZOO / "zoo.h"}"'.encode()))
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", *map(str, files), "--output-directory",
-                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 

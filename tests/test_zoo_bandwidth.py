@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
 from emulate_cuda import Launch, same_outputs
+from session_builds import nvcc_checks
 
 from s2s.optimize.registry import Applied, build_pipeline, run_pass
 
@@ -56,8 +56,7 @@ def test_zoo_rewrites_compile(tmp_path: Path) -> None:
                            ("batched_gemv16", "inner-loop-threads{block=16x16},coalesce-remap,vector-loads{width=4}")):
         files.append(tmp_path / f"{name}.cu")
         files[-1].write_bytes(_apply(name, pipeline).text.replace(b'"../zoo.h"', f'"{ZOO / "zoo.h"}"'.encode()))
-    proc = subprocess.run([nvcc, "-c", "-arch=sm_90", "-Werror", "all-warnings", *map(str, files), "--output-directory",
-                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], files, tmp_path, 300)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
