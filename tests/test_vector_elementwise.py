@@ -3,6 +3,7 @@ at sizes that are not a multiple of four, through the MEP's own checks (poison, 
 from __future__ import annotations
 
 import shutil
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
