@@ -64,6 +64,16 @@ def test_a_shared_buffer_builds_and_is_kept_in_mep_toml(tmp_path: Path) -> None:
     assert "(unsigned char*)p[0] + 0ULL" in harness and harness.count("spec.bufs.push_back") == 1
     bad = replace(again, params=[again.params[0], replace(again.params[1], shares="n"), again.params[2]])
     assert any("params.dst.shares" in e for e in bad.unfilled())
+    # the owner declared after the parameter that shares it (`k(a + off, a)`: the lowest address owns the allocation):
+    # it was refused as "the name of an earlier buffer parameter" and two held-out kernels stayed FILL-IN
+    later = replace(again, params=[replace(again.params[0], shares="dst", shares_offset=0, role="inout"),
+                                   replace(again.params[1], shares="", shares_offset=0), again.params[2]])
+    assert not later.unfilled()
+    save(later, out)
+    proc = run_cli("run", str(out), "--no-time")
+    blob = proc.stdout + proc.stderr
+    assert "does not compile" not in blob and "static assert" not in blob and "fill in" not in blob, blob[-3000:]
+    assert "(unsigned char*)p[0] + 0ULL" in (out / "harness.cu").read_text()
 
 
 @pytest.mark.gpu

@@ -40,8 +40,8 @@ class ParamSpec:
     rtol: float | None = None  # this output's tolerances; None: [check]'s
     atol: float | None = None
     tol_from: str = ""  # provenance of rtol/atol when s2s chose them
-    # the memory of an earlier buffer parameter, `shares_offset` bytes into it (`k<<<g, b>>>(d_key, d_key, n)`, an
-    # in-place update through two parameters): the harness passes that buffer's pointer, this one has none of its own
+    # the memory of another buffer parameter (declared before or after it), `shares_offset` bytes into it
+    # (`k<<<g, b>>>(d_key, d_key, n)`, an in-place update through two parameters; `k(a + off, a)`: the later one owns): the harness passes that buffer's pointer, this one has none of its own
     shares: str = ""
     shares_offset: int = 0
 
@@ -119,9 +119,9 @@ class Manifest:
                 out.append(f"params.{p.name}.value: {p.hint or 'the scalar value passed at the launch'}")
             if p.role != "scalar" and p.count == FILL_IN:
                 out.append(f"params.{p.name}.count: {p.hint or 'number of elements in the buffer'}")
-            if p.shares and not any(q.name == p.shares and q.role != "scalar" and not q.shares
-                                    for q in self.params[:self.params.index(p)]):
-                out.append(f"params.{p.name}.shares = {p.shares!r}: the name of an earlier buffer parameter of its own")
+            if p.shares and not any(q.name == p.shares and q is not p and q.role != "scalar" and not q.shares
+                                    for q in self.params):
+                out.append(f"params.{p.name}.shares = {p.shares!r}: the name of another buffer parameter with memory of its own")
         if self.template_args == FILL_IN:
             why = str(self.capture.get("template_args_from", "")).partition("FILL-IN: ")[2]  # the capture's reason
             out.append("template_args: the template arguments of the launch that runs" + (f" ({why})" if why else ""))
