@@ -29,6 +29,10 @@ def make_param(raw: str, declarator_text: str) -> Param:
         type_text += " *"
     base_words = [w for w in re.findall(r"[A-Za-z_][\w:]*", type_text) if w not in TYPE_WORDS and w not in OPENCL_SPACES]
     base = " ".join(base_words) or "int"
+    if "<" in type_text:  # a class template's instance (`Pair<float>*`): its arguments stay ("Pair float" named nothing)
+        core = re.sub(r"\b(?:const|volatile|__restrict__|__restrict|restrict|struct|class|typename)\b", " ",
+                      type_text[: type_text.rfind(">") + 1])
+        base = re.sub(r"\s*([<>,])\s*", lambda m: m.group(1) + (" " if m.group(1) == "," else ""), " ".join(core.split()))
     return Param(name=name, text=raw, type=type_text, base_type=base, pointer=pointer,
                  const=("const" in words and pointer and raw.find("const") < raw.find("*") if "*" in raw else "const" in words),
                  address_space=space or ("private" if not pointer else ""))
