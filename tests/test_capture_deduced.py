@@ -5,6 +5,7 @@ the instrumented fixture is built and run here (its CUDA calls fail, the record 
 collect reads hand-written dumps."""
 from __future__ import annotations
 
+import re
 import struct
 import subprocess
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, needs_nvcc
 
+from s2s.base.errors import UserError
 from s2s.capture.collect import collect, read_record
 from s2s.capture.deduce import Unsolvable, parse_type, solve
 from s2s.capture.instrument import instrument
@@ -389,3 +391,31 @@ def test_restrict_pointers_of_a_deduced_launch_are_recorded_as_pointers(tmp_path
     rec = read_record(dump / "launch1" / "record.txt")
     assert rec.argtypes is not None and rec.argtypes[:2] == ["const float*", "float*"], rec.argtypes
     assert rec.args[0].kind != "value" and rec.args[1].kind != "value" and rec.args[2].kind == "value"
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_a_null_pointer_argument_is_replayed_as_a_null_pointer(tmp_path: Path) -> None:
+    """An optional buffer the application passes as nullptr (`if (finished) ...`): the capture stopped with "is a null
+    pointer in the application" (two development kernels). The MEP now passes a null pointer: count 0, fill "null", no
+    captured data, and the harness builds."""
+    from s2s.mep.backends import write_mep_files
+    from s2s.mep.evaluate import build
+
+    mep, m, _ex = make_mep(str(FIXTURE), "scale", str(tmp_path / "mep"))
+    n = 64
+    _scale_dump(tmp_path / "dump", n, "float*|const float*|float|int")
+    rec = tmp_path / "dump" / "launch2" / "record.txt"
+    rec.write_text(re.sub(r"arg 1 pointer .*\n", "arg 1 null 4\n", rec.read_text()))
+    got = collect(tmp_path / "dump", mep, m, want="--launch 2", run_cmd="./app", build_cmd="make")
+    p = got.manifest.params[1]
+    assert (p.count, p.fill) == (0, "null") and any("a null pointer in the application's launch" in x for x in got.notes)
+    save(got.manifest, mep)
+    write_mep_files(mep, got.manifest)
+    m2 = load(mep)
+    assert not m2.unfilled()
+    check_manifest(m2, mep / "mep.toml")
+    assert build(mep, None).ok
+    with pytest.raises(UserError, match="null passes a null pointer"):
+        check_manifest(type(m2)(**{**m2.__dict__, "params": [m2.params[0], type(p)(**{**m2.params[1].__dict__, "count": 8}),
+                                                              *m2.params[2:]]}), mep / "mep.toml")

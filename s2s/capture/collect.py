@@ -198,7 +198,8 @@ def _scalar_key(rec: Record, m: Manifest) -> tuple:  # type: ignore[type-arg]
     cfg += (tuple(rec.argtypes or ()),)  # a launch site in a template: another instance of the kernel
     vals = tuple(rec.args[i].words[-1] if i in rec.args and rec.args[i].kind == "value" else ""
                  for i, p in enumerate(m.params) if p.role == "scalar")
-    sizes = tuple(rec.args[i].words[:3] if i in rec.args and rec.args[i].kind in {"buffer", "pointer", "local"} else ()
+    sizes = tuple(rec.args[i].words[:3] if i in rec.args and rec.args[i].kind in {"buffer", "pointer", "local"}
+                  else ("null",) if i in rec.args and rec.args[i].kind == "null" else ()
                   for i in range(len(m.params)))
     return cfg, vals, sizes
 
@@ -327,7 +328,10 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                 raise UserError(f"capture: launch {rec.ordinal}: params.{p.name}: the allocation behind the pointer could not "
                                 f"be sized ({' '.join(a.words)}); host memory is not captured")
             if a.kind == "null":
-                raise UserError(f"capture: launch {rec.ordinal}: params.{p.name} is a null pointer in the application")
+                if m.backend != "cuda":
+                    raise UserError(f"capture: launch {rec.ordinal}: params.{p.name} is a null pointer in the application")
+                entry["params"][p.name] = {"kind": "null"}  # an optional buffer the application leaves out
+                continue
             if a.kind == "value":
                 raw = bytes.fromhex(a.words[1]) if len(a.words) > 1 else b""
                 value = types.decode(p.elem, raw)
@@ -405,6 +409,10 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                 new_params.append(replace(p, source=f"{p.source}; captured bytes {info['bytes']} not decoded"))
                 continue
             new_params.append(replace(p, value=info["value"], source=origin, hint=""))
+        elif info["kind"] == "null":
+            new_params.append(replace(p, count=0, count_expr="a null pointer (captured)", fill="null", role="in",
+                                      source=origin, hint=""))
+            notes.append(f"params.{p.name}: a null pointer in the application's launch; the MEP passes a null pointer")
         elif info["kind"] == "local":
             esz = types.size(p.elem) or 1
             new_params.append(replace(p, count=int(info["bytes"]) // esz, count_expr=f"{info['bytes']} bytes (captured)",

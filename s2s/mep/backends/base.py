@@ -37,7 +37,7 @@ from s2s.mep.measure import (
 from s2s.mep.variant import FILE as VARIANT_FILE
 from s2s.mep.variant import Variant
 
-FILLS = ("uniform", "index", "zeros", "random-struct", "offsets")
+FILLS = ("uniform", "index", "zeros", "random-struct", "offsets", "null")  # null: a null pointer (count 0; CUDA)
 SPACES = ("", "global", "local", "constant", "private")
 REF_ID = "ref"  # build directory of the reference-against-itself harness
 HOST_PHASE = "host work ("  # the harness's own work between device holds (setup, fills, comparisons)
@@ -369,7 +369,9 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
                 bad(f"params.{p.name}.count", f"{p.count!r} is not a number of elements"
                     + (f" (expression: {p.count_expr})" if p.count_expr else ""), f'"{p.name}"',
                     hint="write the element count as an integer")
-            if isinstance(p.count, int) and p.count <= 0:
+            if isinstance(p.count, int) and p.fill == "null" and (p.count != 0 or m.backend == "opencl"):
+                bad(f"params.{p.name}.fill", "null passes a null pointer: its count is 0 (CUDA and HIP only)", f'"{p.name}"')
+            elif isinstance(p.count, int) and p.count <= 0 and p.fill != "null":
                 bad(f"params.{p.name}.count", f"{p.count}: a buffer needs at least one element", f'"{p.name}"',
                     hint="set the element count of the buffer")
             if p.fill not in FILLS:

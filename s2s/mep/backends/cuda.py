@@ -39,7 +39,7 @@ from .struct_args import hidden_buffers, hidden_captured, struct_arg_contexts
 HARNESS = "harness.cu"
 BINARY = "harness"
 DEFAULT_ARCH = "sm_90"
-FILL_MODES = {"uniform": 0, "index": 1, "zeros": 2, "random-struct": 0, "offsets": 3}
+FILL_MODES = {"uniform": 0, "index": 1, "zeros": 2, "random-struct": 0, "offsets": 3, "null": 2}
 _IDENT = re.compile(r"[A-Za-z_]\w*\Z")
 
 
@@ -190,6 +190,10 @@ def captured_sets(m: Manifest, mep_dir: Path | None) -> list[dict[str, Any]]:
             if p.role == "scalar" or p.shares:
                 continue
             info = params.get(p.name, {})
+            if p.fill == "null":  # a null pointer: no data (the harness allocates nothing for a count of 0)
+                before.append("")
+                after.append("")
+                continue
             if info.get("kind") != "buffer":
                 raise UserError(f"params.{p.name}: no captured data for this buffer in {path}", file=str(path))
             before.append(_c_escape(str(info["before"])))
