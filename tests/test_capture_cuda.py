@@ -238,7 +238,7 @@ def test_indirect_sites_are_the_chevrons_that_name_no_kernel_of_the_tree() -> No
     names = {k.name for k in index.kernels}
     assert names == {"twice", "halve", "smooth"}
     found = indirect_sites(index.launches, names)
-    assert [(s.kernel, s.line) for s in found] == [("k", 27), ("kernel", 37)]
+    assert [(s.kernel, s.line) for s in found] == [("k", 27), ("kernel", 39)]
 
     def site(text: str, kind: str = "chevron") -> LaunchSite:
         return LaunchSite(kernel=text, file="a.cu", line=1, kind=kind, grid="1", block="1")
@@ -269,12 +269,12 @@ def test_kernels_launched_only_through_a_function_pointer_are_instrumented(tmp_p
     run time, the slot of the kernel the launched function is; the copy builds with nvcc."""
     ins = _indirect_copy(tmp_path, kernels)
     assert ins.errors == {}
-    assert ins.sites == ["app.cu:27", "app.cu:37"]
-    assert all(ins.sites_of[i] == ["app.cu:27", "app.cu:37"] for i in range(len(kernels)))
+    assert ins.sites == ["app.cu:27", "app.cu:39"]
+    assert all(ins.sites_of[i] == ["app.cu:27", "app.cu:39"] for i in range(len(kernels)))
     assert all("no launch site that names it" in " ".join(ins.notes_of[i]) for i in range(len(kernels)))
     text = (ins.root / "app.cu").read_text()
     assert text.count("s2s_capture::before_fn(") == 2 and text.count("s2s_capture::after_fn(") == 2
-    assert 's2s_capture::before_fn((kernel), "app.cu:37", dim3((n + 255) / 256), dim3(256)' in text
+    assert 's2s_capture::before_fn((kernel), "app.cu:39", dim3((n + 255) / 256), dim3(256)' in text
     assert 's2s_capture::before_fn((k), "app.cu:27"' in text and "args...);" in text
     header = ins.header.read_text()
     assert f"constexpr int SLOTS = {len(kernels)};" in header and "s2s_kernel_name::of(fn)" in header
