@@ -314,9 +314,8 @@ def test_template_arguments_a_template_host_function_names_are_recorded_from_its
     runtime records each named argument as the host compiler names it (a type, a value) on the record's `targs` line."""
     from s2s.capture.collect import with_deduced_template_args
 
-    app = tmp_path / "app"
-    app.mkdir()
-    (app / "k.cu").write_text(
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "k.cu").write_text(
         "#include <cuda_runtime.h>\n"
         "template <typename T, int K, bool WIDE>\n__global__ void topk(T* out, const T* in, int n) {\n"
         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  T s = 0;\n"
@@ -325,15 +324,7 @@ def test_template_arguments_a_template_host_function_names_are_recorded_from_its
         "  topk<T, K, WIDE><<<(n + 63) / 64, 64>>>(o, i, n);\n}\n"
         "int main() {\n  float* f = nullptr;\n  cudaMalloc(&f, 256 * sizeof(float));\n"
         "  run<float, 4, true>(f, f, 256);\n  return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;\n}\n")
-    (app / "Makefile").write_text("app: k.cu\n\tnvcc -arch=sm_90 -o app k.cu\n")
-    mep, m, ex = make_mep(str(app), "topk", str(tmp_path / "mep"))
-    ins = instrument(app, tmp_path / "work", m, list(ex.launches))
-    proc = subprocess.run(["make"], cwd=ins.root, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    dump = tmp_path / "dump"
-    subprocess.run([str(ins.root / "app")], cwd=ins.root, capture_output=True, text=True, timeout=60,
-                   env={"S2S_CAPTURE_DIR": str(dump), "PATH": "/usr/bin:/bin"})
-    rec = read_record(dump / "launch1" / "record.txt")
+    mep, m, rec = _first_record(tmp_path, "topk")
     assert rec.targs == ["float", "4", "true"]
     m = type(m)(**{**m.__dict__, "template_args": FILL_IN})  # as extraction leaves `T, K, WIDE` of a template host function
     solved, why = with_deduced_template_args(m, mep, rec)
@@ -370,9 +361,8 @@ def test_restrict_pointers_of_a_deduced_launch_are_recorded_as_pointers(tmp_path
     """`sig<<<g, b>>>(d, p, n)` in a template host function whose parameters are `const V* __restrict__ d`: std::decay
     keeps the restrict qualifier and std::is_pointer is false for it, so the runtime recorded both pointers as values
     (the bytes of their addresses) and the MEP kept their counts FILL-IN (a development application)."""
-    app = tmp_path / "app"
-    app.mkdir()
-    (app / "k.cu").write_text(
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "k.cu").write_text(
         "#include <cuda_runtime.h>\n"
         "template <typename I, typename V>\n__global__ void sig(const V* __restrict__ d, V* __restrict__ p, const I n) {\n"
         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) p[i] = 2 * d[i];\n}\n"
@@ -380,15 +370,7 @@ def test_restrict_pointers_of_a_deduced_launch_are_recorded_as_pointers(tmp_path
         "  sig<<<(n + 63) / 64, 64>>>(d, p, n);\n}\n"
         "int main() {\n  float* f = nullptr;\n  cudaMalloc(&f, 256 * sizeof(float));\n"
         "  run<int, float>(f, f, 256);\n  return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;\n}\n")
-    (app / "Makefile").write_text("app: k.cu\n\tnvcc -arch=sm_90 -o app k.cu\n")
-    mep, m, ex = make_mep(str(app), "sig", str(tmp_path / "mep"))
-    ins = instrument(app, tmp_path / "work", m, list(ex.launches))
-    proc = subprocess.run(["make"], cwd=ins.root, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    dump = tmp_path / "dump"
-    subprocess.run([str(ins.root / "app")], cwd=ins.root, capture_output=True, text=True, timeout=60,
-                   env={"S2S_CAPTURE_DIR": str(dump), "PATH": "/usr/bin:/bin"})
-    rec = read_record(dump / "launch1" / "record.txt")
+    _mep, _m, rec = _first_record(tmp_path, "sig")
     assert rec.argtypes is not None and rec.argtypes[:2] == ["const float*", "float*"], rec.argtypes
     assert rec.args[0].kind != "value" and rec.args[1].kind != "value" and rec.args[2].kind == "value"
 
@@ -419,3 +401,18 @@ def test_a_null_pointer_argument_is_replayed_as_a_null_pointer(tmp_path: Path) -
     with pytest.raises(UserError, match="null passes a null pointer"):
         check_manifest(type(m2)(**{**m2.__dict__, "params": [m2.params[0], type(p)(**{**m2.params[1].__dict__, "count": 8}),
                                                               *m2.params[2:]]}), mep / "mep.toml")
+
+
+def _first_record(tmp_path: Path, kernel: str) -> tuple:  # type: ignore[type-arg]
+    """tmp_path/app/k.cu extracted for `kernel`, its copy instrumented, built with nvcc and run here (no GPU: the CUDA
+    calls fail, the record of launch 1 is still written): (the MEP, its manifest, that record)."""
+    app = tmp_path / "app"
+    (app / "Makefile").write_text("app: k.cu\n\tnvcc -arch=sm_90 -o app k.cu\n")
+    mep, m, ex = make_mep(str(app), kernel, str(tmp_path / "mep"))
+    ins = instrument(app, tmp_path / "work", m, list(ex.launches))
+    proc = subprocess.run(["make"], cwd=ins.root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    dump = tmp_path / "dump"
+    subprocess.run([str(ins.root / "app")], cwd=ins.root, capture_output=True, text=True, timeout=60,
+                   env={"S2S_CAPTURE_DIR": str(dump), "PATH": "/usr/bin:/bin"})
+    return mep, m, read_record(dump / "launch1" / "record.txt")
