@@ -416,3 +416,19 @@ def _first_record(tmp_path: Path, kernel: str) -> tuple:  # type: ignore[type-ar
     subprocess.run([str(ins.root / "app")], cwd=ins.root, capture_output=True, text=True, timeout=60,
                    env={"S2S_CAPTURE_DIR": str(dump), "PATH": "/usr/bin:/bin"})
     return mep, m, read_record(dump / "launch1" / "record.txt")
+
+
+def test_the_element_types_follow_the_instance_that_ran_not_extractions_guess(tmp_path: Path) -> None:
+    """`cvt<Td, Ts>` launched for several instances: extraction put one call's types in the elements (`half`), the
+    capture recorded another instance (`float`); the elements kept `half` and the harness stopped with "params.dst.elem
+    = half differs in size from the kernel's element type" (a development application)."""
+    from dataclasses import replace as with_
+
+    from s2s.capture.collect import with_deduced_template_args
+
+    mep, m, _ex = make_mep(str(FIXTURE), "scale", str(tmp_path / "mep"))
+    guessed = with_(m, template_args="double", params=[with_(p, elem="double") if "T" in p.type else p for p in m.params])
+    _scale_dump(tmp_path / "dump", 16, "float*|const float*|float|int")
+    ran, why = with_deduced_template_args(guessed, mep, read_record(tmp_path / "dump" / "launch2" / "record.txt"))
+    assert ran.template_args == "float", why
+    assert [p.elem for p in ran.params] == ["float", "float", "float", "int"]

@@ -584,11 +584,13 @@ _TYPE_WORDS = frozenset("unsigned signed char short int long float double bool v
 def _deduced_elem(ptype: str, elem: str, decls: tuple[str, ...], targs: str) -> str:
     """The element type of a parameter declared `ptype` once the kernel's template parameters are `targs`: the
     declared type's base, without pointers, references or qualifiers (`const T*` -> `float`, `Vec<T, N>*` ->
-    `Vec<double, 3>`); `elem` itself where it names no template parameter."""
+    `Vec<double, 3>`); `elem` itself where the declared type names no template parameter. The declared type decides,
+    not `elem`: extraction may have put one call's instance there (`Td*` read as `half` from one of several
+    `convert<half, ...>`, `convert<float, ...>` calls) while another instance ran."""
     import re
 
     names = {re.findall(r"[A-Za-z_]\w*", d.partition("=")[0])[-1] for d in decls if re.findall(r"[A-Za-z_]\w*", d)}
-    if not set(re.findall(r"[A-Za-z_]\w*", elem)) & names:
+    if not set(re.findall(r"[A-Za-z_]\w*", ptype)) & names:
         return elem
     base = re.sub(r"\b(const|volatile|restrict|__restrict__|__restrict|struct|class|typename)\b", " ",
                   substitute(ptype, decls, targs))
