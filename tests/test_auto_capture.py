@@ -383,8 +383,8 @@ def test_auto_recaptures_the_first_launch_when_the_steady_one_writes_nothing_new
 
 
 def test_profile_runs_load_cuda_modules_eagerly(tmp_path: Path) -> None:
-    """Lazy module loading (CUDA 12's default) lands between the events around a kernel's first launch and made a
-    26 us kernel measure 8.96 ms after reintegration; the profile's run loads them up front, unless the user chose."""
+    """Lazy module loading (CUDA 12's default) can land between the events around a kernel's first launch; the
+    profile's run loads modules up front, unless the user chose."""
     from s2s.capture.profile import profile_env
 
     env = profile_env({"PATH": "/bin"}, tmp_path / "p.txt")

@@ -214,9 +214,8 @@ def kernel_times(launches: list[Launch]) -> dict[str, KernelTimes]:
 
 def profile_env(env: dict[str, str], out: Path) -> dict[str, str]:
     """The instrumented run's environment: the profile file; CUDA modules loaded when the context is made, not at a
-    kernel's first launch (CUDA 12's lazy loading puts milliseconds of module loading between the events around that
-    launch: one reintegrated kernel of a development application measured 8.96 ms for 26 us of work), unless the user
-    chose a loading mode; NVIDIA's OpenCL vendors where the ICD loader would not look."""
+    kernel's first launch (CUDA 12's lazy loading can put module loading between the events around that launch), unless
+    the user chose a loading mode; NVIDIA's OpenCL vendors where the ICD loader would not look."""
     env["S2S_PROFILE_FILE"] = str(out)
     env.setdefault("CUDA_MODULE_LOADING", "EAGER")
     if "OCL_ICD_VENDORS" not in env and os.path.isdir("/etc/OpenCL/vendors"):
