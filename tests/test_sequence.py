@@ -214,8 +214,10 @@ def test_the_instrumented_copy_builds_and_the_original_is_untouched(tmp_path: Pa
     header = tmp_path / "s2s_sequence_rt.h"
     header.write_text(render("sequence/capture_cuda.h.j2"))
     sites = list(scan_tree(tree).launches)
-    assert wrap_launch_sites(app, header, sites) == [f"{s.file}:{s.line}" for s in sites] and len(sites) == 2
+    assert wrap_launch_sites(app, header, sites, mark_loop_exit=True) == [f"{s.file}:{s.line}" for s in sites]
+    assert len(sites) == 2
     text = (app / f"{name}.cu").read_text()
+    assert text.count("s2s_capture::loop_exit(); }") == 1
     first = sites[0]
     assert f's2s_capture::before(&{first.kernel}, "{first.file}:{first.line}", dim3({first.grid}), dim3({first.block})' in text
     assert f's2s_capture::after("{sites[1].file}:{sites[1].line}");' in text
@@ -549,17 +551,17 @@ def test_replay_on_the_gpu_every_transformation_reproduces_the_original(tmp_path
 FAKE = ROOT / "tests" / "fixtures" / "fake_cuda"
 
 
-def _host_loop(tmp: Path) -> Path:
-    """fixtures/fake_cuda/heat_loop.cpp built with g++ against the fake runtime header and the fake libcuda.so.1, with
+def _host_loop(tmp: Path, name: str = "heat_loop") -> Path:
+    """fixtures/fake_cuda/NAME.cpp built with g++ against the fake runtime header and the fake libcuda.so.1, with
     the sequence runtime as `s2s sequence` renders it."""
     (tmp / "s2s_sequence_rt.h").write_text(render("sequence/capture_cuda.h.j2"))
     cc = [["gcc", "-shared", "-fPIC", "-o", str(tmp / "libcuda.so.1"), "-Wl,-soname,libcuda.so.1", str(FAKE / "fake_cuda.c")],
-          ["g++", "-std=c++17", "-O1", "-Wall", "-Werror", "-I", str(FAKE), "-I", str(tmp), str(FAKE / "heat_loop.cpp"),
-           "-o", str(tmp / "heat_loop"), str(tmp / "libcuda.so.1"), f"-Wl,-rpath,{tmp}", "-ldl"]]
+          ["g++", "-std=c++17", "-O1", "-Wall", "-Werror", "-I", str(FAKE), "-I", str(tmp), str(FAKE / f"{name}.cpp"),
+           "-o", str(tmp / name), str(tmp / "libcuda.so.1"), f"-Wl,-rpath,{tmp}", "-ldl"]]
     for cmd in cc:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]
-    return tmp / "heat_loop"
+    return tmp / name
 
 
 def _run_loop(exe: Path, tmp: Path, skip: int, window: int, steps: int) -> Path:
@@ -598,6 +600,56 @@ def test_the_sequence_runtime_records_the_window_a_loop_makes(tmp_path: Path) ->
     # a window longer than the loop: the runtime says so, and read_window turns it into one line
     with pytest.raises(UserError, match=r"not completed \(24 launches"):
         read_window(_run_loop(exe, tmp_path, skip=0, window=30, steps=12))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None or shutil.which("gcc") is None, reason="g++ and gcc needed")
+def test_the_window_ends_with_the_run_of_the_loop_before_the_host_resets_the_state(tmp_path: Path) -> None:
+    """A loop run three times, the host resetting its buffers before each run: the window (asked for 1,000 launches)
+    is the rest of the run it starts in, its after-state the state that run ended with. A window across the reset held
+    launches whose replay from the captured state could never reproduce the captured end (two development
+    applications: `a check of the sequence MEP failed`, replay against capture)."""
+    import os
+
+    exe = _host_loop(tmp_path, "reset_loop")
+    dump, truth = tmp_path / "dump", tmp_path / "truth"
+    truth.mkdir()
+    env = {**os.environ, "S2S_SEQ_DIR": str(dump), "S2S_SEQ_SKIP": "3", "S2S_SEQ_WINDOW": "1000"}
+    proc = subprocess.run([str(exe), "3", "1000", "8", "3", str(truth)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    w = read_window(dump)
+    assert [la.ordinal for la in w.launches] == [1, 2, 3, 4, 5]  # launches 4-8 of the first run, none of the second
+    assert (dump / "buf0.before.bin").read_bytes() == (truth / "first.bin").read_bytes()
+    assert (dump / "buf0.after.bin").read_bytes() == (truth / "first.end.bin").read_bytes()
+    assert (dump / "buf1.after.bin").read_bytes() == (truth / "second.end.bin").read_bytes()
+
+
+def test_the_instrumented_copy_ends_the_window_after_the_innermost_loop_of_the_sites(tmp_path: Path) -> None:
+    """The loop holding the launches (not the repetition around it, which resets the state) is followed by the
+    runtime's loop_exit(), inside a block of its own, also when its body is one unbraced launch."""
+    src = ("#include <cuda_runtime.h>\n__global__ void k(float* a, int i) { a[i] += 1; }\n"
+           "void run(float* d, const float* h, int n) {\n"
+           "    for (int rep = 0; rep < 10; rep++) {\n"
+           "        cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice);\n"
+           "        for (int i = 0; i < n; i++)\n"
+           "            k<<<1, 1>>>(d, i);\n"
+           "        cudaDeviceSynchronize();\n"
+           "    }\n}\n")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "r.cu").write_text(src)
+    sites = list(scan_tree(tmp_path / "app").launches)
+    header = tmp_path / "s2s_sequence_rt.h"
+    header.write_text(render("sequence/capture_cuda.h.j2"))
+    copy = copy_tree(tmp_path / "app", tmp_path / "copy")
+    wrap_launch_sites(copy, header, sites, mark_loop_exit=True)
+    text = (copy / "r.cu").read_text()
+    inner = text.index("{ for (int i = 0; i < n; i++)")
+    launch, after = text.index("s2s_capture::before(&k"), text.index('s2s_capture::after("r.cu:7");')
+    exit_ = text.index("s2s_capture::loop_exit(); }")
+    assert inner < launch < after < exit_ < text.index("cudaDeviceSynchronize();")
+    assert text.index("cudaMemcpy(") < inner and text.count("loop_exit") == 1
+    assert (tmp_path / "app" / "r.cu").read_text() == src
 
 
 # ---- reintegration: the loop as one CUDA Graph, a diff of the host code -------------------------------------------

@@ -24,7 +24,7 @@ from s2s.base.errors import UserError
 from s2s.base.records import LaunchSite
 from s2s.base.resources import render
 from s2s.base.treefiles import copy_tree as safe_copy_tree
-from s2s.lang.parsing import parse
+from s2s.lang.parsing import enclosing_loop, parse
 from s2s.mep.manifest import Manifest
 from s2s.scan.sources import CUDA_EXTS, HIP_EXTS, HOST_EXTS, language_of
 
@@ -139,13 +139,23 @@ class _Slot:
     indirect: bool = False  # a launch through a function pointer: the runtime picks the slot from the function (indirect.py)
 
 
-def _edit_file(data: bytes, dialect: str, sites: list[tuple[LaunchSite, _Slot]], backend: str
-               ) -> tuple[bytes, list[tuple[LaunchSite, UserError]]]:
+def _loop_exit_marks(data: bytes, dialect: str, sites: list[LaunchSite]) -> list[tuple[int, int, bytes]]:
+    """The two insertions that put the innermost loop holding `sites` in a block ending with the runtime's loop_exit()
+    (none when no loop holds them all)."""
+    loop = enclosing_loop(parse(data, dialect).root_node, [(s.start_byte, s.end_byte) for s in sites])
+    if loop is None:
+        return []
+    return [(loop.end_byte, loop.end_byte, b" s2s_capture::loop_exit(); }"), (loop.start_byte, loop.start_byte, b"{ ")]
+
+
+def _edit_file(data: bytes, dialect: str, sites: list[tuple[LaunchSite, _Slot]], backend: str,
+               marks: list[tuple[int, int, bytes]] | None = None) -> tuple[bytes, list[tuple[LaunchSite, UserError]]]:
     """The file with the capture calls around each site that can be instrumented, and the sites that could not
-    (each with its error)."""
+    (each with its error). `marks`: insertions of the caller's, made after the sites' at the same offset (so a mark at
+    a loop's end follows the capture call that ends the loop's last statement)."""
     tree = parse(data, dialect)
     enc = encoding_of(data)  # the file's own bytes stay; what is added around them is in its encoding
-    edits: list[tuple[int, int, bytes]] = []
+    edits: list[tuple[int, int, bytes]] = list(marks or [])  # applied first among equal offsets: they land after
     failed: list[tuple[LaunchSite, UserError]] = []
     for site, slot in sites:
         try:
@@ -455,10 +465,13 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
     return out
 
 
-def wrap_launch_sites(root: Path, header: Path, sites: list[LaunchSite]) -> list[str]:
+def wrap_launch_sites(root: Path, header: Path, sites: list[LaunchSite], *, mark_loop_exit: bool = False) -> list[str]:
     """In the copy `root`, every CUDA chevron launch of `sites` wrapped in `s2s_capture::before(&k, ...)` and
     `s2s_capture::after(...)` calls, and its file made to include `header` (a runtime that defines them: the kernel
-    capture's, or the sequence capture's); the FILE:LINE of each site wrapped."""
+    capture's, or the sequence capture's); the FILE:LINE of each site wrapped. `mark_loop_exit`: the innermost loop
+    holding a file's sites is followed by `s2s_capture::loop_exit();` (in a block of its own), so that the sequence
+    runtime ends its window where one execution of the loop ends, before the host code around the loop (a reset of
+    the buffers, other kernels) changes the state the window's replay starts from."""
     by_file: dict[str, list[LaunchSite]] = {}
     for s in sites:
         if s.kind == "chevron":
@@ -467,7 +480,9 @@ def wrap_launch_sites(root: Path, header: Path, sites: list[LaunchSite]) -> list
     for rel, file_sites in sorted(by_file.items()):
         path = root / rel
         data = path.read_bytes()
-        edited, failed = _edit_file(data, language_of(rel, data), [(s, _Slot(record_targs=False)) for s in file_sites], "cuda")
+        dialect = language_of(rel, data)
+        marks = _loop_exit_marks(data, dialect, file_sites) if mark_loop_exit else []
+        edited, failed = _edit_file(data, dialect, [(s, _Slot(record_targs=False)) for s in file_sites], "cuda", marks)
         if failed:
             raise failed[0][1]
         path.write_bytes(_with_include(edited, header, min(s.start_byte for s in file_sites)))

@@ -131,6 +131,21 @@ def descendants(node: Node, named: bool = False) -> list[Node]:
     return out
 
 
+LOOP_TYPES = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
+
+
+def enclosing_loop(root: Node, ranges: list[tuple[int, int]]) -> Node | None:
+    """The innermost loop statement holding every byte range of `ranges` (launch sites, say), None when none does."""
+    if not ranges:
+        return None
+    node: Node | None = root.descendant_for_byte_range(ranges[0][0], ranges[0][1])
+    while node is not None:
+        if node.type in LOOP_TYPES and all(node.start_byte <= a and b <= node.end_byte for a, b in ranges):
+            return node
+        node = node.parent
+    return None
+
+
 def first_error(node: Node) -> Node | None:
     """The first ERROR or MISSING node under a tree with errors (in document order; no recursion, so 100k nested
     blocks are fine)."""

@@ -5,8 +5,10 @@
 The loop is a sequence of the measured profile (s2s.capture.sequences: the launches a host function's loops make), the
 most GPU time first, launch-bound ones before the rest, or the one in `function`. A copy of the tree has every launch
 site of the loop wrapped by the sequence runtime (templates/sequence/capture_cuda.h.j2), is built and run with the
-user's commands, and records `window` launches after the first `skip`: their arguments and the state of every buffer
-they touch before and after. The original tree is only read.
+user's commands, and records `window` launches after the first `skip`, at most to the end of that execution of the
+innermost loop holding the sites (the host code around the loop may reset the buffers or run other kernels: a window
+across it could not be replayed): their arguments and the state of every buffer they touch before and after. The
+original tree is only read.
 """
 from __future__ import annotations
 
@@ -106,7 +108,7 @@ def capture_sequence(tree: str | Path, build_cmd: str, run_cmd: str, output: str
         app = copy_tree(root, work / "app", notes)
         header = work / HEADER
         header.write_text(render("sequence/capture_cuda.h.j2"))
-        wrap_launch_sites(app, header, sites)
+        wrap_launch_sites(app, header, sites, mark_loop_exit=True)  # the window ends with the loop's execution
         log = work / "sequence.log"
         env = dict(os.environ)
         dump = work / "dump"

@@ -27,9 +27,8 @@ from tree_sitter import Node
 
 from s2s.base.errors import UserError
 from s2s.base.records import LaunchSite
-from s2s.lang.parsing import descendants, parse
+from s2s.lang.parsing import descendants, enclosing_loop, parse
 
-_LOOPS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
 _PURE_HOST = {"std::swap", "swap", "std::min", "std::max", "min", "max", "fmin", "fmax", "fminf", "fmaxf", "std::abs",
               "abs", "fabs", "fabsf", "dim3"}
 _DEFAULT_STREAMS = {"0", "NULL", "nullptr", "(cudaStream_t)0", "(cudaStream_t) 0"}
@@ -48,15 +47,6 @@ class GraphEdit:
         return not self.reason
 
 
-def _loop_of(root: Node, sites: list[LaunchSite]) -> Node | None:
-    node: Node | None = root.descendant_for_byte_range(sites[0].start_byte, sites[0].end_byte)
-    while node is not None:
-        if node.type in _LOOPS and all(node.start_byte <= s.start_byte and s.end_byte <= node.end_byte for s in sites):
-            return node
-        node = node.parent
-    return None
-
-
 def _call_name(call: Node, data: bytes) -> str:
     fn = call.child_by_field_name("function")
     return data[fn.start_byte:fn.end_byte].decode("utf-8", "replace").replace(" ", "") if fn is not None else ""
@@ -72,7 +62,7 @@ def _the_loop(root: Node, data: bytes, sites: list[LaunchSite]) -> _Loop | Graph
     """The innermost loop holding every site, when a graph can hold what it does; else why not."""
     if not sites or any(s.kind != "chevron" for s in sites):
         return GraphEdit(b"", "only CUDA <<<>>> launches are graphed")
-    loop = _loop_of(root, sites)
+    loop = enclosing_loop(root, [(s.start_byte, s.end_byte) for s in sites])
     if loop is None:
         return GraphEdit(b"", "no loop holds every launch of the sequence")
     line = loop.start_point[0] + 1
