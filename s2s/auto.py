@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -461,7 +462,9 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
                          + (" before and after reintegration" if gpu_after is not prof else " (nothing changed: the same run)")}
     graphed = [r for r in graphed if r["status"].startswith("reintegrated")]  # "not kept" when the check failed
     if graphed and gpu_after is not None and gpu_after is not prof:
-        _count_graphed_loops(result, graphed, gpu_after.total_ms, work / "graph-loop-times.txt")
+        direct = work / "graph-loop-times-direct.txt"
+        _time_loops_direct(work / "app-after", run_cmd, direct, timeout, result)
+        _count_graphed_loops(result, graphed, gpu_after.total_ms, work / "graph-loop-times.txt", direct)
     result.diff = diff.decode("utf-8", "replace")
     atomic_write(diff_path, diff)
     result.stages["total"] = time.monotonic() - t_start
@@ -475,22 +478,50 @@ class _Untimed:
     kernels: list[Any] = []
 
 
-def _count_graphed_loops(result: AppAutoResult, graphed: list[dict[str, Any]], rest_ms: float, times: Path) -> None:
+def _time_loops_direct(after: Path, run_cmd: str, times: Path, timeout: float, result: AppAutoResult) -> None:
+    """One more run of the reintegrated application with its graphed loops launching as the original did
+    (S2S_GRAPH_DIRECT): each loop's time before, measured as its time after is (events around each run of the loop,
+    gaps included)."""
+    from s2s.capture.appcheck import run_app
+    from s2s.sequence.in_auto import DIRECT_ENV, TIMES_ENV
+
+    times.unlink(missing_ok=True)
+    env = {**os.environ, TIMES_ENV: str(times), DIRECT_ENV: "1"}
+    try:
+        done = run_app(run_cmd, after, timeout, env=env)
+        result.app_runs.append({"purpose": "loops_direct", "what": "run", "seconds": round(done.seconds, 3)})
+    except UserError as err:
+        result.notes.append(f"the graphed loops' time as the original launches them was not measured: {err.one_line()}")
+
+
+def _count_graphed_loops(result: AppAutoResult, graphed: list[dict[str, Any]], rest_ms: float, times: Path,
+                         direct: Path | None = None) -> None:
     """A graphed loop's launches are no launch statements any more: the instrumented after-run does not time them. Its
-    time after is the one measured around the whole loop in the application's runs after (events, gaps included);
-    before, its kernels' per-launch times (gaps excluded): a comparison that can only understate the gain."""
+    time after is the one measured around each run of the loop in the application's runs after (events, gaps
+    included, summed per application run); before, the same measurement with the loop launching as the original did
+    (`direct`, S2S_GRAPH_DIRECT), else its kernels' per-launch times (gaps excluded: a comparison that can only
+    understate the gain)."""
     from statistics import median
 
     from s2s.sequence.in_auto import read_loop_times
 
     by_label = read_loop_times(times)
-    loops = [{"loop": r["loop"], "kernel_ms_before": r["gpu_ms"], "loop_ms_after": by_label.get(r.get("label", ""), [])}
-             for r in graphed]
+    as_original = read_loop_times(direct) if direct is not None else {}
+    loops = [{"loop": r["loop"], "kernel_ms_before": r["gpu_ms"], "loop_ms_before": as_original.get(r.get("label", ""), []),
+              "loop_ms_after": by_label.get(r.get("label", ""), [])} for r in graphed]
     result.gpu["graphed_loops"] = loops
     if all(q["loop_ms_after"] for q in loops):
         result.gpu["ms_after"] = round(rest_ms + sum(median(q["loop_ms_after"]) for q in loops), 6)
-        result.gpu["how"] += ("; a graphed loop after: the median of its time measured around the whole loop in the "
-                              "application's runs after (gaps included; before, gaps excluded)")
+        if all(q["loop_ms_before"] for q in loops):
+            kernels_in_loops = sum(float(q["kernel_ms_before"]) for q in loops)
+            result.gpu["ms_before"] = round(float(result.gpu["ms_before"]) - kernels_in_loops
+                                            + sum(median(q["loop_ms_before"]) for q in loops), 6)
+            result.gpu["how"] += ("; a graphed loop: the median of its time measured around each run of the loop "
+                                  "(gaps included), after in the application's runs after, before in a run of the same "
+                                  "build with the loop launching as the original (S2S_GRAPH_DIRECT)")
+        else:
+            result.gpu["how"] += ("; a graphed loop after: the median of its time measured around the whole loop in the "
+                                  "application's runs after (gaps included; before, gaps excluded)")
     else:
         result.gpu["ms_after"] = None
         result.notes.append("a graphed loop's time after was not measured (no line from its runtime): ms_after left out")

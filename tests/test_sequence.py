@@ -623,6 +623,13 @@ def test_the_window_ends_with_the_run_of_the_loop_before_the_host_resets_the_sta
     assert (dump / "buf0.before.bin").read_bytes() == (truth / "first.bin").read_bytes()
     assert (dump / "buf0.after.bin").read_bytes() == (truth / "first.end.bin").read_bytes()
     assert (dump / "buf1.after.bin").read_bytes() == (truth / "second.end.bin").read_bytes()
+    assert not w.whole_run  # it started inside the run
+    env.update({"S2S_SEQ_DIR": str(tmp_path / "dump0"), "S2S_SEQ_SKIP": "0"})
+    proc = subprocess.run([str(exe), "0", "1000", "8", "3", str(truth)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    w = read_window(tmp_path / "dump0")
+    assert len(w.launches) == 8 and w.whole_run  # the first run, whole: graph_run may keep a graph of it
 
 
 def test_the_instrumented_copy_ends_the_window_after_the_innermost_loop_of_the_sites(tmp_path: Path) -> None:
@@ -898,3 +905,103 @@ def test_the_body_graph_rewrite_keeps_the_host_code_and_each_launchs_configurati
     assert text.index("#endif") < text.index("void run(") and "<<<" not in text
     (tmp_path / "app" / "loop.cu").write_bytes(edit.data)  # the runtime's own launch is no launch statement to a scan
     assert scan_tree(tmp_path / "app").launches == ()
+
+
+REPEATED = """#include <cuda_runtime.h>
+#include <cstdio>
+#include <utility>
+#define N 300
+#define STEPS 6
+__global__ void relax(const float* u, float* v, int n, float w) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) v[i] = u[i] + w * ((i > 0 ? u[i - 1] : u[i]) - u[i]);
+}
+static void run_steps(float* d_u, float* d_v) {
+    for (int t = 0; t < STEPS; t++) {
+        relax<<<(N + 127) / 128, 128>>>(d_u, d_v, N, 0.25f);
+        std::swap(d_u, d_v);
+    }
+}
+int main() {
+    static float h[N], got[N], a[N], b[N];
+    for (int i = 0; i < N; i++) h[i] = (float)((i * 29) % 17);
+    float *d_u, *d_v;
+    cudaMalloc(&d_u, sizeof h);
+    cudaMalloc(&d_v, sizeof h);
+    int wrong = 0;
+    for (int rep = 0; rep < 5; rep++) {  // the timed section run again and again, its state reset each time
+        cudaMemcpy(d_u, h, sizeof h, cudaMemcpyHostToDevice);
+        run_steps(d_u, d_v);
+        cudaMemcpy(got, d_u, sizeof h, cudaMemcpyDeviceToHost);
+        for (int i = 0; i < N; i++) a[i] = h[i];
+        for (int t = 0; t < STEPS; t++) {
+            for (int i = 0; i < N; i++) b[i] = a[i] + 0.25f * ((i > 0 ? a[i - 1] : a[i]) - a[i]);
+            for (int i = 0; i < N; i++) a[i] = b[i];
+        }
+        for (int i = 0; i < N; i++) wrong += got[i] != a[i];
+    }
+    std::printf("repeated: %d wrong\\n", wrong);
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ needed")
+def test_graph_run_instantiates_once_for_every_run_of_the_loop_and_times_it_as_the_original(tmp_path: Path) -> None:
+    """A loop run five times (its state reset by the host between runs) as graph_run: a static graph of its whole run
+    (6 launches), instantiated at the first run and relaunched by the four others, nothing updated, the result the
+    application's own; each run's time appended with the process's id (read_loop_times sums a process's runs). With
+    S2S_GRAPH_DIRECT the same build launches as the original did, timed the same way (auto's time before)."""
+    import os
+
+    from s2s.sequence.host_graph import graph_loop
+    from s2s.sequence.in_auto import read_loop_times
+
+    (tmp_path / "app").mkdir()
+    src = tmp_path / "app" / "repeated.cu"
+    src.write_text(REPEATED)
+    sites = sorted(scan_tree(tmp_path / "app").launches, key=lambda s: s.start_byte)
+    edit = graph_loop(src.read_bytes(), sites, body=6, keep=True)
+    assert edit.applies, edit.reason
+    text = edit.data.decode()
+    assert 'static s2s_body::Graph s2s_body_graph(6, "repeated.cu:11", true);' in text and "s2s_body_graph.end_run();" in text
+    assert text.index("s2s_body_graph.end_run();") > text.index("std::swap(d_u, d_v);")
+    src.write_bytes(edit.data)
+    wrapper = tmp_path / "run.cpp"
+    wrapper.write_text(f'#include "{src}"\n#include <cstdio>\nstatic const bool registered = (fake_cuda_kernel(&relax), '
+                       "std::atexit([] { auto& s = fake_cuda::stats(); std::fprintf(stderr, "
+                       '"stats %ld %ld %ld %ld\\n", s.direct, s.graph_launches, s.instantiated, s.updates); }), true);\n')
+    proc = subprocess.run(["g++", "-std=c++17", "-O1", "-I", str(FAKE), str(wrapper), "-o", str(tmp_path / "app.exe")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for direct, stats in ((False, [0, 5, 1, 0]), (True, [30, 0, 0, 0])):
+        times = tmp_path / f"times-{direct}.txt"
+        env = {**os.environ, "S2S_GRAPH_TIMES": str(times)}
+        if direct:
+            env["S2S_GRAPH_DIRECT"] = "1"
+        ran = subprocess.run([str(tmp_path / "app.exe")], capture_output=True, text=True, timeout=120, env=env)
+        assert ran.returncode == 0 and "repeated: 0 wrong" in ran.stdout, ran.stdout + ran.stderr
+        assert [int(x) for x in ran.stderr.split("stats ")[1].split()] == stats  # direct, graph launches, instantiated, updates
+        lines = [ln.split() for ln in times.read_text().splitlines()]
+        assert len(lines) == 5 and {tuple(w[:2]) for w in lines} == {("graph_loop", "repeated.cu:11")}
+        assert {w[3] for w in lines} == {"6"} and len({w[4] for w in lines}) == 1
+        (total,) = read_loop_times(times)["repeated.cu:11"]
+        assert total == pytest.approx(sum(float(w[2]) for w in lines), abs=1e-3)
+
+
+def test_graph_run_is_offered_for_a_whole_run_repeated_and_counts_a_share_of_its_instantiation() -> None:
+    from s2s.sequence.choice import choose_form, with_graph_run
+
+    result = {"verdict": "ok", "modes": {"original": {"median_ms": 5.0, "min_ms": 4.8},
+                                          "graph_window": {"median_ms": 3.5, "setup_ms": 40.0},
+                                          "graph_body": {"median_ms": 5.2, "setup_ms": 0.1}},
+              "checks": {"graph_window": {"ok": True}, "graph_body": {"ok": True}}}
+    # one run of the loop: the whole-window graph's instantiation is paid by that run alone; graph_run not offered
+    assert with_graph_run(result, 1.0) is result
+    assert choose_form(with_graph_run(result, 1.0), 1.05, forms=("graph_body", "graph_run"))[0] == ""
+    # 100 runs: 0.4 ms of instantiation a run, 4.8 / 3.9 = 1.23x
+    got = with_graph_run(result, 100.0)
+    assert got["modes"]["graph_run"]["setup_ms"] == pytest.approx(0.4) and got["checks"]["graph_run"] == {"ok": True}
+    form, why = choose_form(got, 1.05, forms=("graph_body", "graph_run"))
+    assert form == "graph_run" and "graph_run: 3.500 ms + 0.400 ms to instantiate, 1.23x" in why

@@ -214,3 +214,12 @@ def test_a_graphed_loop_is_counted_after_by_its_time_measured_around_it() -> Non
         result = AppAutoResult(gpu={"ms_before": 40.0, "ms_after": 2.0, "how": "sum"})
         _count_graphed_loops(result, [dict(row, label="w.cu:99")], 2.0, times)
         assert result.gpu["ms_after"] is None and "not measured" in result.notes[0]
+        # the loop's time before measured the same way (one run of the same build launching as the original, three
+        # runs of the loop in that process, summed): it replaces the loop's kernel times (gaps excluded) before
+        direct = Path(tmp) / "d.txt"
+        direct.write_text("graph_loop w.cu:86 15.0 3334 77\ngraph_loop w.cu:86 15.5 3333 77\ngraph_loop w.cu:86 15.5 3333 77\n")
+        result = AppAutoResult(gpu={"ms_before": 40.0, "ms_after": 2.0, "how": "sum"})
+        _count_graphed_loops(result, [row], 2.0, times, direct)
+        assert result.gpu["graphed_loops"][0]["loop_ms_before"] == [46.0]
+        assert result.gpu["ms_before"] == 40.0 - 37.5 + 46.0 and result.gpu["ms_after"] == 22.5
+        assert "S2S_GRAPH_DIRECT" in result.gpu["how"]

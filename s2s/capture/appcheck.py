@@ -57,7 +57,7 @@ class AppComparison:
                 "output_unchanged": self.unchanged, "how": self.how}
 
 
-def _run(cmd: str, cwd: Path, timeout: float, env: dict[str, str] | None = None) -> Run:
+def run_app(cmd: str, cwd: Path, timeout: float, env: dict[str, str] | None = None) -> Run:
     """The user's command in its own session, killed whole on timeout; its output bounded (the first and last MB)."""
     from s2s.base.procs import run_group
 
@@ -155,7 +155,7 @@ def same_output(before: list[Run], after: list[Run], rtol: float, atol: float = 
 def compare_apps(before: Path, after: Path, build_cmd: str, run_cmd: str, *, runs: int = 3, check_cmd: str | None = None,
                  rtol: float = 1e-5, timeout: float = 1800.0, log: Any = print, warmup: bool = True) -> AppComparison:
     for where in (before, after):
-        b = _run(build_cmd, where, timeout)
+        b = run_app(build_cmd, where, timeout)
         if b.rc != 0:
             from . import _tail
 
@@ -164,18 +164,18 @@ def compare_apps(before: Path, after: Path, build_cmd: str, run_cmd: str, *, run
                             file=str(where))
     out = AppComparison()
     if warmup:  # the first run after a build pays one-time costs (an OpenCL kernel compilation, lazy loading): not timed
-        _run(run_cmd, before, timeout)
-        _run(run_cmd, after, timeout)
+        run_app(run_cmd, before, timeout)
+        run_app(run_cmd, after, timeout)
     for k in range(max(1, runs)):  # alternated: before, after, before, after, ...
-        out.before.append(_run(run_cmd, before, timeout))
-        out.after.append(_run(run_cmd, after, timeout))
+        out.before.append(run_app(run_cmd, before, timeout))
+        out.after.append(run_app(run_cmd, after, timeout))
         log(f"  run {k + 1}: original {out.before[-1].seconds:.3f} s, optimized {out.after[-1].seconds:.3f} s")
     if check_cmd:
         b_out, a_out = before / ".s2s-before-stdout.txt", after / ".s2s-after-stdout.txt"
         b_out.write_bytes(out.before[-1].stdout)
         a_out.write_bytes(out.after[-1].stdout)
         env = dict(os.environ, S2S_BEFORE_DIR=str(before), S2S_BEFORE_STDOUT=str(b_out), S2S_AFTER_STDOUT=str(a_out))
-        chk = _run(check_cmd, after, timeout, env=env)
+        chk = run_app(check_cmd, after, timeout, env=env)
         out.unchanged = chk.rc == 0 and all(r.rc == out.before[0].rc for r in out.after)
         said = [ln.strip() for ln in chk.stdout.decode("utf-8", "replace").splitlines() if ln.strip()][:2]
         out.how = f"--check-cmd {check_cmd!r} exited {chk.rc}" + (f": {' | '.join(said)}"[:400] if said and chk.rc else "")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from s2s.base.errors import UserError
@@ -125,5 +125,5 @@ def capture_sequence(tree: str | Path, build_cmd: str, run_cmd: str, output: str
                   "profiled_mean_launch_us": round(seq.mean_launch_us, 3)}
         mep = write_sequence_mep(Path(output), got, var, kernels.text, site_refs(sites, kernels.qualified), origin,
                                  notes + list(kernels.notes))
-        got = Window(dump=mep / "data", launches=got.launches, buffers=got.buffers)
+        got = replace(got, dump=mep / "data")
     return SequenceCapture(mep=mep, sequence=seq, window=got, variation=var, notes=notes + list(kernels.notes))

@@ -3,7 +3,8 @@
     choose_form(result, min_speedup) -> (form, why)     form "" when none wins; why says what was measured
 
 The forms the host code can take (s2s.sequence.host_graph): graph_body (a graph of one body period, instantiated once,
-launched per body) and graph_window (the whole loop in one graph). Each is timed by the harness over the captured
+launched per body), graph_window (the whole loop in one graph) and graph_run (a kept graph of a whole run of a loop
+the application runs many times, instantiated at its first run; with_graph_run adds it to a result). Each is timed by the harness over the captured
 window; its instantiation (setup_ms) is paid once per execution of the loop in the application, so it counts here:
 a form wins when the original's fastest run over (its median + its instantiation) is at least `min_speedup` and its
 final state passed the checks. The best such form is chosen.
@@ -13,6 +14,22 @@ from __future__ import annotations
 from typing import Any
 
 FORMS = ("graph_body", "graph_window")
+
+
+def with_graph_run(result: dict[str, Any], runs: float) -> dict[str, Any]:
+    """`result` with the form graph_run added when the window was a whole run of a loop the application runs `runs`
+    times (estimated from the profile: its launches over the window's): the harness's whole-window graph, its
+    instantiation paid once for all the runs (a kept graph, relaunched by each run), so a run's share of it is
+    setup / runs. Unchanged when `runs` < 2 or the whole-window graph was not measured."""
+    modes = result.get("modes", {})
+    if runs < 2 or "graph_window" not in modes:
+        return result
+    window = modes["graph_window"]
+    run = {**window, "setup_ms": float(window.get("setup_ms", 0.0)) / runs, "runs": round(runs, 2)}
+    checks = dict(result.get("checks", {}))
+    if "graph_window" in checks:
+        checks["graph_run"] = checks["graph_window"]
+    return {**result, "modes": {**modes, "graph_run": run}, "checks": checks}
 
 
 def form_speedup(result: dict[str, Any], form: str) -> float:

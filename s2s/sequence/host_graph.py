@@ -115,16 +115,17 @@ def _indent(data: bytes, loop: Node) -> str:
     return indent if not indent.strip(" \t") else ""
 
 
-def graph_loop(data: bytes, sites: list[LaunchSite], dialect: str = "cuda", *, body: int = 0) -> GraphEdit:
+def graph_loop(data: bytes, sites: list[LaunchSite], dialect: str = "cuda", *, body: int = 0, keep: bool = False) -> GraphEdit:
     """The loop rewritten: `body` > 0, as a graph of `body` launches (one period of the loop body) launched per body
     (templates/sequence/body_graph.h.j2, inserted once before the top-level declaration that holds the loop); 0, its
-    launches captured into one graph launched once."""
+    launches captured into one graph launched once. `keep` (graph_run: `body` is a whole run of the loop): the graph is
+    a static one, instantiated at the loop's first run and relaunched by the later ones."""
     root = parse(data, dialect).root_node
     found = _the_loop(root, data, sites)
     if isinstance(found, GraphEdit):
         return found
     label = re.sub(r'[\s"\\]', "_", f"{sites[0].file}:{found.node.start_point[0] + 1}")  # a C string, one word
-    return _body_graph(data, found, body, label) if body > 0 else _window_graph(data, found)
+    return _body_graph(data, found, body, label, keep) if body > 0 else _window_graph(data, found)
 
 
 def _window_graph(data: bytes, found: _Loop) -> GraphEdit:
@@ -160,9 +161,10 @@ def _top_level(node: Node) -> Node:
     return node
 
 
-def _body_graph(data: bytes, found: _Loop, body: int, label: str) -> GraphEdit:
+def _body_graph(data: bytes, found: _Loop, body: int, label: str, keep: bool = False) -> GraphEdit:
     """Each launch `K<<<G, B[, S[, 0]]>>>(ARGS)` becomes `s2s_body::launch(s2s_body_graph, K, G, B, S, ARGS)`; the loop
-    is wrapped in a block that declares the graph (its destructor makes the launches of an unfinished body)."""
+    is wrapped in a block that declares the graph (`static` when kept) and ends the run after the loop (the launches of
+    an unfinished body made ordinarily, the run's time written)."""
     from s2s.base.resources import render
 
     loop, edits = found.node, []
@@ -174,9 +176,16 @@ def _body_graph(data: bytes, found: _Loop, body: int, label: str) -> GraphEdit:
         head = ", ".join([BODY, _text(data, fn), cfg[0], cfg[1], cfg[2] if len(cfg) > 2 else "0"] + args)
         edits.append((node.start_byte, node.end_byte, f"s2s_body::launch({head})".encode()))
     indent = _indent(data, loop)
-    before = (f"{{  /* s2s sequence: the loop's launches as a CUDA Graph of {body} launches (one period of its body), "
-              f"instantiated once, launched once a body */\n{indent}    s2s_body::Graph {BODY}({body}, \"{label}\");\n{indent}")
-    edits += [(loop.start_byte, loop.start_byte, before.encode()), (loop.end_byte, loop.end_byte, f"\n{indent}}}".encode())]
+    if keep:
+        what = (f"a CUDA Graph of its {body} launches (a whole run of the loop), instantiated at the first run, "
+                "relaunched by each later one")
+        decl = f"static s2s_body::Graph {BODY}({body}, \"{label}\", true);"
+    else:
+        what = f"a CUDA Graph of {body} launches (one period of its body), instantiated once, launched once a body"
+        decl = f"s2s_body::Graph {BODY}({body}, \"{label}\");"
+    before = f"{{  /* s2s sequence: the loop's launches as {what} */\n{indent}    {decl}\n{indent}"
+    after = f"\n{indent}    {BODY}.end_run();\n{indent}}}"
+    edits += [(loop.start_byte, loop.start_byte, before.encode()), (loop.end_byte, loop.end_byte, after.encode())]
     top = _top_level(loop)
     edits.append((top.start_byte, top.start_byte, (render("sequence/body_graph.h.j2") + "\n").encode()))
     return GraphEdit(_apply(data, edits), "", loop.start_point[0] + 1)
@@ -188,7 +197,8 @@ def file_sha256(path: Path) -> str:
 
 def graph_diff(mep: Path, form: str = "graph_body") -> bytes:
     """The diff that graphs the loop the sequence MEP was captured from (`form`: graph_body, a graph of one period of
-    the body launched per body; graph_window, the whole loop captured into one graph), against its tree as it is now;
+    the body launched per body; graph_run, a kept graph of a whole run of the loop, relaunched by each run;
+    graph_window, the whole loop captured into one graph), against its tree as it is now;
     a file changed since the capture, or a loop that cannot be graphed, is one UserError with the reason."""
     import difflib
 
@@ -205,10 +215,15 @@ def graph_diff(mep: Path, form: str = "graph_body") -> bytes:
     wanted = set(origin.get("sites", []))
     sites = sorted((s for s in scan_tree(tree).launches if f"{s.file}:{s.line}" in wanted), key=lambda s: s.start_byte)
     data = path.read_bytes()
-    body = int(manifest.get("variation", {}).get("body_launches", 0)) if form == "graph_body" else 0
-    if form == "graph_body" and body < 1:
-        raise UserError("the sequence MEP names no loop body to graph", file=str(Path(mep) / "sequence.json"))
-    edit = graph_loop(data, sites, body=body)
+    body = 0
+    if form == "graph_body":
+        body = int(manifest.get("variation", {}).get("body_launches", 0))
+    elif form == "graph_run":
+        body = int(manifest.get("window", {}).get("launches", 0)) if manifest.get("window", {}).get("whole_run") else 0
+    if form in {"graph_body", "graph_run"} and body < 1:
+        what = "no loop body" if form == "graph_body" else "no whole run of the loop"
+        raise UserError(f"the sequence MEP names {what} to graph", file=str(Path(mep) / "sequence.json"))
+    edit = graph_loop(data, sites, body=body, keep=form == "graph_run")
     if not edit.applies:
         raise UserError(f"the loop cannot be graphed: {edit.reason}", file=str(path), line=edit.line or None)
     name = rel.encode()

@@ -30,13 +30,14 @@ from s2s.base.records import Index, LaunchSite
 from s2s.capture.profile import Launch as ProfiledLaunch
 from s2s.capture.sequences import Sequence
 
-from .choice import choose_form, form_speedup
+from .choice import choose_form, form_speedup, with_graph_run
 
 MIN_SHARE = 0.10  # of the profile's GPU time, for a loop to be worth a capture and a replay
 MAX_LOOPS = 2
 REPS = 10
 
 TIMES_ENV = "S2S_GRAPH_TIMES"
+DIRECT_ENV = "S2S_GRAPH_DIRECT"  # a graphed loop launches as the original did (its time before, measured alike)
 
 Replay = Callable[[Path, int], dict[str, Any]]
 
@@ -56,18 +57,22 @@ def loop_times(path: Path) -> Iterator[None]:
 
 
 def read_loop_times(path: Path) -> dict[str, list[float]]:
-    """Each loop's times (ms), by its label (FILE:LINE of the loop), in the order the runs made them."""
-    out: dict[str, list[float]] = {}
+    """Each loop's time (ms) per run of the application, by its label (FILE:LINE of the loop), in the order the runs
+    made them: the runs of the loop one application process made (`graph_loop LABEL MS LAUNCHES PID`), summed."""
+    per_run: dict[str, dict[str, float]] = {}
     if not path.is_file():
-        return out
-    for line in path.read_text(errors="replace").splitlines():
+        return {}
+    for n, line in enumerate(path.read_text(errors="replace").splitlines()):
         w = line.split()
-        if len(w) == 4 and w[0] == "graph_loop":
+        if len(w) in {4, 5} and w[0] == "graph_loop":
             try:
-                out.setdefault(w[1], []).append(float(w[2]))
+                ms = float(w[2])
             except ValueError:
                 continue
-    return out
+            runs = per_run.setdefault(w[1], {})
+            key = w[4] if len(w) == 5 else f"line{n}"
+            runs[key] = runs.get(key, 0.0) + ms
+    return {label: list(runs.values()) for label, runs in per_run.items()}
 
 
 def candidates(found: list[Sequence], total_ms: float, min_share: float = MIN_SHARE) -> list[Sequence]:
@@ -104,7 +109,7 @@ def _staged_sites(staged: Path, root_index: Index, q: Sequence) -> list[LaunchSi
     return sorted(found, key=lambda s: s.start_byte)
 
 
-def _graph_staged(staged: Path, root_index: Index, q: Sequence, body: int) -> tuple[str, str]:
+def _graph_staged(staged: Path, root_index: Index, q: Sequence, body: int, keep: bool = False) -> tuple[str, str]:
     """The loop made a body graph in the staged copy: ("", its label) when done, else (why not, "")."""
     from .host_graph import graph_loop
 
@@ -112,7 +117,7 @@ def _graph_staged(staged: Path, root_index: Index, q: Sequence, body: int) -> tu
     if isinstance(sites, str):
         return sites, ""
     path = staged / q.file
-    edit = graph_loop(path.read_bytes(), sites, body=body)
+    edit = graph_loop(path.read_bytes(), sites, body=body, keep=keep)
     if not edit.applies:
         return f"the loop cannot be graphed: {edit.reason}", ""
     atomic_write(path, edit.data)
@@ -161,15 +166,19 @@ def run_sequences(root: Path, staged: Path, index: Index, launches: list[Profile
             continue
         row["replay_speedups"] = dict(result.get("speedup", {}))
         row["checks"] = {k: v.get("ok") if isinstance(v, dict) else v for k, v in result.get("checks", {}).items()}
-        # the body graph alone: its one small instantiation is paid again each time the application runs the loop,
-        # the whole-loop graph's (10,000+ nodes) would be too
-        form, why = choose_form(result, min_speedup, forms=("graph_body",))
+        # the body graph: its one small instantiation is paid again each time the application runs the loop; the
+        # whole-loop graph's (10,000+ nodes) would be too, unless the window is a whole run of a loop the application
+        # runs again and again: then a kept graph (graph_run) is instantiated once for all the runs
+        runs = q.launches / max(1, len(got.window.launches)) if got.window.whole_run else 0.0
+        result = with_graph_run(result, runs)
+        form, why = choose_form(result, min_speedup, forms=("graph_body", "graph_run"))
         if not form:
             row["status"] = f"not reintegrated: {why}"
             continue
         row["form"], row["speedup"] = form, round(form_speedup(result, form), 4)
+        body = len(got.window.launches) if form == "graph_run" else got.variation.body_launches
         try:
-            why_not, row["label"] = _graph_staged(staged, index, q, got.variation.body_launches)
+            why_not, row["label"] = _graph_staged(staged, index, q, body, keep=form == "graph_run")
         except UserError as err:
             why_not = err.one_line()
         row["status"] = f"not reintegrated: {why_not}" if why_not else f"reintegrated ({row['form']}; {why})"

@@ -105,7 +105,7 @@ def write_sequence_mep(out: Path, window: Window, var: Variation, kernels_text: 
     atomic_write(out / "Makefile", b"NVCC ?= nvcc\nNVCC_ARCH ?= sm_90\n\nharness: harness.cu kernels.cu $(wildcard fused.cu)\n"
                  b"\t$(NVCC) -O2 -std=c++17 -arch=$(NVCC_ARCH) -o $@ harness.cu\n\nclean:\n\trm -f harness\n")
     manifest = {"origin": origin, "kernels": names, "sites": {s: names[k] for s, k in kernel_of_site.items()},
-                "window": {"launches": len(window.launches)},
+                "window": {"launches": len(window.launches), "whole_run": window.whole_run},
                 "buffers": [{"id": b.id, "bytes": b.bytes, "kind": b.kind, "element": window.element_type(b.id)}
                             for b in window.buffers],
                 "harness_kernels": table_names, "variation": var.as_dict(), "fusions": [f.describe() for f in found],

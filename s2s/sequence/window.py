@@ -53,6 +53,7 @@ class Window:
     dump: Path
     launches: tuple[Launch, ...]
     buffers: tuple[Buffer, ...]
+    whole_run: bool = False  # the window is one whole run of the loop, its first launch to the loop's end
 
     def element_type(self, buf: int) -> str:
         """The element type the window's launches first read `buf` as ("" when only seen as void*)."""
@@ -111,4 +112,5 @@ def read_window(dump: Path) -> Window:
             raise UserError("sequence capture: a line the runtime did not write", file=str(path), line=n) from None
     if not launches:
         raise UserError("sequence capture: the window holds no launch", file=str(path))
-    return Window(dump=dump, launches=tuple(launches), buffers=tuple(buffers))
+    whole = "ended" in status and status[status.index("ended") + 1:status.index("ended") + 2] == ["run"]
+    return Window(dump=dump, launches=tuple(launches), buffers=tuple(buffers), whole_run=whole)
