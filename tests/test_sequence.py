@@ -693,6 +693,7 @@ def test_a_loop_with_other_device_work_or_an_exit_is_not_graphed(tmp_path: Path)
     assert "k<<<4, 128, 0, s2s_graph_stream>>>(a, n);" in graphed and "k<<<4, 128, 0, s2s_graph_stream>>>(b, n);" in graphed
     assert graphed.index("cudaStreamBeginCapture") < graphed.index("for (int t") < graphed.index("cudaStreamEndCapture")
     assert "std::swap(a, b);" in graphed
+    assert "cudaStreamBeginCapture" in _graph(tmp_path, "assert(n > 0);")  # a host check of host values stays in the loop
     twin = ROOT / "bench" / "seqzoo" / "heat1d_steps_ocl"
     from s2s.sequence.host_graph import graph_loop
 

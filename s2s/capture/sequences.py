@@ -21,7 +21,7 @@ from s2s.base.records import LaunchSite
 
 from .profile import Launch
 
-LAUNCH_BOUND_US = 10.0
+LAUNCH_BOUND_US = 20.0  # a development loop of 10 us launches (2.6 us gaps) ran 1.39x faster as one graph on its replay
 
 
 @dataclass

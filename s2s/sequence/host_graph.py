@@ -30,7 +30,7 @@ from s2s.base.records import LaunchSite
 from s2s.lang.parsing import descendants, enclosing_loop, parse
 
 _PURE_HOST = {"std::swap", "swap", "std::min", "std::max", "min", "max", "fmin", "fmax", "fminf", "fmaxf", "std::abs",
-              "abs", "fabs", "fabsf", "dim3"}
+              "abs", "fabs", "fabsf", "dim3", "assert"}  # assert: a host check of host values (it may end the process)
 _DEFAULT_STREAMS = {"0", "NULL", "nullptr", "(cudaStream_t)0", "(cudaStream_t) 0"}
 STREAM = "s2s_graph_stream"
 BODY = "s2s_body_graph"
