@@ -266,7 +266,6 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
     import time
 
     from s2s.capture import KernelCapture, capture, capture_kernels
-    from s2s.capture.appcheck import compare_apps
     from s2s.capture.profile import measure
     from s2s.scan.tree import scan_tree
 
@@ -405,6 +404,34 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
                                                     replay=sequence_replay, log=log)
         result.any_win |= any(r["status"].startswith("reintegrated") for r in result.sequence_results)
     shutil.rmtree(staged / ".s2s-backup", ignore_errors=True)
+    diff = _measure_after(root, staged, work, result, prof, build_cmd, run_cmd, check_cmd, runs, output_rtol, timeout,
+                          min_speedup, stage, log)
+    slowed = _slowed(result)
+    if slowed:  # validated on one captured launch, slower in the application: not kept, the rest measured again
+        log("not kept, slower in the application: " + "; ".join(f"{what} ({why})" for _row, what, why in slowed))
+        for row, _what, why in slowed:
+            row["status"] = f"not kept: slower in the application ({why})"
+        _restage(root, staged, result, index, loops)
+        diff = _measure_after(root, staged, work, result, prof, build_cmd, run_cmd, check_cmd, runs, output_rtol,
+                              timeout, min_speedup, stage, log)
+    result.diff = diff.decode("utf-8", "replace")
+    atomic_write(diff_path, diff)
+    result.stages["total"] = time.monotonic() - t_start
+    _write_report(report, result)
+    return result
+
+
+def _measure_after(root: Path, staged: Path, work: Path, result: AppAutoResult, prof: Any, build_cmd: str,
+                   run_cmd: str, check_cmd: str | None, runs: int, output_rtol: float, timeout: float,
+                   min_speedup: float, stage: Any, log: Callable[[str], None]) -> bytes:
+    """The staged copy against the tree: its diff, and, when something was reintegrated, the application rebuilt and
+    run before and after (its output check) and the reintegrated one's GPU time measured (result.app, result.gpu,
+    each row's gpu_ms_after). A failed check keeps nothing: the diff returned is empty."""
+    from s2s.capture.appcheck import compare_apps
+    from s2s.capture.profile import measure
+    from s2s.scan.tree import scan_tree
+
+    shutil.rmtree(staged / ".s2s-backup", ignore_errors=True)
     diff = _tree_diff(root, staged)
     gpu_after = prof
     graphed = [r for r in result.sequence_results if r["status"].startswith("reintegrated")]
@@ -465,11 +492,55 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
         direct = work / "graph-loop-times-direct.txt"
         _time_loops_direct(work / "app-after", run_cmd, direct, timeout, result)
         _count_graphed_loops(result, graphed, gpu_after.total_ms, work / "graph-loop-times.txt", direct)
-    result.diff = diff.decode("utf-8", "replace")
-    atomic_write(diff_path, diff)
-    result.stages["total"] = time.monotonic() - t_start
-    _write_report(report, result)
-    return result
+    return diff
+
+
+SLOWER = 1.10  # a kept change's time in the application after over before, beyond which it is taken back
+
+
+def _slowed(result: AppAutoResult) -> list[tuple[dict[str, Any], str, str]]:
+    """The reintegrated kernels and graphed loops the application ran slower after than before: a kernel by its
+    instrumented time (every launch of it, not the one captured: a launch shape that won there may lose on the
+    application's other sizes), a loop by its time around each run (gaps included), both beyond SLOWER."""
+    out: list[tuple[dict[str, Any], str, str]] = []
+    for row in result.kernels:
+        after = row.get("gpu_ms_after")
+        if row["status"].startswith("reintegrated") and after is not None and after > SLOWER * row["gpu_ms"] + 0.01:
+            out.append((row, row["kernel"], f"{row['gpu_ms']:.3f} ms before, {after:.3f} ms after"))
+    from statistics import median
+
+    loops = {q["loop"]: q for q in (result.gpu or {}).get("graphed_loops", [])}
+    for row in result.sequence_results:
+        q = loops.get(row["loop"])
+        if not row["status"].startswith("reintegrated") or q is None or not q["loop_ms_after"]:
+            continue
+        before = median(q["loop_ms_before"]) if q.get("loop_ms_before") else float(q["kernel_ms_before"])
+        after = median(q["loop_ms_after"])
+        if after > SLOWER * before + 0.01:
+            out.append((row, row["loop"], f"{before:.3f} ms before, {after:.3f} ms after"))
+    return out
+
+
+def _restage(root: Path, staged: Path, result: AppAutoResult, index: Any, loops: list[Any]) -> None:
+    """The staged copy made again from the tree with only what is still reintegrated: each kernel's winner, then each
+    graphed loop in the form it won with; one that no longer applies says why and is left out."""
+    from s2s.sequence.in_auto import regraph
+
+    shutil.rmtree(staged, ignore_errors=True)
+    _copy_tree(root, staged)
+    for row in result.kernels:
+        if row["status"].startswith("reintegrated"):
+            try:
+                apply_in_place(plan(Path(row["mep"]), "best", str(staged)), None, None)
+            except UserError as err:
+                row["status"] = f"not kept: its reintegration failed the second time ({err.one_line()})"
+    for row in result.sequence_results:
+        if row["status"].startswith("reintegrated"):
+            why = regraph(staged, index, loops, row)
+            if why:
+                row["status"] = f"not kept: {why}"
+    shutil.rmtree(staged / ".s2s-backup", ignore_errors=True)
+    result.any_win = any(r["status"].startswith("reintegrated") for r in result.kernels + result.sequence_results)
 
 
 class _Untimed:

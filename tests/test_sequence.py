@@ -888,7 +888,7 @@ def test_the_body_graphed_heat_app_runs_right_on_the_fake_runtime(tmp_path: Path
     src = _body_graphed_heat(tmp_path / "odd", 301, 12, "        if (t % 7 == 3) heat_source<<<1, 32>>>(d_v, N / 3, t, 0.0f);")
     out, stats = _run_on_fake(src, tmp_path / "odd")
     assert "heat1d_steps: ok (0 of 4096 values wrong)" in out, out
-    assert stats[2] > 1 and 2 * 301 + 43 == stats[0] + 4 * stats[1], stats
+    assert 1 < stats[2] <= 9 and 2 * 301 + 43 == stats[0] + 4 * stats[1], stats  # at most MAX_BUILDS + 1 graphs
 
 
 def test_the_body_graph_rewrite_keeps_the_host_code_and_each_launchs_configuration(tmp_path: Path) -> None:

@@ -223,3 +223,36 @@ def test_a_graphed_loop_is_counted_after_by_its_time_measured_around_it() -> Non
         assert result.gpu["graphed_loops"][0]["loop_ms_before"] == [46.0]
         assert result.gpu["ms_before"] == 40.0 - 37.5 + 46.0 and result.gpu["ms_after"] == 22.5
         assert "S2S_GRAPH_DIRECT" in result.gpu["how"]
+
+
+def test_what_ran_slower_in_the_application_is_taken_back_and_the_rest_staged_again(tmp_path: Path) -> None:
+    """A kernel whose launch shape won on its captured launch but whose every launch in the application took longer
+    (a development application: 14.7 ms before, 314 ms after, kept as a 1.40x win), and a graphed loop slower around
+    each of its runs than the same build launching as the original (another: 1,090 ms before, 1,559 ms after), are
+    found; a change within SLOWER is not. _restage then writes a fresh copy with only what is still reintegrated: the
+    loop that won, graphed again in its form and body."""
+    from s2s.auto import AppAutoResult, _restage, _slowed
+
+    rows, _staged = _run(tmp_path, lambda _mep, _reps: _result(20.0))
+    (row,) = rows
+    assert row["status"].startswith("reintegrated") and row["body"] == 4 and row["form"] == "graph_body"
+    slow_kernel = {"kernel": "k", "gpu_ms": 14.7, "gpu_ms_after": 314.2, "status": "reintegrated", "mep": ""}
+    fine_kernel = {"kernel": "j", "gpu_ms": 10.0, "gpu_ms_after": 10.8, "status": "reintegrated", "mep": ""}
+    result = AppAutoResult(kernels=[slow_kernel, fine_kernel], sequence_results=[dict(row)],
+                           gpu={"graphed_loops": [{"loop": row["loop"], "kernel_ms_before": 37.5, "loop_ms_before": [1090.0],
+                                                   "loop_ms_after": [1698.0, 1559.0, 1652.0]}]})
+    found = _slowed(result)
+    assert [(what, why) for _r, what, why in found] == [("k", "14.700 ms before, 314.200 ms after"),
+                                                        (row["loop"], "1090.000 ms before, 1652.000 ms after")]
+    result.gpu["graphed_loops"][0]["loop_ms_after"] = [700.0, 720.0]  # faster around its runs: kept
+    assert [what for _r, what, _why in _slowed(result)] == ["k"]
+    # the fresh copy: the loop graphed again, nothing of an earlier copy left
+    root, staged, index, launches, _cmd = _setup(tmp_path / "again")
+    (staged / "stale.txt").write_text("from an earlier staging")
+    result = AppAutoResult(sequence_results=[dict(row)])
+    _restage(root, staged, result, index, sequences(launches, list(index.launches)))
+    text = (staged / "heat1d_steps.cu").read_text()
+    assert "s2s_body::Graph s2s_body_graph(4," in text and not (staged / "stale.txt").exists() and result.any_win
+    gone = AppAutoResult(sequence_results=[dict(row, loop="other.cu:main (x)")])
+    _restage(root, staged, gone, index, sequences(launches, list(index.launches)))
+    assert gone.sequence_results[0]["status"].startswith("not kept: the loop is not among") and not gone.any_win

@@ -124,6 +124,21 @@ def _graph_staged(staged: Path, root_index: Index, q: Sequence, body: int, keep:
     return "", f"{q.file}:{edit.line}"
 
 
+def regraph(staged: Path, index: Index, found: list[Sequence], row: dict[str, Any]) -> str:
+    """A loop of run_sequences' `row` graphed again in a fresh staged copy, in the form and body it won with; why
+    not, or ""."""
+    q = next((q for q in found if _loop_name(q) == row["loop"]), None)
+    if q is None or not row.get("body"):
+        return "the loop is not among the measured ones any more"
+    try:
+        why, label = _graph_staged(staged, index, q, int(row["body"]), keep=row.get("form") == "graph_run")
+    except UserError as err:
+        return err.one_line()
+    if not why:
+        row["label"] = label
+    return why
+
+
 def run_sequences(root: Path, staged: Path, index: Index, launches: list[ProfiledLaunch], found: list[Sequence],
                   total_ms: float, build_cmd: str, run_cmd: str, work: Path, *, min_speedup: float = 1.05,
                   min_share: float = MIN_SHARE, timeout: float = 1800.0, replay: Replay | None = None,
@@ -177,6 +192,7 @@ def run_sequences(root: Path, staged: Path, index: Index, launches: list[Profile
             continue
         row["form"], row["speedup"] = form, round(form_speedup(result, form), 4)
         body = len(got.window.launches) if form == "graph_run" else got.variation.body_launches
+        row["body"] = body
         try:
             why_not, row["label"] = _graph_staged(staged, index, q, body, keep=form == "graph_run")
         except UserError as err:
