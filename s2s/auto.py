@@ -37,6 +37,19 @@ def _copy_tree(src: Path, dst: Path) -> None:
     copy_tree(src, dst, (".git", "build", "*.o", ".s2s-backup"))
 
 
+def _check_work(root: Path, work: Path) -> None:
+    """auto writes its copy of the tree to WORK/tree (removing what was there) and its MEPs beside it: WORK must neither
+    lie in the tree nor hold it (`--work` the tree's parent, the tree named `tree`, removed the user's tree)."""
+    from s2s.base.paths import inside
+
+    if inside(work, root):
+        raise UserError("--work is inside the application's tree, which auto never writes", file=str(work),
+                        hint="choose a directory outside the tree")
+    if inside(root, work):
+        raise UserError(f"--work holds the application's tree ({root}); auto fills it with copies and MEPs",
+                        file=str(work), hint="choose a directory outside the tree")
+
+
 def _tree_diff(orig: Path, new: Path) -> bytes:
     """The unified diff of every file that differs, in each file's own bytes (a Latin-1 file stays Latin-1)."""
     from s2s.reintegrate.diff import tree_diff
@@ -108,6 +121,7 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
         chosen = [f"{h.kernel.file}:{h.kernel.name}" for h in spots if h.kernel.language in {"cuda", "hip", "opencl"}][:top]
     if not chosen:
         raise UserError("no kernels to optimize", file=str(root))
+    _check_work(root, work)
     work.mkdir(parents=True, exist_ok=True)
     staged = work / "tree"
     _copy_tree(root, staged)
@@ -273,8 +287,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
     if not root.is_dir():
         raise UserError("auto with --build-cmd/--run-cmd needs the application's directory", file=str(tree))
     work = Path(work).resolve()
-    if work == root or root in work.parents:
-        raise UserError("--work is inside the application's tree, which auto never writes", file=str(work))
+    _check_work(root, work)
     t_start = time.monotonic()
     work.mkdir(parents=True, exist_ok=True)
     max_bytes = capture_limit(work) if max_bytes is None else max_bytes

@@ -30,3 +30,17 @@ def test_keep_copy_holding_the_tree_is_refused(tmp_path: Path, capsys) -> None: 
     one_line_exit_2(rc, err)
     assert "--keep-copy holds the application tree" in err
     assert fingerprint(tmp_path) == before
+
+
+@pytest.mark.parametrize("app", [[], ["--build-cmd", "make", "--run-cmd", "make run"]])
+@pytest.mark.parametrize("work", ["parent", "inside"])
+def test_auto_work_holding_or_inside_the_tree_is_refused(tmp_path: Path, app: list[str], work: str,
+                                                         capsys) -> None:  # type: ignore[no-untyped-def]
+    tree = copy_sample(tmp_path / "tree")  # auto's copy goes to WORK/tree: with --work the parent, the tree itself
+    before = fingerprint(tmp_path)
+    where = tmp_path if work == "parent" else tree / "w"
+    rc, _o, err = cli_inproc(["auto", str(tree), "--kernels", "matmul", "--max-evals", "1", "--work", str(where),
+                              "--diff", str(tmp_path.parent / f"{tmp_path.name}.diff"), *app], capsys)
+    one_line_exit_2(rc, err)
+    assert ("--work holds the application's tree" if work == "parent" else "--work is inside the application's tree") in err
+    assert fingerprint(tmp_path) == before
