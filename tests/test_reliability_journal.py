@@ -158,3 +158,26 @@ def test_a_second_in_place_on_the_same_tree_is_refused_even_with_force(env: tupl
     assert first.returncode == 0, err1
     text = (tree / "kernels" / "linalg.cl").read_text()
     assert "s2s-test winner" in text and "second winner" not in text
+
+
+def test_a_journal_that_cannot_be_read_is_not_called_damaged(env: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
+                                                            capsys) -> None:  # type: ignore[no-untyped-def]
+    """An I/O error or a missing permission on a healthy journal said "unreadable journal ... delete it"."""
+    import errno
+    import os
+
+    tree, mep = env
+    d = _plant(mep, tree, ["kernels/linalg.cl"], {"kernels/linalg.cl": (tree / "kernels" / "linalg.cl").read_bytes()})
+    real = Path.read_text
+
+    def read_text(self: Path, *a, **k) -> str:  # type: ignore[no-untyped-def]
+        if self.name == "journal.json":
+            raise OSError(errno.EIO, os.strerror(errno.EIO), str(self))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    before, kept = fingerprint(tree), fingerprint(d)
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    one_line_exit_2(rc, err)
+    assert "cannot read the journal" in err and os.strerror(errno.EIO) in err and "delete" not in err, err
+    assert fingerprint(tree) == before and fingerprint(d) == kept

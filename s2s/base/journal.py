@@ -110,7 +110,10 @@ def pending(backups: Path) -> list[Journal]:
     for path in sorted(Path(backups).glob(f"*/{JOURNAL}")):
         try:
             out.append(_parse(path))
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+        except OSError as exc:  # the place, not the journal: it is kept, and so is the advice to finish the restore
+            raise UserError(f"cannot read the journal of an interrupted in-place reintegration ({exc.strerror or exc})",
+                            file=str(path), hint="make it readable, then run --restore") from None
+        except (ValueError, KeyError, TypeError, IndexError):
             raise UserError("unreadable journal of an interrupted in-place reintegration", file=str(path),
                             hint=f"restore the files under {path.parent / 'files'} by hand, then delete {path}") from None
     return out
