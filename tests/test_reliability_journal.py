@@ -181,3 +181,50 @@ def test_a_journal_that_cannot_be_read_is_not_called_damaged(env: tuple[Path, Pa
     one_line_exit_2(rc, err)
     assert "cannot read the journal" in err and os.strerror(errno.EIO) in err and "delete" not in err, err
     assert fingerprint(tree) == before and fingerprint(d) == kept
+
+
+@pytest.mark.parametrize("what", ["directory", "fifo"])
+def test_a_planted_journal_naming_a_directory_or_special_file_is_refused(env: tuple[Path, Path], what: str,
+                                                                         capsys) -> None:  # type: ignore[no-untyped-def]
+    """`files: ["kernels"]` (a directory of the tree) ended in a traceback; a FIFO would have been replaced by a file."""
+    import os
+
+    tree, mep = env
+    if what == "fifo":
+        os.mkfifo(tree / "kernels" / "pipe")
+    rel = "kernels" if what == "directory" else "kernels/pipe"
+    _plant(mep, tree, [rel], {rel: b"planted\n"})
+    before = fingerprint(tree)
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    one_line_exit_2(rc, err)
+    assert "is not a regular file" in err and "nothing was restored" in err, err
+    assert fingerprint(tree) == before
+
+
+def test_restore_that_cannot_write_keeps_the_journal_and_finishes_later(env: tuple[Path, Path],
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys) -> None:  # type: ignore[no-untyped-def]
+    import errno
+    import os
+
+    from s2s.base import journal
+
+    tree, mep = env
+    source = tree / "kernels" / "linalg.cl"
+    original = source.read_bytes()
+    _plant(mep, tree, ["kernels/linalg.cl"], {"kernels/linalg.cl": original})
+    source.write_bytes(original + b"/* s2s's variant */\n")
+    changed = fingerprint(tree)
+    real = journal.atomic_write
+
+    def full(path: Path, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(journal, "atomic_write", full)
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    one_line_exit_2(rc, err)
+    assert "cannot restore" in err and os.strerror(errno.ENOSPC) in err and "--restore again" in err, err
+    assert fingerprint(tree) == changed and list((mep / ".s2s-backup").glob("*/journal.json"))
+    monkeypatch.setattr(journal, "atomic_write", real)  # space again
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    assert rc == 0 and "restored" in err and source.read_bytes() == original, err

@@ -136,6 +136,9 @@ def _checked(j: Journal, trees: list[Path]) -> list[tuple[str, Path, Path]]:
         if not backup.is_file():
             raise UserError(f"the backup of {rel} is missing ({backup}); nothing was restored", file=str(j.path),
                             hint=f"check {tree / rel} by hand, then delete {j.path}")
+        if os.path.lexists(target) and not target.is_file():  # a directory, a FIFO: s2s never wrote one in place
+            raise UserError(f"files = {rel!r}: {target} is not a regular file; nothing was restored", file=str(j.path),
+                            hint=f"restore the files under {j.dir / 'files'} by hand if they are yours, then delete {j.path}")
         out.append((rel, target, backup))
     return out
 
@@ -160,7 +163,11 @@ def restore(j: Journal, trees: list[Path]) -> list[str]:
         elif ours is not None and current is not None and _sha(current) != ours:
             lines.append(f"kept {j.tree / rel}: it changed after s2s wrote it (your edit?); the original is in {backup}")
         else:
-            atomic_write(target, original)
+            try:
+                atomic_write(target, original)
+            except OSError as exc:  # a full disk, a read-only tree: the journal stays, so that --restore can finish
+                raise UserError(f"cannot restore {target} ({exc.strerror or exc}); the journal and its backups stay",
+                                file=str(j.path), hint="free space or make the tree writable, then run --restore again") from None
             lines.append(f"restored {j.tree / rel} from {j.dir / 'files'}")
     end(j, keep_backup=True)
     return lines
