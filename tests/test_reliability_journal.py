@@ -228,3 +228,27 @@ def test_restore_that_cannot_write_keeps_the_journal_and_finishes_later(env: tup
     monkeypatch.setattr(journal, "atomic_write", real)  # space again
     rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
     assert rc == 0 and "restored" in err and source.read_bytes() == original, err
+
+
+@pytest.mark.slow
+def test_the_advice_after_a_killed_in_place_run_into_another_tree_restores_it(env: tuple[Path, Path], tmp_path: Path,
+                                                                              capsys) -> None:  # type: ignore[no-untyped-def]
+    """An in-place change made with --tree OTHER and killed: every command advised `--restore` without --tree, which
+    refuses a journal naming a tree other than the MEP's own; the advice names the tree."""
+    tree, mep = env
+    other = tmp_path / "other"
+    shutil.copytree(tree, other)
+    fake_win(mep)
+    before = fingerprint(other)
+    started = tmp_path / "started"
+    proc = _in_place_child(mep, f"touch {started}; sleep 30", "--tree", str(other))
+    _wait_for(started)
+    proc.kill()
+    proc.communicate(timeout=30)
+    rc, _o, err = cli_inproc(["report", str(mep)], capsys)
+    one_line_exit_2(rc, err)
+    advice = err.split("`")[1]
+    assert advice == f"s2s reintegrate {mep} --restore --tree {other}", err
+    rc, _o, err = cli_inproc(advice.split()[1:], capsys)
+    assert rc == 0 and "restored" in err, err
+    assert fingerprint(other) == before
