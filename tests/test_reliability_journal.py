@@ -252,3 +252,28 @@ def test_the_advice_after_a_killed_in_place_run_into_another_tree_restores_it(en
     rc, _o, err = cli_inproc(advice.split()[1:], capsys)
     assert rc == 0 and "restored" in err, err
     assert fingerprint(other) == before
+
+
+@pytest.mark.slow
+def test_in_place_runs_through_nested_trees_changing_one_file_are_exclusive(env: tuple[Path, Path], tmp_path: Path,
+                                                                           capsys) -> None:  # type: ignore[no-untyped-def]
+    """An MEP of the tree and one of its subdirectory reach the same file: the tree's lock alone let both change it
+    (the second backed the first's variant up as the original). The directory of every changed file is locked too."""
+    from s2s.extract.mep_writer import make_mep
+
+    tree, mep = env
+    fake_win(mep)
+    inner = tmp_path / "mep-inner"
+    make_mep(str(tree / "kernels"), "matmul", str(inner))
+    fake_win(inner, marker="/* the inner winner */")
+    started = tmp_path / "started"
+    first = _in_place_child(mep, f"touch {started}; sleep 4")
+    _wait_for(started)
+    during = fingerprint(tree)
+    rc, _o, err = cli_inproc(["reintegrate", str(inner), "--in-place", "--force"], capsys)
+    assert rc == 2 and "another s2s reintegrate --in-place" in err, err
+    assert fingerprint(tree) == during
+    _o, err1 = first.communicate(timeout=60)
+    assert first.returncode == 0, err1
+    text = (tree / "kernels" / "linalg.cl").read_text()
+    assert "s2s-test winner" in text and "inner winner" not in text

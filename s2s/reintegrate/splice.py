@@ -205,7 +205,7 @@ def apply_in_place(p: Plan, build_cmd: str | None, test_cmd: str | None, timeout
         if not _writable(real):
             raise UserError("file is not writable", file=str(path))
         changed[real] = (old, new)
-    with tree_lock(p.root):
+    with tree_lock(p.root, *{real.parent for real in changed}):
         for real, (old, _new) in changed.items():
             if real.read_bytes() != old:  # another run changed it since the plan was made
                 raise UserError("file changed while the reintegration was being planned; nothing was changed", file=str(real),
@@ -299,7 +299,8 @@ def restore_interrupted(mep_dir: Path, tree: str | None = None) -> list[str]:
         root = j.tree.resolve()
         if root not in trees:
             journal.restore(j, trees)  # refuses, naming the journal's tree
-        with tree_lock(root):
+        dirs = {(root / rel).resolve().parent for rel in j.files if isinstance(rel, str) and rel}
+        with tree_lock(root, *(d for d in dirs if d.is_dir() and d.is_relative_to(root))):
             out += journal.restore(j, trees)
     return out
 
