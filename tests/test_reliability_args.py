@@ -12,7 +12,7 @@ BAD = [
     ("scan", "--jobs", "-2"),
     ("optimize", "--time-budget", "-5"), ("auto", "--time-budget", "0"), ("optimize", "--time-budget", "nan"),
     ("auto", "--runs", "0"), ("optimize", "--cluster-jobs", "0"), ("optimize", "--gpus-per-job", "-1"),
-    ("optimize", "--max-retries", "-1"),
+    ("optimize", "--max-retries", "-1"), ("capture", "--launch", "0"), ("capture", "--first", "-3"),
 ]
 NEEDS = {"capture": ["--kernel", "k", "--build-cmd", "make", "--run-cmd", "make run"]}
 
