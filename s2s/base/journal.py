@@ -8,7 +8,8 @@ touched, removed once the change is kept or rolled back. One left behind means t
 
 A journal is data: `restore` writes only inside the tree it is allowed (the MEP's), only the journal's relative paths
 that stay inside that tree, only from backups inside the journal's own directory; it first ends the sessions of the
-build and test commands the interrupted run started, and keeps a file the user changed after s2s wrote it.
+build and test commands the interrupted run started, and overwrites only a file that holds what the journal records s2s
+wrote there (a file the user changed since, or one without that record, is kept).
 """
 from __future__ import annotations
 
