@@ -8,7 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
@@ -36,6 +36,48 @@ def _copy_tree(src: Path, dst: Path) -> None:
     from s2s.base.treefiles import copy_tree
 
     copy_tree(src, dst, (".git", "build", "*.o", ".s2s-backup"))
+
+
+def _check_work(root: Path, work: Path) -> None:
+    """auto writes its copy of the tree to WORK/tree (removing what was there) and its MEPs beside it: WORK must neither
+    lie in the tree nor hold it (`--work` the tree's parent, the tree named `tree`, removed the user's tree)."""
+    from s2s.base.paths import inside
+
+    if inside(work, root):
+        raise UserError("--work is inside the application's tree, which auto never writes", file=str(work),
+                        hint="choose a directory outside the tree")
+    if inside(root, work):
+        raise UserError(f"--work holds the application's tree ({root}); auto fills it with copies and MEPs",
+                        file=str(work), hint="choose a directory outside the tree")
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _holding_work(fn: Callable[P, R]) -> Callable[P, R]:
+    """Run `fn(tree, ..., work=WORK, ...)` holding WORK's lock: two autos on one --work removed each other's copy of the
+    tree (WORK/tree) and mixed their MEPs and diffs. A WORK made here that got nothing but the lock is removed again."""
+    import functools
+
+    from s2s.base.meplock import LOCK, mep_lock
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        work, root = Path(str(kwargs["work"])).resolve(), Path(str(args[0])).resolve()
+        if not root.is_dir():
+            return fn(*args, **kwargs)  # it says what is wrong with the tree
+        _check_work(root, work)
+        made = not work.exists()
+        work.mkdir(parents=True, exist_ok=True)
+        try:
+            with mep_lock(work, what="s2s auto", place="work directory"):
+                return fn(*args, **kwargs)
+        finally:
+            if made and work.is_dir() and all(p.name == LOCK for p in work.iterdir()):
+                shutil.rmtree(work, ignore_errors=True)
+
+    return wrapper
 
 
 def _tree_diff(orig: Path, new: Path) -> bytes:
@@ -87,6 +129,7 @@ def _start_all(root: Path, chosen: list[str], work: Path, overrides: dict[str, s
     return out
 
 
+@_holding_work
 def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path: Path, options: Options,
              kernels: list[str] | None = None, overrides: dict[str, str] | None = None,
              log: Callable[[str], None] = print, min_speedup: float = 1.05,
@@ -251,6 +294,7 @@ def _profile_runs(purpose: str, prof: Any) -> list[dict[str, Any]]:
             {"purpose": purpose, "what": "instrumented run", "seconds": round(prof.run_s, 3)}]
 
 
+@_holding_work
 def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Path, diff_path: Path, options: Options,
                  kernels: list[str] | None = None, overrides: dict[str, str] | None = None, check_cmd: str | None = None,
                  runs: int = 3, output_rtol: float = 1e-5, log: Callable[[str], None] = print,
@@ -273,8 +317,6 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
     if not root.is_dir():
         raise UserError("auto with --build-cmd/--run-cmd needs the application's directory", file=str(tree))
     work = Path(work).resolve()
-    if work == root or root in work.parents:
-        raise UserError("--work is inside the application's tree, which auto never writes", file=str(work))
     t_start = time.monotonic()
     work.mkdir(parents=True, exist_ok=True)
     max_bytes = capture_limit(work) if max_bytes is None else max_bytes

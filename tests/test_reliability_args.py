@@ -12,7 +12,7 @@ BAD = [
     ("scan", "--jobs", "-2"),
     ("optimize", "--time-budget", "-5"), ("auto", "--time-budget", "0"), ("optimize", "--time-budget", "nan"),
     ("auto", "--runs", "0"), ("optimize", "--cluster-jobs", "0"), ("optimize", "--gpus-per-job", "-1"),
-    ("optimize", "--max-retries", "-1"),
+    ("optimize", "--max-retries", "-1"), ("capture", "--launch", "0"), ("capture", "--first", "-3"),
 ]
 NEEDS = {"capture": ["--kernel", "k", "--build-cmd", "make", "--run-cmd", "make run"]}
 
@@ -29,3 +29,13 @@ def test_a_bad_number_is_refused_by_the_parser_in_one_line(cmd: str, opt: str, v
 def test_the_edge_values_that_mean_something_are_accepted(cmd: str, opt: str, value: str, capsys) -> None:  # type: ignore[no-untyped-def]
     rc, _o, err = cli_inproc([cmd, "somewhere", opt, value], capsys)
     assert f"argument {opt}" not in err, err  # it fails later, on the missing tree or MEP
+
+
+@pytest.mark.parametrize("extra", [[], ["--profile", "prof.json", "--build-cmd", "make", "--run-cmd", "make run"]])
+def test_auto_check_cmd_that_would_never_run_is_refused(tmp_path, extra: list[str], capsys) -> None:  # type: ignore[no-untyped-def]
+    """--check-cmd without --run-cmd, or with --profile (the application is then never rerun), was ignored."""
+    (tmp_path / "app").mkdir()
+    rc, _o, err = cli_inproc(["auto", str(tmp_path / "app"), "--check-cmd", "false", "--work", str(tmp_path / "w"),
+                              "--diff", str(tmp_path / "d.diff"), *extra], capsys)
+    one_line_exit_2(rc, err)
+    assert "--check-cmd" in err and sorted(p.name for p in tmp_path.iterdir()) == ["app"]

@@ -80,3 +80,18 @@ def test_capture_sets_in_mep_toml_must_be_launch_numbers(mep: Path, capsys) -> N
     rc, _o, err = cli_inproc(["run", str(mep), "--no-time"], capsys)
     one_line_exit_2(rc, err)
     assert "capture.sets" in err and "mep.toml" in err, err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("key", "value"), [("schema", 99), ("sets", "x")])
+def test_a_bad_schema_or_sets_is_named_with_its_line(mep: Path, key: str, value: object, capsys) -> None:  # type: ignore[no-untyped-def]
+    path = mep / "capture" / "index.json"
+    index = json.loads(path.read_text())
+    index[key] = value
+    text = json.dumps(index, indent=1)
+    path.write_text(text)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.lstrip().startswith(f'"{key}"'))
+    assert line > 1
+    rc, _o, err = cli_inproc(["run", str(mep), "--no-time"], capsys)
+    one_line_exit_2(rc, err)
+    assert f"index.json:{line}:" in err and f"{key} = {value!r}" in err, err

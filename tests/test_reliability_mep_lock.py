@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +57,23 @@ def test_concurrent_extracts_to_one_directory_leave_one_whole_mep(tmp_path: Path
             assert "running on this MEP" in err
     have = _files(out)
     assert any(have == refs[k] for k in ok), "a mixed MEP"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("make") is None, reason="make and a C compiler are needed")
+@pytest.mark.parametrize("how", ["--into", "-o"])
+def test_capture_into_an_mep_being_optimized_is_refused(tmp_path: Path, how: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    """capture -o M removed M/capture and copied over it, --into M swapped M's data and manifest, while optimize M ran
+    on them; two captures into one MEP removed each other's staging. Capture writes holding the MEP's lock."""
+    pytest.importorskip("pyopencl")
+    tree = copy_sample(tmp_path / "app")
+    mep = tmp_path / "mep"
+    make_mep(str(tree), "matvec", str(mep))
+    (mep / "history.sqlite").write_bytes(b"the optimize run's history")
+    with mep_lock(mep, what="s2s optimize"):
+        before = fingerprint(mep)
+        rc, _o, err = cli_inproc(["capture", str(tree), "--kernel", "matvec", "--build-cmd", "make", "--run-cmd",
+                                  "./ocl_solver -k kernels", how, str(mep)], capsys)
+        assert rc == 2 and "Traceback" not in err, err
+        assert "another s2s optimize is running on this MEP" in err, err
+        assert fingerprint(mep) == before

@@ -30,3 +30,35 @@ def test_keep_copy_holding_the_tree_is_refused(tmp_path: Path, capsys) -> None: 
     one_line_exit_2(rc, err)
     assert "--keep-copy holds the application tree" in err
     assert fingerprint(tmp_path) == before
+
+
+@pytest.mark.parametrize("app", [[], ["--build-cmd", "make", "--run-cmd", "make run"]])
+@pytest.mark.parametrize("work", ["parent", "inside"])
+def test_auto_work_holding_or_inside_the_tree_is_refused(tmp_path: Path, app: list[str], work: str,
+                                                         capsys) -> None:  # type: ignore[no-untyped-def]
+    tree = copy_sample(tmp_path / "tree")  # auto's copy goes to WORK/tree: with --work the parent, the tree itself
+    before = fingerprint(tmp_path)
+    where = tmp_path if work == "parent" else tree / "w"
+    rc, _o, err = cli_inproc(["auto", str(tree), "--kernels", "matmul", "--max-evals", "1", "--work", str(where),
+                              "--diff", str(tmp_path.parent / f"{tmp_path.name}.diff"), *app], capsys)
+    one_line_exit_2(rc, err)
+    assert ("--work holds the application's tree" if work == "parent" else "--work is inside the application's tree") in err
+    assert fingerprint(tmp_path) == before
+
+
+@pytest.mark.parametrize("app", [[], ["--build-cmd", "make", "--run-cmd", "make run"]])
+def test_a_second_auto_on_one_work_directory_is_refused(tmp_path: Path, app: list[str], capsys) -> None:  # type: ignore[no-untyped-def]
+    """Two autos on one --work removed each other's copy of the tree (WORK/tree) and mixed their MEPs and diffs."""
+    from s2s.base.meplock import mep_lock
+
+    tree = copy_sample(tmp_path / "app")
+    work = tmp_path / "work"
+    (work / "tree").mkdir(parents=True)
+    (work / "tree" / "the first auto's copy").write_text("in use\n")
+    with mep_lock(work, what="s2s auto", place="work directory"):
+        before = fingerprint(tmp_path)
+        rc, _o, err = cli_inproc(["auto", str(tree), "--kernels", "matmul", "--max-evals", "1", "--work", str(work),
+                                  "--diff", str(tmp_path.parent / f"{tmp_path.name}.diff"), *app], capsys)
+        one_line_exit_2(rc, err)
+        assert "another s2s auto is running on this work directory" in err, err
+        assert fingerprint(tmp_path) == before

@@ -259,6 +259,25 @@ def test_the_sequence_mep_holds_the_window_and_its_harness_builds(tmp_path: Path
         write_sequence_mep(tmp_path / "mine", w, var, kernels.text, refs, {}, [])
 
 
+def test_a_sequence_mep_being_written_is_not_written_by_a_second_capture(tmp_path: Path) -> None:
+    """Two sequence captures to one -o each replaced data/ and the harness: a mix of both. The writer holds the MEP's lock."""
+    from safety_util import fingerprint
+
+    from s2s.base.meplock import mep_lock
+
+    fake_window(tmp_path / "dump", 7)
+    w = read_window(tmp_path / "dump")
+    index = _index()
+    kernels = body_kernels(APP, ["heat_step", "heat_source"], index)
+    refs = site_refs(list(index.launches), kernels.qualified)
+    mep = write_sequence_mep(tmp_path / "seq", w, variation(w.launches), kernels.text, refs, {"function": "main"}, [])
+    with mep_lock(mep, what="s2s sequence capture"):
+        before = fingerprint(mep)
+        with pytest.raises(UserError, match="another s2s sequence capture is running on this MEP"):
+            write_sequence_mep(mep, w, variation(w.launches), kernels.text, refs, {"function": "other"}, [])
+        assert fingerprint(mep) == before
+
+
 def test_capture_sequence_from_a_profile_to_the_mep_with_the_runtime_faked(tmp_path: Path) -> None:
     """The whole orchestration without a GPU: the profile's loop chosen, its sites wrapped in a copy, the run command
     given the window through the environment (here a stand-in that writes what the runtime would), the MEP written."""

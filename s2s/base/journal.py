@@ -8,7 +8,8 @@ touched, removed once the change is kept or rolled back. One left behind means t
 
 A journal is data: `restore` writes only inside the tree it is allowed (the MEP's), only the journal's relative paths
 that stay inside that tree, only from backups inside the journal's own directory; it first ends the sessions of the
-build and test commands the interrupted run started, and keeps a file the user changed after s2s wrote it.
+build and test commands the interrupted run started, and overwrites only a file that holds what the journal records s2s
+wrote there (a file the user changed since, or one without that record, is kept).
 """
 from __future__ import annotations
 
@@ -110,7 +111,10 @@ def pending(backups: Path) -> list[Journal]:
     for path in sorted(Path(backups).glob(f"*/{JOURNAL}")):
         try:
             out.append(_parse(path))
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+        except OSError as exc:  # the place, not the journal: it is kept, and so is the advice to finish the restore
+            raise UserError(f"cannot read the journal of an interrupted in-place reintegration ({exc.strerror or exc})",
+                            file=str(path), hint="make it readable, then run --restore") from None
+        except (ValueError, KeyError, TypeError, IndexError):
             raise UserError("unreadable journal of an interrupted in-place reintegration", file=str(path),
                             hint=f"restore the files under {path.parent / 'files'} by hand, then delete {path}") from None
     return out
@@ -133,6 +137,9 @@ def _checked(j: Journal, trees: list[Path]) -> list[tuple[str, Path, Path]]:
         if not backup.is_file():
             raise UserError(f"the backup of {rel} is missing ({backup}); nothing was restored", file=str(j.path),
                             hint=f"check {tree / rel} by hand, then delete {j.path}")
+        if os.path.lexists(target) and not target.is_file():  # a directory, a FIFO: s2s never wrote one in place
+            raise UserError(f"files = {rel!r}: {target} is not a regular file; nothing was restored", file=str(j.path),
+                            hint=f"restore the files under {j.dir / 'files'} by hand if they are yours, then delete {j.path}")
         out.append((rel, target, backup))
     return out
 
@@ -154,10 +161,16 @@ def restore(j: Journal, trees: list[Path]) -> list[str]:
         ours = j.written.get(rel)
         if current == original:
             lines.append(f"{j.tree / rel} already holds the original")
+        elif ours is None and current is not None:  # a journal that does not say what s2s wrote: nothing is overwritten
+            lines.append(f"kept {j.tree / rel}: the journal does not record what s2s wrote there; the original is in {backup}")
         elif ours is not None and current is not None and _sha(current) != ours:
             lines.append(f"kept {j.tree / rel}: it changed after s2s wrote it (your edit?); the original is in {backup}")
         else:
-            atomic_write(target, original)
+            try:
+                atomic_write(target, original)
+            except OSError as exc:  # a full disk, a read-only tree: the journal stays, so that --restore can finish
+                raise UserError(f"cannot restore {target} ({exc.strerror or exc}); the journal and its backups stay",
+                                file=str(j.path), hint="free space or make the tree writable, then run --restore again") from None
             lines.append(f"restored {j.tree / rel} from {j.dir / 'files'}")
     end(j, keep_backup=True)
     return lines

@@ -14,12 +14,13 @@ LOCK = ".s2s.lock"
 
 
 @contextmanager
-def mep_lock(mep_dir: Path, *, wait: bool = False, what: str = "s2s optimize") -> Iterator[None]:
+def mep_lock(mep_dir: Path, *, wait: bool = False, what: str = "s2s optimize", place: str = "MEP") -> Iterator[None]:
     path = Path(mep_dir) / LOCK
     try:
         fh = open(path, "a+")
     except OSError as exc:  # a read-only MEP or a full disk: say so, not "damaged"
-        raise UserError(f"cannot write in the MEP ({exc.strerror}); {what} keeps its lock and history there",
+        raise UserError(f"cannot write in the {place} ({exc.strerror}); {what} keeps its lock"
+                        + (" and history there" if place == "MEP" else " there"),
                         file=str(mep_dir), hint="make it writable, or copy the MEP somewhere writable") from None
     with fh:
         try:
@@ -28,7 +29,7 @@ def mep_lock(mep_dir: Path, *, wait: bool = False, what: str = "s2s optimize") -
             if not wait:
                 fh.seek(0)
                 pid, _sep, holder = fh.read().strip().partition(": ")
-                raise UserError(f"another {holder or what} is running on this MEP" + (f" ({pid})" if pid else ""),
+                raise UserError(f"another {holder or what} is running on this {place}" + (f" ({pid})" if pid else ""),
                                 file=str(mep_dir), hint="wait for it to finish, or pass --wait to queue behind it") from None
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         fh.seek(0)

@@ -277,14 +277,31 @@ def _capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str
 
 def _collect_one(k: _Kernel, dump: Path, root: Path, log: Path, run_cmd: str, build_cmd: str,
                  compare_static: bool) -> Captured:
-    """One kernel's dump written into its MEP (a new one, or the one it is captured into), with the run's log."""
+    """One kernel's dump written into its MEP (a new one, or the one it is captured into), with the run's log, holding
+    that MEP's lock."""
+    from s2s.base.meplock import mep_lock
+
+    job = k.job
+    out = Path(job.into) if job.into is not None else Path(job.output or f"mep-{k.extraction.kernel.name}")
+    made = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        with mep_lock(out, what="s2s capture"):  # never under a running optimize, nor beside another capture into it
+            return _write_one(k, dump, out, root, log, run_cmd, build_cmd, compare_static)
+    except BaseException:
+        if made:  # a new -o that got nothing: not left behind holding only the lock file
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _write_one(k: _Kernel, dump: Path, out: Path, root: Path, log: Path, run_cmd: str, build_cmd: str,
+               compare_static: bool) -> Captured:
     from s2s.mep.backends import write_mep_files
 
     from .attach import attach
     from .collect import collect
 
-    job, want = k.job, k.job.want()
-    out = Path(job.into) if job.into is not None else Path(job.output or f"mep-{k.extraction.kernel.name}")
+    want = k.job.want()
     if k.held is not None:
         got = attach(dump, out, k.held, want=want, run_cmd=run_cmd, build_cmd=build_cmd)
         if not got.manifest.unfilled():  # with FILL-IN values left (a template argument not deduced), as extract:

@@ -5,7 +5,7 @@ import argparse
 
 from rich.console import Console
 
-from .registry import command, parse_define, positive
+from .registry import at_least_one, command, parse_define, positive
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -15,8 +15,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     c.add_argument("--build-cmd", required=True, help="shell command that builds the application, run in the copy")
     c.add_argument("--run-cmd", required=True, help="shell command that runs the application, run in the copy")
     which = c.add_mutually_exclusive_group()
-    which.add_argument("--launch", type=int, default=None, metavar="N", help="record the Nth launch of the kernel (default 1)")
-    which.add_argument("--first", type=int, default=None, metavar="N", help="record the first N launches")
+    which.add_argument("--launch", type=at_least_one, default=None, metavar="N", help="record the Nth launch of the kernel (default 1)")
+    which.add_argument("--first", type=at_least_one, default=None, metavar="N", help="record the first N launches")
     c.add_argument("--max-bytes", default="2G", help="largest amount of buffer data one launch may write (default 2G)")
     where = c.add_mutually_exclusive_group()
     where.add_argument("-o", "--output", default=None, help="MEP directory (default: mep-NAME)")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import Any
 
 from rich.console import Console
 
@@ -20,18 +21,6 @@ def command(name: str) -> Callable[[Handler], Handler]:
     return register
 
 
-
-def at_least_one(text: str) -> int:
-    """argparse type of a count (--top, --rounds, --max-evals, --jobs): an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value}: must be >= 1")
-    return value
-
-
 def _number(text: str, kind: type) -> float:
     import math
 
@@ -44,28 +33,26 @@ def _number(text: str, kind: type) -> float:
     return value  # type: ignore[no-any-return]
 
 
-def positive(text: str) -> float:
-    """argparse type of a time or size (--time-budget, --cmd-timeout, --timeout): a finite number > 0."""
-    value = _number(text, float)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text}: must be > 0")
-    return value
+def _bounded(kind: type, least: float, *, strict: bool = False) -> Callable[[str], Any]:
+    """The one argparse type of every numeric option: a finite `kind` >= `least` (> `least` when `strict`); a bad
+    value is argparse's one line naming the option, exit 2, before any work."""
+    def parse(text: str) -> Any:
+        value = _number(text, kind)
+        if value < least or (strict and value == least):
+            raise argparse.ArgumentTypeError(f"{text}: must be {'>' if strict else '>='} {least:g}")
+        return value
+
+    return parse
 
 
-def at_least_zero(text: str) -> float:
-    """argparse type of a tolerance (--output-rtol): a finite number >= 0."""
-    value = _number(text, float)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text}: must be >= 0")
-    return value
-
-
-def count_from_zero(text: str) -> int:
-    """argparse type of a count where 0 means none or the default (--gpus-per-job, --max-retries, scan --jobs)."""
-    value = int(_number(text, int))
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value}: must be >= 0")
-    return value
+# a count (--top, --rounds, --max-evals, --workers, --jobs): an integer >= 1
+at_least_one: Callable[[str], int] = _bounded(int, 1)
+# a time or size (--time-budget, --cmd-timeout, --timeout): a finite number > 0
+positive: Callable[[str], float] = _bounded(float, 0, strict=True)
+# a tolerance (--output-rtol): a finite number >= 0
+at_least_zero: Callable[[str], float] = _bounded(float, 0)
+# a count where 0 means none or the default (--gpus-per-job, --max-retries, scan --jobs)
+count_from_zero: Callable[[str], int] = _bounded(int, 0)
 
 
 def parse_define(text: str) -> tuple[str, str]:

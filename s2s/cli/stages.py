@@ -250,6 +250,9 @@ def _auto(args: argparse.Namespace, console: Console) -> int:
     if args.check_cmd and not args.run_cmd:
         raise UserError("--check-cmd judges the application's output after its --run-cmd: give --build-cmd and --run-cmd "
                         "too, or leave --check-cmd out")
+    if args.check_cmd and args.profile:  # with --profile the application is never rerun: the check would be ignored
+        raise UserError("--check-cmd judges the application rerun by capture-first auto, which --profile turns off: "
+                        "leave out --profile or --check-cmd")
     if args.run_cmd and not args.profile:
         return _auto_app(args, console, overrides)
     executor, opts = open_cluster(options_from(args), console)

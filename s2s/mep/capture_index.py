@@ -24,9 +24,9 @@ def check_capture(m: Manifest, mep_dir: Path) -> None:
     toml = mep_dir / "mep.toml"
     sets = m.capture.get("sets", [])
     if not isinstance(sets, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in sets):
-        raise UserError(f"capture.sets = {sets!r}: a list of launch numbers", file=str(toml), line=line_of(toml, "sets ="))
+        raise UserError(f"capture.sets = {sets!r}: a list of launch numbers", file=str(toml), line=line_of(toml, "sets =", after="[capture]"))
     path = contained(m.capture.get("index", "capture/index.json"), mep_dir, entry="capture.index", source=toml,
-                     line=line_of(toml, "index ="))
+                     line=line_of(toml, "index =", after="[capture]"))
     try:
         raw = json.loads(path.read_bytes().decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
@@ -34,10 +34,10 @@ def check_capture(m: Manifest, mep_dir: Path) -> None:
     if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
         schema = raw.get("schema") if isinstance(raw, dict) else None
         raise UserError(f"schema = {schema!r}: this s2s reads capture indexes of schema {SCHEMA}", file=str(path),
-                        hint="capture the data again with this s2s")
+                        line=line_of(path, '"schema"'), hint="capture the data again with this s2s")
     entries = raw.get("sets")
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise UserError(f"sets = {_short(entries)}: a list of captured launches", file=str(path))
+        raise UserError(f"sets = {_short(entries)}: a list of captured launches", file=str(path), line=line_of(path, '"sets"'))
     for i, entry in enumerate(entries):
         _check_entry(entry, f"sets[{i}]", mep_dir, path)
 

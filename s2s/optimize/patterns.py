@@ -101,12 +101,17 @@ class Library:
         self.patterns: list[Pattern] = []
         if self.path.exists():
             try:
-                raw = json.loads(self.path.read_bytes().decode("utf-8"))
+                data = self.path.read_bytes()
+            except OSError as exc:  # the place, not the file: moving a healthy library away would lose its winners
+                raise UserError(f"cannot read the pattern library ({exc.strerror or exc}); it was left as it is",
+                                file=str(self.path), hint="make it readable, or pass --no-patterns") from None
+            try:
+                raw = json.loads(data.decode("utf-8"))
                 entries = raw.get("patterns", []) if isinstance(raw, dict) else None
                 if not isinstance(entries, list):
                     raise TypeError("no list of patterns")
                 self.patterns = [_pattern(p) for p in entries]
-            except (OSError, ValueError, TypeError, RecursionError) as exc:
+            except (ValueError, TypeError, RecursionError) as exc:
                 raise UserError(f"not a readable pattern library ({exc})", file=str(self.path),
                                 hint="move it away (winners are stored there again), or pass --no-patterns") from None
 

@@ -205,7 +205,7 @@ def apply_in_place(p: Plan, build_cmd: str | None, test_cmd: str | None, timeout
         if not _writable(real):
             raise UserError("file is not writable", file=str(path))
         changed[real] = (old, new)
-    with tree_lock(p.root):
+    with tree_lock(p.root, *{real.parent for real in changed}):
         for real, (old, _new) in changed.items():
             if real.read_bytes() != old:  # another run changed it since the plan was made
                 raise UserError("file changed while the reintegration was being planned; nothing was changed", file=str(real),
@@ -244,7 +244,8 @@ def _apply_journaled(p: Plan, changed: dict[Path, tuple[bytes, bytes]], backup: 
                 atomic_write(real, changed[real][0])
         except OSError as again:  # the disk is still full: the journal stays, so that --restore finishes the job
             raise UserError(f"cannot restore {real} ({again.strerror or again}); the backup stays in {backup / 'files'}",
-                            file=str(real), hint=f"free space, then run `s2s reintegrate {p.mep_dir} --restore`") from None
+                            file=str(real), hint=f"free space, then run `{restore_command(p.mep_dir, j)}`" if p.mep_dir
+                            else "free space, then run --restore") from None
         journal.end(j, keep_backup=False)
         if isinstance(exc, OSError):
             raise UserError(f"cannot write {exc.filename or 'a file of the tree'} ({exc.strerror or exc}); "
@@ -267,6 +268,13 @@ def interrupted(mep_dir: Path) -> list[journal.Journal]:
     return out + [j for j in cached if j.mep is None or j.mep == me]
 
 
+def restore_command(mep_dir: Path, j: journal.Journal) -> str:
+    """The command that restores `j`: with `--tree` when the change went into a tree other than the MEP's own."""
+    recorded = str(load(Path(mep_dir)).origin.get("tree", "")) if (Path(mep_dir) / "mep.toml").is_file() else ""
+    other = not recorded or Path(recorded).resolve() != j.tree.resolve()
+    return f"s2s reintegrate {mep_dir} --restore" + (f" --tree {j.tree}" if other else "")
+
+
 def check_not_interrupted(mep_dir: Path) -> None:
     for j in interrupted(mep_dir):
         if tree_busy(j.tree):
@@ -274,7 +282,7 @@ def check_not_interrupted(mep_dir: Path) -> None:
                             file=str(j.path), hint="wait for it to finish")
         raise UserError(f"an in-place reintegration into {j.tree} was interrupted; {', '.join(j.files)} may hold the "
                         f"new kernel without having been built or tested (backup in {j.dir / 'files'})",
-                        file=str(j.path), hint=f"put the originals back with `s2s reintegrate {mep_dir} --restore`")
+                        file=str(j.path), hint=f"put the originals back with `{restore_command(mep_dir, j)}`")
 
 
 def restore_interrupted(mep_dir: Path, tree: str | None = None) -> list[str]:
@@ -291,7 +299,8 @@ def restore_interrupted(mep_dir: Path, tree: str | None = None) -> list[str]:
         root = j.tree.resolve()
         if root not in trees:
             journal.restore(j, trees)  # refuses, naming the journal's tree
-        with tree_lock(root):
+        dirs = {(root / rel).resolve().parent for rel in j.files if isinstance(rel, str) and rel}
+        with tree_lock(root, *(d for d in dirs if d.is_dir() and d.is_relative_to(root))):
             out += journal.restore(j, trees)
     return out
 

@@ -73,9 +73,24 @@ def write_sequence_mep(out: Path, window: Window, var: Variation, kernels_text: 
                        origin: dict[str, object], notes: list[str]) -> Path:
     """The MEP in `out` (created; an existing sequence MEP there is replaced); `refs`: each site's kernel as the harness
     names it (`ns::k`, `k<float, 4>`)."""
+    from s2s.base.meplock import mep_lock
+
     out = Path(out)
     if out.exists() and not (out / "sequence.json").is_file():
         raise UserError("not a sequence MEP: refusing to write into it", file=str(out), hint="choose another -o")
+    made = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        with mep_lock(out, what="s2s sequence capture"):  # two captures to one -o left a mix of both
+            return _write(out, window, var, kernels_text, refs, origin, notes)
+    except BaseException:
+        if made:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _write(out: Path, window: Window, var: Variation, kernels_text: str, refs: dict[str, str],
+           origin: dict[str, object], notes: list[str]) -> Path:
     names = sorted(set(refs.values()), key=list(refs.values()).index)
     kernel_of_site = {site: names.index(ref) for site, ref in refs.items()}
     table = replay_table(window, var, kernel_of_site)
