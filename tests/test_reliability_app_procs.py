@@ -100,3 +100,24 @@ def test_the_marker_finds_only_the_commands_own_processes(tmp_path: Path) -> Non
         proc.wait()
         other.wait()
     assert marked("test-marker-1") == []
+
+
+@pytest.mark.slow
+def test_the_dry_run_of_the_build_is_killed_whole(tmp_path: Path) -> None:
+    """`make -n` still runs a Makefile's `$(shell ...)`: a dry run that hangs there is killed with what it started."""
+    from s2s.scan.build_capture import commands_from_build
+
+    tree = tmp_path / "app"
+    tree.mkdir()
+    late = tmp_path / "late"
+    (tree / "a.c").write_text("int main(void) { return 0; }\n")
+    (tree / "Makefile").write_text(f"X := $(shell (sleep 1; touch {late}.group) >/dev/null 2>&1 & "
+                                   f"setsid sh -c 'sleep 1; touch {late}.session' >/dev/null 2>&1 & sleep 30)\n"
+                                   "all:\n\tgcc -O2 -c a.c\n")
+    t0 = time.monotonic()
+    found, how = commands_from_build(tree, "make", timeout_s=0.5)
+    assert found == {} and "did not finish in" in how and time.monotonic() - t0 < 10
+    _none_late(late)
+    (tree / "Makefile").write_text("all:\n\tgcc -O2 -DN=3 -c a.c\n")  # the ordinary case still reads the flags
+    found, how = commands_from_build(tree, "make")
+    assert [c.args[-3:] for c in found.values()] == [("-DN=3", "-c", "a.c")], how
