@@ -8,6 +8,9 @@ read through: one that points inside the tree points to the same file of the cop
 linked `/etc`, a system include directory) points where it pointed, and a dangling one is copied as it is. FIFOs,
 sockets and devices are left out (opening a FIFO would block), as is the destination itself when it lies in the
 tree. What was left out is returned, one line each.
+
+`write_in_copy` changes a file of such a copy without writing through a link (a link out of the tree in the copy
+still names the user's file), and `owner_writable` lets a read-only tree's copy take the build's outputs.
 """
 from __future__ import annotations
 
@@ -189,3 +192,35 @@ def special_kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
     return "not a regular file"
+
+
+def owner_writable(root: Path) -> None:
+    """Give the owner write permission on every directory and file of a copy (not through symlinks): a read-only
+    tree's copy must take the instrumented sources, the reintegrated kernels and the build's outputs."""
+    for dirpath, dirs, files in os.walk(root):
+        for name in [*dirs, *files, ""]:
+            p = os.path.join(dirpath, name) if name else dirpath
+            st = os.lstat(p)
+            if not stat.S_ISLNK(st.st_mode) and not st.st_mode & stat.S_IWUSR:
+                os.chmod(p, stat.S_IMODE(st.st_mode) | stat.S_IWUSR)
+
+
+def read_in_copy(path: Path) -> bytes:
+    """A source file of a copy, read as scan reads it (regular files only, up to the cap); OSError naming it if not."""
+    data, why, _st = read_regular(path)
+    if data is None:
+        raise OSError(errno.EIO, why, str(path))
+    return data
+
+
+def write_in_copy(root: Path, rel: str, data: bytes) -> None:
+    """Write `data` as the file `rel` of the copy `root`. A symlink there is replaced by a regular file, never written
+    through: the copy keeps links as they were, and one leaving the tree still names a file of the user's. A file
+    whose directory lies outside the copy (reached through a linked directory) is refused."""
+    path = Path(root) / rel
+    real_root = Path(os.path.realpath(root))
+    if not Path(os.path.realpath(path.parent)).is_relative_to(real_root):
+        raise OSError(errno.EXDEV, "its directory is a link out of the work copy; not written", str(path))
+    if path.is_symlink():
+        path.unlink()
+    path.write_bytes(data)
