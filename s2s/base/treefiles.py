@@ -95,8 +95,14 @@ def _copy_link(src: Path, dst: Path, link: Path, target: Path) -> None:
     os.symlink(new, target)
 
 
+class CopyUnwritable(OSError):
+    """The copy itself could not be written (a full disk, a quota): raised, never a note, since the copy would be
+    incomplete."""
+
+
 def copy_regular(path: Path, target: Path) -> str:
-    """Copy one file if it is a regular file when opened (never blocks on a FIFO swapped in); "" or why not."""
+    """Copy one file if it is a regular file when opened (never blocks on a FIFO swapped in); "" or why not. A source
+    that cannot be read is a note; a copy that cannot be written raises CopyUnwritable naming it."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -105,11 +111,16 @@ def copy_regular(path: Path, target: Path) -> str:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return f"{special_kind(st.st_mode)}, not copied"
-        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
         try:
-            _copy_data(fd, out, st.st_size)
+            out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as exc:
+            raise CopyUnwritable(exc.errno, exc.strerror, str(target)) from None
+        try:
+            _copy_data(fd, out, st.st_size, target)
         finally:
             os.close(out)
+    except CopyUnwritable:
+        raise
     except OSError as exc:
         return f"not copied ({exc.strerror})"
     finally:
@@ -118,7 +129,7 @@ def copy_regular(path: Path, target: Path) -> str:
     return ""
 
 
-def _copy_data(src: int, dst: int, size: int) -> None:
+def _copy_data(src: int, dst: int, size: int, name: Path) -> None:
     """Copy the data of a file, skipping its holes (a sparse 10 GB file costs what it holds, and stays sparse)."""
     pos = 0
     try:
@@ -141,9 +152,23 @@ def _copy_data(src: int, dst: int, size: int) -> None:
             chunk = os.pread(src, min(1 << 20, end - at), at)
             if not chunk:
                 break
-            os.pwrite(dst, chunk, at)
+            _write_at(dst, chunk, at, name)
             at += len(chunk)
-    os.ftruncate(dst, size)
+    try:
+        os.ftruncate(dst, size)
+    except OSError as exc:
+        raise CopyUnwritable(exc.errno, exc.strerror, str(name)) from None
+
+
+def _write_at(dst: int, data: bytes, at: int, name: Path) -> None:
+    """All of `data` at offset `at` (a short write continues where it stopped)."""
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.pwrite(dst, view, at)
+        except OSError as exc:
+            raise CopyUnwritable(exc.errno, exc.strerror, str(name)) from None
+        view, at = view[n:], at + n
 
 
 MAX_SOURCE = 64 << 20  # a source file larger than this is generated data, not code to scan
