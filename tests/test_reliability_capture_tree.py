@@ -71,3 +71,21 @@ def test_capture_and_auto_on_a_file_instead_of_a_directory_is_one_line(tmp_path:
     one_line_exit_2(rc, err)
     assert "needs the application's directory" in err and str(one) in err, err
     assert not out.exists()
+
+
+def test_write_in_copy_replaces_a_link_and_refuses_a_linked_directory(tmp_path: Path) -> None:
+    from s2s.base.errors import UserError
+    from s2s.base.treefiles import write_in_copy
+
+    copy, outside = tmp_path / "copy", tmp_path / "outside"
+    copy.mkdir()
+    outside.mkdir()
+    (outside / "f.c").write_text("theirs")
+    os.symlink(outside / "f.c", copy / "f.c")
+    os.symlink(outside, copy / "sub")
+    write_in_copy(copy, "f.c", b"ours")
+    assert (outside / "f.c").read_text() == "theirs"
+    assert not (copy / "f.c").is_symlink() and (copy / "f.c").read_text() == "ours"
+    with pytest.raises(UserError, match="link leaving the work copy"):
+        write_in_copy(copy, "sub/g.c", b"ours")
+    assert sorted(os.listdir(outside)) == ["f.c"]

@@ -22,6 +22,8 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from s2s.base.errors import UserError
+
 
 def copy_tree(src: Path, dst: Path, ignore: Iterable[str] = (".git", ".hg", ".svn")) -> list[str]:
     """Copy the tree `src` to `dst` (which must not exist yet); names matching a pattern of `ignore` (fnmatch) are
@@ -245,7 +247,8 @@ def write_in_copy(root: Path, rel: str, data: bytes) -> None:
     path = Path(root) / rel
     real_root = Path(os.path.realpath(root))
     if not Path(os.path.realpath(path.parent)).is_relative_to(real_root):
-        raise OSError(errno.EXDEV, "its directory is a link out of the work copy; not written", str(path))
+        raise UserError(f"its directory is a link leaving the work copy {root}; s2s does not write through it",
+                        file=str(path), hint="replace the linked directory in the tree by a real one to have it changed")
     if path.is_symlink():
         path.unlink()
     path.write_bytes(data)
