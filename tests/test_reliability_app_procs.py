@@ -25,12 +25,13 @@ def _app(where: Path) -> Path:
 
 
 def _escapers(late: Path) -> str:
-    """Shell text that starts a child in the group and one in a session of its own, each touching a file later."""
-    return f"(sleep 1; touch {late}.group) & setsid sh -c 'sleep 1; touch {late}.session' & "
+    """Shell text that starts a child in the group and one in a session of its own, each touching a file 2 s later
+    (well after the command's end or its timeout, under load too)."""
+    return f"(sleep 2; touch {late}.group) & setsid sh -c 'sleep 2; touch {late}.session' & "
 
 
 def _none_late(late: Path) -> None:
-    time.sleep(1.8)
+    time.sleep(3.0)
     assert not Path(f"{late}.group").exists(), "a child in the command's group outlived it"
     assert not Path(f"{late}.session").exists(), "a child that left the session (setsid) outlived the command"
 
@@ -61,8 +62,8 @@ def test_a_hung_application_run_or_check_is_killed_whole(tmp_path: Path, hung: s
     check = hang if hung == "check" else None
     t0 = time.monotonic()
     with pytest.raises(UserError) as err:
-        compare_apps(before, after, "true", run_cmd, runs=1, check_cmd=check, timeout=1.0, warmup=False, log=lambda _m: None)
-    assert "was killed after 1 s" in err.value.message and "with every process it started" in err.value.message
+        compare_apps(before, after, "true", run_cmd, runs=1, check_cmd=check, timeout=0.5, warmup=False, log=lambda _m: None)
+    assert "was killed after 0.5 s" in err.value.message and "with every process it started" in err.value.message
     assert time.monotonic() - t0 < 10
     _none_late(late)
 
@@ -111,8 +112,8 @@ def test_the_dry_run_of_the_build_is_killed_whole(tmp_path: Path) -> None:
     tree.mkdir()
     late = tmp_path / "late"
     (tree / "a.c").write_text("int main(void) { return 0; }\n")
-    (tree / "Makefile").write_text(f"X := $(shell (sleep 1; touch {late}.group) >/dev/null 2>&1 & "
-                                   f"setsid sh -c 'sleep 1; touch {late}.session' >/dev/null 2>&1 & sleep 30)\n"
+    (tree / "Makefile").write_text(f"X := $(shell (sleep 2; touch {late}.group) >/dev/null 2>&1 & "
+                                   f"setsid sh -c 'sleep 2; touch {late}.session' >/dev/null 2>&1 & sleep 30)\n"
                                    "all:\n\tgcc -O2 -c a.c\n")
     t0 = time.monotonic()
     found, how = commands_from_build(tree, "make", timeout_s=0.5)
