@@ -33,9 +33,10 @@ def _copy_tree(src: Path, dst: Path) -> None:
                         file=str(src), hint="remove or replace that link")
     if dst.exists():
         shutil.rmtree(dst)
-    from s2s.base.treefiles import copy_tree
+    from s2s.base.treefiles import copy_tree, owner_writable
 
     copy_tree(src, dst, (".git", "build", "*.o", ".s2s-backup"))
+    owner_writable(dst)  # a read-only tree's copy takes the reintegrated kernels and the build's outputs
 
 
 def _check_work(root: Path, work: Path) -> None:

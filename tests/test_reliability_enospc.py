@@ -89,3 +89,32 @@ def test_a_full_disk_during_capture_is_one_line(solver: Path, tmp_path: Path, af
     one_line_exit_2(rc, err)
     assert "No space left on device" in err, err
     assert calls[0] > after and not out.exists() and fingerprint(solver) == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("call", "after"), [("pwrite", 0), ("pwrite", 4), ("fsync", 0), ("fsync", 10)])
+def test_a_full_disk_during_auto_is_one_line_naming_the_file(tmp_path: Path, call: str, after: int,
+                                                             monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The disk fills while auto copies the tree (os.pwrite: the copy went on without the file, and reintegration
+    said the kernel was 'no longer in this file', exit 0), or at its first or a later atomic write (the diff, the
+    MEP's files after optimizing: one line that named no file)."""
+    tree = copy_sample(tmp_path / "app")
+    before = fingerprint(tree)
+    real, calls = getattr(os, call), [0]
+
+    def full(*args: object) -> object:
+        calls[0] += 1
+        if calls[0] > after:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(*args)
+
+    monkeypatch.setattr(os, call, full)
+    work = tmp_path / "w"
+    rc, _o, err = cli_inproc(["auto", str(tree), "--kernels", "matvec", "--work", str(work), "--max-evals", "1",
+                              "--rounds", "1", "--no-patterns", "--diff", str(tmp_path / "a.diff")], capsys)
+    one_line_exit_2(rc, err)
+    assert calls[0] > after
+    named = err.split(": No space left on device")[0].removeprefix("error: ")
+    assert "No space left on device" in err and Path(named).is_relative_to(tmp_path), err
+    assert Path(named) != tmp_path and not Path(named).is_relative_to(tree), err
+    assert fingerprint(tree) == before

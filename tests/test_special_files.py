@@ -139,8 +139,9 @@ print(sites, notes)
 
 @pytest.mark.slow
 def test_auto_copies_links_as_links_and_skips_special_files(tmp_path: Path) -> None:
-    """`s2s auto` on the OpenCL sample with a linked /etc, a dangling link and a FIFO: no traceback, no hang, the
-    work copy holds the links as links (auto.py's _copy_tree through s2s.base.treefiles.copy_tree)."""
+    """`s2s auto` on the OpenCL sample with a linked /etc, a dangling link, a FIFO and a file whose read fails: no
+    traceback, no hang, the work copy holds the links as links (auto.py's _copy_tree through
+    s2s.base.treefiles.copy_tree)."""
     import shutil
 
     from conftest import SAMPLES
@@ -150,6 +151,7 @@ def test_auto_copies_links_as_links_and_skips_special_files(tmp_path: Path) -> N
     os.symlink("/etc", tree / "etc")
     os.symlink("nowhere", tree / "dangling.h")
     os.mkfifo(tree / "fifo")
+    os.symlink("/proc/self/mem", tree / "kernels" / "unreadable.cl")  # a regular file whose read fails (EIO)
     work = tmp_path / "w"
     res = subprocess.run([sys.executable, "-m", "s2s", "auto", str(tree), "--kernels", "matvec", "--work", str(work),
                           "--max-evals", "1", "--rounds", "1", "--no-patterns", "--diff", str(tmp_path / "a.diff")],

@@ -1,10 +1,17 @@
 """Child commands in their own process group: on timeout, error, exit or signal the whole group is killed, so no
 build or run outlives the step that started it. Output is streamed into a bounded buffer (its first and last
 `keep` bytes), never held whole; `Interrupted` turns SIGTERM/SIGINT into an exception so callers can roll back.
+
+A process that leaves the group (`setsid`, a daemon's double fork) is still ours: every command gets a marker in its
+environment (S2S_RUN_ID, unique per command), which its descendants inherit, and whatever of ours still carries it
+when the command ends is killed too (found through /proc/PID/environ; on Linux only). A process that starts with a
+cleared environment (`env -i`) and leaves the session escapes this.
 """
 from __future__ import annotations
 
+import itertools
 import os
+import secrets
 import signal
 import subprocess
 import threading
@@ -16,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 KEEP = 1 << 20  # bytes kept from the start and from the end of a command's output
-_live: set[int] = set()  # process groups running now (from any thread): a signal kills them all
+MARKER = "S2S_RUN_ID"  # in every command's environment: its descendants are found by it, wherever their session
+_live: dict[int, str] = {}  # process groups running now (from any thread) and their markers: a signal kills them all
+_serial = itertools.count(1)
 
 
 class Interrupted(BaseException):
@@ -89,19 +98,68 @@ class Finished:
 
 
 @contextmanager
-def tracked(pid: int) -> Iterator[None]:
-    """Group `pid` is killed with the others when a signal arrives (`kill_all`), and whatever way the block ends."""
-    _live.add(pid)
+def tracked(pid: int, marker: str = "") -> Iterator[None]:
+    """Group `pid` is killed with the others when a signal arrives (`kill_all`), and whatever way the block ends;
+    with `marker` (its S2S_RUN_ID), so is every process that carries it, in whatever session."""
+    _live[pid] = marker
     try:
         yield
     finally:
-        _live.discard(pid)
+        _live.pop(pid, None)
         kill_group(pid)
+        if marker:
+            kill_marked(marker)
 
 
 def kill_all() -> None:
-    for pid in list(_live):
+    for pid, marker in list(_live.items()):
         kill_group(pid)
+        if marker:
+            kill_marked(marker)
+
+
+def new_marker() -> str:
+    """A value of S2S_RUN_ID no other command of any s2s on this machine has."""
+    return f"{os.getpid()}.{next(_serial)}.{secrets.token_hex(4)}"
+
+
+def marked(marker: str) -> list[int]:
+    """The live processes whose environment holds S2S_RUN_ID=`marker` (those this user may read: ours)."""
+    needle = f"{MARKER}={marker}".encode()
+    out: list[int] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                env = fh.read()
+        except OSError:  # gone, or another user's
+            continue
+        if needle in env.split(b"\0"):  # a zombie's environment reads empty: only the living are found
+            out.append(int(name))
+    return out
+
+
+def kill_marked(marker: str, timeout_s: float = 5.0) -> bool:
+    """SIGKILL every process carrying `marker` until none is left (one that forks meanwhile is found on the next
+    pass); False if some were still there after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = marked(marker)
+        if not left:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.02)
 
 
 def kill_group(pid: int) -> None:
@@ -117,10 +175,13 @@ def run_group(cmd: list[str] | str, *, cwd: Path | str, timeout_s: float | None,
     """Run `cmd` (an argument vector; a string only for the user's own --build-cmd/--run-cmd/--test-cmd, through
     /bin/sh) in a new session. The group is killed when the command ends, times out or this process is interrupted.
     `log`: the bounded output is also written there. `on_start(pid)`: told the new session's id first (a journal
-    records it, so that a later `--restore` can end what a killed s2s left running)."""
+    records it, so that a later `--restore` can end what a killed s2s left running). Every process the command starts
+    carries S2S_RUN_ID in its environment and is killed when it ends, even one that left the session."""
     t0 = time.monotonic()
+    marker = new_marker()
     try:
-        proc = subprocess.Popen(cmd, shell=isinstance(cmd, str), cwd=cwd, env=dict(env) if env is not None else None,
+        proc = subprocess.Popen(cmd, shell=isinstance(cmd, str), cwd=cwd,
+                                env={**(os.environ if env is None else env), MARKER: marker},
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     except OSError as exc:
@@ -131,6 +192,7 @@ def run_group(cmd: list[str] | str, *, cwd: Path | str, timeout_s: float | None,
         except BaseException:
             kill_group(proc.pid)
             proc.wait()
+            kill_marked(marker)
             raise
     out = BoundedOutput(keep)
     assert proc.stdout is not None
@@ -143,7 +205,7 @@ def run_group(cmd: list[str] | str, *, cwd: Path | str, timeout_s: float | None,
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     timed_out = False
-    with tracked(proc.pid):
+    with tracked(proc.pid, marker):
         try:
             try:
                 proc.wait(timeout=timeout_s)
@@ -154,6 +216,7 @@ def run_group(cmd: list[str] | str, *, cwd: Path | str, timeout_s: float | None,
                 kill_group(proc.pid)
             proc.wait()
             kill_group(proc.pid)  # leftovers too: nothing the command started outlives it
+            kill_marked(marker)  # nor what left its session (tracked's exit looks once more)
             reader.join(timeout=5)
             stream.close()
     if log is not None:

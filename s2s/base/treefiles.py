@@ -8,6 +8,9 @@ read through: one that points inside the tree points to the same file of the cop
 linked `/etc`, a system include directory) points where it pointed, and a dangling one is copied as it is. FIFOs,
 sockets and devices are left out (opening a FIFO would block), as is the destination itself when it lies in the
 tree. What was left out is returned, one line each.
+
+`write_in_copy` changes a file of such a copy without writing through a link (a link out of the tree in the copy
+still names the user's file), and `owner_writable` lets a read-only tree's copy take the build's outputs.
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ import shutil
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+
+from s2s.base.errors import UserError
 
 
 def copy_tree(src: Path, dst: Path, ignore: Iterable[str] = (".git", ".hg", ".svn")) -> list[str]:
@@ -92,8 +97,14 @@ def _copy_link(src: Path, dst: Path, link: Path, target: Path) -> None:
     os.symlink(new, target)
 
 
+class CopyUnwritable(OSError):
+    """The copy itself could not be written (a full disk, a quota): raised, never a note, since the copy would be
+    incomplete."""
+
+
 def copy_regular(path: Path, target: Path) -> str:
-    """Copy one file if it is a regular file when opened (never blocks on a FIFO swapped in); "" or why not."""
+    """Copy one file if it is a regular file when opened (never blocks on a FIFO swapped in); "" or why not. A source
+    that cannot be read is a note; a copy that cannot be written raises CopyUnwritable naming it."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -102,11 +113,16 @@ def copy_regular(path: Path, target: Path) -> str:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return f"{special_kind(st.st_mode)}, not copied"
-        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
         try:
-            _copy_data(fd, out, st.st_size)
+            out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as exc:
+            raise CopyUnwritable(exc.errno, exc.strerror, str(target)) from None
+        try:
+            _copy_data(fd, out, st.st_size, target)
         finally:
             os.close(out)
+    except CopyUnwritable:
+        raise
     except OSError as exc:
         return f"not copied ({exc.strerror})"
     finally:
@@ -115,7 +131,7 @@ def copy_regular(path: Path, target: Path) -> str:
     return ""
 
 
-def _copy_data(src: int, dst: int, size: int) -> None:
+def _copy_data(src: int, dst: int, size: int, name: Path) -> None:
     """Copy the data of a file, skipping its holes (a sparse 10 GB file costs what it holds, and stays sparse)."""
     pos = 0
     try:
@@ -138,9 +154,23 @@ def _copy_data(src: int, dst: int, size: int) -> None:
             chunk = os.pread(src, min(1 << 20, end - at), at)
             if not chunk:
                 break
-            os.pwrite(dst, chunk, at)
+            _write_at(dst, chunk, at, name)
             at += len(chunk)
-    os.ftruncate(dst, size)
+    try:
+        os.ftruncate(dst, size)
+    except OSError as exc:
+        raise CopyUnwritable(exc.errno, exc.strerror, str(name)) from None
+
+
+def _write_at(dst: int, data: bytes, at: int, name: Path) -> None:
+    """All of `data` at offset `at` (a short write continues where it stopped)."""
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.pwrite(dst, view, at)
+        except OSError as exc:
+            raise CopyUnwritable(exc.errno, exc.strerror, str(name)) from None
+        view, at = view[n:], at + n
 
 
 MAX_SOURCE = 64 << 20  # a source file larger than this is generated data, not code to scan
@@ -189,3 +219,36 @@ def special_kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
     return "not a regular file"
+
+
+def owner_writable(root: Path) -> None:
+    """Give the owner write permission on every directory and file of a copy (not through symlinks): a read-only
+    tree's copy must take the instrumented sources, the reintegrated kernels and the build's outputs."""
+    for dirpath, dirs, files in os.walk(root):
+        for name in [*dirs, *files, ""]:
+            p = os.path.join(dirpath, name) if name else dirpath
+            st = os.lstat(p)
+            if not stat.S_ISLNK(st.st_mode) and not st.st_mode & stat.S_IWUSR:
+                os.chmod(p, stat.S_IMODE(st.st_mode) | stat.S_IWUSR)
+
+
+def read_in_copy(path: Path) -> bytes:
+    """A source file of a copy, read as scan reads it (regular files only, up to the cap); OSError naming it if not."""
+    data, why, _st = read_regular(path)
+    if data is None:
+        raise OSError(errno.EIO, why, str(path))
+    return data
+
+
+def write_in_copy(root: Path, rel: str, data: bytes) -> None:
+    """Write `data` as the file `rel` of the copy `root`. A symlink there is replaced by a regular file, never written
+    through: the copy keeps links as they were, and one leaving the tree still names a file of the user's. A file
+    whose directory lies outside the copy (reached through a linked directory) is refused."""
+    path = Path(root) / rel
+    real_root = Path(os.path.realpath(root))
+    if not Path(os.path.realpath(path.parent)).is_relative_to(real_root):
+        raise UserError(f"its directory is a link leaving the work copy {root}; s2s does not write through it",
+                        file=str(path), hint="replace the linked directory in the tree by a real one to have it changed")
+    if path.is_symlink():
+        path.unlink()
+    path.write_bytes(data)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from s2s.base.errors import UserError
-from s2s.base.treefiles import copy_tree
+from s2s.base.treefiles import copy_tree, owner_writable
 from s2s.mep.manifest import Manifest, load, save
 
 DEFAULT_MAX_BYTES = 2 << 30
@@ -169,7 +169,7 @@ def _capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str
     from s2s.scan.sources import check_tree
 
     from .attach import check_same_kernel
-    from .instrument import instrument_kernels, owner_writable
+    from .instrument import instrument_kernels
 
     root = check_tree(str(tree))
     if not root.is_dir():

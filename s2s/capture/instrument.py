@@ -24,6 +24,7 @@ from s2s.base.errors import UserError
 from s2s.base.records import LaunchSite
 from s2s.base.resources import render
 from s2s.base.treefiles import copy_tree as safe_copy_tree
+from s2s.base.treefiles import owner_writable, read_in_copy, write_in_copy
 from s2s.lang.parsing import enclosing_loop, parse
 from s2s.mep.manifest import Manifest
 from s2s.scan.sources import CUDA_EXTS, HIP_EXTS, HOST_EXTS, language_of
@@ -57,20 +58,6 @@ def copy_tree(tree: Path, dest: Path, notes: list[str] | None = None) -> Path:
         more = f" (and {len(skipped) - 5} more)" if len(skipped) > 5 else ""
         notes.append(f"left out of the work copy: {'; '.join(skipped[:5])}{more}")
     return dest
-
-
-def owner_writable(root: Path) -> None:
-    """Give the owner write permission on every directory and file of a copy (not through symlinks): a read-only
-    tree's copy must take the instrumented sources and the build's outputs."""
-    import os
-    import stat
-
-    for dirpath, dirs, files in os.walk(root):
-        for name in [*dirs, *files, ""]:
-            p = os.path.join(dirpath, name) if name else dirpath
-            st = os.lstat(p)
-            if not stat.S_ISLNK(st.st_mode) and not st.st_mode & stat.S_IWUSR:
-                os.chmod(p, stat.S_IMODE(st.st_mode) | stat.S_IWUSR)
 
 
 def _statement(call, data: bytes):  # type: ignore[no-untyped-def]
@@ -404,7 +391,7 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
     edited: dict[str, tuple[bytes, list[tuple[LaunchSite, list[int]]]]] = {}
     missed: set[tuple[str, int]] = set()  # indirect sites that could not be instrumented
     for rel, file_sites in by_file.items():
-        data = (root / rel).read_bytes()
+        data = read_in_copy(root / rel)
         dialect = language_of(rel, data)
         todo = [(s, _Slot(record_targs=False, indirect=True) if (s.file, s.start_byte) in through else info[owned[0]])
                 for s, owned in file_sites if owned[0] in info]
@@ -440,7 +427,10 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
             rel = path.relative_to(root).as_posix()
             if rel in changed or not path.is_file() or path.suffix.lower() not in HOST_EXTS | CUDA_EXTS | HIP_EXTS:
                 continue
-            data = path.read_bytes()
+            try:
+                data = read_in_copy(path)
+            except OSError:  # not a regular file, unreadable or over the cap: scan did not read it either
+                continue
             m_call = re.search(rb"\bclSetKernelArg\s*\(", data)
             if m_call:
                 changed[rel] = _with_include(data, header, m_call.start(), True)
@@ -451,7 +441,7 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
             rel = str(m.origin.get("file", ""))
             path = root / rel
             if rel and path.is_file():
-                data = changed.get(rel, path.read_bytes())
+                data = changed[rel] if rel in changed else read_in_copy(path)
                 if f'#include "{header}"'.encode() not in data:
                     kernel_at = int(m.origin.get("start_byte", len(data)) or 0)
                     data = _with_include(data, header, kernel_at)
@@ -460,7 +450,7 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
                 out.notes_of[i].append(f"symbols {', '.join(s.name for s in m.symbols)}: the kernel's file was not "
                                        "found; they are not captured and are filled from the seed")
     for rel, data in changed.items():
-        (root / rel).write_bytes(data)
+        write_in_copy(root, rel, data)
         out.files.append(rel)
     return out
 
@@ -478,13 +468,12 @@ def wrap_launch_sites(root: Path, header: Path, sites: list[LaunchSite], *, mark
             by_file.setdefault(s.file, []).append(s)
     done: list[str] = []
     for rel, file_sites in sorted(by_file.items()):
-        path = root / rel
-        data = path.read_bytes()
+        data = read_in_copy(root / rel)
         dialect = language_of(rel, data)
         marks = _loop_exit_marks(data, dialect, file_sites) if mark_loop_exit else []
         edited, failed = _edit_file(data, dialect, [(s, _Slot(record_targs=False)) for s in file_sites], "cuda", marks)
         if failed:
             raise failed[0][1]
-        path.write_bytes(_with_include(edited, header, min(s.start_byte for s in file_sites)))
+        write_in_copy(root, rel, _with_include(edited, header, min(s.start_byte for s in file_sites)))
         done += [f"{s.file}:{s.line}" for s in sorted(file_sites, key=lambda s: s.start_byte)]
     return done

@@ -22,6 +22,7 @@ from s2s.base.encoding import decode, encode, encoding_of
 from s2s.base.errors import UserError
 from s2s.base.records import LaunchSite
 from s2s.base.resources import render
+from s2s.base.treefiles import read_in_copy, write_in_copy
 from s2s.lang.parsing import parse
 from s2s.scan.sources import language_of
 
@@ -144,15 +145,14 @@ def instrument_all(tree: Path, work: Path, launches: list[LaunchSite],
             notes.append(f"{s.file}:{s.line}: {s.kind} launch not timed (chevron launches only)")
     sites: list[str] = []
     for rel, file_sites in sorted(by_file.items()):
-        path = root / rel
-        data = path.read_bytes()
+        data = read_in_copy(root / rel)
         dialect = language_of(rel, data)
         if backend == "cuda" and dialect == "hip":
             notes.append(f"{rel}: HIP launches are not timed")
             continue
         edited, done = _wrap(data, "cpp" if dialect == "opencl" else dialect, file_sites, backend, notes, kernels)
         if done:
-            path.write_bytes(_with_include(edited, header, min(s.start_byte for s in file_sites), backend == "opencl"))
+            write_in_copy(root, rel, _with_include(edited, header, min(s.start_byte for s in file_sites), backend == "opencl"))
             sites += done
     return root, sites, notes, backend
 

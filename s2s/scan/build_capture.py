@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 import tempfile
 from pathlib import Path
 
+from s2s.base.procs import run_group
 from s2s.base.treefiles import copy_tree
 
 from .compdb import CompileCommand
@@ -24,6 +24,7 @@ COMPILERS = re.compile(r"(?:.*/)?(?:nvcc|hipcc|amdclang\+\+|clang\+\+|clang|g\+\
 SOURCES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".hip", ".cl", ".C")
 _ENTER = re.compile(r"make(?:\[\d+\])?: Entering directory [`'\"](.*)[`'\"]")
 _LEAVE = re.compile(r"make(?:\[\d+\])?: Leaving directory")
+DRY_RUN_KEEP = 32 << 20  # bytes of a dry run's output kept from its start and its end (a large build prints MBs)
 
 
 def dry_run_command(build_cmd: str) -> str | None:
@@ -119,12 +120,11 @@ def commands_from_build(tree: Path, build_cmd: str, timeout_s: float = 120.0) ->
     with tempfile.TemporaryDirectory(prefix="s2s-dry-") as tmp:
         copy = Path(tmp) / tree.name
         copy_tree(tree, copy, (".git",))
-        try:
-            p = subprocess.run(dry, shell=True, cwd=copy, capture_output=True, text=True, timeout=timeout_s,
-                               env={**os.environ, "LC_ALL": "C"})
-        except subprocess.TimeoutExpired:
+        # the user's command (its `$(shell ...)` and recursive makes run): in its own session, killed whole
+        p = run_group(dry, cwd=copy, timeout_s=timeout_s, env={**os.environ, "LC_ALL": "C"}, keep=DRY_RUN_KEEP)
+        if p.timed_out:
             return {}, f"the dry run '{dry}' did not finish in {timeout_s:.0f} s"
-        found = parse_log(p.stdout, copy)
+        found = parse_log(p.output, copy)
         real = copy.resolve()
         out: dict[Path, CompileCommand] = {}
         for c in found:
@@ -135,6 +135,6 @@ def commands_from_build(tree: Path, build_cmd: str, timeout_s: float = 120.0) ->
             args = tuple(a.replace(str(real), str(tree)) for a in c.args)
             out.setdefault(unit.resolve(), CompileCommand(file=unit.resolve(), directory=directory, args=args))
     if not out:
-        tail = (p.stderr.strip().splitlines() or [""])[-1][:160]
+        tail = (p.output.strip().splitlines() or [""])[-1][:160]
         return {}, f"the dry run '{dry}' printed no compiler invocation (rc {p.returncode}{': ' + tail if tail else ''})"
     return out, f"compiler invocations of '{dry}' (a dry run of the build command)"
