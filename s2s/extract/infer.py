@@ -12,7 +12,7 @@ from pathlib import Path
 
 from s2s.base.records import Kernel, LaunchSite, Param
 from s2s.lang.access import index_arrays, offset_arrays, param_access, roles
-from s2s.lang.cexpr import SIZEOF, try_evaluate
+from s2s.lang.cexpr import ALIGNOF, SIZEOF, try_evaluate
 from s2s.lang.dialect import dialect_of
 from s2s.lang.macros import Macro
 from s2s.lang.parsing import text
@@ -433,8 +433,8 @@ def active_text(source_text: str, macros: dict[str, tuple[str, str]]) -> str | N
 
 def parse_struct(text: str, name: str) -> StructSpec | None:
     m = re.search(r"\{(.*)\}", text, re.S)
-    if not m:
-        return None
+    if not m or re.search(r"\b(?:union|alignas|__align__|__attribute__|_Alignas|virtual)\b|:", text[:m.start()]):
+        return None  # a union, an over-aligned struct or one with a base: its size is not the sum of its fields
     body = re.sub(r"//[^\n]*|/\*.*?\*/", " ", m.group(1), flags=re.S)
     fields: list[tuple[str, str, int]] = []
     for decl in body.split(";"):
@@ -453,15 +453,22 @@ def parse_struct(text: str, name: str) -> StructSpec | None:
     return StructSpec(name=name, fields=tuple(fields))
 
 
-def struct_size(st: StructSpec, known: dict[str, int]) -> int | None:
+def struct_size(st: StructSpec, known: dict[str, int], aligns: dict[str, int] | None = None) -> int | None:
+    """sizeof(st) on a 64-bit host from its fields' sizes and alignments (a vector type aligns as CUDA says, double3
+    to 8, float4 to 16; a struct met before to its own alignment, recorded in `aligns`); None when a field is not
+    known (a nested struct whose alignment was not recorded included)."""
+    aligns = {} if aligns is None else aligns
     size, align = 0, 1
     for ftype, _name, count in st.fields:
         fs = SIZEOF.get(ftype) or known.get(ftype)
         if fs is None:
             return None
-        fa = min(fs, 8) if ftype not in {"float3", "int3"} else 4
+        fa = ALIGNOF.get(ftype) or aligns.get(ftype) or (min(fs, 8) if ftype in SIZEOF else None)
+        if fa is None:
+            return None
         size = (size + fa - 1) // fa * fa + fs * count
         align = max(align, fa)
+    aligns[st.name] = align
     return (size + align - 1) // align * align
 
 
@@ -549,9 +556,10 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
         if re.fullmatch(r"(?:unsigned )?[a-z_][a-z0-9_ ]*", value_text) and value_text.split()[-1] in SIZEOF:
             tmap.setdefault(name, value_text)
     structs = [s for s in (parse_struct(t, n) for n, t in struct_texts.items()) if s is not None]
-    for st in structs:
+    struct_aligns: dict[str, int] = {}
+    for st in structs * 2:  # twice: a struct nested in one listed before it is known the second time
         st_fields = tuple((_alias_base(f[0], values.aliases), f[1], f[2]) for f in st.fields)
-        size = struct_size(StructSpec(st.name, st_fields), values.sizeof_extra)
+        size = struct_size(StructSpec(st.name, st_fields), values.sizeof_extra, struct_aligns)
         if size:
             values.sizeof_extra[st.name] = size
     dialect = dialect_of(kernel.language)
