@@ -154,7 +154,7 @@ class Scope:
             if dominating is not None and node is dominating[0]:
                 continue
             if last < node.start_byte < self.limit:
-                if kind == "def" and _from_command_line(node, self.fn):
+                if kind == "def" and self.argv_skipped(node):
                     from_argv.append(self._loc(node))
                     continue
                 return None, f"{name} is written at {self._loc(node)} under a condition or by '{text(node)[:40]}'"
@@ -218,12 +218,18 @@ class Scope:
         return Found(repr(value), self._loc(loop), self, loop.start_byte,
                      origin=f"the loop at {self._loc(loop)} runs {runs} times from {name} = {start}")
 
+    def argv_skipped(self, node: Node) -> bool:
+        """Whether a write takes its value from the command line in a default run that has no arguments; when the
+        application exits unless given arguments (Program.args_required), such writes are ordinary writes, of the
+        run line's arguments when one was found (Program.run_args), else of values not known."""
+        return self.fn is not None and not self.program.args_required and _from_command_line(node, self.fn)
+
     def _branch_state(self, node: Node, decided: list[str]) -> str:
         """Whether a write runs whenever its function reaches that point, as far as the `if`s around it (and outside
         the limit's own blocks) say: "live" (every such condition known and holding), "dead" (one known not to hold),
         "unknown" (a condition not known, or a loop, switch or other construct that runs its part only sometimes)."""
         decide = self.program.decide
-        if self.fn is not None and _from_command_line(node, self.fn):
+        if self.argv_skipped(node):
             return "unknown"  # a run's arguments choose it: the default of a run without them is handled apart
         state = "live"
         child = node
@@ -697,6 +703,11 @@ class Program:
         self._global_writes: dict[tuple[str, str, int], tuple[Found | None, str]] = {}
         self._definitions: dict[str, list[tuple[SourceFile, Node]]] = {}
         self._by_reference: dict[tuple[str, int], bool] = {}
+        # set when main exits unless given arguments (file:line of that exit): the default run is then the run line
+        # found beside the sources (run_args: argv[1:], run_from: where it was read), or not known (run_args None)
+        self.args_required = ""
+        self.run_args: tuple[str, ...] | None = None
+        self.run_from = ""
 
     def definitions_of(self, name: str) -> list[tuple[SourceFile, Node]]:
         """(file, function_definition) of every function of the program named `name` (host or device)."""

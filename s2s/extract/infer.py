@@ -20,6 +20,7 @@ from s2s.lang.textsplit import split_top_level
 from s2s.mep.manifest import FILL_IN, LaunchSpec, ParamSpec, StructSpec, SymbolSpec
 from s2s.scan.sources import SourceFile, language_of
 
+from .default_run import argv_value, parse_number
 from .hostcode import Found, Program, Scope
 from .launch_helpers import through_helper
 from .template_args import resolve_template_args, settle
@@ -167,7 +168,11 @@ class Values:
 
     def call(self, name: str, args: list) -> float | int | None:  # type: ignore[type-arg]
         """A host helper whose body is `return EXPR;`, after local declarations with values (`size_t rest = a % b;`),
-        such as round_up(x, m), applied to numbers; names other than its parameters and those locals: not known."""
+        such as round_up(x, m), applied to numbers; names other than its parameters and those locals: not known.
+        atoi, strtol, atof and the like give the number they were handed (one read from the run line's argv)."""
+        parsed = parse_number(name, args)
+        if parsed is not None:
+            return parsed
         pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*\(([^()]*)\)\s*\{((?:\s*(?:const\s+)?[A-Za-z_]\w*"
                              rb"(?:\s+(?:int|long))?\s+[A-Za-z_]\w*\s*=[^;{}]+;)*)\s*return\s+([^;]+);\s*\}")
         for source in self.program.files.values():
@@ -195,9 +200,8 @@ class Values:
     def name(self, name: str, scope: Scope | None, trail: Trail, depth: int) -> float | int | None:
         if depth > 30:
             return None
-        if name == "argc":
-            trail.add("argc = 1 (values of a run without command-line arguments)")
-            return 1
+        if name == "argc" or re.fullmatch(r"argv\[\d+\]", name):
+            return self._command_line(name, trail)
         if name in self.overrides:
             trail.add(f"{name} = {self.overrides[name]} (--define)")
             return self.number(self.overrides[name], None, trail, depth)
@@ -255,6 +259,26 @@ class Values:
                 trail.add(f"{name} = {value_text} ({where})")
             return value
         return None
+
+    def _command_line(self, name: str, trail: Trail) -> float | int | None:
+        """argc and argv[i] of the default run: no arguments, or the run line of an application that needs them."""
+        program = self.program
+        if not program.args_required:
+            if name != "argc":
+                return None
+            trail.add("argc = 1 (values of a run without command-line arguments)")
+            return 1
+        if program.run_args is None:
+            trail.add(f"{name}: not known before the run (the application exits unless given arguments at "
+                      f"{program.args_required}, and no run line was found)")
+            return None
+        value = len(program.run_args) + 1 if name == "argc" else argv_value(program, int(name[5:-1]))
+        if value is None:
+            trail.add(f"{name}: not a plain number in the run line at {program.run_from}")
+        else:
+            trail.add(f"{name} = {value} (the run line at {program.run_from}; the application exits unless given "
+                      f"arguments at {program.args_required})")
+        return value
 
     def _from_callers(self, name: str, scope: Scope, idx: int, base: str, dot: str, member: str, trail: Trail,
                       depth: int) -> float | int | None:

@@ -94,6 +94,19 @@ def _read(mk: Path, env: dict[str, str], rules: list[tuple[str, list[str]]], dep
             rules.append((line, []))
 
 
+def read_makefile(mk: Path) -> tuple[dict[str, str], list[tuple[str, list[str]]]]:
+    """The variables and rules of a Makefile's active branches (see _read)."""
+    env: dict[str, str] = {}
+    rules: list[tuple[str, list[str]]] = []
+    _read(mk, env, rules)
+    return env, rules
+
+
+def expand(text: str, env: dict[str, str]) -> str:
+    """`$(VAR)` and `${VAR}` replaced by their values; a variable nobody sets becomes `$?`."""
+    return _expand(text, env)
+
+
 def _variables(text: str) -> dict[str, str]:
     env: dict[str, str] = {}
     joined = text.replace("\\\n", " ")
