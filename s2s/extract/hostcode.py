@@ -16,6 +16,8 @@ from tree_sitter import Node
 from s2s.lang.parsing import parse, text
 from s2s.scan.sources import SourceFile, language_of
 
+from .pp_branches import Macros, branch_ranges
+
 _ALLOC = {"cudaMalloc": 1, "hipMalloc": 1, "cudaMallocManaged": 1, "hipMallocManaged": 1, "cudaMallocAsync": 1,
           "hipMallocAsync": 1}
 NL = b"\n"
@@ -59,7 +61,7 @@ class Scope:
             n = stack.pop()
             if n.start_byte >= self.limit and self.fn is not None:
                 continue
-            if n.type in types:
+            if n.type in types and not self.program.dropped(self.source, n):
                 out.append(n)
             if n.type == "function_definition" and n is not root and self.fn is None:
                 continue
@@ -99,7 +101,10 @@ class Scope:
 
     def writes_of(self, name: str) -> list[tuple[Node, str, Node | None]]:
         """Every write of `name` in this function (see _writes_in), calls that take it by reference included."""
-        return _writes_in(self.fn, name, self.program.by_reference) if self.fn is not None else []
+        if self.fn is None:
+            return []
+        return [w for w in _writes_in(self.fn, name, self.program.by_reference)
+                if not self.program.dropped(self.source, w[0])]
 
     def reaching(self, name: str) -> tuple[Found | None, str]:
         """The one definition of `name` that reaches the limit in this function: (found, "");
@@ -141,8 +146,9 @@ class Scope:
         for node, kind, value, state in writes:
             if node.start_byte >= self.limit:
                 continue
+            pp = self.program.undecided_branch(self.source, node)
             if state == "live" or all(a.start_byte <= self.limit < a.end_byte for a in _ancestors(node, self.fn)
-                                      if a.type in _BRANCHES):
+                                      if a.type in _BRANCHES) and (pp is None or pp[0] <= self.limit < pp[1]):
                 dominating = (node, kind, value)
         last = dominating[0].start_byte if dominating else -1
         after = [w[0] for w in writes if last < w[0].start_byte < self.limit]
@@ -232,6 +238,9 @@ class Scope:
         if self.argv_skipped(node):
             return "unknown"  # a run's arguments choose it: the default of a run without them is handled apart
         state = "live"
+        around = self.program.undecided_branch(self.source, node)
+        if around is not None and not around[0] <= self.limit < around[1]:
+            state = "unknown"  # `#ifdef __CUDACC_RDC__ n = 1; #endif`: compiled or not, as the build's flags say
         child = node
         for a in _ancestors(node, self.fn) if self.fn is not None else []:  # an `if` known not to hold outside an
             inside = a.start_byte <= self.limit < a.end_byte                 # unknown one still makes it dead
@@ -279,7 +288,8 @@ class Scope:
                 n = stack.pop()
                 if n.type == "function_definition" and n is not root:
                     continue
-                if n.type in {"parameter_declaration", "declaration"} and (root is not self.fn or n.start_byte < self.limit):
+                if n.type in {"parameter_declaration", "declaration"} and (root is not self.fn or n.start_byte < self.limit) \
+                        and not self.program.dropped(self.source, n):
                     for d in n.children_by_field_name("declarator"):
                         inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
                         if inner is not None and inner.type != "function_declarator" and _declared(inner) == name and (
@@ -706,8 +716,27 @@ class Program:
         # set when main exits unless given arguments (file:line of that exit): the default run is then the run line
         # found beside the sources (run_args: argv[1:], run_from: where it was read), or not known (run_args None)
         self.args_required = ""
+        self.macros: Macros | None = None  # the launching unit's, set by infer.Values: #if branches they drop
+        self._branches: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
         self.run_args: tuple[str, ...] | None = None
         self.run_from = ""
+
+    def dropped(self, source: SourceFile, node: Node) -> bool:
+        """Whether `node` lies in a preprocessor branch that the unit's macros drop (see pp_branches)."""
+        if self.macros is None or b"#" not in source.data:
+            return False
+        return any(a <= node.start_byte < b for a, b in self._ranges(source)[0])
+
+    def undecided_branch(self, source: SourceFile, node: Node) -> tuple[int, int] | None:
+        """The byte range of a preprocessor branch around `node` that the unit's macros do not decide, or None."""
+        if self.macros is None or b"#" not in source.data:
+            return None
+        return next(((a, b) for a, b in self._ranges(source)[1] if a <= node.start_byte < b), None)
+
+    def _ranges(self, source: SourceFile) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        if source.rel not in self._branches:
+            self._branches[source.rel] = branch_ranges(source.data, self.macros or {})
+        return self._branches[source.rel]
 
     def definitions_of(self, name: str) -> list[tuple[SourceFile, Node]]:
         """(file, function_definition) of every function of the program named `name` (host or device)."""

@@ -63,6 +63,7 @@ class Values:
         self.aliases: dict[str, str] = {}
         self._files_absent: dict[str, bool] = {}
         program.fold = self.fold
+        program.macros = macros
         program.set_decide(self.decide)
 
     def fold(self, expr: str, scope: Scope, ctype: str) -> float | int | None:
