@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from s2s.extract.mep_writer import make_mep
+from s2s.mep.fill_in import fill_ins
 from s2s.mep.manifest import FILL_IN
 from s2s.scan.run_line import default_run
 
@@ -73,6 +74,8 @@ def test_without_a_run_line_the_values_are_fill_in_not_the_initial_ones(tmp_path
     assert p["n"].value == FILL_IN and p["f"].value == FILL_IN and p["a"].count == FILL_IN, p["n"].source  # not 256
     assert FILL_IN in m.launch.grid
     assert any("no run line was found" in n for n in m.notes)
+    why = {f.key: f.why for f in fill_ins(m)}  # the summary and the README say why, first thing
+    assert why["params.n.value"].startswith("argv[1]: not known") and "no run line" in why["params.n.value"], why
 
 
 def test_arguments_that_are_not_plain_decimals_are_fill_in(tmp_path: Path) -> None:
