@@ -127,7 +127,7 @@ class Scope:
         anchor = self.fn.descendant_for_byte_range(self.limit, self.limit) or self.fn
         around = _ancestors(anchor, self.fn)
         loops = [a for a in around if a.type in _LOOPS]
-        writes = []
+        writes: list[tuple[Node, str, Node | None, str]] = []
         decided: dict[int, list[str]] = {}
         skipped: list[str] = []
         for node, kind, value in self.writes_of(name):
@@ -139,8 +139,12 @@ class Scope:
                 continue
             decided[node.start_byte] = why
             update = next((lp for lp in loops if lp.type == "for_statement" and _in_field(lp, "update", node)), None)
-            if update is not None:  # `for (bs = 64; ...; bs = bs * 2)`: runs after the body, not before the launch
-                return None, f"{name} changes in the loop around the launch at {self._loc(node)}"
+            if update is not None and _set_in_init(update, name, writes):
+                skipped.append(f"the first launch of the loop at {self._loc(update)}, before its update "
+                               f"'{' '.join(text(node).split())[:40]}'")
+                continue  # `for (bs = 64; ...; bs = bs * 2)`: the first launch runs with 64, the update comes after it
+            if update is not None:  # the update runs after the body, not before the launch; the value it starts
+                return None, f"{name} changes in the loop around the launch at {self._loc(node)}"  # from is not known
             writes.append((node, kind, value, state))
         dominating: tuple[Node, str, Node | None] | None = None
         for node, kind, value, state in writes:
@@ -467,6 +471,12 @@ _LOOPS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
 # nodes whose parts run only sometimes: a write inside one dominates the launch only if the launch is inside it too
 _BRANCHES = _LOOPS | {"compound_statement", "if_statement", "else_clause", "switch_statement", "case_statement",
                       "conditional_expression", "binary_expression", "lambda_expression", "try_statement", "catch_clause"}
+
+
+def _set_in_init(loop: Node, name: str, writes: list[tuple[Node, str, Node | None, str]]) -> bool:
+    """Whether a `for` loop's init clause (`for (bs = 64; ...)`, `for (int bs = 64; ...)`) gives `name` the value
+    the loop starts from: the last write found before the update (writes so far, in text order) is in that clause."""
+    return bool(writes) and writes[-1][1] == "def" and _in_field(loop, "initializer", writes[-1][0])
 
 
 def _in_field(parent: Node, field: str, node: Node) -> bool:
