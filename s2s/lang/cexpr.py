@@ -38,7 +38,18 @@ VECTOR_SIZEOF, ALIGNOF = _vector_types()
 SIZEOF.update({k: v for k, v in VECTOR_SIZEOF.items() if k not in SIZEOF})
 ALIGNOF.update({"half2": 4, "__half2": 4, "__nv_bfloat162": 4})
 _CAST_TYPES = {"int", "float", "double", "long", "unsigned", "size_t", "unsigned int", "long long", "int64_t", "uint32_t",
-               "uint64_t", "int32_t", "unsigned long", "short", "char"}
+               "uint64_t", "int32_t", "unsigned long", "short", "char", "unsigned short", "unsigned char",
+               "unsigned long long", "signed char", "int16_t", "uint16_t", "int8_t", "uint8_t"}
+_UNSIGNED = {"unsigned", "size_t", "uint32_t", "uint64_t", "uint16_t", "uint8_t"}
+
+
+def _wrap(v: int, ctype: str) -> int:
+    """An integer converted to a C integer type: modulo 2^bits, negative again for a signed type (two's complement,
+    as every compiler s2s drives does)."""
+    bits = 8 * SIZEOF.get(ctype, 8)
+    v &= (1 << bits) - 1
+    signed = not (ctype.startswith("unsigned") or ctype in _UNSIGNED)
+    return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
 _FLOAT_CASTS = {"float", "double"}
 
 
@@ -155,7 +166,7 @@ class _Parser:
             ctype = " ".join(self._type_words())
             self.take(")")
             v = self.unary()
-            return float(v) if ctype in _FLOAT_CASTS else int(v)
+            return float(v) if ctype in _FLOAT_CASTS else _wrap(int(v), ctype)
         return self.primary()
 
     def _is_cast(self) -> bool:
