@@ -42,6 +42,9 @@ $(program): main.cu
 run: $(program)
 \t$(LAUNCHER) ./$(program) 5000 0.5 10 > log.txt
 """
+USAGE = NEEDS_ARGS.replace("int main(", "static void usage(const char* name) {\n  printf(\"%s N F R\\n\", name);\n"
+                            "  exit(1);\n}\nint main(").replace(
+    '    printf("Usage: %s <length> <factor> <repeat>\\n", argv[0]);\n    return 1;\n', "    usage(argv[0]);\n")
 RUNS = {
     "makefile": {"Makefile": MAKEFILE},
     "script": {"run.sh": "#!/bin/sh\nmake\n# ./main 1 1 1 is a smoke test\n./main 5000 0.5 10 | tee log\n"},
@@ -59,8 +62,10 @@ def _tree(tmp_path: Path, files: dict[str, str], source: str = NEEDS_ARGS) -> Pa
 
 
 @pytest.mark.parametrize("where", sorted(RUNS))
-def test_the_written_down_run_gives_the_values(tmp_path: Path, where: str) -> None:
-    tree = _tree(tmp_path, RUNS[where])
+@pytest.mark.parametrize("source", [NEEDS_ARGS, USAGE], ids=["return", "usage_exits"])
+def test_the_written_down_run_gives_the_values(tmp_path: Path, where: str, source: str) -> None:
+    assert source.count("exit(1)") == (source is USAGE)
+    tree = _tree(tmp_path, RUNS[where], source)
     m = make_mep(str(tree), "scale", str(tmp_path / "m"))[1]
     p = {q.name: q for q in m.params}
     assert (p["n"].value, p["f"].value, p["a"].count) == (5000, 0.5, 5000), p["n"].source

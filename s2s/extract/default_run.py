@@ -24,7 +24,7 @@ _PARSERS = {"atoi": True, "atol": True, "atoll": True, "strtol": True, "strtoll"
             "atof": False, "strtod": False, "strtof": False, "stod": False, "stof": False}
 
 
-def _exit_without_arguments(fn: Node) -> Node | None:
+def _exit_without_arguments(fn: Node, program: Program) -> Node | None:
     """An `if` among main's own statements whose condition holds when argc is 1 and whose branch leaves main."""
     body = fn.child_by_field_name("body")
     for stmt in body.named_children if body is not None else []:
@@ -33,9 +33,18 @@ def _exit_without_arguments(fn: Node) -> Node | None:
         if cond is None or branch is None or not re.search(r"\bargc\b", text(cond)):
             continue
         holds = try_evaluate(text(cond), lambda name: 1 if name == "argc" else None, lambda _t: None)
-        if holds and _EXIT.search(text(branch)):
+        if holds and _leaves(text(branch), program):
             return stmt
     return None
+
+
+def _leaves(branch: str, program: Program) -> bool:
+    """Whether a branch returns or exits, itself or through a function of the program it calls (`usage(argv[0]);`
+    whose body calls exit)."""
+    if _EXIT.search(branch):
+        return True
+    return any(re.search(r"\b(?:exit|abort)\s*\(", text(fn)) for name in set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", branch))
+               for _s, fn in program.definitions_of(name))
 
 
 def settle_run(program: Program, launch_file: str, tree: Path) -> str:
@@ -46,7 +55,7 @@ def settle_run(program: Program, launch_file: str, tree: Path) -> str:
     if not mains:
         return ""
     source, fn = max(mains, key=lambda m: len(Path(m[0].rel).parent.parts))
-    stmt = _exit_without_arguments(fn)
+    stmt = _exit_without_arguments(fn, program)
     if stmt is None:
         return ""
     program.args_required = f"{source.rel}:{stmt.start_point[0] + 1}"
