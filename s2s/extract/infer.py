@@ -253,6 +253,8 @@ class Values:
                 value = self.name(name, self.program.file_scope(scope.source), trail, depth + 1)
                 if value is not None or any(step.startswith(f"{name}:") for step in trail.steps):
                     return value
+        if scope is not None and scope.fn is not None and name in scope.template_params():
+            return self._template_param(name, scope, trail, depth)
         if name in self.macros:
             value_text, where = self.macros[name]
             value = self.number(value_text, None, trail, depth)
@@ -260,6 +262,19 @@ class Values:
                 trail.add(f"{name} = {value_text} ({where})")
             return value
         return None
+
+    def _template_param(self, name: str, scope: Scope, trail: Trail, depth: int) -> float | int | None:
+        """A non-type parameter of the launching function template (`TX` of `template <int TX> void run(float* d)
+        { k<TX><<<LEN / TX, TX>>>(d); }`): the argument of the call that runs (see resolve_template_args), when it is
+        a number or a macro; else not known."""
+        why: list[str] = []
+        resolved = resolve_template_args(name, scope, why)
+        value = None if resolved in {FILL_IN, name} else self.number(resolved, None, trail, depth)
+        if value is None:
+            trail.add(f"{name}: not known before the run ({why[-1] if why else 'a template parameter'})")
+        else:
+            trail.add(f"{name} = {resolved} ({why[-1] if why else 'template argument'})")
+        return value
 
     def _command_line(self, name: str, trail: Trail) -> float | int | None:
         """argc and argv[i] of the default run: no arguments, or the run line of an application that needs them."""
