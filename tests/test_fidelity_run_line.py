@@ -45,6 +45,8 @@ run: $(program)
 USAGE = NEEDS_ARGS.replace("int main(", "static void usage(const char* name) {\n  printf(\"%s N F R\\n\", name);\n"
                             "  exit(1);\n}\nint main(").replace(
     '    printf("Usage: %s <length> <factor> <repeat>\\n", argv[0]);\n    return 1;\n', "    usage(argv[0]);\n")
+UNGUARDED = NEEDS_ARGS.replace('  if (argc != 4) {\n    printf("Usage: %s <length> <factor> <repeat>\\n", argv[0]);\n'
+                               '    return 1;\n  }\n', "")
 RUNS = {
     "makefile": {"Makefile": MAKEFILE},
     "script": {"run.sh": "#!/bin/sh\nmake\n# ./main 1 1 1 is a smoke test\n./main 5000 0.5 10 | tee log\n"},
@@ -62,15 +64,15 @@ def _tree(tmp_path: Path, files: dict[str, str], source: str = NEEDS_ARGS) -> Pa
 
 
 @pytest.mark.parametrize("where", sorted(RUNS))
-@pytest.mark.parametrize("source", [NEEDS_ARGS, USAGE], ids=["return", "usage_exits"])
+@pytest.mark.parametrize("source", [NEEDS_ARGS, USAGE, UNGUARDED], ids=["return", "usage_exits", "argv_read_unguarded"])
 def test_the_written_down_run_gives_the_values(tmp_path: Path, where: str, source: str) -> None:
-    assert source.count("exit(1)") == (source is USAGE)
+    assert source.count("exit(1)") == (source is USAGE) and ("if (argc" in source) == (source is not UNGUARDED)
     tree = _tree(tmp_path, RUNS[where], source)
     m = make_mep(str(tree), "scale", str(tmp_path / "m"))[1]
     p = {q.name: q for q in m.params}
     assert (p["n"].value, p["f"].value, p["a"].count) == (5000, 0.5, 5000), p["n"].source
     assert m.launch.grid == (40, 1, 1) and m.launch.block == (128, 1, 1), m.launch.source
-    assert "exits unless given arguments" in p["n"].source and "5000 0.5 10" in p["n"].source
+    assert "needs its arguments" in p["n"].source and "5000 0.5 10" in p["n"].source
 
 
 def test_without_a_run_line_the_values_are_fill_in_not_the_initial_ones(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """Which run static values describe: one without arguments, or, for an application that exits unless given
-arguments (`if (argc != 4) { usage(); return 1; }` in main), the run line its authors wrote down (s2s.scan.run_line).
+arguments (`if (argc != 4) { usage(); return 1; }` in main) or reads them without a test of argc (`n =
+std::stoi(argv[1]);`), the run line its authors wrote down (s2s.scan.run_line).
 
 Command-line values of that run are read as C reads them: argv[i] is a number only when it is a plain decimal
 (`10000`, `0.5`) that atoi, atof and strtol read alike; anything else (`1e3`, `0x10`, `010`, a file name) is not known.
@@ -38,6 +39,33 @@ def _exit_without_arguments(fn: Node, program: Program) -> Node | None:
     return None
 
 
+def _unguarded_argument(fn: Node) -> Node | None:
+    """A read of argv[1], argv[2], ... in main that no test of argc guards (`n = std::stoi(argv[1]);` with no `if
+    (argc > 1)` or `argc > 1 ? ... : ...` around it): a run without arguments reads past argv's end."""
+    stack = [fn]
+    reads: list[Node] = []
+    while stack:
+        n = stack.pop()
+        stack.extend(n.named_children)
+        if n.type == "subscript_expression":
+            reads.append(n)
+    for n in sorted(reads, key=lambda r: r.start_byte):
+        if n.type != "subscript_expression" or not re.fullmatch(r"argv\s*\[\s*[1-9]\d*\s*\]", text(n)):
+            continue
+        cur = n.parent
+        guarded = False
+        while cur is not None and cur != fn:
+            if cur.type in {"if_statement", "while_statement", "for_statement", "switch_statement",
+                            "conditional_expression", "do_statement", "case_statement"} or (
+                    cur.type == "binary_expression" and re.search(r"&&|\|\|", text(cur))):
+                cond = cur.child_by_field_name("condition") or cur
+                guarded = guarded or bool(re.search(r"\b(?:argc|getopt\w*)\b", text(cond)))
+            cur = cur.parent
+        if not guarded:
+            return n
+    return None
+
+
 def _leaves(branch: str, program: Program) -> bool:
     """Whether a branch returns or exits, itself or through a function of the program it calls (`usage(argv[0]);`
     whose body calls exit)."""
@@ -55,19 +83,19 @@ def settle_run(program: Program, launch_file: str, tree: Path) -> str:
     if not mains:
         return ""
     source, fn = max(mains, key=lambda m: len(Path(m[0].rel).parent.parts))
-    stmt = _exit_without_arguments(fn, program)
+    stmt = _exit_without_arguments(fn, program) or _unguarded_argument(fn)
     if stmt is None:
         return ""
     program.args_required = f"{source.rel}:{stmt.start_point[0] + 1}"
     app_dir = (tree / source.rel).parent
     found = default_run(app_dir, tree)
     if found is None:
-        return (f"the application exits unless given arguments ({program.args_required}) and no run line was found "
+        return (f"the application needs its arguments ({program.args_required}) and no run line was found "
                 "(a Makefile's run target, a *.sh script, a README line starting with ./): values from its arguments "
                 "are FILL-IN")
     program.run_args, program.run_from = found.args, f"{found.where}: {found.text}"
-    return (f"the application exits unless given arguments ({program.args_required}): values are those of the run "
-            f"line at {program.run_from}")
+    return (f"the application needs its arguments ({program.args_required}): values are those of the run line at "
+            f"{program.run_from}")
 
 
 def argv_value(program: Program, index: int) -> float | int | None:

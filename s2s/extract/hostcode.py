@@ -723,7 +723,7 @@ class Program:
         self._global_writes: dict[tuple[str, str, int], tuple[Found | None, str]] = {}
         self._definitions: dict[str, list[tuple[SourceFile, Node]]] = {}
         self._by_reference: dict[tuple[str, int], bool] = {}
-        # set when main exits unless given arguments (file:line of that exit): the default run is then the run line
+        # set when main needs its arguments (file:line of its exit or unguarded argv read): the default run is then the run line
         # found beside the sources (run_args: argv[1:], run_from: where it was read), or not known (run_args None)
         self.args_required = ""
         self.macros: Macros | None = None  # the launching unit's, set by infer.Values: #if branches they drop

@@ -285,15 +285,15 @@ class Values:
             trail.add("argc = 1 (values of a run without command-line arguments)")
             return 1
         if program.run_args is None:
-            trail.add(f"{name}: not known before the run (the application exits unless given arguments at "
+            trail.add(f"{name}: not known before the run (the application needs its arguments at "
                       f"{program.args_required}, and no run line was found)")
             return None
         value = len(program.run_args) + 1 if name == "argc" else argv_value(program, int(name[5:-1]))
         if value is None:
             trail.add(f"{name}: not a plain number in the run line at {program.run_from}")
         else:
-            trail.add(f"{name} = {value} (the run line at {program.run_from}; the application exits unless given "
-                      f"arguments at {program.args_required})")
+            trail.add(f"{name} = {value} (the run line at {program.run_from}; the application needs its arguments "
+                      f"at {program.args_required})")
         return value
 
     def _from_callers(self, name: str, scope: Scope, idx: int, base: str, dot: str, member: str, trail: Trail,
