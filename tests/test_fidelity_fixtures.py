@@ -147,9 +147,9 @@ def test_dim3_fields_set_after_construction(flow_tree: Path, tmp_path: Path) -> 
     assert m.launch.block == (1000 // 128 + 1, 1, 1), m.launch.source
 
 
-def test_loop_variable_is_fill_in_not_its_increment(flow_tree: Path, tmp_path: Path) -> None:
+def test_loop_variable_is_its_first_value_not_its_increment(flow_tree: Path, tmp_path: Path) -> None:
     _, m, _ = make_mep(str(flow_tree), "k_loop", str(tmp_path / "m"))
-    assert _params(m)["b"].value == FILL_IN and FILL_IN in m.launch.block
+    assert _params(m)["b"].value == 32 and m.launch.block == (32, 1, 1), m.launch.source  # the first launch's b
 
 
 def test_sentinel_overwritten_from_argv_is_fill_in(flow_tree: Path, tmp_path: Path) -> None:

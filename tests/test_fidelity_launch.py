@@ -43,6 +43,8 @@ static int image_width(const char* path) { FILE* f = fopen(path, "r"); int w = 0
 
 template <int TX> void run_tiled(float* d) { tiled<TX, 8><<<LEN / TX, TX>>>(d); }
 template <class T> void run_halve(T* d) { halve<<<1, 64>>>(d); }
+template <int B> __global__ void known(float* a) { a[blockIdx.x * B + threadIdx.x] = B; }
+template <int B> void run_known(float* d) { known<B><<<LEN / B, B>>>(d); }
 
 int main(int argc, char** argv) {
   float* d;
@@ -77,6 +79,8 @@ int main(int argc, char** argv) {
   untyped<<<1, 64>>>(d);
   defaulted<<<1, 64>>>(d);
   run_halve<float>(d);
+  if (LEN > 1024) run_known<128>(d);
+  else run_known<32>(d);
   double* dd;
   cudaMalloc((void**)&dd, LEN * sizeof(double));
   run_halve<double>(dd);
@@ -122,8 +126,9 @@ def test_scalar_passed_by_reference_to_a_helper_is_fill_in(tree: Path, tmp_path:
 def test_for_update_clause_does_not_reach_the_first_launch(tree: Path, tmp_path: Path, kernel: str) -> None:
     m = _mep(tree, tmp_path, kernel)
     value = {p.name: p.value for p in m.params}["n"]
-    assert value in {FILL_IN, 64}, m.launch.source  # the first launch's value (64 both times), or FILL-IN
-    assert m.launch.block[0] in {FILL_IN, 64} and m.launch.grid[0] in {FILL_IN, 64}, m.launch.source
+    assert value == 64, m.launch.source  # the first launch's value (64 both times): the update runs after it
+    assert m.launch.block[0] == 64 and m.launch.grid[0] == 64, m.launch.source
+    assert "the first launch of the loop at main.cu:" in m.launch.source, m.launch.source
 
 
 def test_template_arguments_chosen_at_run_time_are_fill_in(tree: Path, tmp_path: Path) -> None:
@@ -149,3 +154,10 @@ def test_template_kernel_launched_without_template_arguments(tree: Path, tmp_pat
     assert _mep(tree, tmp_path, "defaulted").template_args == ""  # its default is what the launch instantiates
     assert _mep(tree, tmp_path, "halve").template_args == "float"  # T of run_halve<float>, not the name T: both calls
     # run whenever main does, so the first is a launch that happens
+
+
+def test_template_parameter_of_the_launching_function_in_the_launch_configuration(tree: Path, tmp_path: Path) -> None:
+    m = _mep(tree, tmp_path, "known")  # the branch that runs is known (LEN > 1024): B is 128 in <<<LEN / B, B>>>
+    assert m.template_args == "128" and (m.launch.grid, m.launch.block) == ((32, 1, 1), (128, 1, 1)), m.launch.source
+    m = _mep(tree, tmp_path, "tiled")  # not known which call runs: the configuration is not known either
+    assert FILL_IN in m.launch.grid and FILL_IN in m.launch.block, m.launch.source

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from s2s.base.errors import UserError
-from s2s.lang.cexpr import SIZEOF
+from s2s.lang.cexpr import ALIGNOF, SIZEOF
 from s2s.mep.manifest import Manifest, StructSpec
 
 POINTER = 8
 MAX_NESTING = 8  # structs by value inside structs: deeper than this is a declaration loop, not data
-_ALIGN_EXCEPTIONS = {"float3": 4, "int3": 4, "float4": 16, "int4": 16, "double2": 16, "float2": 8, "int2": 8}
 _QUALIFIERS = re.compile(r"\b(const|volatile|restrict|__restrict__|__restrict|struct|class)\b")
 
 
@@ -106,7 +105,7 @@ def type_size(m: Manifest, t: str, depth: int = 0) -> tuple[int, int] | None:
         return POINTER, POINTER
     if t in SIZEOF:
         size = SIZEOF[t]
-        return size, _ALIGN_EXCEPTIONS.get(t, min(size, 8))
+        return size, ALIGNOF.get(t, min(size, 8))
     st = _find(m, t)
     if st is None or depth > MAX_NESTING:
         return None

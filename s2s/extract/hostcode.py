@@ -16,6 +16,8 @@ from tree_sitter import Node
 from s2s.lang.parsing import parse, text
 from s2s.scan.sources import SourceFile, language_of
 
+from .pp_branches import Macros, branch_ranges
+
 _ALLOC = {"cudaMalloc": 1, "hipMalloc": 1, "cudaMallocManaged": 1, "hipMallocManaged": 1, "cudaMallocAsync": 1,
           "hipMallocAsync": 1}
 NL = b"\n"
@@ -59,7 +61,7 @@ class Scope:
             n = stack.pop()
             if n.start_byte >= self.limit and self.fn is not None:
                 continue
-            if n.type in types:
+            if n.type in types and not self.program.dropped(self.source, n):
                 out.append(n)
             if n.type == "function_definition" and n is not root and self.fn is None:
                 continue
@@ -99,7 +101,10 @@ class Scope:
 
     def writes_of(self, name: str) -> list[tuple[Node, str, Node | None]]:
         """Every write of `name` in this function (see _writes_in), calls that take it by reference included."""
-        return _writes_in(self.fn, name, self.program.by_reference) if self.fn is not None else []
+        if self.fn is None:
+            return []
+        return [w for w in _writes_in(self.fn, name, self.program.by_reference)
+                if not self.program.dropped(self.source, w[0])]
 
     def reaching(self, name: str) -> tuple[Found | None, str]:
         """The one definition of `name` that reaches the limit in this function: (found, "");
@@ -122,7 +127,7 @@ class Scope:
         anchor = self.fn.descendant_for_byte_range(self.limit, self.limit) or self.fn
         around = _ancestors(anchor, self.fn)
         loops = [a for a in around if a.type in _LOOPS]
-        writes = []
+        writes: list[tuple[Node, str, Node | None, str]] = []
         decided: dict[int, list[str]] = {}
         skipped: list[str] = []
         for node, kind, value in self.writes_of(name):
@@ -134,15 +139,20 @@ class Scope:
                 continue
             decided[node.start_byte] = why
             update = next((lp for lp in loops if lp.type == "for_statement" and _in_field(lp, "update", node)), None)
-            if update is not None:  # `for (bs = 64; ...; bs = bs * 2)`: runs after the body, not before the launch
-                return None, f"{name} changes in the loop around the launch at {self._loc(node)}"
+            if update is not None and _set_in_init(update, name, writes):
+                skipped.append(f"the first launch of the loop at {self._loc(update)}, before its update "
+                               f"'{' '.join(text(node).split())[:40]}'")
+                continue  # `for (bs = 64; ...; bs = bs * 2)`: the first launch runs with 64, the update comes after it
+            if update is not None:  # the update runs after the body, not before the launch; the value it starts
+                return None, f"{name} changes in the loop around the launch at {self._loc(node)}"  # from is not known
             writes.append((node, kind, value, state))
         dominating: tuple[Node, str, Node | None] | None = None
         for node, kind, value, state in writes:
             if node.start_byte >= self.limit:
                 continue
+            pp = self.program.undecided_branch(self.source, node)
             if state == "live" or all(a.start_byte <= self.limit < a.end_byte for a in _ancestors(node, self.fn)
-                                      if a.type in _BRANCHES):
+                                      if a.type in _BRANCHES) and (pp is None or pp[0] <= self.limit < pp[1]):
                 dominating = (node, kind, value)
         last = dominating[0].start_byte if dominating else -1
         after = [w[0] for w in writes if last < w[0].start_byte < self.limit]
@@ -154,7 +164,7 @@ class Scope:
             if dominating is not None and node is dominating[0]:
                 continue
             if last < node.start_byte < self.limit:
-                if kind == "def" and _from_command_line(node, self.fn):
+                if kind == "def" and self.argv_skipped(node):
                     from_argv.append(self._loc(node))
                     continue
                 return None, f"{name} is written at {self._loc(node)} under a condition or by '{text(node)[:40]}'"
@@ -218,14 +228,23 @@ class Scope:
         return Found(repr(value), self._loc(loop), self, loop.start_byte,
                      origin=f"the loop at {self._loc(loop)} runs {runs} times from {name} = {start}")
 
+    def argv_skipped(self, node: Node) -> bool:
+        """Whether a write takes its value from the command line in a default run that has no arguments; when the
+        application exits unless given arguments (Program.args_required), such writes are ordinary writes, of the
+        run line's arguments when one was found (Program.run_args), else of values not known."""
+        return self.fn is not None and not self.program.args_required and _from_command_line(node, self.fn)
+
     def _branch_state(self, node: Node, decided: list[str]) -> str:
         """Whether a write runs whenever its function reaches that point, as far as the `if`s around it (and outside
         the limit's own blocks) say: "live" (every such condition known and holding), "dead" (one known not to hold),
         "unknown" (a condition not known, or a loop, switch or other construct that runs its part only sometimes)."""
         decide = self.program.decide
-        if self.fn is not None and _from_command_line(node, self.fn):
+        if self.argv_skipped(node):
             return "unknown"  # a run's arguments choose it: the default of a run without them is handled apart
         state = "live"
+        around = self.program.undecided_branch(self.source, node)
+        if around is not None and not around[0] <= self.limit < around[1]:
+            state = "unknown"  # `#ifdef __CUDACC_RDC__ n = 1; #endif`: compiled or not, as the build's flags say
         child = node
         for a in _ancestors(node, self.fn) if self.fn is not None else []:  # an `if` known not to hold outside an
             inside = a.start_byte <= self.limit < a.end_byte                 # unknown one still makes it dead
@@ -273,7 +292,8 @@ class Scope:
                 n = stack.pop()
                 if n.type == "function_definition" and n is not root:
                     continue
-                if n.type in {"parameter_declaration", "declaration"} and (root is not self.fn or n.start_byte < self.limit):
+                if n.type in {"parameter_declaration", "declaration"} and (root is not self.fn or n.start_byte < self.limit) \
+                        and not self.program.dropped(self.source, n):
                     for d in n.children_by_field_name("declarator"):
                         inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
                         if inner is not None and inner.type != "function_declarator" and _declared(inner) == name and (
@@ -451,6 +471,12 @@ _LOOPS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
 # nodes whose parts run only sometimes: a write inside one dominates the launch only if the launch is inside it too
 _BRANCHES = _LOOPS | {"compound_statement", "if_statement", "else_clause", "switch_statement", "case_statement",
                       "conditional_expression", "binary_expression", "lambda_expression", "try_statement", "catch_clause"}
+
+
+def _set_in_init(loop: Node, name: str, writes: list[tuple[Node, str, Node | None, str]]) -> bool:
+    """Whether a `for` loop's init clause (`for (bs = 64; ...)`, `for (int bs = 64; ...)`) gives `name` the value
+    the loop starts from: the last write found before the update (writes so far, in text order) is in that clause."""
+    return bool(writes) and writes[-1][1] == "def" and _in_field(loop, "initializer", writes[-1][0])
 
 
 def _in_field(parent: Node, field: str, node: Node) -> bool:
@@ -697,6 +723,30 @@ class Program:
         self._global_writes: dict[tuple[str, str, int], tuple[Found | None, str]] = {}
         self._definitions: dict[str, list[tuple[SourceFile, Node]]] = {}
         self._by_reference: dict[tuple[str, int], bool] = {}
+        # set when main needs its arguments (file:line of its exit or unguarded argv read): the default run is then the run line
+        # found beside the sources (run_args: argv[1:], run_from: where it was read), or not known (run_args None)
+        self.args_required = ""
+        self.macros: Macros | None = None  # the launching unit's, set by infer.Values: #if branches they drop
+        self._branches: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
+        self.run_args: tuple[str, ...] | None = None
+        self.run_from = ""
+
+    def dropped(self, source: SourceFile, node: Node) -> bool:
+        """Whether `node` lies in a preprocessor branch that the unit's macros drop (see pp_branches)."""
+        if self.macros is None or b"#" not in source.data:
+            return False
+        return any(a <= node.start_byte < b for a, b in self._ranges(source)[0])
+
+    def undecided_branch(self, source: SourceFile, node: Node) -> tuple[int, int] | None:
+        """The byte range of a preprocessor branch around `node` that the unit's macros do not decide, or None."""
+        if self.macros is None or b"#" not in source.data:
+            return None
+        return next(((a, b) for a, b in self._ranges(source)[1] if a <= node.start_byte < b), None)
+
+    def _ranges(self, source: SourceFile) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        if source.rel not in self._branches:
+            self._branches[source.rel] = branch_ranges(source.data, self.macros or {})
+        return self._branches[source.rel]
 
     def definitions_of(self, name: str) -> list[tuple[SourceFile, Node]]:
         """(file, function_definition) of every function of the program named `name` (host or device)."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from s2s.base.records import Kernel, LaunchSite, Param
 from s2s.lang.access import index_arrays, offset_arrays, param_access, roles
-from s2s.lang.cexpr import SIZEOF, try_evaluate
+from s2s.lang.cexpr import ALIGNOF, SIZEOF, try_evaluate
 from s2s.lang.dialect import dialect_of
 from s2s.lang.macros import Macro
 from s2s.lang.parsing import text
@@ -20,6 +20,7 @@ from s2s.lang.textsplit import split_top_level
 from s2s.mep.manifest import FILL_IN, LaunchSpec, ParamSpec, StructSpec, SymbolSpec
 from s2s.scan.sources import SourceFile, language_of
 
+from .default_run import argv_value, parse_number
 from .hostcode import Found, Program, Scope
 from .launch_helpers import through_helper
 from .template_args import resolve_template_args, settle
@@ -62,6 +63,7 @@ class Values:
         self.aliases: dict[str, str] = {}
         self._files_absent: dict[str, bool] = {}
         program.fold = self.fold
+        program.macros = macros
         program.set_decide(self.decide)
 
     def fold(self, expr: str, scope: Scope, ctype: str) -> float | int | None:
@@ -167,7 +169,11 @@ class Values:
 
     def call(self, name: str, args: list) -> float | int | None:  # type: ignore[type-arg]
         """A host helper whose body is `return EXPR;`, after local declarations with values (`size_t rest = a % b;`),
-        such as round_up(x, m), applied to numbers; names other than its parameters and those locals: not known."""
+        such as round_up(x, m), applied to numbers; names other than its parameters and those locals: not known.
+        atoi, strtol, atof and the like give the number they were handed (one read from the run line's argv)."""
+        parsed = parse_number(name, args)
+        if parsed is not None:
+            return parsed
         pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*\(([^()]*)\)\s*\{((?:\s*(?:const\s+)?[A-Za-z_]\w*"
                              rb"(?:\s+(?:int|long))?\s+[A-Za-z_]\w*\s*=[^;{}]+;)*)\s*return\s+([^;]+);\s*\}")
         for source in self.program.files.values():
@@ -195,9 +201,8 @@ class Values:
     def name(self, name: str, scope: Scope | None, trail: Trail, depth: int) -> float | int | None:
         if depth > 30:
             return None
-        if name == "argc":
-            trail.add("argc = 1 (values of a run without command-line arguments)")
-            return 1
+        if name == "argc" or re.fullmatch(r"argv\[\d+\]", name):
+            return self._command_line(name, trail)
         if name in self.overrides:
             trail.add(f"{name} = {self.overrides[name]} (--define)")
             return self.number(self.overrides[name], None, trail, depth)
@@ -248,6 +253,8 @@ class Values:
                 value = self.name(name, self.program.file_scope(scope.source), trail, depth + 1)
                 if value is not None or any(step.startswith(f"{name}:") for step in trail.steps):
                     return value
+        if scope is not None and scope.fn is not None and name in scope.template_params():
+            return self._template_param(name, scope, trail, depth)
         if name in self.macros:
             value_text, where = self.macros[name]
             value = self.number(value_text, None, trail, depth)
@@ -255,6 +262,39 @@ class Values:
                 trail.add(f"{name} = {value_text} ({where})")
             return value
         return None
+
+    def _template_param(self, name: str, scope: Scope, trail: Trail, depth: int) -> float | int | None:
+        """A non-type parameter of the launching function template (`TX` of `template <int TX> void run(float* d)
+        { k<TX><<<LEN / TX, TX>>>(d); }`): the argument of the call that runs (see resolve_template_args), when it is
+        a number or a macro; else not known."""
+        why: list[str] = []
+        resolved = resolve_template_args(name, scope, why)
+        value = None if resolved in {FILL_IN, name} else self.number(resolved, None, trail, depth)
+        if value is None:
+            trail.add(f"{name}: not known before the run ({why[-1] if why else 'a template parameter'})")
+        else:
+            trail.add(f"{name} = {resolved} ({why[-1] if why else 'template argument'})")
+        return value
+
+    def _command_line(self, name: str, trail: Trail) -> float | int | None:
+        """argc and argv[i] of the default run: no arguments, or the run line of an application that needs them."""
+        program = self.program
+        if not program.args_required:
+            if name != "argc":
+                return None
+            trail.add("argc = 1 (values of a run without command-line arguments)")
+            return 1
+        if program.run_args is None:
+            trail.add(f"{name}: not known before the run (the application needs its arguments at "
+                      f"{program.args_required}, and no run line was found)")
+            return None
+        value = len(program.run_args) + 1 if name == "argc" else argv_value(program, int(name[5:-1]))
+        if value is None:
+            trail.add(f"{name}: not a plain number in the run line at {program.run_from}")
+        else:
+            trail.add(f"{name} = {value} (the run line at {program.run_from}; the application needs its arguments "
+                      f"at {program.args_required})")
+        return value
 
     def _from_callers(self, name: str, scope: Scope, idx: int, base: str, dot: str, member: str, trail: Trail,
                       depth: int) -> float | int | None:
@@ -433,8 +473,8 @@ def active_text(source_text: str, macros: dict[str, tuple[str, str]]) -> str | N
 
 def parse_struct(text: str, name: str) -> StructSpec | None:
     m = re.search(r"\{(.*)\}", text, re.S)
-    if not m:
-        return None
+    if not m or re.search(r"\b(?:union|alignas|__align__|__attribute__|_Alignas|virtual)\b|:", text[:m.start()]):
+        return None  # a union, an over-aligned struct or one with a base: its size is not the sum of its fields
     body = re.sub(r"//[^\n]*|/\*.*?\*/", " ", m.group(1), flags=re.S)
     fields: list[tuple[str, str, int]] = []
     for decl in body.split(";"):
@@ -453,15 +493,22 @@ def parse_struct(text: str, name: str) -> StructSpec | None:
     return StructSpec(name=name, fields=tuple(fields))
 
 
-def struct_size(st: StructSpec, known: dict[str, int]) -> int | None:
+def struct_size(st: StructSpec, known: dict[str, int], aligns: dict[str, int] | None = None) -> int | None:
+    """sizeof(st) on a 64-bit host from its fields' sizes and alignments (a vector type aligns as CUDA says, double3
+    to 8, float4 to 16; a struct met before to its own alignment, recorded in `aligns`); None when a field is not
+    known (a nested struct whose alignment was not recorded included)."""
+    aligns = {} if aligns is None else aligns
     size, align = 0, 1
     for ftype, _name, count in st.fields:
         fs = SIZEOF.get(ftype) or known.get(ftype)
         if fs is None:
             return None
-        fa = min(fs, 8) if ftype not in {"float3", "int3"} else 4
+        fa = ALIGNOF.get(ftype) or aligns.get(ftype) or (min(fs, 8) if ftype in SIZEOF else None)
+        if fa is None:
+            return None
         size = (size + fa - 1) // fa * fa + fs * count
         align = max(align, fa)
+    aligns[st.name] = align
     return (size + align - 1) // align * align
 
 
@@ -549,9 +596,10 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
         if re.fullmatch(r"(?:unsigned )?[a-z_][a-z0-9_ ]*", value_text) and value_text.split()[-1] in SIZEOF:
             tmap.setdefault(name, value_text)
     structs = [s for s in (parse_struct(t, n) for n, t in struct_texts.items()) if s is not None]
-    for st in structs:
+    struct_aligns: dict[str, int] = {}
+    for st in structs * 2:  # twice: a struct nested in one listed before it is known the second time
         st_fields = tuple((_alias_base(f[0], values.aliases), f[1], f[2]) for f in st.fields)
-        size = struct_size(StructSpec(st.name, st_fields), values.sizeof_extra)
+        size = struct_size(StructSpec(st.name, st_fields), values.sizeof_extra, struct_aligns)
         if size:
             values.sizeof_extra[st.name] = size
     dialect = dialect_of(kernel.language)

@@ -13,6 +13,7 @@ from s2s.mep.manifest import DEFAULT_RTOL, LaunchSpec, Manifest, ParamSpec, save
 from s2s.scan.compdb import CompileCommand
 from s2s.scan.sources import SourceFile, check_tree
 
+from .default_run import settle_run
 from .extract import Extraction, extract, load_tree, write_extraction
 from .hostcode import Program
 from .infer import Trail, Values, active_text, choose_site, collect_macros, infer, tree_files
@@ -70,6 +71,10 @@ def write_mep(ex: Extraction, out: Path, tree: Path, overrides: dict[str, str]) 
     defines = {**host_defines, **defines}
     macros, macro_notes = _unit_macros(ex, tree, files, site, defines, flag_where)
     ex.notes.extend(macro_notes)
+    if site is not None and ex.kernel.language != "opencl":
+        run_note = settle_run(program, site.file, tree)
+        if run_note:
+            ex.notes.append(run_note)
     values = Values(program, macros, overrides)
     unknown: set[str] = set()
     if len(ex.launches) > 1:  # the site whose `if` conditions hold; when that is not known, what differs is FILL-IN

@@ -18,8 +18,38 @@ SIZEOF = {"char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "short": 2
           "float4": 16, "double2": 16, "int2": 8, "int3": 12, "int4": 16, "cl_float": 4, "cl_int": 4, "cl_uint": 4,
           "cl_double": 8, "real": 4, "uint": 4, "ulong": 8, "half2": 4, "__half2": 4, "__nv_bfloat16": 2,
           "__nv_bfloat162": 4, "uchar4": 4, "char4": 4, "short2": 4, "ushort2": 4, "uint2": 8, "uint4": 16}
+
+def _vector_types() -> tuple[dict[str, int], dict[str, int]]:
+    """CUDA's built-in vector types (char1..double4) on a 64-bit host: sizes (n elements, 3-vectors unpadded) and
+    alignments (the CUDA programming guide's table: n = 2 and 4 align to the whole vector up to 16 bytes, 1 and 3 to
+    the element)."""
+    sizes: dict[str, int] = {}
+    aligns: dict[str, int] = {}
+    for base, elem in (("char", 1), ("uchar", 1), ("short", 2), ("ushort", 2), ("int", 4), ("uint", 4), ("long", 8),
+                       ("ulong", 8), ("longlong", 8), ("ulonglong", 8), ("float", 4), ("double", 8)):
+        for n in (1, 2, 3, 4):
+            sizes[f"{base}{n}"] = n * elem
+            aligns[f"{base}{n}"] = min(n * elem, 16) if n in (2, 4) else elem
+    sizes["dim3"], aligns["dim3"] = 12, 4
+    return sizes, aligns
+
+
+VECTOR_SIZEOF, ALIGNOF = _vector_types()
+SIZEOF.update({k: v for k, v in VECTOR_SIZEOF.items() if k not in SIZEOF})
+ALIGNOF.update({"half2": 4, "__half2": 4, "__nv_bfloat162": 4})
 _CAST_TYPES = {"int", "float", "double", "long", "unsigned", "size_t", "unsigned int", "long long", "int64_t", "uint32_t",
-               "uint64_t", "int32_t", "unsigned long", "short", "char"}
+               "uint64_t", "int32_t", "unsigned long", "short", "char", "unsigned short", "unsigned char",
+               "unsigned long long", "signed char", "int16_t", "uint16_t", "int8_t", "uint8_t"}
+_UNSIGNED = {"unsigned", "size_t", "uint32_t", "uint64_t", "uint16_t", "uint8_t"}
+
+
+def _wrap(v: int, ctype: str) -> int:
+    """An integer converted to a C integer type: modulo 2^bits, negative again for a signed type (two's complement,
+    as every compiler s2s drives does)."""
+    bits = 8 * SIZEOF.get(ctype, 8)
+    v &= (1 << bits) - 1
+    signed = not (ctype.startswith("unsigned") or ctype in _UNSIGNED)
+    return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
 _FLOAT_CASTS = {"float", "double"}
 
 
@@ -136,7 +166,7 @@ class _Parser:
             ctype = " ".join(self._type_words())
             self.take(")")
             v = self.unary()
-            return float(v) if ctype in _FLOAT_CASTS else int(v)
+            return float(v) if ctype in _FLOAT_CASTS else _wrap(int(v), ctype)
         return self.primary()
 
     def _is_cast(self) -> bool:

@@ -14,6 +14,21 @@ OPENCL_SPACES = {"__global": "global", "global": "global", "__local": "local", "
 
 
 
+_SIGNEDNESS = {"unsigned", "signed"}
+
+
+def _integer_spelling(words: list[str]) -> str:
+    """The element type's words, with an integer type spelled one way: `unsigned` stays (unsigned int is not int),
+    `unsigned` alone is `unsigned int`, `signed` goes except on char, `int` after short or long goes."""
+    if words[:1] == ["signed"] and words[1:] != ["char"]:
+        words = words[1:] or ["int"]
+    if words == ["unsigned"]:
+        return "unsigned int"
+    if len(words) > 1 and words[-1] == "int" and words[-2] in {"short", "long"}:
+        words = words[:-1]
+    return " ".join(words)
+
+
 def make_param(raw: str, declarator_text: str) -> Param:
     # comments and preprocessor lines are no part of a declaration; text left of a comma at the top level belongs
     # to an inactive #ifdef branch (`#ifdef DP` double* u, `#else` float* u `#endif`), read from the last delimiter
@@ -27,8 +42,9 @@ def make_param(raw: str, declarator_text: str) -> Param:
     type_text = raw[: raw.rfind(name)].strip() if name and raw.rfind(name) >= 0 else raw
     if "[" in raw:
         type_text += " *"
-    base_words = [w for w in re.findall(r"[A-Za-z_][\w:]*", type_text) if w not in TYPE_WORDS and w not in OPENCL_SPACES]
-    base = " ".join(base_words) or "int"
+    base_words = [w for w in re.findall(r"[A-Za-z_][\w:]*", type_text)
+                  if (w not in TYPE_WORDS or w in _SIGNEDNESS) and w not in OPENCL_SPACES]
+    base = _integer_spelling(base_words) or "int"
     if "<" in type_text:  # a class template's instance (`Pair<float>*`): its arguments stay ("Pair float" named nothing)
         core = re.sub(r"\b(?:const|volatile|__restrict__|__restrict|restrict|struct|class|typename)\b", " ",
                       type_text[: type_text.rfind(">") + 1])

@@ -22,7 +22,7 @@ class FillIn:
 def _why(*texts: str) -> str:
     """The first step of a provenance trail (or note) that says why a value is not known."""
     for t in texts:
-        for step in re.split(r";\s+|(?<=\)):\s+|:\s+(?=[a-z_]\w*(?:\.\w+)?:\s)", t):
+        for step in re.split(r";\s+|(?<=\)):\s+|:\s+(?=[a-z_]\w*(?:\.\w+|\[\d+\])?:\s)", t):  # argv[1]: ...
             if _UNKNOWN.search(step):
                 return " ".join(step.split())
     return "not known before the run"

@@ -114,7 +114,7 @@ class SharedHistogram:
         if len(re.findall(r"\breturn\b", body_text)) != len(guards):
             return Refused("a return that is not a top-level guard `if (..) return;`: threads would skip the barriers")
         bins = next((q.name for q in facts.params if not q.pointer and re.search(r"bins|^n_?bin$", q.name.lower())
-                     and q.base_type in {"int", "unsigned", "long", "size_t"}), "")
+                     and q.base_type in {"int", "unsigned", "unsigned int", "long", "size_t"}), "")
         bins = bins or next(iter(sorted(set(re.findall(r"\b[A-Z_]*BINS\b|\bNBIN\b", body_text)) - set(facts.locals))), "")
         bins = bins or str(self.max_bins)  # a length nothing names: bins 0..max_bins-1 shared, the rest stay global atomics
         if (facts.param(bins) is not None or bins.isdigit()) and \

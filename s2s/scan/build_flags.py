@@ -14,11 +14,15 @@ from pathlib import Path
 from s2s.base.treefiles import read_regular
 
 from .compdb import CompileCommand
+from .sources import language_of
 
 _ASSIGN = re.compile(r"^\s*(?:override\s+|export\s+)?([A-Za-z_][\w.]*)\s*(\?=|:=|::=|\+=|=)\s*(.*?)\s*$")
 _VAR = re.compile(r"\$[({]([A-Za-z_][\w.]*)[)}]")
 _FLAG = re.compile(r"(?<![\w-])(-D\s*[A-Za-z_]\w*(?:=\S+)?|-I\s*\S+)")
 NAMES = ("Makefile", "makefile", "GNUmakefile")
+# a HIP build's compiler, variables and flags (HIPCC, HIP_FLAGS, ROCM_PATH, -D__HIP_PLATFORM_AMD__, --offload-arch):
+# a CUDA unit's flags never come from them
+_HIP = re.compile(r"hipcc|(?<![A-Za-z])(?:HIP|ROCM|ROCm|AMD)(?![a-z])|__HIP_|/rocm|--offload-arch|amdgpu", re.I)
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -94,6 +98,19 @@ def _read(mk: Path, env: dict[str, str], rules: list[tuple[str, list[str]]], dep
             rules.append((line, []))
 
 
+def read_makefile(mk: Path) -> tuple[dict[str, str], list[tuple[str, list[str]]]]:
+    """The variables and rules of a Makefile's active branches (see _read)."""
+    env: dict[str, str] = {}
+    rules: list[tuple[str, list[str]]] = []
+    _read(mk, env, rules)
+    return env, rules
+
+
+def expand(text: str, env: dict[str, str]) -> str:
+    """`$(VAR)` and `${VAR}` replaced by their values; a variable nobody sets becomes `$?`."""
+    return _expand(text, env)
+
+
 def _variables(text: str) -> dict[str, str]:
     env: dict[str, str] = {}
     joined = text.replace("\\\n", " ")
@@ -148,6 +165,11 @@ def _default_recipes(rules: list[tuple[str, list[str]]], env: dict[str, str]) ->
     return out + pattern
 
 
+def _is_cuda(unit: Path) -> bool:
+    data, _why, _st = read_regular(unit)
+    return language_of(unit, data or b"") == "cuda"
+
+
 def makefile_command(unit: Path, tree: Path) -> tuple[CompileCommand | None, str]:
     """A compile command for `unit` built from the nearest Makefile's -D and -I flags, and where they came from."""
     d = unit.parent
@@ -158,13 +180,15 @@ def makefile_command(unit: Path, tree: Path) -> tuple[CompileCommand | None, str
                 env: dict[str, str] = {}
                 rules: list[tuple[str, list[str]]] = []
                 _read(mk, env, rules)
-                recipes = " ".join(_default_recipes(rules, env))
+                cuda = _is_cuda(unit)
+                recipes = " ".join(r for r in _default_recipes(rules, env) if not (cuda and _HIP.search(_expand(r, env))))
                 source_text = _expand(recipes, env) if _FLAG.search(_expand(recipes, env)) else " ".join(
-                    _expand(v, env) for k, v in env.items() if re.search(r"FLAGS|DEFINES|INCLUDES|OPTIONS|DEFS", k))
+                    _expand(v, env) for k, v in env.items() if re.search(r"FLAGS|DEFINES|INCLUDES|OPTIONS|DEFS", k)
+                    and not (cuda and _HIP.search(k)))
                 flags: list[str] = []
                 for m in _FLAG.finditer(source_text):
                     flag = m.group(1).replace(" ", "")
-                    if "$" in flag or flag in flags:
+                    if "$" in flag or flag in flags or (cuda and _HIP.search(flag)):
                         continue
                     flags.append(flag)
                 if flags:

@@ -1,0 +1,45 @@
+"""Issue 29, class 6: an unsigned parameter keeps its type in mep.toml (`unsigned int n` was typed int, so a value
+of 3e9 or a buffer of unsigned elements was filled and compared as signed), and a cast to an integer type converts
+as C does (modulo 2^bits). Written here from scratch.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from s2s.extract.mep_writer import make_mep
+from s2s.lang.cexpr import try_evaluate
+
+APP = """#include <cuda_runtime.h>
+__global__ void k(const unsigned* __restrict__ keys, unsigned int* out, unsigned int n, unsigned short m,
+                  unsigned long long int big, signed char c, long int w) {
+  unsigned int i = threadIdx.x;
+  if (i < n) out[i] = keys[i] + m + (unsigned)big + c + w;
+}
+int main() {
+  unsigned *keys, *out;
+  cudaMalloc((void**)&keys, 64 * sizeof(unsigned));
+  cudaMalloc((void**)&out, 64 * sizeof(unsigned int));
+  k<<<1, 64>>>(keys, out, 3000000000u, (unsigned short)70000, 5ull, (signed char)-3, 7L);
+  return 0;
+}
+"""
+
+
+def test_unsigned_parameters_keep_their_types(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "main.cu").write_text(APP)
+    m = make_mep(str(tmp_path / "app"), "k", str(tmp_path / "m"))[1]
+    elem = {p.name: p.elem for p in m.params}
+    assert elem == {"keys": "unsigned int", "out": "unsigned int", "n": "unsigned int", "m": "unsigned short",
+                    "big": "unsigned long long", "c": "signed char", "w": "long"}, elem
+    value = {p.name: p.value for p in m.params}
+    assert (value["n"], value["m"], value["big"], value["c"], value["w"]) == (3000000000, 4464, 5, -3, 7), value
+
+
+def test_casts_to_integer_types_convert_as_c_does() -> None:
+    def none(_name: str) -> None:
+        return None
+
+    assert try_evaluate("(unsigned)(-1)", none) == 4294967295
+    assert try_evaluate("(int)3000000000", none) == -1294967296
+    assert try_evaluate("(unsigned char)300 + (long)2.7", none) == 46
