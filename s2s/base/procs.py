@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,12 +144,12 @@ def marked(marker: str) -> list[int]:
     return out
 
 
-def kill_marked(marker: str, timeout_s: float = 5.0) -> bool:
-    """SIGKILL every process carrying `marker` until none is left (one that forks meanwhile is found on the next
+def kill_until_none(members: Callable[[], Iterable[int]], timeout_s: float, pause_s: float = 0.02) -> bool:
+    """SIGKILL the processes `members()` names until it names none (one that forks meanwhile is found on the next
     pass); False if some were still there after `timeout_s`."""
     deadline = time.monotonic() + timeout_s
     while True:
-        left = marked(marker)
+        left = list(members())
         if not left:
             return True
         if time.monotonic() > deadline:
@@ -159,7 +159,12 @@ def kill_marked(marker: str, timeout_s: float = 5.0) -> bool:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        time.sleep(0.02)
+        time.sleep(pause_s)
+
+
+def kill_marked(marker: str, timeout_s: float = 5.0) -> bool:
+    """SIGKILL every process carrying `marker` until none is left; False if some were still there after `timeout_s`."""
+    return kill_until_none(lambda: marked(marker), timeout_s)
 
 
 def kill_group(pid: int) -> None:

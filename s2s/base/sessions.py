@@ -8,8 +8,6 @@ when the leader is gone; a live leader whose start time differs is a stranger th
 from __future__ import annotations
 
 import os
-import signal
-import time
 
 import psutil
 
@@ -47,16 +45,6 @@ def _alive(pid: int) -> bool:
 
 def end_session(sid: int, started: float, timeout_s: float = 10.0) -> bool:
     """SIGKILL every live process of session `sid` (begun at `started`); True once none is left."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        left = _members(sid, started)
-        if not left:
-            return True
-        if time.monotonic() > deadline:
-            return False
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        time.sleep(0.05)
+    from .procs import kill_until_none
+
+    return kill_until_none(lambda: _members(sid, started), timeout_s, pause_s=0.05)
