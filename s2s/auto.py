@@ -539,15 +539,19 @@ def _measure_after(root: Path, staged: Path, work: Path, result: AppAutoResult, 
 
 
 SLOWER = 1.10  # a kept change's time in the application after over before, beyond which it is taken back
+MIN_LAUNCHES = 3  # a kernel launched fewer times is not judged by its instrumented time
 
 
 def _slowed(result: AppAutoResult) -> list[tuple[dict[str, Any], str, str]]:
-    """The reintegrated kernels and graphed loops the application ran slower after than before: a kernel by its
-    instrumented time (every launch of it, not the one captured: a launch shape that won there may lose on the
-    application's other sizes), a loop by its time around each run (gaps included), both beyond SLOWER."""
+    """The reintegrated kernels and graphed loops the application ran slower after than before: a kernel launched at
+    least MIN_LAUNCHES times by its instrumented time (every launch of it, not the one captured: a launch shape that
+    won there may lose on the application's other sizes), a loop by its time around each run (gaps included), both
+    beyond SLOWER."""
     out: list[tuple[dict[str, Any], str, str]] = []
     for row in result.kernels:
         after = row.get("gpu_ms_after")
+        if row.get("launches", 0) < MIN_LAUNCHES:  # one launch's time holds one-time costs (an OpenCL driver's JIT)
+            continue
         if row["status"].startswith("reintegrated") and after is not None and after > SLOWER * row["gpu_ms"] + 0.01:
             out.append((row, row["kernel"], f"{row['gpu_ms']:.3f} ms before, {after:.3f} ms after"))
     from statistics import median
