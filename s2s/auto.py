@@ -404,18 +404,26 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
             with stage("optimize"):
                 return optimize(mep, _budget_left(options, t_start), progress=_progress(log))
         try:
-            try:
-                outcome = optimize_kernel()
-            except UserError as err:
-                if "writes nothing on captured" not in err.message or row["launch"] == 1:
-                    raise
-                # the steady-state launch found its outputs already holding what it writes (the application ran it on
-                # the same data before: a benchmark's repetitions, an idempotent update): its first launch writes them
-                log(f"{k.kernel}'s launch {row['launch']} writes nothing new on its captured data; capturing its first launch")
-                got = capture_at(1)
-                row["notes"] = got.notes + [f"launch {row['launch']} wrote nothing new on its captured data; launch 1 captured"]
-                row["launch"] = 1
-                outcome = optimize_kernel()
+            outcome = None
+            tried: list[int] = []
+            for again in _rewrite_launches(k, row["launch"]):
+                try:
+                    outcome = optimize_kernel()
+                    break
+                except UserError as err:
+                    if "writes nothing on captured" not in err.message or again is None:
+                        raise
+                    # the launch found its outputs already holding what it writes (the application ran it on the same
+                    # data before: a benchmark's repetitions, an idempotent update, a merge step over sorted data):
+                    # its first launch, else its longest, writes them
+                    tried.append(row["launch"])
+                    log(f"{k.kernel}'s launch {row['launch']} writes nothing new on its captured data; capturing its "
+                        f"launch {again}")
+                    got = capture_at(again)
+                    row["notes"] = got.notes + [f"launch(es) {', '.join(map(str, tried))} wrote nothing new on their "
+                                                f"captured data; launch {again} captured"]
+                    row["launch"] = again
+            assert outcome is not None
         except UserError as err:
             row["status"] = f"optimize failed: {err.one_line()}"
             continue
@@ -536,6 +544,17 @@ def _measure_after(root: Path, staged: Path, work: Path, result: AppAutoResult, 
         _time_loops_direct(work / "app-after", run_cmd, direct, timeout, result)
         _count_graphed_loops(result, graphed, gpu_after.total_ms, work / "graph-loop-times.txt", direct)
     return diff
+
+
+def _rewrite_launches(k: Any, first: int) -> list[int | None]:
+    """The launches to capture again, in order, when the one captured writes nothing new: the first launch, then the
+    longest (more work, more likely to change its outputs), each once and not `first`; None ends the list."""
+    longest = max(k.times, key=lambda t: (t[1], -t[0]))[0] if k.times else 1
+    out: list[int | None] = []
+    for n in (1, longest):
+        if n != first and n not in out:
+            out.append(n)
+    return [*out, None]
 
 
 SLOWER = 1.10  # a kept change's time in the application after over before, beyond which it is taken back
