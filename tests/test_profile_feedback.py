@@ -155,3 +155,23 @@ def test_optimize_profiles_the_original_feeds_the_prompt_and_records_predictions
     assert len(llm) == 1 and llm[0].status == "ok"
     # its launch sets a local size, so the model predicts it (the original's NULL local size it cannot)
     assert llm[0].predicted_us is not None and llm[0].prediction and llm[0].prediction["device"] == "NVIDIA H200"
+
+
+@pytest.mark.slow
+def test_an_ncu_past_its_time_is_ended_with_everything_it_started(ocl_mep: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """ncu that hangs (here: a child of its own in a new session, and itself asleep) is killed whole at its timeout:
+    no process of it outlives the call (it ran through subprocess.run, which killed ncu alone)."""
+    import time
+
+    bindir = tmp_path / "hang"
+    bindir.mkdir()
+    pids = tmp_path / "pids"
+    (bindir / "ncu").write_text(f"#!/bin/sh\nsetsid sleep 60 &\necho $! >> {pids}\necho $$ >> {pids}\nexec sleep 60\n")
+    (bindir / "ncu").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    got = profile_ncu.profile(ocl_mep, None, timeout_s=2.0)
+    assert got == {"error": "ncu ran past 2 s"}
+    time.sleep(0.2)
+    for pid in map(int, pids.read_text().split()):
+        assert not os.path.exists(f"/proc/{pid}") or "Z" in open(f"/proc/{pid}/stat").read().split()[2], pid

@@ -8,13 +8,13 @@ import csv
 import io
 import json
 import shutil
-import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from s2s.base.devicelock import device_lock
 from s2s.base.errors import UserError
+from s2s.base.procs import run_group
 
 TIME = "gpu__time_duration.sum"
 DRAM_BYTES = "dram__bytes.sum"
@@ -102,13 +102,12 @@ def profile(mep_dir: Path, variant: str | None = None, timeout_s: float = 300.0)
         return {"error": f"build failed: {'; '.join(b.messages)[:300]}"}
     backend = get_backend(b.backend)
     cmd = command(backend.run_argv(b, time=False), "s2s_var" if variant else "s2s_ref")
-    try:
-        with device_lock():  # never beside a timed evaluation
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=str(b.mep_dir), env=backend.run_env(b))
-    except subprocess.TimeoutExpired:
+    with device_lock():  # never beside a timed evaluation; in a session of its own, killed whole on timeout
+        p = run_group(cmd, cwd=b.mep_dir, timeout_s=timeout_s, env=backend.run_env(b))
+    if p.timed_out:
         return {"error": f"ncu ran past {timeout_s:.0f} s"}
-    prof = parse(p.stdout)
-    return prof if prof is not None else {"error": f"no profile in ncu's output (rc {p.returncode}): {p.stderr[-300:]}"}
+    prof = parse(p.output)  # its rows start with a quote; its messages (==PROF==) and the harness's lines do not
+    return prof if prof is not None else {"error": f"no profile in ncu's output (rc {p.returncode}): {p.output[-300:]}"}
 
 
 def record(history: Any, key: str, result: Profile | dict[str, str]) -> None:

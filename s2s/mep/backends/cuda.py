@@ -379,12 +379,12 @@ class CudaBackend(Backend):
             return m.with_messages("--sanitize: compute-sanitizer not found; ran without it")
         argv = [tool, "--tool", "memcheck", "--print-limit", "20", "--error-exitcode", "86",
                 *self.run_argv(build, time=False), "--input-sets", "1"]
-        try:
-            proc = subprocess.run(argv, cwd=build.mep_dir, env=self.run_env(build), capture_output=True, text=True,
-                                  errors="replace", timeout=max(60.0, 10 * build.timeout_s))
-        except subprocess.TimeoutExpired:
+        from s2s.base.procs import run_group
+
+        proc = run_group(argv, cwd=build.mep_dir, env=self.run_env(build), timeout_s=max(60.0, 10 * build.timeout_s))
+        if proc.timed_out:  # its session killed whole: the harness under it too
             return m.with_messages("compute-sanitizer: killed after its time limit")
-        lines = [ln[len("========= "):].rstrip() for ln in (proc.stdout + proc.stderr).splitlines() if ln.startswith("=========")]
+        lines = [ln[len("========= "):].rstrip() for ln in proc.output.splitlines() if ln.startswith("=========")]
         summary = next((ln for ln in lines if "ERROR SUMMARY" in ln), "")
         nerr = int(re.search(r"(\d+) error", summary).group(1)) if re.search(r"(\d+) error", summary) else 0  # type: ignore[union-attr]
         if not nerr:
