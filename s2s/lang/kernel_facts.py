@@ -72,7 +72,8 @@ class Accumulation:
     start: int  # the whole statement
     end: int
     loop: int  # outermost enclosing loop the index is invariant in
-    form: str  # "+=" or "= x +"
+    form: str  # "+=", "-=", "*=", "= x +" (`out[e] = out[e] + x`), "= + x" (`out[e] = x + out[e]`) or "= x -"
+    ref: str = ""  # the element as written: `out[e]`, `out[r][c]` (a 2-D array or a pointer to rows)
 
 
 @dataclass(frozen=True)
@@ -331,19 +332,18 @@ class _Collector:
     def _accumulation(self, node: Node, stack: list[int], op: str, loops: tuple[Loop, ...], pointers: set[str]) -> Accumulation | None:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         assert left is not None and right is not None
-        arr = left.child_by_field_name("argument")
+        arr, indices = _element(left)
         if arr is None or src(self.data, arr) not in pointers:
             return None
-        lhs = src(self.data, left)
+        lhs = _flat(src(self.data, left))
         if op in {"+=", "-=", "*="}:
             form, expr = op, src(self.data, right)
-        elif op == "=" and right.type == "binary_expression" and src(self.data, right.child_by_field_name("left") or right) == lhs \
-                and src(self.data, right.child_by_field_name("operator") or right) == "+":
-            form, expr = "= x +", src(self.data, right.child_by_field_name("right") or right)
+        elif op == "=" and (sum_ := _sum_with(self.data, right, lhs)) is not None:
+            form, expr = sum_
         else:
             return None
         statement = node.parent if node.parent is not None and node.parent.type == "expression_statement" else node
-        index = [s for s in self.subscripts if s.start == left.start_byte][0].index
+        index = "][".join(indices)  # `r][c` for out[r][c]: the array and its index give the element's text back
         names = idents(index)
         chosen = -1
         for li in reversed(stack):  # innermost outwards, while the index stays invariant
@@ -352,7 +352,8 @@ class _Collector:
             chosen = li
         if chosen < 0:
             return None
-        return Accumulation(src(self.data, arr), index, expr, statement.start_byte, statement.end_byte, chosen, form)
+        return Accumulation(src(self.data, arr), index, expr, statement.start_byte, statement.end_byte, chosen, form,
+                            src(self.data, left))
 
     def _thread_vars(self) -> list[str]:
         dependent: list[str] = []
@@ -386,6 +387,40 @@ def shape_bound(body: str, strided_loops: bool = False) -> str:
             if re.search(re.escape(what) + r"\b", rest):
                 return what
     return ""
+
+
+def _element(left: Node) -> tuple[Node | None, list[str]]:
+    """(the array, its index texts outermost first) of `a[i]` or `a[i][j]...`; (None, []) for anything else."""
+    indices: list[str] = []
+    node = left
+    while node.type == "subscript_expression":
+        idx = node.child_by_field_name("indices") or node.child_by_field_name("index")
+        arg = node.child_by_field_name("argument")
+        if idx is None or arg is None or idx.text is None:
+            return None, []
+        text = idx.text.decode("utf-8", "replace").strip()
+        indices.insert(0, text[1:-1].strip() if idx.type == "subscript_argument_list" else text)
+        node = arg
+    return (node, indices) if node.type == "identifier" and indices else (None, [])
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _sum_with(data: bytes, right: Node, lhs: str) -> tuple[str, str] | None:
+    """(form, the other operand) of `lhs + x`, `x + lhs` or `lhs - x`; None otherwise."""
+    if right.type != "binary_expression":
+        return None
+    a, b, op = (right.child_by_field_name(f) for f in ("left", "right", "operator"))
+    if a is None or b is None or op is None:
+        return None
+    sign = src(data, op)
+    if sign in {"+", "-"} and _flat(src(data, a)) == lhs:
+        return ("= x +" if sign == "+" else "= x -"), src(data, b)
+    if sign == "+" and _flat(src(data, b)) == lhs:
+        return "= + x", src(data, a)
+    return None
 
 
 def _assigned(node: Node, data: bytes) -> set[str]:
