@@ -14,6 +14,7 @@ from s2s.base.errors import UserError
 from .access import param_access
 from .params import make_param
 from .parsing import MAX_NESTING, nesting, parse, src
+from .target_device import H200, TargetDevice
 
 THREAD_BUILTIN = re.compile(r"\b(threadIdx|blockIdx|blockDim|gridDim)\.([xyz])\b|\b(get_global_id|get_local_id|get_group_id)\s*\(\s*([012])\s*\)")
 _AXES = {"0": "x", "1": "y", "2": "z", "x": "x", "y": "y", "z": "z"}
@@ -111,6 +112,11 @@ class KernelFacts:
     # the same, block-strided loops `for (int v = threadIdx.x; v < E; v += blockDim.x)` set aside too: every thread of
     # any 1-D block covers [0, E) with the others (a shared histogram's clear and flush)
     shape_bound_loops: str = ""
+    # the device the optimizer targets (s2s/optimize/target.py reads it from the MEP; the H200 when nothing is known):
+    # what launch rules size a grid for, never constants of a pass's own
+    device: TargetDevice = H200
+    # host-sized memory (__local arguments) whose size the launch description scales with the block (s2s.optimize.launch_sizes)
+    scaled_memory: tuple[str, ...] = ()
 
     @property
     def uses_thread_index(self) -> bool:
