@@ -266,6 +266,9 @@ def test_normalized_and_split_kernels_compile(tmp_path: Path) -> None:
         if refused:
             files.append(tmp_path / f"{name}_split.cu")
             files[-1].write_bytes(_split(name, "normalize,split-reduction")[2])
+    for name in ("rows_commuted", "rows_2d_arrays", "rows_minus_assign"):  # warp-rows behind normalize, lane 0's first value
+        files.append(tmp_path / f"{name}_warp.cu")
+        files[-1].write_bytes(_split(name, "normalize,warp-rows")[2])
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
     proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], files, tmp_path, 600)
