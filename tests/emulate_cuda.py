@@ -30,6 +30,8 @@ static inline float2 make_float2(float a, float b) { return {a, b}; }
 static inline int4 make_int4(int a, int b, int c, int d) { return {a, b, c, d}; }
 static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 struct s2s_dim3 { unsigned x, y, z; };
+// a buffer passed to any pointer parameter: `float*`, and a 2-D array parameter `float a[N][M]` (a `float (*)[M]`)
+struct s2s_any { void* p; template <typename T> operator T*() const { return (T*)p; } };
 static s2s_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __global__
 #define __device__
@@ -81,7 +83,7 @@ def same_outputs(tmp: Path, name: str, before: bytes, after: bytes, launches: tu
             buf = f"{p.name}_{side}"
             setup += [f"{ty}* {buf} = ({ty}*)aligned_alloc(64, (({n} + 8) * sizeof({ty}) + 63) / 64 * 64) + {offset};",
                       f"for (long i = 0; i < {n}; ++i) {buf}[i] = {fill};"]
-            args[side].append(buf)
+            args[side].append(f"s2s_any{{(void*){buf}}}")
     checks = []
     for p in (q for q in facts.params if q.pointer):
         a, b, n = f"{p.name}_a", f"{p.name}_b", counts[p.name]

@@ -31,6 +31,8 @@ SHIM = """\
 #include <thread>
 #include <vector>
 struct s2s_dim3 { unsigned x, y, z; };
+// a buffer passed to any pointer parameter: `float*`, and a 2-D array parameter `float a[N][M]` (a `float (*)[M]`)
+struct s2s_any { void* p; template <typename T> operator T*() const { return (T*)p; } };
 static thread_local s2s_dim3 threadIdx;
 static s2s_dim3 blockIdx, blockDim, gridDim;
 static std::barrier<>* s2s_block;
@@ -163,7 +165,7 @@ def same_outputs(tmp: Path, name: str, before: bytes, after: bytes, launches: tu
         fill = f"({ty})((i * 7919u + {i * 104729}u) % 1000u) / ({ty})7" if real else f"({ty})((i * 31u + {i}) % 97u)"
         for side in args:
             setup += [f"{ty}* {p.name}_{side} = ({ty}*)aligned_alloc(16, ({n} + 8) * sizeof({ty})) + {offset};", f"for (long i = 0; i < {n}; ++i) {p.name}_{side}[i] = {fill};"]
-            args[side].append(f"{p.name}_{side}")
+            args[side].append(f"s2s_any{{(void*){p.name}_{side}}}")
         a, b = f"{p.name}_a", f"{p.name}_b"
         if rtol and real:
             checks.append(f"for (long i = 0; i < {n}; ++i) {{ double d = (double){a}[i] - (double){b}[i], m = {a}[i] < 0 ? -{a}[i] : {a}[i];"

@@ -1,7 +1,7 @@
 """The cost model orders what the model-derived passes produce ahead of the naive kernels they replace."""
 from __future__ import annotations
 
-from s2s.lang.kernel_model import Device
+from s2s.lang.target_device import TargetDevice
 from s2s.optimize.cost import predict, rank
 from s2s.optimize.registry import Applied, build_pipeline, run_pass
 
@@ -65,7 +65,7 @@ def test_an_underfilled_launch_is_predicted_slow_and_its_split_fast() -> None:
 def test_a_smaller_device_is_slower() -> None:
     sizes = {"m": 4096, "n": 4096}
     big = predict(GEMV, "cuda", None, (16, 1, 1), (256, 1, 1), sizes)
-    small = predict(GEMV, "cuda", None, (16, 1, 1), (256, 1, 1), sizes, Device(name="half", bandwidth=2.4e12))
+    small = predict(GEMV, "cuda", None, (16, 1, 1), (256, 1, 1), sizes, TargetDevice(name="half", bandwidth=2.4e12))
     assert big is not None and small is not None and abs(small.seconds / big.seconds - 2.0) < 1e-6
     assert predict(GEMV, "cuda", None, (16, 1, 1), (256, 1, 1), {"n": 4096}) is None  # m unknown: no trip count
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from s2s.lang.affine import Poly
-from s2s.lang.kernel_model import SM_SPREAD, Device, kernel_model, parallelism
+from s2s.lang.kernel_model import SM_SPREAD, kernel_model, parallelism
+from s2s.lang.target_device import TargetDevice
 
 SYRK = b"""
 __global__ void syrk(int N, int M, float alpha, float beta, const float* a, float* c)
@@ -170,5 +171,5 @@ def test_launch_parallelism_against_the_device() -> None:
     assert abs(rows.fill - rows.occupancy * (16 / 132) ** SM_SPREAD) < 1e-12  # 16 of the 132 SMs get a block
     full = parallelism((256, 256, 1), (16, 16, 1))
     assert full.fill == 1.0 and not full.underfilled
-    small = Device(name="small", sms=2, threads_per_sm=1024, blocks_per_sm=4)
+    small = TargetDevice(name="small", sms=2, threads_per_sm=1024, blocks_per_sm=4)
     assert parallelism((8, 1, 1), (32, 1, 1), small).resident == 2 * 4 * 32  # the block limit binds, not threads

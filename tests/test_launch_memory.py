@@ -1,11 +1,14 @@
 """Launch-shape changes and memory the host sizes for the block (issue 27 item 4): an OpenCL `__local` argument sized by
 clSetKernelArg(k, i, size, NULL) and CUDA dynamic shared memory (`extern __shared__`, the launch's third argument)
 stay sized for the old block when a pass changes it; mep.toml records one size, not a function of the block, so
-launch-config, and any pipeline of the built-in proposer that changes the block, refuses with the reason."""
+launch-config, and any pipeline of the built-in proposer that changes the block, refuses with the reason; unless
+mep.toml writes the count as an expression of the block (s2s/optimize/launch_sizes.py): the launch then carries the
+count for the new block, and the variant runs with it on PoCL."""
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from mep_util import ParamSpec, make_mep, manifest
 
 from s2s.lang.edits import Refused
@@ -105,3 +108,81 @@ def test_a_block_change_is_refused_where_the_manifest_gives_dynamic_shared_memor
     assert isinstance(held, str) and "block changes from 256x1x1 to 128x1x1" in held and "launch.shared_mem = 1024" in held
     free = apply_pipeline("launch-config{block=128}", _state(tmp_path / "free", HELPER_CU, "scaled", "cuda", params))
     assert isinstance(free, Candidate) and free.launch is not None and free.launch.block == (128, 1, 1)
+
+
+# the transpose with a __local buffer of one float per work-item, sized by the host from the work-group (16 x 16 here)
+SCALED = [("tile", "local", 256, "block_x * block_y")]
+
+
+def test_a_count_written_as_an_expression_of_the_block_scales() -> None:
+    from s2s.optimize.launch_sizes import scaled_counts, scaling
+
+    assert scaling(SCALED) == ("tile",)
+    assert scaled_counts(SCALED, 0, (16, 16, 1), (32, 8, 1)) == (("tile", 256),)
+    assert scaled_counts(SCALED, 0, (16, 16, 1), (32, 16, 1)) == (("tile", 512),)
+    padded = [("tile", "local", 16 * 17, "get_local_size(1) * (get_local_size(0) + 1)")]
+    assert scaled_counts(padded, 0, (16, 16, 1), (32, 4, 1)) == (("tile", 4 * 33),)
+
+
+def test_a_count_that_is_not_of_the_block_is_refused_with_the_reason() -> None:
+    from s2s.optimize.launch_sizes import scaled_counts, scaling
+
+    host = [("tile", "local", 256, "(neededLocalMemory)/sizeof(float)")]
+    assert scaling(host) == ()
+    why = scaled_counts(host, 0, (16, 16, 1), (32, 8, 1))
+    assert isinstance(why, str) and "__local argument tile" in why and "not an expression of block_x" in why
+    wrong = scaled_counts([("tile", "local", 100, "block_x * block_y")], 0, (16, 16, 1), (32, 8, 1))
+    assert isinstance(wrong, str) and "gives 256 at block 16x16x1, mep.toml's count is 100" in wrong
+    shared = scaled_counts([], 1024, (256, 1, 1), (128, 1, 1))
+    assert isinstance(shared, str) and "launch.shared_mem = 1024" in shared
+
+
+N_T = 64
+
+
+def _transpose_state(tmp: Path, count_expr: str):  # type: ignore[no-untyped-def]
+    from s2s.mep.manifest import load
+    from s2s.optimize.proposers.base import State
+
+    params = [ParamSpec("out", "__global float*", "out", "float", count=N_T * N_T, space="global"),
+              ParamSpec("in", "__global const float*", "in", "float", count=N_T * N_T, space="global"),
+              ParamSpec("tile", "__local float*", "inout", "float", count=64, count_expr=count_expr, space="local"),
+              ParamSpec("n", "int", "scalar", "int", value=N_T)]
+    mep = make_mep(tmp / "transpose", TRANSPOSE_CL, manifest("transpose", "opencl", "kernel.cl", params, (N_T, N_T, 1),
+                                                              (8, 8, 1), repetitions=3, warmup=1, timeout_s=60.0))
+    src = TRANSPOSE_CL.encode()
+    return mep, State(manifest=load(mep), original=src, kernel="transpose", dialect="opencl",
+                      facts=kernel_facts(src, "opencl", "transpose"), patterns=[])
+
+
+def test_the_launch_pass_scales_a_local_buffer_the_mep_sizes_from_the_block(tmp_path: Path) -> None:
+    """mep.toml: `tile` holds block_x * block_y floats (64 at 8 x 8). launch-config{block=32x8} applies, its launch
+    carries 256 floats for `tile`; where the count is only a number from host names, the same step is refused."""
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    _, state = _transpose_state(tmp_path, "block_x * block_y")
+    cand = apply_pipeline("launch-config{block=32x8}", state)
+    assert isinstance(cand, Candidate) and cand.launch is not None
+    assert cand.launch.block == (32, 8, 1) and cand.launch.grid == (N_T, N_T, 1) and cand.launch.local_counts == (("tile", 256),)
+    _, fixed = _transpose_state(tmp_path / "fixed", "(neededLocalMemory)/sizeof(float)")
+    held = apply_pipeline("launch-config{block=32x8}", fixed)
+    assert isinstance(held, str) and "__local argument tile is sized by the host" in held
+
+
+@pytest.mark.slow
+def test_the_scaled_local_buffer_runs_on_pocl(tmp_path: Path) -> None:
+    """The variant (32 x 8 work-groups, 256 floats of `tile`) runs and matches the original (8 x 8, 64 floats) on PoCL;
+    variant.json records the count the harness gives the variant."""
+    pytest.importorskip("pyopencl")
+    from s2s.mep.evaluate import evaluate
+    from s2s.mep.variant import Variant
+    from s2s.optimize.loop import write_variant
+    from s2s.optimize.proposers.builtin import apply_pipeline
+
+    mep, state = _transpose_state(tmp_path, "block_x * block_y")
+    cand = apply_pipeline("launch-config{block=32x8}", state)
+    assert isinstance(cand, Candidate)
+    write_variant(mep, "kernel.cl", cand)
+    assert Variant.read(mep / "variants" / cand.id).local_counts == (("tile", 256),)
+    m = evaluate(mep, cand.id)
+    assert m.verdict == "ok", m.messages

@@ -92,6 +92,40 @@ FIXTURES: dict[str, tuple[str, str, str, bool]] = {
                         y[i] += A[i * n + j] * x[j];
         }
         """, "y", False),
+    # `out[i] = e + out[i]`: the element on the right of the sum; the register takes `acc += e` (addition commutes exactly)
+    "rows_commuted": ("mv_comm", """\
+        __global__ void mv_comm(float* A, float* x, float* out, int n)
+        {
+            int row = blockIdx.x * blockDim.x + threadIdx.x;
+            if (row < n) {
+                for (int j = 0; j < n; j++) {
+                    out[row] = A[row * n + j] * x[j] + out[row];
+                }
+            }
+        }
+        """, "out", True),
+    "rows_minus_assign": ("mv_rsub", """\
+        __global__ void mv_rsub(const float* A, const float* x, float* r, int n)
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i >= n) return;
+            for (int j = 0; j < n; ++j)
+                r[i] = r[i] - A[i * n + j] * x[j];
+        }
+        """, "r", True),
+    # 2-D array parameters: the element `y[i][0]`, a row of A read as `A[i][j]`
+    "rows_2d_arrays": ("mv_2d", """\
+        #define N 37
+        __global__ void mv_2d(float A[N][N], float x[N], float y[N][1])
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < N) {
+                for (int j = 0; j < N; j++) {
+                    y[i][0] += A[i][j] * x[j];
+                }
+            }
+        }
+        """, "y", False),
 }
 
 
@@ -131,7 +165,7 @@ def test_normalized_kernel_is_bit_identical(tmp_path: Path, name: str) -> None:
     scalars = {"n": str(N)}
     assert same_outputs(tmp_path, kernel, src, got.text, (launch, launch), _counts(kernel, out), scalars) == "SAME"
     if name != "macro_zeroed":  # the original adds to what the output held: starting from zero must show
-        broken = got.text.replace(b"float acc = " + out.encode(), b"float acc = 0.0f; (void)" + out.encode())
+        broken = got.text.replace(b"float acc = " + out.encode() + b"[", b"float acc = 0.0f; (void)" + out.encode() + b"[")
         assert broken != got.text
         assert same_outputs(tmp_path, kernel, src, broken, (launch, launch), _counts(kernel, out), scalars) != "SAME"
 
@@ -189,7 +223,7 @@ def test_a_kernel_split_reduction_reads_as_written_gets_no_normalized_copy(tmp_p
         steps, refusals = _round1(tmp_path, "plain")
     finally:
         del FIXTURES["plain"]
-    assert "split-reduction" in steps and not [s for s in steps if s.startswith("normalize,")]
+    assert "split-reduction" in steps and not [s for s in steps if s.startswith("normalize,split-reduction")]
     assert "applies to the kernel as written" in refusals["normalize,split-reduction"]
 
 
@@ -232,7 +266,109 @@ def test_normalized_and_split_kernels_compile(tmp_path: Path) -> None:
         if refused:
             files.append(tmp_path / f"{name}_split.cu")
             files[-1].write_bytes(_split(name, "normalize,split-reduction")[2])
+    for name in ("rows_commuted", "rows_2d_arrays", "rows_minus_assign"):  # warp-rows behind normalize, lane 0's first value
+        files.append(tmp_path / f"{name}_warp.cu")
+        files[-1].write_bytes(_split(name, "normalize,warp-rows")[2])
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
     proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], files, tmp_path, 600)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("name", ["rows_c89", "rows_commuted", "rows_minus_assign", "rows_2d_arrays"])
+def test_warp_rows_applies_in_round_one_behind_normalize(tmp_path: Path, name: str) -> None:
+    """warp-rows reads a sum into a register (`acc += ...`): accumulation into the output as written is refused, its
+    normalized form gets warp-rows candidates in round 1."""
+    steps, refusals = _round1(tmp_path, name)
+    assert not [s for s in steps if s.startswith("warp-rows")]
+    assert "scalar accumulations" in refusals["warp-rows{lanes=32}"]
+    assert "normalize,warp-rows{lanes=32}" in steps
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,pipeline", [("rows_commuted", "normalize,warp-rows{vec=1}"), ("rows_2d_arrays", "normalize,warp-rows{vec=1}"),
+                                           ("rows_c89", "normalize,warp-rows"), ("rows_minus_assign", "normalize,warp-rows{lanes=16 vec=1}")])
+def test_warp_rows_behind_normalize_matches(tmp_path: Path, name: str, pipeline: str) -> None:
+    """The warp's shuffled sums run threaded on the CPU against the original (1e-5: the order of additions changes);
+    the register starts from the output's value, which only lane 0 brings into the sum (every lane did before: the
+    output's old value counted 32 times)."""
+    from emulate_cuda_block import same_outputs as block_same
+
+    kernel, src, text, launches, out = _split(name, pipeline)
+    assert b"if (lane != 0) { acc = 0; }" in text
+    assert block_same(tmp_path, kernel, src, text, launches, _counts(kernel, out), {"n": str(N)}, 1e-5) == "SAME"
+
+
+ALIASING = {
+    # another buffer of the same element type written in the loop: it may be `out` itself
+    "a float buffer written in the loop": ("""\
+        __global__ void k(const float* A, float* out, float* trace, int n)
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            for (int j = 0; j < n; j++) {
+                out[i] += A[i * n + j];
+                trace[j] = A[i * n + j];
+            }
+        }
+        """, "trace is written in the loop and may alias out"),
+    # a 2-D store through another row pointer parameter
+    "a 2-D store": ("""\
+        __global__ void k(float (*A)[8], float (*out)[8], int n)
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            for (int j = 0; j < 8; j++) {
+                out[i][0] += A[i][j];
+                A[j][i] = 0.0f;
+            }
+        }
+        """, "A is written in the loop and may alias out"),
+    # a pointer the kernel makes (it points into out here)
+    "a local pointer": ("""\
+        __global__ void k(const float* A, float* out, int n)
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            float* row = out + i;
+            for (int j = 0; j < n; j++) {
+                out[i] += A[i * n + j];
+                row[0] = 1.0f;
+            }
+        }
+        """, "stores through pointer row"),
+    "a dereference": ("""\
+        __global__ void k(const float* A, float* out, float* p, int n)
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            for (int j = 0; j < n; j++) {
+                out[i] += A[i * n + j];
+                *p = A[j];
+            }
+        }
+        """, "stores through *p"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ALIASING))
+def test_a_store_that_may_alias_the_output_keeps_memory(case: str) -> None:
+    src, why = ALIASING[case]
+    got = normalize(textwrap.dedent(src).encode(), "cuda", "k")
+    assert isinstance(got, str) and why in got, got
+
+
+def test_stores_that_cannot_alias_the_output_move_it() -> None:
+    """Stores to a local array, to a buffer of another element type, and to restrict buffers leave the output's
+    element to the register."""
+    src = textwrap.dedent("""\
+        __global__ void k(const float* __restrict__ A, float* __restrict__ out, float* __restrict__ copy, int* hits, int n)
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            float last[2];
+            for (int j = 0; j < n; j++) {
+                out[i] += A[i * n + j];
+                copy[i * n + j] = A[i * n + j];
+                hits[j] = j;
+                last[j % 2] = A[j];
+            }
+        }
+        """).encode()
+    got = normalize(src, "cuda", "k")
+    assert not isinstance(got, str) and "register_accumulators" in got.rules and b"acc += A[i * n + j];" in got.text

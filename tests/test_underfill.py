@@ -10,7 +10,8 @@ from mep_util import ParamSpec, make_mep, manifest
 
 from s2s.lang.edits import LaunchChange, Refused
 from s2s.lang.kernel_facts import kernel_facts
-from s2s.lang.kernel_model import SM_SPREAD, Device, parallelism
+from s2s.lang.kernel_model import SM_SPREAD, parallelism
+from s2s.lang.target_device import TargetDevice
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.cost import predict
 from s2s.optimize.proposers.base import State
@@ -32,7 +33,7 @@ __global__ void trsm(const float* L, float* B, int n, int nrhs)
     }
 }
 """
-H200 = Device()
+H200 = TargetDevice()
 
 
 # -- the model -------------------------------------------------------------------------------------
@@ -58,7 +59,7 @@ def test_a_launch_with_a_block_on_every_sm_keeps_its_fill() -> None:
     spread = {b: parallelism((33792 // b, 1, 1), (b, 1, 1)) for b in (128, 64, 32)}
     assert len({p.fill for p in spread.values()}) == 1 and spread[128].fill == 33792 / (132 * 2048)
     assert parallelism((256, 256, 1), (16, 16, 1)).fill == 1.0
-    small = Device(name="small", sms=4, threads_per_sm=1024, blocks_per_sm=8)
+    small = TargetDevice(name="small", sms=4, threads_per_sm=1024, blocks_per_sm=8)
     assert parallelism((2, 1, 1), (256, 1, 1), small).sm_fill == 0.5
     assert abs(parallelism((2, 1, 1), (256, 1, 1), small).fill - 512 / 4096 * 0.5 ** SM_SPREAD) < 1e-12
 

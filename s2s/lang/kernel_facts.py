@@ -14,6 +14,7 @@ from s2s.base.errors import UserError
 from .access import param_access
 from .params import make_param
 from .parsing import MAX_NESTING, nesting, parse, src
+from .target_device import H200, TargetDevice
 
 THREAD_BUILTIN = re.compile(r"\b(threadIdx|blockIdx|blockDim|gridDim)\.([xyz])\b|\b(get_global_id|get_local_id|get_group_id)\s*\(\s*([012])\s*\)")
 _AXES = {"0": "x", "1": "y", "2": "z", "x": "x", "y": "y", "z": "z"}
@@ -72,7 +73,8 @@ class Accumulation:
     start: int  # the whole statement
     end: int
     loop: int  # outermost enclosing loop the index is invariant in
-    form: str  # "+=" or "= x +"
+    form: str  # "+=", "-=", "*=", "= x +" (`out[e] = out[e] + x`), "= + x" (`out[e] = x + out[e]`) or "= x -"
+    ref: str = ""  # the element as written: `out[e]`, `out[r][c]` (a 2-D array or a pointer to rows)
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,11 @@ class KernelFacts:
     # the same, block-strided loops `for (int v = threadIdx.x; v < E; v += blockDim.x)` set aside too: every thread of
     # any 1-D block covers [0, E) with the others (a shared histogram's clear and flush)
     shape_bound_loops: str = ""
+    # the device the optimizer targets (s2s/optimize/target.py reads it from the MEP; the H200 when nothing is known):
+    # what launch rules size a grid for, never constants of a pass's own
+    device: TargetDevice = H200
+    # host-sized memory (__local arguments) whose size the launch description scales with the block (s2s.optimize.launch_sizes)
+    scaled_memory: tuple[str, ...] = ()
 
     @property
     def uses_thread_index(self) -> bool:
@@ -331,19 +338,18 @@ class _Collector:
     def _accumulation(self, node: Node, stack: list[int], op: str, loops: tuple[Loop, ...], pointers: set[str]) -> Accumulation | None:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         assert left is not None and right is not None
-        arr = left.child_by_field_name("argument")
+        arr, indices = _element(left)
         if arr is None or src(self.data, arr) not in pointers:
             return None
-        lhs = src(self.data, left)
+        lhs = _flat(src(self.data, left))
         if op in {"+=", "-=", "*="}:
             form, expr = op, src(self.data, right)
-        elif op == "=" and right.type == "binary_expression" and src(self.data, right.child_by_field_name("left") or right) == lhs \
-                and src(self.data, right.child_by_field_name("operator") or right) == "+":
-            form, expr = "= x +", src(self.data, right.child_by_field_name("right") or right)
+        elif op == "=" and (sum_ := _sum_with(self.data, right, lhs)) is not None:
+            form, expr = sum_
         else:
             return None
         statement = node.parent if node.parent is not None and node.parent.type == "expression_statement" else node
-        index = [s for s in self.subscripts if s.start == left.start_byte][0].index
+        index = "][".join(indices)  # `r][c` for out[r][c]: the array and its index give the element's text back
         names = idents(index)
         chosen = -1
         for li in reversed(stack):  # innermost outwards, while the index stays invariant
@@ -352,7 +358,8 @@ class _Collector:
             chosen = li
         if chosen < 0:
             return None
-        return Accumulation(src(self.data, arr), index, expr, statement.start_byte, statement.end_byte, chosen, form)
+        return Accumulation(src(self.data, arr), index, expr, statement.start_byte, statement.end_byte, chosen, form,
+                            src(self.data, left))
 
     def _thread_vars(self) -> list[str]:
         dependent: list[str] = []
@@ -386,6 +393,40 @@ def shape_bound(body: str, strided_loops: bool = False) -> str:
             if re.search(re.escape(what) + r"\b", rest):
                 return what
     return ""
+
+
+def _element(left: Node) -> tuple[Node | None, list[str]]:
+    """(the array, its index texts outermost first) of `a[i]` or `a[i][j]...`; (None, []) for anything else."""
+    indices: list[str] = []
+    node = left
+    while node.type == "subscript_expression":
+        idx = node.child_by_field_name("indices") or node.child_by_field_name("index")
+        arg = node.child_by_field_name("argument")
+        if idx is None or arg is None or idx.text is None:
+            return None, []
+        text = idx.text.decode("utf-8", "replace").strip()
+        indices.insert(0, text[1:-1].strip() if idx.type == "subscript_argument_list" else text)
+        node = arg
+    return (node, indices) if node.type == "identifier" and indices else (None, [])
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _sum_with(data: bytes, right: Node, lhs: str) -> tuple[str, str] | None:
+    """(form, the other operand) of `lhs + x`, `x + lhs` or `lhs - x`; None otherwise."""
+    if right.type != "binary_expression":
+        return None
+    a, b, op = (right.child_by_field_name(f) for f in ("left", "right", "operator"))
+    if a is None or b is None or op is None:
+        return None
+    sign = src(data, op)
+    if sign in {"+", "-"} and _flat(src(data, a)) == lhs:
+        return ("= x +" if sign == "+" else "= x -"), src(data, b)
+    if sign == "+" and _flat(src(data, b)) == lhs:
+        return "= + x", src(data, a)
+    return None
 
 
 def _assigned(node: Node, data: bytes) -> set[str]:

@@ -19,6 +19,7 @@ from .cexpr import SIZEOF
 from .kernel_facts import find_kernel
 from .macros import Expansion, expand, function_macros
 from .parsing import parse, src
+from .target_device import H200, TargetDevice
 
 _THREAD = tuple(f"threadIdx.{a}" for a in AXES)
 _BLOCK = tuple(f"blockIdx.{a}" for a in AXES)
@@ -539,18 +540,6 @@ def _function_name(fn: Node, data: bytes) -> str:
     return src(data, inner).split("::")[-1] if inner is not None else ""
 
 
-@dataclass(frozen=True)
-class Device:
-    """What the launch is held against; the defaults are an NVIDIA H200 (SXM)."""
-
-    name: str = "NVIDIA H200"
-    sms: int = 132
-    threads_per_sm: int = 2048
-    blocks_per_sm: int = 32
-    bandwidth: float = 4.8e12  # bytes/s
-    flops: float = 6.7e13  # fp32 FLOP/s
-
-
 SM_SPREAD = 0.16  # how much an underfilled launch gains from spreading its warps over more SMs (see `parallelism`)
 
 
@@ -568,7 +557,7 @@ class Parallelism:
         return self.fill < 0.5
 
 
-def parallelism(grid: tuple[int, int, int], block: tuple[int, int, int], device: Device = Device()) -> Parallelism:
+def parallelism(grid: tuple[int, int, int], block: tuple[int, int, int], device: TargetDevice = H200) -> Parallelism:
     """The launch (grid in blocks, block in threads) against the device: how much of it the launch can keep busy.
 
     occupancy: the threads resident at once over the device's thread slots; a block too small to reach the SM's thread

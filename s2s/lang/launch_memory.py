@@ -3,7 +3,8 @@
 An OpenCL `__local` pointer argument gets its bytes from `clSetKernelArg(k, i, size, NULL)`, CUDA dynamic shared
 memory (`extern __shared__`) from the launch's third argument; both are usually computed from the block (a tile of
 the work-group). An MEP records one size (mep.toml: `count` of a `space = "local"` parameter, `launch.shared_mem`),
-not a function of the block, so a pass that changes the block must refuse such a kernel, and say why.
+not a function of the block, so a pass that changes the block must refuse such a kernel, and say why; unless mep.toml
+writes the count as an expression of the block (s2s/optimize/launch_sizes.py), which the launch then carries.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ _EXTERN_SHARED = re.compile(r"\bextern\s+(?:__shared__\b[^;]*?|[^;]*?\b__shared_
 def host_sized(source: bytes, facts: KernelFacts) -> str:
     """Why a new block shape would break the kernel's host-sized local or shared memory; "" when it has none."""
     if facts.dialect == "opencl":
-        local = [p.name for p in facts.params if p.pointer and _LOCAL.search(p.type)]
+        local = [p.name for p in facts.params if p.pointer and _LOCAL.search(p.type) and p.name not in facts.scaled_memory]
         if local:
             return (f"__local argument {', '.join(local)} is sized by the host (clSetKernelArg with a size and NULL), "
                     "for the current work-group; mep.toml records one count, not a function of the block")

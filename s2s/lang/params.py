@@ -36,7 +36,8 @@ def make_param(raw: str, declarator_text: str) -> Param:
     parts = split_top_level(raw, angle=True)
     raw = " ".join((parts[-1] if parts else raw).split())
     words = re.findall(r"[A-Za-z_]\w*", raw)
-    name = re.findall(r"[A-Za-z_]\w*", declarator_text)[-1] if re.findall(r"[A-Za-z_]\w*", declarator_text) else (words[-1] if words else "")
+    declared = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[[^\]]*\]", " ", declarator_text))  # `a[N][M]` names a, not M
+    name = declared[-1] if declared else (words[-1] if words else "")
     pointer = "*" in raw or "[" in raw or "&" in declarator_text
     space = next((OPENCL_SPACES[w] for w in words if w in OPENCL_SPACES), "")
     type_text = raw[: raw.rfind(name)].strip() if name and raw.rfind(name) >= 0 else raw

@@ -13,7 +13,7 @@ import re
 from tree_sitter import Node
 
 from .edits import Edit, indent_of
-from .kernel_facts import Accumulation, KernelFacts, fresh
+from .kernel_facts import Accumulation, KernelFacts, ParamFact, fresh
 from .parsing import parse, src
 
 _LEAVES = re.compile(r"\b(return|goto|__syncthreads|__syncwarp|barrier|work_group_barrier|__threadfence\w*|mem_fence|atomic\w*|atom_\w+)\b")
@@ -39,24 +39,25 @@ def accumulator_edits(source: bytes, facts: KernelFacts) -> tuple[tuple[Edit, ..
 
 def _one(source: bytes, facts: KernelFacts, acc: Accumulation) -> tuple[tuple[Edit, ...], str] | str:
     loop = facts.loops[acc.loop]
-    inside = [s for s in facts.subscripts if loop.start <= s.start and s.end <= loop.end]
-    mine = [s for s in inside if s.array == acc.array and _flat(s.index) == _flat(acc.index)]
-    if any(s.array == acc.array and s not in mine for s in inside):
+    node = _node(source, facts, loop.start, loop.end, loop.kind)
+    if node is None:
+        return "the loop was not found again in the kernel's syntax tree"
+    ref = acc.ref or f"{acc.array}[{acc.index}]"
+    elements = [e for e in _elements(node) if src(source, e[0]) == acc.array]
+    mine = [e for _root, e in elements if _flat(src(source, e)) == _flat(ref)]
+    if len(mine) != len(elements):
         return f"{acc.array} is also accessed at other indices inside the loop"
     target = facts.param(acc.array)
     assert target is not None
-    for s in inside:
-        other = facts.param(s.array)
-        if s.write and other is not None and other.name != acc.array and other.base_type == target.base_type \
-                and not (other.restrict and target.restrict):
-            return f"{other.name} is written in the loop and may alias {acc.array}"
+    why = _aliasing_store(source, facts, node, acc.array, target)
+    if why:
+        return why
     body = source[loop.start : loop.end].decode("utf-8", "replace")
     if _LEAVES.search(body):
         return "the loop can leave the kernel early or synchronise with other threads (return, goto, barriers, atomics)"
     if len(re.findall(rf"\b{re.escape(acc.array)}\b", body)) != len(mine):
-        return f"{acc.array} is used in the loop other than through {acc.array}[{acc.index}]"
-    node = _node(source, facts, loop.start, loop.end, loop.kind)
-    if node is None or node.parent is None or node.parent.type != "compound_statement":
+        return f"{acc.array} is used in the loop other than through {ref}"
+    if node.parent is None or node.parent.type != "compound_statement":
         return "the loop is not a statement of a block (no place for the register's declaration)"
     start = loop.start
     prev = _before(node)
@@ -64,18 +65,87 @@ def _one(source: bytes, facts: KernelFacts, acc: Accumulation) -> tuple[tuple[Ed
         start, prev = prev.start_byte, _before(prev)
     name = fresh(facts, source, "acc")
     pad = indent_of(source, start)
-    ref = f"{acc.array}[{acc.index}]"
-    first = _first_value(source, prev, acc)
+    first = _first_value(source, prev, ref)
     if first is not None:
         edits = [Edit(prev.start_byte, prev.end_byte, f"{target.base_type} {name} = {first};")]  # type: ignore[union-attr]
     else:
         edits = [Edit(start, start, f"{target.base_type} {name} = {ref};\n{pad}")]
-    edits += [Edit(s.start, s.end, name) for s in mine]
+    if acc.form in _COMPOUND:  # `out[e] = x + out[e]` -> `acc += x`: the same operation (IEEE addition commutes exactly)
+        statement = source[acc.start : acc.end].decode("utf-8", "replace")
+        edits.append(Edit(acc.start, acc.end, f"{name} {_COMPOUND[acc.form]} {acc.expr};" if statement.rstrip().endswith(";")
+                          else f"{name} {_COMPOUND[acc.form]} {acc.expr}"))
+        mine = [e for e in mine if not (acc.start <= e.start_byte and e.end_byte <= acc.end)]
+    edits += [Edit(e.start_byte, e.end_byte, name) for e in mine]
     edits.append(Edit(loop.end, loop.end, f"\n{pad}{ref} = {name};"))
     return tuple(edits), f"accumulate {ref} in register {name}" + (" from its first value" if first is not None else "")
 
 
-def _first_value(source: bytes, prev: Node | None, acc: Accumulation) -> str | None:
+_COMPOUND = {"= x +": "+=", "= + x": "+=", "= x -": "-="}
+_STORES = {"assignment_expression": "left", "update_expression": "argument"}
+
+
+def _elements(node: Node) -> list[tuple[Node, Node]]:
+    """(array, element) of every outermost subscript `a[i]`, `a[i][j]` under `node` whose array is a name."""
+    out: list[tuple[Node, Node]] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "subscript_expression" and not (n.parent is not None and n.parent.type == "subscript_expression"
+                                                     and n.parent.child_by_field_name("argument") == n):
+            root = _root(n)
+            if root is not None:
+                out.append((root, n))
+        stack.extend(n.named_children)
+    return out
+
+
+def _root(n: Node) -> Node | None:
+    while n.type == "subscript_expression":
+        arg = n.child_by_field_name("argument")
+        if arg is None:
+            return None
+        n = arg
+    return n if n.type == "identifier" else None
+
+
+def _aliasing_store(source: bytes, facts: KernelFacts, loop: Node, array: str, target: ParamFact) -> str:
+    """Why a store in the loop may write the accumulated element behind the register's back; "" when none can: the
+    only stores are to the element itself, to local or shared arrays of the kernel, to buffers of another element
+    type, or to buffers that are `restrict` like the target."""
+    stack = [loop]
+    while stack:
+        n = stack.pop()
+        stack.extend(n.named_children)
+        field = _STORES.get(n.type)
+        place = n.child_by_field_name(field) if field else None
+        if place is None or place.type == "identifier":
+            continue
+        root = _root(place) if place.type == "subscript_expression" else None
+        if root is None:
+            if place.type == "field_expression" and "->" not in src(source, place):
+                continue  # a member of a local struct
+            return f"the loop stores through {src(source, place)}, which may alias {array}"
+        name = src(source, root)
+        other = facts.param(name)
+        if name == array:
+            continue
+        if other is None:
+            if _declared_pointer(source, facts, name):
+                return f"the loop stores through pointer {name}, which may alias {array}"
+            continue
+        if other.pointer and other.base_type == target.base_type and not (other.restrict and target.restrict):
+            return f"{other.name} is written in the loop and may alias {array}"
+    return ""
+
+
+def _declared_pointer(source: bytes, facts: KernelFacts, name: str) -> bool:
+    """Whether the kernel declares `name` as a pointer (`T* p = ...`): an array of its own (`T buf[8]`, `__shared__`)
+    is not."""
+    body = source[facts.body_start : facts.body_end].decode("utf-8", "replace")
+    return bool(re.search(rf"\*\s*(?:const\s+|__restrict__\s+|restrict\s+)*{re.escape(name)}\s*[=;,)]", body))
+
+
+def _first_value(source: bytes, prev: Node | None, ref: str) -> str | None:
     """v of `out[e] = v;` when that is the statement just before the loop (the register starts from it)."""
     if prev is None or prev.type != "expression_statement" or not prev.named_children:
         return None
@@ -84,7 +154,7 @@ def _first_value(source: bytes, prev: Node | None, acc: Accumulation) -> str | N
     op = a.child_by_field_name("operator")
     if a.type != "assignment_expression" or left is None or right is None or op is None or src(source, op) != "=":
         return None
-    if left.type != "subscript_expression" or _flat(src(source, left)) != _flat(f"{acc.array}[{acc.index}]"):
+    if left.type != "subscript_expression" or _flat(src(source, left)) != _flat(ref):
         return None
     return src(source, right)
 

@@ -27,6 +27,8 @@ class Variant:
     block: Dim3 | None = None
     shared_mem: int | None = None
     launch_rules: tuple[str, ...] = field(default=())
+    # elements of each host-sized __local argument at the variant's block (OpenCL; the MEP's count where absent)
+    local_counts: tuple[tuple[str, int], ...] = field(default=())
 
     @property
     def changes_launch(self) -> bool:
@@ -52,11 +54,14 @@ class Variant:
         shmem = raw.get("shared_mem")
         if shmem is not None and (not isinstance(shmem, int) or shmem < 0):
             raise UserError(f"shared_mem = {shmem!r}: a non-negative integer", file=str(path))
+        local = raw.get("local_counts") or {}
+        if not isinstance(local, dict) or not all(isinstance(n, int) and n > 0 for n in local.values()):
+            raise UserError(f"local_counts = {local!r}: an object of positive element counts", file=str(path))
         parent = raw.get("parent")
         return cls(origin=str(raw.get("origin", "")), note=str(raw.get("note", "")),
                    parent=str(parent) if parent is not None else None,
                    grid=_dim3(raw.get("grid"), path, "grid"), block=_dim3(raw.get("block"), path, "block"),
-                   shared_mem=shmem, launch_rules=tuple(rules))
+                   shared_mem=shmem, launch_rules=tuple(rules), local_counts=tuple((str(k), v) for k, v in local.items()))
 
     def write(self, vdir: Path) -> None:
         meta: dict[str, Any] = {"origin": self.origin, "note": self.note, "parent": self.parent}
@@ -64,6 +69,8 @@ class Variant:
             meta.update(grid=list(self.grid or (1, 1, 1)), block=list(self.block or (1, 1, 1)), shared_mem=self.shared_mem or 0)
             if self.launch_rules:
                 meta["launch_rules"] = list(self.launch_rules)
+            if self.local_counts:
+                meta["local_counts"] = dict(self.local_counts)
         atomic_write(Path(vdir) / FILE, json.dumps(meta, indent=1).encode())
 
 

@@ -11,9 +11,13 @@ class LaunchOverride:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     shared_mem: int = 0
+    local_counts: tuple[tuple[str, int], ...] = ()  # host-sized __local arguments scaled to this block (s2s.optimize.launch_sizes)
 
     def as_dict(self) -> dict[str, object]:
-        return {"grid": list(self.grid), "block": list(self.block), "shared_mem": self.shared_mem}
+        out: dict[str, object] = {"grid": list(self.grid), "block": list(self.block), "shared_mem": self.shared_mem}
+        if self.local_counts:  # absent otherwise: the fingerprints of every other launch stay what they were
+            out["local_counts"] = dict(self.local_counts)
+        return out
 
 
 @dataclass(frozen=True)

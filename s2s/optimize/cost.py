@@ -38,16 +38,15 @@ from tree_sitter import Node
 
 from s2s.lang.affine import Poly
 from s2s.lang.kernel_facts import find_kernel
-from s2s.lang.kernel_model import ArrayAccess, Device, KernelModel, kernel_model, parallelism
+from s2s.lang.kernel_model import ArrayAccess, KernelModel, kernel_model, parallelism
 from s2s.lang.parsing import descendants, parse, src
+from s2s.lang.target_device import H200, TargetDevice
 from s2s.mep.roofline import compulsory_bytes
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.proposers.base import State
 
 FLOOR = "floor"
-L1_BYTES_PER_S = 3.3e13  # 132 SMs x 128 B/clock x ~1.98 GHz (H200)
 SECTOR = 32
-H200 = Device()
 
 
 @dataclass(frozen=True)
@@ -61,14 +60,14 @@ class Prediction:
 
 
 def predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, int, int], block: tuple[int, int, int],
-            scalars: dict[str, float], device: Device = H200) -> Prediction | None:
+            scalars: dict[str, float], device: TargetDevice = H200) -> Prediction | None:
     """The predicted time of one launch, None when there is no kernel, a loop's trip count or the block size is unknown."""
     return _predict(source, dialect, kernel, tuple(grid), tuple(block), tuple(sorted(scalars.items())), device)  # type: ignore[arg-type]
 
 
 @lru_cache(maxsize=256)  # the loop records what the builtin proposer has just ranked: the same texts, parsed once
 def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, int, int], block: tuple[int, int, int],
-             scalar_items: tuple[tuple[str, float], ...], device: Device) -> Prediction | None:
+             scalar_items: tuple[tuple[str, float], ...], device: TargetDevice) -> Prediction | None:
     if min(block) <= 0:  # an OpenCL launch with a NULL local size: the runtime picks it, the model cannot
         return None
     scalars = dict(scalar_items)
@@ -130,7 +129,7 @@ def _predict(source: bytes, dialect: str, kernel: str | None, grid: tuple[int, i
     flop_runs = _runs(model, _nest(model, deepest), values, strided)
     flops = threads * (model.flops + _slow_math(source, dialect, kernel, model, deepest)) * (flop_runs or 0.0)
     fill = max(parallelism(grid, block, device).fill, 1.0 / device.sms)
-    bounds = {"compute": flops / device.flops, "dram": dram / device.bandwidth, "l1": l1 / L1_BYTES_PER_S}
+    bounds = {"compute": flops / device.flops, "dram": dram / device.bandwidth, "l1": l1 / device.l1_bandwidth}
     which = max(bounds, key=lambda k: bounds[k])
     return Prediction(bounds[which] / fill, which, flops, dram, l1, fill)
 
@@ -527,14 +526,14 @@ def predict_candidate(c: Candidate | None, state: State) -> Prediction | None:
     min() bounds counted once)."""
     launch = (c.launch if c is not None else None) or state.base_launch
     p = predict(c.source if c is not None else state.original, state.dialect, state.kernel, launch.grid, launch.block,
-                _scalars(state))
+                _scalars(state), state.target)
     if c is None or p is None:
         return p
     base = predict_candidate(None, state)
     need = min(compulsory_bytes(state.manifest) or base.dram_bytes, base.dram_bytes) if base is not None else None
     if not need or p.dram_bytes >= need:
         return p
-    floor = need / H200.bandwidth  # at the full bandwidth: a floor, whatever the launch fills
+    floor = need / state.target.bandwidth  # at the full bandwidth: a floor, whatever the launch fills
     return p if floor <= p.seconds else Prediction(floor, FLOOR, p.flops, p.dram_bytes, p.l1_bytes, p.fill)
 
 
@@ -561,7 +560,7 @@ def order(candidates: list[Candidate], state: State) -> list[Candidate]:
     ranked = profiled(limiter_first(ranked, base, by_id), state.feedback.get("original"), base, by_id, state)
     first = [c for c in ranked if _register_blocked(c, state, timed[str(candidates.index(c))])]
     first += sorted((c for c in ranked if _first_pass(c) and c not in first), key=_space_position)
-    return halved_first(first + [c for c in ranked if c not in first])
+    return halved_first(first + [c for c in ranked if c not in first], state.target.sms)
 
 
 MEMORY_BOUNDS = frozenset({"dram", "l1", FLOOR})
@@ -604,7 +603,7 @@ def _acts_on(c: Candidate) -> str:
 HALVED_PASS = "contraction-triangle"  # contraction-blocking's tiles on one side of the diagonal: half the blocks
 
 
-def halved_first(ranked: list[Candidate]) -> list[Candidate]:
+def halved_first(ranked: list[Candidate], sms: int = H200.sms) -> list[Candidate]:
     """Each contraction-triangle candidate moved just before the first contraction-blocking one of the same pipeline
     prefix: it applies only where the output is a triangle or a symmetric product, and there it runs the same tiles
     with the blocks above the diagonal left out (the model counts the whole grid's work for both). Among them the
@@ -613,7 +612,7 @@ def halved_first(ranked: list[Candidate]) -> list[Candidate]:
     halved = [c for c in ranked if _last_step(c) == HALVED_PASS]
     small = [c for c in halved if "tile=64" in c.origin.rsplit(HALVED_PASS, 1)[1]]
     wide = [c for c in halved if c not in small and c.launch is not None]
-    few = bool(wide) and _triangle_tiles(wide[0].launch.grid) < 2 * H200.sms  # type: ignore[union-attr]
+    few = bool(wide) and _triangle_tiles(wide[0].launch.grid) < 2 * sms  # type: ignore[union-attr]
     order_ = (small + [c for c in halved if c not in small]) if few else ([c for c in halved if c not in small] + small)
     ranked = [order_.pop(0) if _last_step(c) == HALVED_PASS else c for c in ranked]
     out = list(ranked)
@@ -636,7 +635,6 @@ def _triangle_tiles(grid: tuple[int, ...]) -> int:
 
 LOW_OCCUPANCY = 40.0  # % of the SMs' warp slots: below it a latency-limited kernel lacks warps to hide latency
 NEAR_COPY = 0.8  # of the copy bandwidth: a memory-bound kernel this close can only gain by moving fewer bytes
-COPY_GBS = 4216.0  # measured device-to-device copy on the H200 (bench/results/gpu-zoo: the roofline's bandwidth)
 IN_FLIGHT = frozenset({"vector-loads", "vector-elementwise", "vector-elementwise-2d", "struct-wide-io", "loop-unroll"})  # wider or more loads per thread
 LESS_WORK = 0.5  # a candidate predicted to issue under half the original's arithmetic shortens a latency-bound thread's chains
 # (fast-math's rsqrtf for a rounded division and square root: nbody_soa at 12% occupancy on the H200)
@@ -657,7 +655,7 @@ def profiled(ranked: list[Candidate], profile: Any, base: Prediction, timed: dic
         up = [c for c in ranked if _last_step(c) in IN_FLIGHT or _threads(c.launch or state.base_launch) > threads
               or ((p := timed.get(id(c))) is not None and (p.fill > base.fill or 0 < p.flops < LESS_WORK * base.flops))]
         return up + [c for c in ranked if c not in up]
-    if profile.limiter == "memory" and profile.dram_gbs >= NEAR_COPY * COPY_GBS:
+    if profile.limiter == "memory" and profile.dram_gbs >= NEAR_COPY * state.target.copy_bandwidth / 1e9:
         down = [c for c in ranked if (p := timed.get(id(c))) is None or p.dram_bytes >= 0.95 * base.dram_bytes]
         return [c for c in ranked if c not in down] + down
     return ranked
@@ -694,7 +692,7 @@ def _register_blocked(c: Candidate, state: State, p: Prediction | None) -> bool:
         return False
     blocks = c.launch.grid[0] * c.launch.grid[1] * c.launch.grid[2]
     outputs = blocks * BLOCKED_TILE * BLOCKED_TILE
-    return blocks >= H200.sms and p.flops >= 2.0 * 128 * outputs
+    return blocks >= state.target.sms and p.flops >= 2.0 * 128 * outputs
 
 
 FIRST_PASSES = ("row-coarsen", "loads-first", "triangular-solve-blocking{strip=", "walk-registers{chunks=",
@@ -737,7 +735,7 @@ def _space_position(c: Candidate) -> int:
 ORIGINAL_KEY = "cost_model"  # history meta: the model's prediction for the original, {predicted_us, ...}
 
 
-def detail(p: Prediction, device: Device = H200) -> dict[str, object]:
+def detail(p: Prediction, device: TargetDevice = H200) -> dict[str, object]:
     """A prediction as stored beside a candidate (history column `prediction`)."""
     return {"bound": p.bound, "flops": p.flops, "dram_bytes": p.dram_bytes, "l1_bytes": p.l1_bytes, "fill": p.fill,
             "device": device.name}
@@ -746,16 +744,17 @@ def detail(p: Prediction, device: Device = H200) -> dict[str, object]:
 def record(history: Any, state: State, candidates: list[Candidate]) -> None:
     """Record the model's predicted time of each candidate as it is proposed (history columns `predicted_us`,
     `prediction`), and once per MEP the original's (meta `cost_model`), so the report can judge how well the model
-    ranks against the measurements. Every dialect is recorded, OpenCL too: the prediction is always for the model's
-    device (an H200), and the report says which device measured. A kernel the model cannot read records nothing."""
+    ranks against the measurements. Every dialect is recorded, OpenCL too: the prediction is for the target device
+    (state.target: the MEP's, an H200 when nothing is known), and the report says which device measured. A kernel
+    the model cannot read records nothing."""
     if history.meta(ORIGINAL_KEY) is None:
         base = _safe(None, state)
         history.set_meta(ORIGINAL_KEY, json.dumps({"predicted_us": base.seconds * 1e6 if base else None,
-                                                   **(detail(base) if base else {"device": H200.name})}))
+                                                   **(detail(base, state.target) if base else {"device": state.target.name})}))
     for c in candidates:
         p = _safe(c, state)
         if p is not None:
-            history.set_prediction(c.id, p.seconds, detail(p))
+            history.set_prediction(c.id, p.seconds, detail(p, state.target))
 
 
 def _safe(c: Candidate | None, state: State) -> Prediction | None:

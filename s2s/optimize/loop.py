@@ -34,6 +34,7 @@ from .patterns import Library, features
 from .progress import Clock
 from .proposers import PROPOSERS, State
 from .resume import pending_candidates, with_pending
+from .target import target_of
 from .winner import declare as declare_winner
 from .winner import noise_band
 
@@ -89,7 +90,7 @@ def write_variant(mep_dir: Path, kernel_file: str, cand: Candidate) -> None:
     launch = cand.launch
     Variant(origin=cand.origin, note=cand.note, parent=cand.parent, grid=launch.grid if launch else None,
             block=launch.block if launch else None, shared_mem=launch.shared_mem if launch else None,
-            launch_rules=cand.launch_rules if launch else ()).write(vdir)
+            launch_rules=cand.launch_rules if launch else (), local_counts=launch.local_counts if launch else ()).write(vdir)
 
 
 def _scratch_evaluate(evaluate: Callable[..., Any]) -> Callable[..., Any]:
@@ -147,6 +148,7 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     history = History(mep_dir / "history.sqlite")
     state = State(manifest=manifest, original=original, kernel=kernel, dialect=dialect, facts=facts,
                   patterns=library.suggest(feats, manifest.backend) if library is not None else [])
+    state.target = target_of(history)  # the device the MEP measured on; the H200 when nothing is known yet
     done = history.finished_shas()
     for row in done.values():
         if row.status == "ok" and row.speedup and not row.failed_on_capture:
@@ -251,6 +253,8 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
                                                                 "during": "optimize"})
             done[cand.source_sha + json.dumps(cand.launch.as_dict() if cand.launch else None, sort_keys=True)] = history.get(cand.id)  # type: ignore[assignment]
             if m.device:
+                if m.device != state.device:
+                    state.target = target_of(history, m.device)
                 state.device = m.device
             speedup = m.speedup or 0.0
             if m.verdict == "ok" and speedup > 0:

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Protocol
 
 from s2s.lang.edits import Failure, LaunchChange, Refused, Rewrite, apply_edits
 from s2s.lang.kernel_facts import KernelFacts, TooDeep, kernel_facts
+from s2s.lang.target_device import TargetDevice
 
 # pass name -> class name in s2s.passes.<name with underscores>; keep sorted.
 BUILTIN: dict[str, str] = {
@@ -189,14 +190,19 @@ class Applied:
     note: str
 
 
-def run_pass(p: Pass, source: bytes, dialect: str, kernel: str | None = None) -> Applied | Refused:
-    """Facts, applicability, rewrite, edits: every way it can go wrong comes back as `Refused`."""
+def run_pass(p: Pass, source: bytes, dialect: str, kernel: str | None = None, device: TargetDevice | None = None,
+             scaled_memory: tuple[str, ...] = ()) -> Applied | Refused:
+    """Facts, applicability, rewrite, edits: every way it can go wrong comes back as `Refused`. The pass sees `device`
+    (the MEP's, s2s/optimize/target.py) as `facts.device`, the default description where None; `scaled_memory`: the
+    host-sized buffers the launch scales with the block (s2s.optimize.launch_sizes)."""
     try:
         facts = kernel_facts(source, dialect, kernel)
     except TooDeep as exc:
         return Refused(exc.message)
     if facts is None:
         return Refused(f"no kernel {kernel or ''} found".replace("  ", " "))
+    if device is not None or scaled_memory:
+        facts = dataclasses.replace(facts, device=device or facts.device, scaled_memory=scaled_memory)
     ok = p.applies(facts)
     if ok is not True:
         return Refused(ok if isinstance(ok, str) and ok else f"{p.name} does not apply")

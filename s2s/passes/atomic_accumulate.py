@@ -21,7 +21,6 @@ from tree_sitter import Node
 
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, Atomic, KernelFacts, idents
-from s2s.lang.kernel_model import Device
 
 from ._block_sum import block_sum, quad_sum
 from ._common import body_node, fresh, indent_of, statements, text
@@ -122,8 +121,7 @@ class AtomicAccumulate:
         loop = quad_sum(facts, source, head, acc, value, self.unroll) or [
             f"for ({idx} {var} = {gid}; {var} < ({bound}); {var} += blockDim.x * gridDim.x)", f"    {acc} += {value};"]
         lines = [f"{ty} {acc} = 0;", *loop, *block_sum(facts, source, acc, ty, a.target)]
-        dev = Device()
-        launch = LaunchChange(None, f"extent:{dev.sms * dev.threads_per_sm}") if drop else None
+        launch = LaunchChange(None, f"extent:{facts.device.thread_slots}") if drop else None
         vector = " through 16-byte loads" if len(loop) > 2 else ""
         return Rewrite((Edit(stmts[0].start_byte, stmts[-1].end_byte, f"\n{ind}".join(lines)),), launch,
                        f"a grid-stride sum per thread{vector}, one atomicAdd to {a.target} per block")

@@ -5,7 +5,7 @@ The shape: block-level statements (clearing a shared histogram, a barrier), then
 block-level statements (a barrier, flushing the block's bins with global atomics). histo_shared launches 262144 blocks of
 256 threads, each clearing and flushing 64 bins: 16.8M global atomics onto 64 addresses for 64 MiB of input, and the
 H200 measured it at 1.3% of the copy bandwidth, latency-limited. Here `if (i < n) S` becomes
-`for (i = GID; i < n; i += STRIDE) S` and the grid holds 132 x 2048 threads (any grid covers the range).
+`for (i = GID; i < n; i += STRIDE) S` and the grid holds the target device's thread slots (132 x 2048 on an H200).
 
 Refused unless the block-level code is the same in every block (no blockIdx, gridDim, get_group_id, get_global_id
 outside the index), S has no barrier, return or jump, S changes no variable declared outside it (elements stay
@@ -26,7 +26,6 @@ from tree_sitter import Node
 
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
-from s2s.lang.kernel_model import Device
 
 from ._common import body_node, statements, text
 from ._elementwise import _GID, _STRIDE, _bound, _declared, _flat
@@ -142,9 +141,8 @@ class GridStrideFill:
             new, note = vector, f"{self.vec}-byte loads in a grid-stride loop"
         else:
             new, note = scalar, "a grid-stride loop over the elements"
-        dev = Device()
         keep = looped and bool(_BLOCK_DEPENDENT.search(rest))  # per-block results: the grid is part of the output
-        launch = None if keep else LaunchChange(None, f"extent:{dev.sms * dev.threads_per_sm}")
+        launch = None if keep else LaunchChange(None, f"extent:{facts.device.thread_slots}")
         return Rewrite((Edit(first.start_byte, last.end_byte, new),), launch,
                        note + ("" if keep else " on a grid that fills the device"))
 

@@ -25,7 +25,6 @@ from typing import ClassVar
 
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
-from s2s.lang.kernel_model import Device
 
 from ._common import fresh, indent_of, insert_before_kernel
 from ._elementwise import Shape, shape
@@ -120,8 +119,7 @@ class VectorElementwise:
         if sh.kind == "guarded":
             launch = LaunchChange(None, "coarsen-x", 4)
         elif self.fill:
-            dev = Device()
-            launch = LaunchChange(None, f"extent:{dev.sms * dev.threads_per_sm}")
+            launch = LaunchChange(None, f"extent:{facts.device.thread_slots}")
         note = f"{', '.join(_word(t) for _, t in sh.types)} words, 4 elements per thread" + (" (grid fills the device)" if self.fill else "")
         edits = [Edit(sh.start, sh.end, new)]
         if any(t not in _VECTOR for _, t in sh.types):

@@ -7,7 +7,7 @@ The same shape covers the column walk of a transposed (column-major) layout, and
 the lanes take consecutive c, scan their terms with `__shfl_up_sync`, store, and carry the chunk's total.
 A reduction whose arrays step by one element reads quads of the row in float4 words where the row starts 16-byte
 aligned (passes/_lane_quads.py; `vec=1` keeps one element per lane and trip); a gathered factor `x[cols[k]]` reads
-cols in int4 words.
+cols in int4 words. A sum that enters the loop with a value (`acc = out[i]`, a bias) keeps it in lane 0 only; `-=` too.
 """
 from __future__ import annotations
 
@@ -75,6 +75,7 @@ _STEP = re.compile(r"^\s*(\+\+\s*(\w+)|(\w+)\s*\+\+|(\w+)\s*\+=\s*1)\s*$")
 class WarpRows:
     name: ClassVar[str] = "warp-rows"
     priority: ClassVar[int] = 30  # the built-in search's order: structural rewrites first
+    canonical: ClassVar[bool] = True  # each step tried behind `normalize` too: `out[i] += ...` in the loop reads as a sum
     # lanes=4: rows of a few dozen elements (CSR SpMV, 32 a row: 4 lanes reading int4/float4 words 83 us, 8 lanes 99 us,
     # 16 lanes 170 us on the zoo matrix: issue 15, spmv probe on the H200)
     space: ClassVar[tuple[str, ...]] = ("warp-rows{lanes=32}", "warp-rows{lanes=16}", "warp-rows{lanes=32 unroll=4}",
@@ -161,15 +162,18 @@ class WarpRows:
             Edit(step_node.start_byte, step_node.end_byte, f"{loop.var} += {lanes}"),
             Edit(loop.end, loop.end, f"{reduce}\n{lpad}if ({lane} != 0) return;"),
         )
+        started = [a for a in accs if not _starts_at_zero(source, [*before, *stmts[:at]], a)]
+        if started:  # `acc = out[i]` (normalize's register), `acc = bias`: only lane 0 brings the first value (before a #pragma)
+            at_byte = p.start_byte if (p := loop_node.prev_named_sibling) is not None and p.type == "preproc_call" else loop.start
+            edits += (Edit(at_byte, at_byte, f"if ({lane} != 0) {{ " + " ".join(f"{a} = 0;" for a in started) + f" }}\n{lpad}"),)
         launch = LaunchChange((self.block, 1, 1), "rows-per-warp", per_item=lanes)
         one = _loop_items(loop_node)
         quads = lane_quads(facts, source, loop.var, text(source, value), loop.cond, lanes, lane, text(source, one[0])) \
             if self.vec == 4 and len(one) == 1 else None
         if quads is not None:
-            edits = (*edits[:2], Edit(loop.start, loop.end, f"\n{lpad}".join(quads) + f"{reduce}\n{lpad}if ({lane} != 0) return;"))
+            edits = (*edits[:2], *edits[5:], Edit(loop.start, loop.end, f"\n{lpad}".join(quads) + f"{reduce}\n{lpad}if ({lane} != 0) return;"))
         return Rewrite(edits, launch, f"{lanes} lanes per row of {var}" + (", float4 words" if quads is not None else "") +
                        f", shuffle reduction of {', '.join(accs)}")
-
 
 
 def _declares(source: bytes, stmt: Node, name: str) -> bool:
@@ -177,6 +181,17 @@ def _declares(source: bytes, stmt: Node, name: str) -> bool:
         return False
     return any(d.type in {"init_declarator", "identifier"} and text(source, d.child_by_field_name("declarator") or d) == name
                for d in stmt.children_by_field_name("declarator"))
+
+
+_ZERO = re.compile(r"^\(?\s*0+(?:\.0*)?[fFlLuU]?\s*\)?$|^\(?\s*0*\.0+[fFlL]?\s*\)?$")  # 0, 0.0f, 0., .0f
+
+
+def _starts_at_zero(source: bytes, before: list[Node], name: str) -> bool:
+    """Whether the sum `name` enters its loop at zero: declared `= 0` (0.0f, 0.), not assigned before the loop."""
+    value = re.search(rf"\b{re.escape(name)}\s*=\s*([^,;]+)", text(source, decl)) \
+        if (decl := next((s for s in before if _declares(source, s, name)), None)) is not None else None
+    return value is not None and bool(_ZERO.match(value.group(1))) and not any(
+        re.search(rf"\b{re.escape(name)}\s*(?:[-+*/]?=[^=]|\+\+|--)", text(source, s)) for s in before if s.start_byte > decl.start_byte)  # type: ignore[union-attr]
 
 
 def _loop_items(loop: Node) -> list[Node]:
@@ -196,9 +211,9 @@ def _accumulators(source: bytes, loop: Node, var: str) -> list[str] | str:
         op, right = text(source, e.child_by_field_name("operator")), e.child_by_field_name("right")
         name = text(source, left)
         plus = right is not None and right.type == "binary_expression" and text(source, right.child_by_field_name("left")) == name \
-            and text(source, right.child_by_field_name("operator")) == "+"
-        if op != "+=" and not (op == "=" and plus) or name == var:
-            return "the loop body must consist of sum accumulations (+=)"
+            and text(source, right.child_by_field_name("operator")) in {"+", "-"}
+        if op not in {"+=", "-="} and not (op == "=" and plus) or name == var:
+            return "the loop body must consist of sum accumulations (+=, -=)"
         if name not in names:
             names.append(name)
     return names or "empty loop body"

@@ -111,6 +111,7 @@ class Config:
     force_rtol: float | None = None  # --rtol/--atol: every output held to them
     force_atol: float | None = None
     target_s: float = 0.5  # [timing] target_s: device seconds the timed pairs aim at (timing_plan); 0: always `reps`
+    var_local: dict[str, int] = field(default_factory=dict)  # variant.json local_counts: __local sizes for the variant's block
 
     def tolerance(self, p: dict[str, Any]) -> tuple[float, float]:
         """(rtol, atol) that buffer `p` is checked with: --rtol/--atol, else its own in mep.toml, else [check]'s."""
@@ -127,6 +128,7 @@ def load_config(mep: Path, variant: str | None) -> Config:
     grid = tuple(int(x) for x in launch.get("grid", (1, 1, 1)))
     block = tuple(int(x) for x in launch.get("block", (0, 0, 0)))
     vgrid, vblock, note = grid, block, ""
+    vlocal: dict[str, int] = {}
     vfile = mep / raw["kernel_file"]
     if variant:
         vdir = mep / "variants" / variant
@@ -137,9 +139,10 @@ def load_config(mep: Path, variant: str | None) -> Config:
             vgrid = tuple(int(x) for x in (list(v.get("grid", grid)) + [1, 1])[:3])
             vblock = tuple(int(x) for x in (list(v.get("block", block)) + [1, 1])[:3]) if "block" in v else block
             note = str(v.get("note", ""))
+            vlocal = {str(k): int(n) for k, n in dict(v.get("local_counts") or {}).items()}
     return Config(mep=mep, kernel=str(raw["kernel"]).split("::")[-1], kernel_file=raw["kernel_file"],
                   flags=[str(f) for f in raw.get("flags", [])], params=list(raw.get("params", [])),
-                  structs=list(raw.get("structs", [])), grid=grid, block=block, var_grid=vgrid, var_block=vblock,
+                  structs=list(raw.get("structs", [])), grid=grid, block=block, var_grid=vgrid, var_block=vblock, var_local=vlocal,
                   rtol=float(check.get("rtol", 1e-3)), atol=float(check.get("atol", 1e-4)),
                   input_sets=int(check.get("input_sets", 3)), seed=int(check.get("seed", 1234)),
                   reps=int(timing.get("repetitions", 30)), warmup=int(timing.get("warmup", 3)),
@@ -622,13 +625,14 @@ class Run:
                 cl.enqueue_copy(self.queue, b.data, b.init)
         self.queue.finish()
 
-    def set_args(self, kernel: Any, seed: int) -> None:
+    def set_args(self, kernel: Any, seed: int, reference: bool = True) -> None:
         cl, np = self.cl, self.np
         bufs = {b.index: b for b in self.bufs}
         for i, p in enumerate(self.cfg.params):
             if i in bufs:
                 b = bufs[i]
-                kernel.set_arg(i, cl.LocalMemory(b.nbytes) if b.base is None else b.data)
+                local = b.nbytes if reference or b.name not in self.cfg.var_local else self.cfg.var_local[b.name] * b.dtype.itemsize
+                kernel.set_arg(i, cl.LocalMemory(local) if b.base is None else b.data)
                 continue
             dtype = self.scalar_types[i]
             value = self.scalar_override.get(i, p.get("value", 0))
@@ -656,7 +660,7 @@ class Run:
         grid, block = (self.cfg.grid, self.cfg.block) if reference else (self.cfg.var_grid, self.cfg.var_block)
         g, lsz = self.sizes(grid, block)
         try:
-            self.set_args(kernel, seed)
+            self.set_args(kernel, seed, reference)
             ev = cl.enqueue_nd_range_kernel(self.queue, kernel, g, lsz)
             ev.wait()
             return ev
@@ -973,7 +977,7 @@ class Run:
         flush_bytes = min(max(2 * cache, 1 << 20), 256 << 20)
         flush = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, flush_bytes)
         self.set_args(self.ref_kernel, seed)
-        self.set_args(self.var_kernel, seed)
+        self.set_args(self.var_kernel, seed, reference=False)
         rg, rl = self.sizes(self.cfg.grid, self.cfg.block)
         vg, vl = self.sizes(self.cfg.var_grid, self.cfg.var_block)
 

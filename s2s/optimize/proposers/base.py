@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from s2s.lang.kernel_facts import KernelFacts
+from s2s.lang.target_device import H200, TargetDevice
 from s2s.mep.history import Row
 from s2s.mep.manifest import Manifest
 from s2s.optimize.candidate import Candidate, LaunchOverride
@@ -26,6 +27,7 @@ class State:
     patterns: list[Pattern] = field(default_factory=list)
     budget: int = 30  # evaluations left
     device: str = ""
+    target: TargetDevice = H200  # what passes' launch rules and the cost model hold launches against (s2s.optimize.target)
     ok_candidates: list[tuple[float, Candidate, str]] = field(default_factory=list)  # (speedup, candidate, pipeline)
     feedback: dict[str, Any] = field(default_factory=dict)  # Nsight Compute profiles by name (s2s.mep.profile_ncu)
 

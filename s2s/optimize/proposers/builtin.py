@@ -8,9 +8,9 @@ to the original kernel, so every winner is a reproducible pipeline string.
 from __future__ import annotations
 
 from s2s.lang.cuda_compat import builtin_repair
-from s2s.lang.launch_memory import manifest_sized
 from s2s.optimize.candidate import Candidate, LaunchOverride
 from s2s.optimize.cost import order
+from s2s.optimize.launch_sizes import scaled_counts, scaling
 from s2s.optimize.registry import Applied, make_pass, parse_pipeline, run_pass, search_space, without_normalization
 from s2s.optimize.search import in_blocks, keep_gainful
 
@@ -25,12 +25,14 @@ def apply_pipeline(pipeline: str, state: State) -> Candidate | str:
     source = state.original
     launch = state.base_launch
     rules: list[str] = []
+    sized = [(q.name, q.space, q.count, q.count_expr) for q in state.manifest.params]
+    scaled = scaling(sized)
     for name, opts in parse_pipeline(pipeline):
         try:
             p = make_pass(name, opts)
         except (KeyError, ValueError, TypeError) as exc:
             return f"{name}: {exc}"
-        out = run_pass(p, source, state.dialect, state.kernel)
+        out = run_pass(p, source, state.dialect, state.kernel, state.target, scaled)
         if not isinstance(out, Applied):
             return f"{name}: {out.reason}"
         source = out.text
@@ -42,10 +44,13 @@ def apply_pipeline(pipeline: str, state: State) -> Candidate | str:
                 return f"{name}: {exc}"
             if state.dialect == "opencl":  # OpenCL sizes are work-items: global = groups x local
                 grid = (grid[0] * block[0], grid[1] * block[1], grid[2] * block[2])
-            held = manifest_sized([(q.name, q.space) for q in state.manifest.params], state.manifest.launch.shared_mem)
-            if held and tuple(block) != tuple(launch.block):
-                return f"{name}: the block changes from {'x'.join(map(str, launch.block))} to {'x'.join(map(str, block))}, but {held}"
-            launch = LaunchOverride(grid=grid, block=block, shared_mem=launch.shared_mem)
+            counts = launch.local_counts
+            if tuple(block) != tuple(launch.block):  # host-sized memory follows the block, or the change is refused
+                got = scaled_counts(sized, state.manifest.launch.shared_mem, tuple(state.base_launch.block), tuple(block))
+                if isinstance(got, str):
+                    return f"{name}: the block changes from {'x'.join(map(str, launch.block))} to {'x'.join(map(str, block))}, but {got}"
+                counts = got
+            launch = LaunchOverride(grid=grid, block=block, shared_mem=launch.shared_mem, local_counts=counts)
     if source == state.original and launch == state.base_launch:
         return "no change"
     changed = launch != state.base_launch

@@ -21,7 +21,7 @@ __global__ void matmul_naive(const float* A, const float* B, float* C, int n)
 
     float acc = 0.0f;
     for (int k = 0; k < n; ++k) {
-        acc = acc + A[i * n + k] * B[k * n + j];
+        acc += A[i * n + k] * B[k * n + j];
     }
     C[i * n + j] = acc;
 }
