@@ -124,6 +124,23 @@ def test_restore_ends_the_build_the_killed_run_left_running(env: tuple[Path, Pat
     assert fingerprint(tree) == before
 
 
+@pytest.mark.slow
+def test_restore_ends_what_the_killed_run_started_outside_its_session(env: tuple[Path, Path], tmp_path: Path,
+                                                                      capsys) -> None:  # type: ignore[no-untyped-def]
+    """The killed run's test command left its session (setsid): ending the recorded session missed it, and it wrote
+    into the tree after the restore. The journal records each command's marker; --restore ends what carries it."""
+    tree, mep = env
+    fake_win(mep)
+    before = fingerprint(tree)
+    _killed_mid_test(mep, tmp_path, "setsid sh -c \"sleep 3; echo '/* late */' >> kernels/linalg.cl\" & sleep 30")
+    (journal,) = list((mep / ".s2s-backup").glob("*/journal.json"))
+    assert json.loads(journal.read_text())["markers"], journal.read_text()
+    rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
+    assert rc == 0 and "restored" in err, err
+    time.sleep(4)  # past the escaped writer's write
+    assert fingerprint(tree) == before
+
+
 def _second_win(mep: Path) -> str:
     src = (mep / "kernel.cl").read_text()
     brace = src.index("{", src.index("__kernel"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ class Journal:
     written: dict[str, str] = field(default_factory=dict)  # relative path -> sha256 of the bytes s2s wrote there
     sessions: tuple[tuple[int, float], ...] = ()  # (session id, start time) of each command the change ran
     mep: str | None = None
+    markers: tuple[str, ...] = ()  # each command's S2S_RUN_ID (s2s.base.procs): its processes that left the session
 
     @property
     def path(self) -> Path:
@@ -58,8 +60,8 @@ def _sha(data: bytes) -> str:
 
 def _write(j: Journal) -> None:
     atomic_write(j.path, json.dumps({"tree": str(j.tree), "files": list(j.files), "written": j.written,
-                                     "sessions": [list(s) for s in j.sessions], "mep": j.mep, "pid": os.getpid(),
-                                     "started": time.time()}, indent=1).encode())
+                                     "sessions": [list(s) for s in j.sessions], "markers": list(j.markers),
+                                     "mep": j.mep, "pid": os.getpid(), "started": time.time()}, indent=1).encode())
 
 
 def begin(backup: Path, tree: Path, originals: dict[str, bytes], new: dict[str, bytes] | None = None,
@@ -76,11 +78,13 @@ def begin(backup: Path, tree: Path, originals: dict[str, bytes], new: dict[str, 
     return j
 
 
-def add_session(j: Journal, sid: int) -> Journal:
-    """Record the session a build or test command was just started in; the journal on disk says so before it runs on."""
+def add_session(j: Journal, sid: int, marker: str = "") -> Journal:
+    """Record the session a build or test command was just started in, and its marker; the journal on disk says so
+    before it runs on."""
     from .sessions import start_time
 
-    j2 = Journal(j.dir, j.tree, j.files, j.written, j.sessions + ((sid, start_time(sid) or time.time()),), j.mep)
+    j2 = Journal(j.dir, j.tree, j.files, j.written, j.sessions + ((sid, start_time(sid) or time.time()),), j.mep,
+                 j.markers + ((marker,) if marker else ()))
     _write(j2)
     return j2
 
@@ -101,9 +105,10 @@ def _parse(path: Path) -> Journal:
     if not isinstance(written, dict):
         raise TypeError("written")
     sessions = tuple((int(s[0]), float(s[1])) for s in raw.get("sessions") or [])
+    markers = tuple(str(m) for m in raw.get("markers") or [] if re.fullmatch(r"\d+\.\d+\.[0-9a-f]{8}", str(m)))
     mep = raw.get("mep")
     return Journal(path.parent, Path(raw["tree"]), tuple(str(f) for f in raw["files"]),
-                   {str(k): str(v) for k, v in written.items()}, sessions, str(mep) if mep else None)
+                   {str(k): str(v) for k, v in written.items()}, sessions, str(mep) if mep else None, markers)
 
 
 def pending(backups: Path) -> list[Journal]:
@@ -147,6 +152,7 @@ def _checked(j: Journal, trees: list[Path]) -> list[tuple[str, Path, Path]]:
 def restore(j: Journal, trees: list[Path]) -> list[str]:
     """End the recorded sessions, then write every backed-up file back (through symlinks: a symlinked source stays a
     symlink) unless the user changed it after s2s wrote it; the journal goes. One line per file says what happened."""
+    from .procs import kill_marked
     from .sessions import end_session
 
     entries = _checked(j, trees)
@@ -154,6 +160,10 @@ def restore(j: Journal, trees: list[Path]) -> list[str]:
         if not end_session(sid, started):
             raise UserError(f"processes of session {sid}, started by the interrupted reintegration, are still running; "
                             "nothing was restored", file=str(j.path), hint=f"end them (kill -9 -- -{sid}), then run --restore again")
+    for marker in j.markers:  # what left those sessions (setsid, a daemon) still carries its command's marker
+        if not kill_marked(marker):
+            raise UserError("processes started by the interrupted reintegration (outside its sessions) are still "
+                            "running; nothing was restored", file=str(j.path), hint="run --restore again")
     lines = []
     for rel, target, backup in entries:
         original = backup.read_bytes()

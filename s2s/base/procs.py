@@ -176,11 +176,12 @@ def kill_group(pid: int) -> None:
 
 
 def run_group(cmd: list[str] | str, *, cwd: Path | str, timeout_s: float | None, env: Mapping[str, str] | None = None,
-              keep: int = KEEP, log: Path | None = None, on_start: Callable[[int], None] | None = None) -> Finished:
+              keep: int = KEEP, log: Path | None = None, on_start: Callable[[int, str], None] | None = None) -> Finished:
     """Run `cmd` (an argument vector; a string only for the user's own --build-cmd/--run-cmd/--test-cmd, through
     /bin/sh) in a new session. The group is killed when the command ends, times out or this process is interrupted.
-    `log`: the bounded output is also written there. `on_start(pid)`: told the new session's id first (a journal
-    records it, so that a later `--restore` can end what a killed s2s left running). Every process the command starts
+    `log`: the bounded output is also written there. `on_start(pid, marker)`: told the new session's id and the
+    command's marker first (a journal records them, so that a later `--restore` can end what a killed s2s left
+    running, also what left the session). Every process the command starts
     carries S2S_RUN_ID in its environment and is killed when it ends, even one that left the session."""
     t0 = time.monotonic()
     marker = new_marker()
@@ -193,7 +194,7 @@ def run_group(cmd: list[str] | str, *, cwd: Path | str, timeout_s: float | None,
         return Finished(127, f"cannot start {cmd if isinstance(cmd, str) else cmd[0]}: {exc}", time.monotonic() - t0)
     if on_start is not None:
         try:
-            on_start(proc.pid)
+            on_start(proc.pid, marker)
         except BaseException:
             kill_group(proc.pid)
             proc.wait()

@@ -226,9 +226,9 @@ def _apply_journaled(p: Plan, changed: dict[Path, tuple[bytes, bytes]], backup: 
                         hint="free space or make the MEP writable, then run again") from None
     written: list[Path] = []
 
-    def record(sid: int) -> None:
+    def record(sid: int, marker: str) -> None:
         nonlocal j
-        j = journal.add_session(j, sid)
+        j = journal.add_session(j, sid, marker)
 
     try:
         with signals_raise():
@@ -314,7 +314,7 @@ def _writable(path: Path) -> bool:
     return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
-def _run_checked(label: str, cmd: str, cwd: Path, timeout_s: float, on_start: Callable[[int], None] | None = None) -> None:
+def _run_checked(label: str, cmd: str, cwd: Path, timeout_s: float, on_start: Callable[[int, str], None] | None = None) -> None:
     res = run_group(cmd, cwd=cwd, timeout_s=timeout_s, on_start=on_start)
     if res.timed_out:
         raise UserError(f"{label} command timed out after {timeout_s:g} s (its process group was killed); "
