@@ -183,6 +183,26 @@ def test_output_check_matches_lines_and_leaves_out_what_varies_in_the_original()
     assert not same and "mismatches" in why
 
 
+def test_a_time_or_a_rate_the_application_prints_is_not_its_output() -> None:
+    """Two held-out applications' winners were thrown away as "output changed" for their own timing lines, printed
+    coarsely enough to be equal in the original's two runs ('Time in seconds = 0.02', 'Average kernel execution time
+    (n_diff = 4): 0.001741 (s)'): such a line's numbers are left out (its presence still checked); a simulation's time
+    step, an error count and a result stay compared."""
+    from s2s.capture.appcheck import timing_line
+
+    before = [_r("Time in seconds = 0.02\nAverage kernel execution time (n_diff = 4): 0.001741 (s)\nresult 3.5\n"
+                 "Bandwidth 812.5 GB/s\ntime step 100: energy 1.25\n")] * 2
+    same, why, n, ignored = same_output(before, [_r("Time in seconds = 0.11\nAverage kernel execution time (n_diff = 4): "
+                                                    "0.001214 (s)\nresult 3.5\nBandwidth 901.0 GB/s\n"
+                                                    "time step 100: energy 1.25\n")], 1e-5)
+    assert same and n == 3 and ignored == 4, why
+    same, why, *_ = same_output(before, [_r("Time in seconds = 0.02\nAverage kernel execution time (n_diff = 4): "
+                                            "0.001741 (s)\nresult 3.5\nBandwidth 812.5 GB/s\ntime step 100: energy 1.5\n")], 1e-5)
+    assert not same and "energy" in why
+    assert timing_line(b"kernel took # ms") and timing_line(b"# GFLOPS") and timing_line(b"elapsed: #")
+    assert not timing_line(b"timestep # of #") and not timing_line(b"checksum #") and not timing_line(b"# errors")
+
+
 def _script_app(where: Path, value: str) -> Path:
     where.mkdir(parents=True)
     (where / "run.sh").write_text(f"echo result {value}\necho elapsed $(date +%N)\ntest -f built\n")

@@ -84,6 +84,17 @@ def _close(a: float, b: float, rtol: float, atol: float) -> bool:
 
 
 _ALARM = re.compile(rb"\b(fail(ed|ure)?|error|mismatch|incorrect|wrong)\b", re.I)
+# a line that reports how long something took or how fast it went: its numbers are the application's measurement of
+# itself, which an optimization is meant to change (a time printed at 2 decimals can be equal in the original's runs)
+_TIMING = re.compile(rb"\b(times?|elapsed|duration|runtime|seconds?|secs?|ms|msecs?|us|usecs?|ns|microseconds?|"
+                     rb"milliseconds?|nanoseconds?|throughput|bandwidth|gflops?|tflops?)\b|\((s|ms|us|ns)\)|[gmkt]i?b/s|"
+                     rb"flop/s|ops/s", re.I)
+_NOT_TIMING = re.compile(rb"\btime[ _-]?steps?\b|\btimesteps?\b", re.I)  # a simulation's time step is its state
+
+
+def timing_line(skeleton: bytes) -> bool:
+    """Whether a line (its text, numbers taken out) reports a time or a rate rather than a result."""
+    return bool(_TIMING.search(skeleton)) and not _NOT_TIMING.search(skeleton)
 
 
 def _lines(text: bytes) -> dict[tuple[bytes, int], list[float]]:
@@ -105,7 +116,8 @@ def same_output(before: list[Run], after: list[Run], rtol: float, atol: float = 
 
     Lines are matched by their text with the numbers taken out: a line every run of the original prints must be
     printed after too, with its numbers equal within `rtol`, except the numbers that differ between the original's
-    own runs (timings, dates) and lines only some of the original's runs print. A line the optimized application
+    own runs (timings, dates), the numbers of a line that reports a time or a rate (timing_line), and lines only some
+    of the original's runs print. A line the optimized application
     prints that no original run printed fails the check only when it reports a failure or an error."""
     ref = before[0]
     bad_rc = [r.rc for r in after if r.rc != ref.rc]
@@ -116,8 +128,8 @@ def same_output(before: list[Run], after: list[Run], rtol: float, atol: float = 
     steady: dict[tuple[bytes, int], list[bool]] = {}
     for k in keys:
         vals = [b[k] for b in base]
-        if len({len(v) for v in vals}) > 1:
-            steady[k] = []  # the line prints a varying count of numbers: only its presence is checked
+        if len({len(v) for v in vals}) > 1 or timing_line(k[0]):
+            steady[k] = []  # a varying count of numbers, or a timing: only the line's presence is checked
         else:
             steady[k] = [all(_close(v[i], vals[0][i], 0.0, 0.0) for v in vals[1:]) for i in range(len(vals[0]))]
     compared = sum(sum(v) for v in steady.values())
@@ -149,7 +161,8 @@ def same_output(before: list[Run], after: list[Run], rtol: float, atol: float = 
             return (False, f"the optimized application prints a line no run of the original printed: "
                            f"{extra[0][0].decode('utf-8', 'replace')[:120]!r}", compared, ignored)
     return (True, f"exit status {ref.rc} and {compared} printed numbers equal within rtol {rtol:g} "
-                  f"({ignored} that vary between the original's own runs left out)", compared, ignored)
+                  f"({ignored} that vary between the original's own runs or report a time or a rate left out)",
+            compared, ignored)
 
 
 def compare_apps(before: Path, after: Path, build_cmd: str, run_cmd: str, *, runs: int = 3, check_cmd: str | None = None,
