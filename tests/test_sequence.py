@@ -971,7 +971,8 @@ int main() {
 def test_graph_run_instantiates_once_for_every_run_of_the_loop_and_times_it_as_the_original(tmp_path: Path) -> None:
     """A loop run five times (its state reset by the host between runs) as graph_run: a static graph of its whole run
     (6 launches), instantiated at the first run and relaunched by the four others, nothing updated, the result the
-    application's own; each run's time appended with the process's id (read_loop_times sums a process's runs). With
+    application's own; the runs' times summed without waiting after each run and written once at exit with the
+    process's id (a wait after each run slowed a loop run 50,000 times: 1.4 -> 2.6 s of wall time). With
     S2S_GRAPH_DIRECT the same build launches as the original did, timed the same way (auto's time before)."""
     import os
 
@@ -1003,11 +1004,10 @@ def test_graph_run_instantiates_once_for_every_run_of_the_loop_and_times_it_as_t
         ran = subprocess.run([str(tmp_path / "app.exe")], capture_output=True, text=True, timeout=120, env=env)
         assert ran.returncode == 0 and "repeated: 0 wrong" in ran.stdout, ran.stdout + ran.stderr
         assert [int(x) for x in ran.stderr.split("stats ")[1].split()] == stats  # direct, graph launches, instantiated, updates
-        lines = [ln.split() for ln in times.read_text().splitlines()]
-        assert len(lines) == 5 and {tuple(w[:2]) for w in lines} == {("graph_loop", "repeated.cu:11")}
-        assert {w[3] for w in lines} == {"6"} and len({w[4] for w in lines}) == 1
+        (w,) = [ln.split() for ln in times.read_text().splitlines()]  # the five runs summed, written at exit
+        assert w[:2] == ["graph_loop", "repeated.cu:11"] and w[3] == "30" and int(w[4]) > 0
         (total,) = read_loop_times(times)["repeated.cu:11"]
-        assert total == pytest.approx(sum(float(w[2]) for w in lines), abs=1e-3)
+        assert total == pytest.approx(float(w[2]), abs=1e-3)
 
 
 def test_graph_run_is_offered_for_a_whole_run_repeated_and_counts_a_share_of_its_instantiation() -> None:
