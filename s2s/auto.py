@@ -576,6 +576,10 @@ def _slowed(result: AppAutoResult) -> list[tuple[dict[str, Any], str, str]]:
     from statistics import median
 
     loops = {q["loop"]: q for q in (result.gpu or {}).get("graphed_loops", [])}
+    wall_before, wall_after = (result.app or {}).get("wall_before_s") or [], (result.app or {}).get("wall_after_s") or []
+    # a graph changes host code: every run after slower than every run before, by SLOWER, is its host cost showing
+    wall = (f"the application's wall time {median(wall_before):.2f} s before, {median(wall_after):.2f} s after"
+            if wall_before and wall_after and min(wall_after) > SLOWER * max(wall_before) else "")
     for row in result.sequence_results:
         q = loops.get(row["loop"])
         if not row["status"].startswith("reintegrated") or q is None or not q["loop_ms_after"]:
@@ -584,6 +588,8 @@ def _slowed(result: AppAutoResult) -> list[tuple[dict[str, Any], str, str]]:
         after = median(q["loop_ms_after"])
         if after > SLOWER * before + 0.01:
             out.append((row, row["loop"], f"{before:.3f} ms before, {after:.3f} ms after"))
+        elif wall:
+            out.append((row, row["loop"], wall))
     return out
 
 

@@ -248,6 +248,11 @@ def test_what_ran_slower_in_the_application_is_taken_back_and_the_rest_staged_ag
                                                         (row["loop"], "1090.000 ms before, 1652.000 ms after")]
     result.gpu["graphed_loops"][0]["loop_ms_after"] = [700.0, 720.0]  # faster around its runs: kept
     assert [what for _r, what, _why in _slowed(result)] == ["k"]
+    # ... unless every run of the application took longer after (a graph's host cost: 1.40 -> 2.60 s of wall time)
+    result.app = {"wall_before_s": [1.37, 1.42], "wall_after_s": [2.52, 2.68]}
+    assert [why for _r, _w, why in _slowed(result)][1] == "the application's wall time 1.40 s before, 2.60 s after"
+    result.app = {"wall_before_s": [1.37, 1.62], "wall_after_s": [1.52, 1.78]}  # overlapping within SLOWER: noise
+    assert [what for _r, what, _why in _slowed(result)] == ["k"]
     # the fresh copy: the loop graphed again, nothing of an earlier copy left
     root, staged, index, launches, _cmd = _setup(tmp_path / "again")
     (staged / "stale.txt").write_text("from an earlier staging")
