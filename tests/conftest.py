@@ -45,18 +45,33 @@ def solver(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # -- how the suite is run: bytecode, the order of the tests, the groups that share a build -------------------------
 _SHARED = pytest.StashKey[str]()  # the session's directory of shared build products, where this process made it
+HOST_O0_NVCC = ROOT / "tests" / "nvcc_host_o0" / "nvcc"  # S2S_NVCC for the suite: host code at -O0, device code as built
+
+
+@pytest.fixture(autouse=True)
+def _gpu_tests_build_as_users_do(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test marked gpu (run on a GPU machine, where the harness's host code fills and compares real sizes) builds
+    with the nvcc the user has, host code at -O3."""
+    if request.node.get_closest_marker("gpu") is not None and os.environ.get("S2S_NVCC") == str(HOST_O0_NVCC):
+        monkeypatch.delenv("S2S_NVCC")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """With bytecode writing off (PYTHONDONTWRITEBYTECODE), every child Python (the CLI, the OpenCL harness) compiled
     s2s again and every xdist worker re-rewrote every test module: compile once, into a cache outside the tree. The
-    controller makes the session's directory of build products the tests share (tests/session_builds.py)."""
+    MEP harnesses build through HOST_O0_NVCC unless S2S_NVCC names an nvcc already (the tests marked gpu excepted:
+    _gpu_tests_build_as_users_do). The controller makes the session's directory of build products the tests share
+    (tests/session_builds.py)."""
     if sys.dont_write_bytecode and not os.environ.get("PYTHONPYCACHEPREFIX"):
         prefix = str(Path(tempfile.gettempdir()) / f"s2s-test-pycache-{os.getuid()}")
         os.environ["PYTHONPYCACHEPREFIX"] = prefix
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         sys.pycache_prefix = prefix
         sys.dont_write_bytecode = False
+    nvcc = shutil.which("nvcc")
+    if nvcc and not os.environ.get("S2S_NVCC"):  # the harness builds' host code at -O0 (tests/nvcc_host_o0/nvcc)
+        os.environ["S2S_TEST_REAL_NVCC"] = nvcc
+        os.environ["S2S_NVCC"] = str(HOST_O0_NVCC)
     if not hasattr(config, "workerinput") and not os.environ.get(SHARED_ENV):  # the controller (or the one process)
         shared = tempfile.mkdtemp(prefix="s2s-test-shared-")
         os.environ[SHARED_ENV] = shared  # the xdist workers it starts inherit it (tests/session_builds.py)
