@@ -45,18 +45,35 @@ def solver(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # -- how the suite is run: bytecode, the order of the tests, the groups that share a build -------------------------
 _SHARED = pytest.StashKey[str]()  # the session's directory of shared build products, where this process made it
+HOST_O0_NVCC = ROOT / "tests" / "nvcc_host_o0" / "nvcc"  # the suite's nvcc: host code at -O0, device code as built
+REAL_NVCC = "S2S_TEST_REAL_NVCC"  # the nvcc it runs
+
+
+@pytest.fixture(autouse=True)
+def _gpu_tests_build_as_users_do(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test marked gpu (run on a GPU machine, where the host code fills, compares and times real sizes) builds with
+    the user's nvcc, host code at -O3."""
+    if request.node.get_closest_marker("gpu") is not None and os.environ.get(REAL_NVCC):
+        path = os.environ.get("PATH", "").split(os.pathsep)
+        monkeypatch.setenv("PATH", os.pathsep.join(d for d in path if d != str(HOST_O0_NVCC.parent)))
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """With bytecode writing off (PYTHONDONTWRITEBYTECODE), every child Python (the CLI, the OpenCL harness) compiled
     s2s again and every xdist worker re-rewrote every test module: compile once, into a cache outside the tree. The
-    controller makes the session's directory of build products the tests share (tests/session_builds.py)."""
+    nvcc found on PATH is HOST_O0_NVCC, the host code at -O0 (the harness builds, the applications' builds, the
+    compile checks; the tests marked gpu excepted: _gpu_tests_build_as_users_do). The controller makes the session's
+    directory of build products the tests share (tests/session_builds.py)."""
     if sys.dont_write_bytecode and not os.environ.get("PYTHONPYCACHEPREFIX"):
         prefix = str(Path(tempfile.gettempdir()) / f"s2s-test-pycache-{os.getuid()}")
         os.environ["PYTHONPYCACHEPREFIX"] = prefix
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         sys.pycache_prefix = prefix
         sys.dont_write_bytecode = False
+    nvcc = shutil.which("nvcc")
+    if nvcc and not os.environ.get(REAL_NVCC):  # nvcc's host code at -O0 (tests/nvcc_host_o0/nvcc), first on PATH
+        os.environ[REAL_NVCC] = nvcc
+        os.environ["PATH"] = f"{HOST_O0_NVCC.parent}{os.pathsep}{os.environ.get('PATH', '')}"
     if not hasattr(config, "workerinput") and not os.environ.get(SHARED_ENV):  # the controller (or the one process)
         shared = tempfile.mkdtemp(prefix="s2s-test-shared-")
         os.environ[SHARED_ENV] = shared  # the xdist workers it starts inherit it (tests/session_builds.py)
