@@ -134,9 +134,13 @@ def _sample_rewrites() -> dict[str, bytes]:
     return out
 
 
+SHARDS = 4  # test_everything_compiles in four parts, so that the session's workers share its 3 CPU-minutes
+
+
 @pytest.mark.slow
 @needs_nvcc
-def test_everything_compiles(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_everything_compiles(tmp_path: Path, shard: int) -> None:
     files = []
     for name in BUILTIN:
         _, after, dialect = example(name)
@@ -166,9 +170,10 @@ def test_everything_compiles(tmp_path: Path) -> None:
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
     includes = ["-I", str(SAMPLES / "heat3d_cuda/include"), "-I", str(ROOT / "templates/hip_shim")]
-    # about 3 CPU-minutes here, 8 files an nvcc; a file that another test of the session compiled with the same bytes,
+    # about 3 CPU-minutes in all, 8 files an nvcc; a file that another test of the session compiled with the same bytes,
     # headers and flags (test_stencil_passes writes the stencil examples and goldens too) is not compiled twice
-    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", *includes], files, tmp_path, 900)
+    mine = sorted(files, key=lambda f: f.name)[shard::SHARDS]  # every file in exactly one part
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", *includes], mine, tmp_path, 900)
     assert proc.returncode == 0, proc.stderr[-4000:]
 
 
