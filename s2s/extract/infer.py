@@ -23,6 +23,7 @@ from s2s.scan.sources import SourceFile, language_of
 from .default_run import argv_value, parse_number
 from .hostcode import Found, Program, Scope
 from .launch_helpers import through_helper
+from .pp_branches import expression_holds
 from .template_args import resolve_template_args, settle
 from .trail import Trail
 
@@ -432,18 +433,7 @@ def active_text(source_text: str, macros: dict[str, tuple[str, str]]) -> str | N
         cond = re.sub(r"//.*|/\*.*?\*/", " ", cond).strip()
         if word in {"ifdef", "ifndef"}:
             return (cond.split()[0] in macros) == (word == "ifdef") if cond else None
-        cond = re.sub(r"\bdefined\s*\(\s*(\w+)\s*\)|\bdefined\s+(\w+)",
-                      lambda m: "1" if (m.group(1) or m.group(2)) in macros else "0", cond)
-        cond = re.sub(r"'(\\?.)'", lambda m: str(ord(m.group(1)[-1]) if len(m.group(1)) == 1 else None), cond)
-
-        def resolve(name: str, seen: frozenset[str] = frozenset()) -> float | int | None:
-            if name not in macros or name in seen:
-                return None
-            value = re.sub(r"'(.)'", lambda m: str(ord(m.group(1))), macros[name][0])
-            return try_evaluate(value, lambda n: resolve(n, seen | {name}))
-
-        v = try_evaluate(cond, resolve)
-        return None if v is None else bool(v)
+        return expression_holds(cond, macros)
 
     out: list[str] = []
     stack: list[tuple[bool, bool]] = []  # per open group: (this branch active, a branch of it already taken)

@@ -28,6 +28,12 @@ def condition_holds(word: str, cond: str, macros: Macros) -> bool | None:
         return (name in macros) == (word == "ifdef")
     if re.search(r"\b_\w+", cond):
         return None
+    return expression_holds(cond, macros)
+
+
+def expression_holds(cond: str, macros: Macros) -> bool | None:
+    """Whether the expression of an `#if` holds under the macros (defined(X) by their names, character constants by
+    their codes, names by their values); None when it does not evaluate."""
     cond = re.sub(r"\bdefined\s*\(\s*(\w+)\s*\)|\bdefined\s+(\w+)",
                   lambda m: "1" if (m.group(1) or m.group(2)) in macros else "0", cond)
     cond = re.sub(r"'(\\?.)'", lambda m: str(ord(m.group(1)[-1])), cond)
