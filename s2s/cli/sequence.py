@@ -64,14 +64,14 @@ def _sequence(args: argparse.Namespace, console: Console) -> int:
 
 def write_graph_diff(mep: Path, result: dict[str, Any], diff: str, console: Console) -> None:
     from s2s.base.fsutil import atomic_write
-    from s2s.sequence.choice import FORMS, choose_form, with_graph_run
+    from s2s.sequence.choice import FORMS, choose_form, estimated_runs, with_graph_run
     from s2s.sequence.host_graph import graph_diff
 
     manifest = json.loads((Path(mep) / "sequence.json").read_text())
     window = manifest.get("window", {})
     # a whole run of a loop the application runs again and again: a kept graph's instantiation is shared by its runs
-    runs = (float(manifest.get("origin", {}).get("profiled_launches", 0)) / max(1, int(window.get("launches", 0)))
-            if window.get("whole_run") else 0.0)
+    runs = estimated_runs(float(manifest.get("origin", {}).get("profiled_launches", 0)), int(window.get("launches", 0)),
+                          bool(window.get("whole_run")))
     form, why = choose_form(with_graph_run(result, runs), forms=(*FORMS, "graph_run"))
     if not form:
         console.print(f"no diff written: {why}", highlight=False)

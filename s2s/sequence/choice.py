@@ -16,6 +16,12 @@ from typing import Any
 FORMS = ("graph_body", "graph_window")
 
 
+def estimated_runs(profiled_launches: float, window_launches: int, whole_run: bool) -> float:
+    """How many times the application ran the loop, when the window is one whole run of it: the profile's launches
+    over the window's; 0 when the window is not a whole run."""
+    return float(profiled_launches) / max(1, window_launches) if whole_run else 0.0
+
+
 def with_graph_run(result: dict[str, Any], runs: float) -> dict[str, Any]:
     """`result` with the form graph_run added when the window was a whole run of a loop the application runs `runs`
     times (estimated from the profile: its launches over the window's): the harness's whole-window graph, its

@@ -30,7 +30,7 @@ from s2s.base.records import Index, LaunchSite
 from s2s.capture.profile import Launch as ProfiledLaunch
 from s2s.capture.sequences import Sequence
 
-from .choice import choose_form, form_speedup, with_graph_run
+from .choice import choose_form, estimated_runs, form_speedup, with_graph_run
 
 MIN_SHARE = 0.10  # of the profile's GPU time, for a loop to be worth a capture and a replay
 MAX_LOOPS = 2
@@ -184,8 +184,7 @@ def run_sequences(root: Path, staged: Path, index: Index, launches: list[Profile
         # the body graph: its one small instantiation is paid again each time the application runs the loop; the
         # whole-loop graph's (10,000+ nodes) would be too, unless the window is a whole run of a loop the application
         # runs again and again: then a kept graph (graph_run) is instantiated once for all the runs
-        runs = q.launches / max(1, len(got.window.launches)) if got.window.whole_run else 0.0
-        result = with_graph_run(result, runs)
+        result = with_graph_run(result, estimated_runs(q.launches, len(got.window.launches), got.window.whole_run))
         form, why = choose_form(result, min_speedup, forms=("graph_body", "graph_run"))
         if not form:
             row["status"] = f"not reintegrated: {why}"
