@@ -9,6 +9,7 @@ import math
 import shutil
 import struct
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -649,6 +650,44 @@ def test_the_window_ends_with_the_run_of_the_loop_before_the_host_resets_the_sta
     assert proc.returncode == 0, proc.stdout + proc.stderr
     w = read_window(tmp_path / "dump0")
     assert len(w.launches) == 8 and w.whole_run  # the first run, whole: graph_run may keep a graph of it
+
+
+@pytest.mark.skipif(shutil.which("g++") is None or shutil.which("gcc") is None, reason="g++ and gcc needed")
+def test_a_launch_in_a_template_host_function_is_replayed_as_the_instance_that_ran(tmp_path: Path) -> None:
+    """`k<scalar_t, R><<<g, b>>>(...)` inside a template host function: the sequence harness cannot name `scalar_t`.
+    The instrumented copy lets the runtime record the arguments as the instance names them, the window reads them,
+    and the harness launches `k<float, 3>` (two development applications' sequence harnesses did not build:
+    `scalar_t` undefined). Two instances at one site in one window are refused, not replayed as one."""
+    src = ("#include <cuda_runtime.h>\ntemplate <class T, int R> __global__ void step(T* a, int n) { a[0] += R; }\n"
+           "template <class T, int R> void run(T* a, int n, long steps) {\n"
+           "    for (long t = 0; t < steps; t++)\n"
+           "        step<T, R><<<2, 64>>>(a, n);\n}\n")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "tl.cu").write_text(src)
+    sites = list(scan_tree(tmp_path / "app").launches)
+    header = tmp_path / "s2s_sequence_rt.h"
+    header.write_text(render("sequence/capture_cuda.h.j2"))
+    copy = copy_tree(tmp_path / "app", tmp_path / "copy")
+    wrap_launch_sites(copy, header, sites, mark_loop_exit=True)
+    fixture = (FAKE / "template_loop.cpp").read_text()
+    recorded = "s2s_capture::explicit_targs() = +[]() -> std::string { return s2s_capture::join_targs({s2s_capture::targ<T>(), s2s_capture::targ<R>()}); };"
+    assert recorded in (copy / "tl.cu").read_text() and recorded in fixture  # the fixture runs what the copy says
+    exe = _host_loop(tmp_path, "template_loop")
+    import os
+
+    dump = tmp_path / "dump"
+    env = {**os.environ, "S2S_SEQ_DIR": str(dump), "S2S_SEQ_SKIP": "0", "S2S_SEQ_WINDOW": "100"}
+    proc = subprocess.run([str(exe), "5"], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    w = read_window(dump)
+    assert len(w.launches) == 5 and {la.targs for la in w.launches} == {("float", "3")}
+    assert [a.kind for a in w.launches[0].args] == ["ptr", "value"]  # the arguments still read after the targs line
+    site = sites[0]
+    assert site_refs(sites, {"step": "step"}, w) == {f"tl.cu:{site.line}": "step<float, 3>"}
+    assert site_refs(sites, {"step": "step"}) == {f"tl.cu:{site.line}": "step<T, R>"}  # without a window: as spelled
+    two = Window(dump=dump, launches=(w.launches[0], replace(w.launches[1], targs=("double", "3"))), buffers=w.buffers)
+    with pytest.raises(UserError, match=r"ran 2 instances of step \(<double, 3>; <float, 3>\)"):
+        site_refs(sites, {"step": "step"}, two)
 
 
 def test_the_instrumented_copy_ends_the_window_after_the_innermost_loop_of_the_sites(tmp_path: Path) -> None:

@@ -122,7 +122,7 @@ class _Slot:
     slot: int = 0
     param_types: list[str] | None = None
     template: list[str] | None = None
-    record_targs: bool = True  # the runtime records the launch's named template arguments (not the sequence runtime)
+    record_targs: bool = True  # the runtime records the launch's named template arguments
     indirect: bool = False  # a launch through a function pointer: the runtime picks the slot from the function (indirect.py)
 
 
@@ -471,7 +471,7 @@ def wrap_launch_sites(root: Path, header: Path, sites: list[LaunchSite], *, mark
         data = read_in_copy(root / rel)
         dialect = language_of(rel, data)
         marks = _loop_exit_marks(data, dialect, file_sites) if mark_loop_exit else []
-        edited, failed = _edit_file(data, dialect, [(s, _Slot(record_targs=False)) for s in file_sites], "cuda", marks)
+        edited, failed = _edit_file(data, dialect, [(s, _Slot()) for s in file_sites], "cuda", marks)
         if failed:
             raise failed[0][1]
         write_in_copy(root, rel, _with_include(edited, header, min(s.start_byte for s in file_sites)))

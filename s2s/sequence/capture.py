@@ -55,17 +55,33 @@ def choose(found: list[Sequence], function: str | None) -> Sequence:
     return (bound or found)[0]
 
 
-def site_refs(sites: list[LaunchSite], qualified: dict[str, str]) -> dict[str, str]:
-    """Each site's kernel as the harness names it: its qualified name, with the template arguments the site gives."""
+def site_refs(sites: list[LaunchSite], qualified: dict[str, str], window: Window | None = None) -> dict[str, str]:
+    """Each site's kernel as the harness names it: its qualified name, with the template arguments the site gives.
+    Where the site names them through the host's own template parameters (`k<scalar_t, TOPK>` in a template host
+    function), the window's launches recorded them as the instance that ran names them (`float, 4`): those are used;
+    a site whose launches in the window ran two instances is refused."""
+    ran: dict[str, set[tuple[str, ...]]] = {}
+    for la in window.launches if window is not None else ():
+        if la.targs:
+            ran.setdefault(la.site, set()).add(la.targs)
     out: dict[str, str] = {}
     for s in sites:
         name = s.kernel.split("<")[0].strip()
         ref = qualified[name]
-        if "<" in s.kernel:
+        where = f"{s.file}:{s.line}"
+        instances = ran.get(where, set())
+        if len(instances) > 1:
+            shown = "; ".join("<" + ", ".join(t) + ">" for t in sorted(instances))
+            raise UserError(f"sequence capture: the launches at {where} ran {len(instances)} instances of {name} "
+                            f"({shown}); one harness kernel per site replays one", file=s.file, line=s.line)
+        targs = next(iter(instances)) if instances else ()
+        if targs and all(t.strip() not in ("", "?") for t in targs):
+            ref += "<" + ", ".join(t.strip() for t in targs) + ">"
+        elif "<" in s.kernel:
             ref += s.kernel[s.kernel.index("<"):]
         elif s.template_args:
             ref += f"<{s.template_args}>"
-        out[f"{s.file}:{s.line}"] = ref
+        out[where] = ref
     return out
 
 
@@ -123,7 +139,7 @@ def capture_sequence(tree: str | Path, build_cmd: str, run_cmd: str, output: str
                   "sites": seq.sites, "skip": skip,
                   "build_cmd": build_cmd, "run_cmd": run_cmd, "profiled_launches": seq.launches,
                   "profiled_mean_launch_us": round(seq.mean_launch_us, 3)}
-        mep = write_sequence_mep(Path(output), got, var, kernels.text, site_refs(sites, kernels.qualified), origin,
+        mep = write_sequence_mep(Path(output), got, var, kernels.text, site_refs(sites, kernels.qualified, got), origin,
                                  notes + list(kernels.notes))
         got = replace(got, dump=mep / "data")
     return SequenceCapture(mep=mep, sequence=seq, window=got, variation=var, notes=notes + list(kernels.notes))

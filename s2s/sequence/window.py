@@ -38,6 +38,7 @@ class Launch:
     shmem: int
     stream: int
     args: tuple[Arg, ...]
+    targs: tuple[str, ...] = ()  # the template arguments the site names, as the instance that ran names them
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,8 @@ def read_window(dump: Path) -> Window:
         try:
             if words and words[0] == "launch" and len(words) >= 11:
                 launches.append(_launch(words, ()))
+            elif words and words[0] == "targs" and launches and not launches[-1].args:
+                launches[-1] = replace(launches[-1], targs=tuple(line.strip()[len("targs"):].strip().split("|")))
             elif words and words[0] == "arg" and launches and int(words[1]) == len(launches[-1].args):
                 last = launches[-1]
                 launches[-1] = replace(last, args=last.args + (_arg(words, f"{path}:{n}"),))
