@@ -68,6 +68,38 @@ def test_the_time_loop_is_one_launch_bound_sequence_of_the_profile(tmp_path: Pat
         choose([], None)
 
 
+def test_each_loop_nest_of_a_function_is_a_sequence_of_its_own(tmp_path: Path) -> None:
+    """A warm-up loop and a timed loop per case of a switch in one host function: three sequences, one per loop nest
+    (a window across them held the host's work between the loops, and its replay could not reproduce the capture:
+    a development application), each named FILE:FUNCTION@LINE for `--function`; an inner loop belongs to its nest."""
+    src = ("#include <cuda_runtime.h>\n__global__ void k(float* a) { }\n__global__ void j(float* a) { }\n"
+           "void run(float* a, int topk, int reps) {\n"
+           "    for (int i = 0; i < 10; i++) k<<<1, 32>>>(a);\n"
+           "    switch (topk) {\n"
+           "    case 2:\n"
+           "        for (int i = 0; i < reps; i++) k<<<1, 32>>>(a);\n"
+           "        break;\n"
+           "    case 3:\n"
+           "        for (int i = 0; i < reps; i++) {\n"
+           "            k<<<1, 32>>>(a);\n"
+           "            for (int s = 0; s < 4; s++) j<<<1, 32>>>(a);\n"
+           "        }\n"
+           "    }\n}\n")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "m.cu").write_text(src)
+    sites = list(scan_tree(tmp_path / "app").launches)
+    assert [(s.line, s.loop_line) for s in sites] == [(5, 5), (8, 8), (12, 11), (13, 11)]
+    lines = [f"launch k m.cu:5 {n} 0.002 {10.0 * n:.1f} {10.0 * n + 2:.1f}" for n in range(1, 11)]
+    lines += [f"launch k m.cu:12 {n} 0.003 {10.0 * n:.1f} {10.0 * n + 3:.1f}" for n in range(11, 31)]
+    lines += [f"launch j m.cu:13 {n} 0.001 {10.0 * n:.1f} {10.0 * n + 1:.1f}" for n in range(1, 81)]
+    (tmp_path / "profile.txt").write_text("\n".join(lines) + "\n")
+    found = sequences(read_launches(tmp_path / "profile.txt"), sites)
+    assert [(q.loop_id, q.kernels, q.launches) for q in found] == [("m.cu:run@11", ["k", "j"], 100), ("m.cu:run@5", ["k"], 10)]
+    assert choose(found, "m.cu:run@5") is found[1] and choose(found, "run") is found[0]
+    with pytest.raises(UserError, match=r"loops seen: m.cu:run@11, m.cu:run@5"):
+        choose(found, "m.cu:run@8")
+
+
 # ---- a window as the sequence runtime writes it -----------------------------------------------------------------
 
 N = 4099  # odd, not a multiple of the block

@@ -47,6 +47,7 @@ class LaunchSite:
     enclosing_function: str = ""
     in_loop: bool = False
     loop_depth: int = 0
+    loop_line: int = 0  # the line of the outermost loop of its function that holds it (one loop nest, one line); 0: none
     start_byte: int = 0
     end_byte: int = 0
     work_dim: str = ""  # OpenCL only

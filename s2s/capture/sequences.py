@@ -2,8 +2,9 @@
 
     sequences(launches, sites) -> [Sequence]
 
-A sequence is what one host function's loops launch: the launches whose site sits in a loop of that function, in the
-order the application made them. For each: the kernels, the launches and the iterations (the launches of its least
+A sequence is what one loop nest of a host function launches: the launches whose site sits in the same outermost loop
+of that function, in the order the application made them (a function with a warm-up loop and a timed loop, or a loop
+per case of a switch, has one sequence per loop: a window across two of them would hold the host's work between). For each: the kernels, the launches and the iterations (the launches of its least
 launched kernel), the GPU time, the mean time of one launch, the host's mean gap between one launch's end and the
 next one's start, and whether it is launch-bound: a launch of under LAUNCH_BOUND_US of GPU work is dominated by what
 a launch costs on its own (a few microseconds), and such loops gain from fewer launches (a CUDA Graph, fused or
@@ -28,12 +29,18 @@ LAUNCH_BOUND_US = 20.0  # a development loop of 10 us launches (2.6 us gaps) ran
 class Sequence:
     function: str
     file: str
+    loop_line: int = 0  # the line of the outermost loop holding the sites
     kernels: list[str] = field(default_factory=list)  # in the order of their first launch
     sites: list[str] = field(default_factory=list)
     launches: int = 0
     gpu_ms: float = 0.0
     gaps_us: list[float] = field(default_factory=list)
     per_kernel: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def loop_id(self) -> str:
+        """FILE:FUNCTION@LINE, LINE its outermost loop's (`s2s sequence --function` takes it)."""
+        return f"{self.file}:{self.function}@{self.loop_line}"
 
     @property
     def iterations(self) -> int:
@@ -48,7 +55,7 @@ class Sequence:
         return self.launches > 1 and self.mean_launch_us < LAUNCH_BOUND_US
 
     def as_dict(self) -> dict[str, Any]:
-        return {"function": self.function, "file": self.file, "kernels": self.kernels, "sites": self.sites,
+        return {"function": self.function, "file": self.file, "loop_line": self.loop_line, "kernels": self.kernels, "sites": self.sites,
                 "launches": self.launches, "iterations": self.iterations, "launches_per_kernel": self.per_kernel,
                 "gpu_ms": round(self.gpu_ms, 6), "mean_launch_us": round(self.mean_launch_us, 3),
                 "mean_gap_us": round(statistics.mean(self.gaps_us), 3) if self.gaps_us else None,
@@ -59,14 +66,14 @@ def sequences(launches: list[Launch], sites: list[LaunchSite]) -> list[Sequence]
     """The sequences of `launches` (a profile's, in order) by the scan's `sites`, most GPU time first; launches whose
     site is in no loop, or unknown to the scan, belong to none."""
     where = {f"{s.file}:{s.line}": s for s in sites}
-    found: dict[tuple[str, str], Sequence] = {}
-    last: dict[tuple[str, str], Launch] = {}
+    found: dict[tuple[str, str, int], Sequence] = {}
+    last: dict[tuple[str, str, int], Launch] = {}
     for la in launches:
         site = where.get(la.site)
         if site is None or not site.in_loop:
             continue
-        key = (site.file, site.enclosing_function or "?")
-        seq = found.setdefault(key, Sequence(function=key[1], file=key[0]))
+        key = (site.file, site.enclosing_function or "?", site.loop_line)
+        seq = found.setdefault(key, Sequence(function=key[1], file=key[0], loop_line=key[2]))
         if la.kernel not in seq.kernels:
             seq.kernels.append(la.kernel)
         if la.site not in seq.sites:

@@ -17,8 +17,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     c.add_argument("tree", help="the application's directory (copied; the copy is profiled, instrumented, built and run)")
     c.add_argument("--build-cmd", required=True, help="shell command that builds the application, run in the copy")
     c.add_argument("--run-cmd", required=True, help="shell command that runs the application, run in the copy")
-    c.add_argument("--function", help="the host function whose loop to capture (NAME or FILE:NAME; default: the "
-                                      "launch-bound loop with the most GPU time)")
+    c.add_argument("--function", help="the host function whose loop to capture (NAME or FILE:NAME, its loop with the most "
+                                      "GPU time; FILE:NAME@LINE, the loop nest at LINE; default: the launch-bound loop "
+                                      "with the most GPU time)")
     c.add_argument("--skip", type=count_from_zero, default=0, metavar="N", help="launches of the loop before the window")
     c.add_argument("--window", type=at_least_one, default=None, metavar="N",
                    help="launches in the window (default: all the loop made, at most 100000)")

@@ -222,12 +222,12 @@ class FileFacts:
         return out
 
     def _site(self, call: Node, kernel: str, kind: str, config: list[str], args: list[str], targs: str = "") -> LaunchSite:
-        fn_name, depth = _context(call)
+        fn_name, depth, loop_line = _context(call)
         grid, block, shmem, stream = (config + ["", "", "", ""])[:4]
         return LaunchSite(
             kernel=kernel, file=self.source.rel, line=call.start_point[0] + 1, kind=kind, grid=grid, block=block,
             shared_mem=shmem, stream=stream, args=tuple(args), template_args=targs, enclosing_function=fn_name,
-            in_loop=depth > 0, loop_depth=depth, start_byte=call.start_byte, end_byte=call.end_byte,
+            in_loop=depth > 0, loop_depth=depth, loop_line=loop_line, start_byte=call.start_byte, end_byte=call.end_byte,
         )
 
     def _chevron(self, call: Node) -> LaunchSite:
@@ -319,20 +319,23 @@ def _split_template(node: Node | None) -> tuple[str, str]:
     return whole[:lt].strip(), whole[lt + 1 : whole.rfind(">")].strip()
 
 
-def _context(node: Node) -> tuple[str, int]:
-    depth = 0
+def _context(node: Node) -> tuple[str, int, int]:
+    """The function holding `node` ("<lambda>", "" at file scope), how many loops hold it, and the line of the
+    outermost of them (0: none)."""
+    depth, outer = 0, 0
     cur = node.parent
     while cur is not None:
         if cur.type in LOOP_TYPES:
             depth += 1
+            outer = cur.start_point[0] + 1
         if cur.type == "function_definition":
             decl = _function_declarator(cur)
             inner = decl.child_by_field_name("declarator") if decl else None
-            return text(inner), depth
+            return text(inner), depth, outer
         if cur.type == "lambda_expression":
-            return "<lambda>", depth
+            return "<lambda>", depth, outer
         cur = cur.parent
-    return "", depth
+    return "", depth, outer
 
 
 def loop_depth(node: Node) -> int:

@@ -40,12 +40,13 @@ class SequenceCapture:
 
 
 def choose(found: list[Sequence], function: str | None) -> Sequence:
-    """The loop to capture: the one in `function` (a name, or FILE:NAME), else the launch-bound one with the most GPU
-    time, else the one with the most GPU time."""
+    """The loop to capture: the one in `function` (NAME, FILE:NAME, or FILE:NAME@LINE for one of a function's loops,
+    LINE its outermost loop's), else the launch-bound one with the most GPU time, else the one with the most GPU time.
+    A function with several loops of launches gives the one with the most GPU time for NAME or FILE:NAME."""
     if function:
-        hits = [q for q in found if function in {q.function, f"{q.file}:{q.function}"}]
+        hits = [q for q in found if function in {q.function, f"{q.file}:{q.function}", q.loop_id}]
         if not hits:
-            have = ", ".join(f"{q.file}:{q.function}" for q in found) or "none"
+            have = ", ".join(q.loop_id for q in found) or "none"
             raise UserError(f"sequence: no loop of launches in function {function!r} was measured (loops seen: {have})")
         return hits[0]
     if not found:

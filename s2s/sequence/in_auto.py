@@ -82,7 +82,8 @@ def candidates(found: list[Sequence], total_ms: float, min_share: float = MIN_SH
 
 
 def _loop_name(q: Sequence) -> str:
-    return f"{q.file}:{q.function} ({', '.join(q.kernels)})"
+    """FILE:FUNCTION@LINE (KERNELS): LINE the outermost loop's."""
+    return f"{q.loop_id} ({', '.join(q.kernels)})"
 
 
 def _staged_sites(staged: Path, root_index: Index, q: Sequence) -> list[LaunchSite] | str:
@@ -153,16 +154,11 @@ def run_sequences(root: Path, staged: Path, index: Index, launches: list[Profile
         replay = replay_harness
     rows: list[dict[str, Any]] = []
     total = total_ms or 1.0
-    seen: set[tuple[str, str]] = set()
     for i, q in enumerate(candidates(found, total_ms, min_share)):
         row: dict[str, Any] = {"loop": _loop_name(q), "file": q.file, "function": q.function, "kernels": q.kernels,
                                "launches": q.launches, "gpu_ms": round(q.gpu_ms, 6), "gpu_share": round(q.gpu_ms / total, 4),
                                "mep": "", "form": "", "speedup": None, "replay_speedups": {}, "status": ""}
         rows.append(row)
-        if (q.file, q.function) in seen:  # a capture names its loop by its function: the first (most time) is taken
-            row["status"] = "not captured: another loop of the same function was (one loop per function is captured)"
-            continue
-        seen.add((q.file, q.function))
         kinds = {s.kind for s in index.launches if f"{s.file}:{s.line}" in q.sites}
         if kinds != {"chevron"}:
             row["status"] = (f"reported, not transformed: only CUDA <<<>>> loops become graphs (launches here: "
@@ -172,7 +168,7 @@ def run_sequences(root: Path, staged: Path, index: Index, launches: list[Profile
         row["mep"] = str(mep)
         log(f"capturing the loop {row['loop']}: {q.launches} launches, {100 * row['gpu_share']:.0f}% of the GPU time")
         try:
-            got = capture_sequence(root, build_cmd, run_cmd, mep, function=f"{q.file}:{q.function}", profile=launches,
+            got = capture_sequence(root, build_cmd, run_cmd, mep, function=q.loop_id, profile=launches,
                                    index=index, timeout=timeout)
             log(f"replaying {mep.name}: original, whole-loop graph, body graph")
             result = replay(mep, REPS)
