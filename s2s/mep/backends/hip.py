@@ -17,7 +17,10 @@ from .cuda import CudaBackend, cuda_arch
 
 
 def hipcc() -> str | None:
-    return os.environ.get("S2S_HIPCC") or shutil.which("hipcc")
+    """A real hipcc (S2S_HIPCC, else on PATH), never the one s2s puts on PATH for an application's build."""
+    from s2s.capture.hipcc import real_hipcc
+
+    return real_hipcc()
 
 
 class HipBackend(CudaBackend):
