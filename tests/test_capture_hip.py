@@ -17,6 +17,7 @@ from safety_util import fingerprint
 
 from s2s.base.errors import UserError
 from s2s.capture.hipcc import WRAPPER_ENV, hipcc_on_path, real_hipcc, refuse_hip_on_amd, translate
+from s2s.capture.indirect import indirect_sites
 from s2s.capture.instrument import instrument_kernels
 from s2s.capture.profile import instrument_all
 from s2s.extract.mep_writer import make_mep
@@ -104,6 +105,8 @@ void run(float* y, const float* x, int n, hipStream_t s)
     for (int r = 0; r < 2; ++r)
         hipLaunchKernelGGL(/* the kernel */ twice, dim3(1), dim3(64), 0, s, y, n);
     if (n > 0) twice<<<1, 64>>>(y, n);
+    void (*fp)(float*, int) = twice;
+    hipLaunchKernelGGL(fp, dim3(1), dim3(32), 0, s, y, n);
 }
 """
 
@@ -119,14 +122,18 @@ def test_each_spelling_of_the_hip_launch_is_rewritten_and_compiles(tmp_path: Pat
     index = scan_tree(tree)
     assert sorted((s.kind, s.kernel, s.template_args) for s in index.launches) == [
         ("chevron", "twice", ""), ("hipLaunchKernelGGL", "axpy", "float, 2"), ("hipLaunchKernelGGL", "axpy", "float, 4"),
-        ("hipLaunchKernelGGL", "twice", "")]
-    root, sites, _notes, _b = instrument_all(tree, tmp_path / "prof", list(index.launches), {k.name for k in index.kernels})
-    assert len(sites) == 4
+        ("hipLaunchKernelGGL", "fp", ""), ("hipLaunchKernelGGL", "twice", "")]
+    names = {k.name for k in index.kernels}
+    root, sites, _notes, _b = instrument_all(tree, tmp_path / "prof", list(index.launches), names)
+    assert len(sites) == 5
+    assert 's2s_prof::begin_fn((const void*)(fp), "fp", "launch.hip:13"' in (root / "launch.hip").read_text()
     _out, m, ex = make_mep(str(tree), "axpy", str(tmp_path / "mep-axpy"))
     _out2, m2, ex2 = make_mep(str(tree), "twice", str(tmp_path / "mep-twice"))
-    ins = instrument_kernels(tree, tmp_path / "cap", [(m, list(ex.launches)), (m2, list(ex2.launches))])
-    assert not ins.errors and len(ins.sites) == 4, (ins.errors, ins.sites)
+    ins = instrument_kernels(tree, tmp_path / "cap", [(m, list(ex.launches)), (m2, list(ex2.launches))],
+                             indirect_sites(index.launches, names))
+    assert not ins.errors and len(ins.sites) == 5, (ins.errors, ins.sites)
     text = (ins.root / "launch.hip").read_text()
+    assert 's2s_capture::before_fn((fp), "launch.hip:13", dim3(dim3(1)), dim3(dim3(32))' in text
     assert "s2s_capture::before(&axpy<float, 2>, \"launch.hip:7\", dim3(dim3(1)), dim3(dim3(64)), (size_t)(0), " \
            "(cudaStream_t)(s), y, x, 2.0f, n);" in text
     assert "s2s_capture::before(&axpy<float, 4>, \"launch.hip:8\"" in text
