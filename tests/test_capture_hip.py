@@ -146,6 +146,30 @@ def test_each_spelling_of_the_hip_launch_is_rewritten_and_compiles(tmp_path: Pat
         assert proc.returncode == 0, proc.stderr[-3000:]
 
 
+@pytest.mark.slow
+@needs_nvcc
+@no_hipcc
+def test_a_winner_reintegrates_at_the_hip_launch_and_the_application_builds_with_its_hipcc(tmp_path: Path) -> None:
+    """The blocked product as a verified winner of matmul: spliced into kernels.hip, the hipLaunchKernelGGL's grid and
+    block rewritten for it, and the application builds with the Makefile's hipcc (ours)."""
+    from test_reintegrate_cuda import _plant
+
+    from s2s.reintegrate.splice import apply_in_place, plan
+
+    app = tmp_path / "hip_matrix"
+    shutil.copytree(APP, app, ignore=shutil.ignore_patterns("build", "hip_matrix"))
+    make_mep(str(app), "matmul", str(tmp_path / "mep"))
+    _plant(tmp_path / "mep", "contraction-blocking", 5.0)
+    p = plan(tmp_path / "mep", "best", str(app))
+    assert not p.manual and list(p.files) == [(app / "src/kernels.hip").resolve()]
+    new = p.files[(app / "src/kernels.hip").resolve()][1].decode()
+    assert "hipLaunchKernelGGL(matmul, dim3(" in new and ", dim3(16, 16, 1), 0, stream, dA, dB, dC, n);" in new
+    apply_in_place(p, None, None)
+    with hipcc_on_path(True):
+        proc = _make(app)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+
+
 def test_hipcc_command_lines_become_nvcc_ones(tmp_path: Path) -> None:
     shim, arch = "/s/hip_shim", "sm_90"
     (compile_,) = translate(["-O3", "-std=c++17", "-Wall", "--offload-arch=gfx90a", "-fPIC", "-Iinclude", "-c",
