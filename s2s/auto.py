@@ -326,7 +326,8 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
     stage = _Stages(result.stages)
     with stage("scan"):
         index = scan_tree(root)
-    with hipcc_on_path(uses_hip(root, list(index.launches))) as hip_note:  # a HIP application's hipcc without ROCm
+    hip = uses_hip(root, index.launches, (k.language for k in index.kernels))
+    with hipcc_on_path(hip) as hip_note:  # a HIP application's hipcc where ROCm is not installed
         if hip_note:
             log(hip_note)
         log(f"profiling {root} (instrumented copy: {build_cmd!r}, then {run_cmd!r})")

@@ -16,7 +16,8 @@ from conftest import SAMPLES, needs_nvcc, run_cli
 from safety_util import fingerprint
 
 from s2s.base.errors import UserError
-from s2s.capture.hipcc import WRAPPER_ENV, hipcc_on_path, real_hipcc, refuse_hip_on_amd, translate
+from s2s.capture.hipcc import WRAPPER_ENV, hipcc_on_path, real_hipcc, refuse_hip_on_amd, uses_hip
+from s2s.capture.hipcc_nvcc import translate
 from s2s.capture.indirect import indirect_sites
 from s2s.capture.instrument import instrument_kernels
 from s2s.capture.profile import instrument_all
@@ -35,6 +36,12 @@ def test_scan_finds_each_hip_launch_form() -> None:
                    ("hipLaunchKernelGGL", "scale_rows", "float", "src/kernels.hip"),
                    ("chevron", "halve_sum", "", "src/kernels.hip")}
     assert {k.name: k.language for k in index.kernels} == {"matmul": "hip", "scale_rows": "hip", "halve_sum": "hip"}
+    # the trees whose builds get s2s's hipcc where ROCm is not installed
+    chevrons = [s for s in index.launches if s.kind == "chevron"]
+    assert uses_hip(APP, index.launches) and uses_hip(APP, chevrons)  # a chevron in a .hip file
+    assert uses_hip(APP, [], ["cuda", "hip"]) and not uses_hip(APP, [], ["cuda"])
+    heat = scan_tree(SAMPLES / "heat3d_cuda")
+    assert not uses_hip(SAMPLES / "heat3d_cuda", heat.launches, [k.language for k in heat.kernels])
 
 
 def _mep(tmp: Path, name: str):  # type: ignore[no-untyped-def]

@@ -213,7 +213,8 @@ def _capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str
             log.unlink(missing_ok=True)
             run.results = [k.result for k in kernels if k.result is not None]
             return run
-        hip_note = cleanup.enter_context(hipcc_on_path(uses_hip(root, [s for k in live for s in k.extraction.launches])))
+        hip_note = cleanup.enter_context(hipcc_on_path(uses_hip(root, [s for k in live for s in k.extraction.launches],
+                                                                (k.manifest.backend for k in live))))
         if hip_note:  # a HIP application's hipcc where ROCm is not installed: ours, until the run is collected
             ins.notes.append(hip_note)
         env = dict(os.environ)

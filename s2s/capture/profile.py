@@ -231,10 +231,12 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
     from . import _run
 
     tree = Path(tree).resolve()
+    languages: list[str] = []  # the kernels' languages, where this scan knows them
     if launches is None or kernel_names is None:
         index = scan_tree(tree)
         launches = list(index.launches) if launches is None else launches
         kernel_names = {k.name for k in index.kernels} if kernel_names is None else kernel_names
+        languages = [k.language for k in index.kernels]
     if not any(s.kind in DEVICE_LAUNCH_KINDS | {"clEnqueueNDRangeKernel"} for s in launches):
         raise UserError(f"auto: no CUDA <<<>>>, {HIP_GGL} or clEnqueueNDRangeKernel launch found to time", file=str(tree))
     work = Path(work).resolve()
@@ -243,7 +245,7 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
     log = work / "profile.log"
     out = work / "profile.txt"
     out.unlink(missing_ok=True)
-    with hipcc_on_path(uses_hip(tree, launches)) as hip_note:  # a HIP application's hipcc where ROCm is not installed
+    with hipcc_on_path(uses_hip(tree, launches, languages)) as hip_note:  # a HIP application's hipcc where ROCm is not installed
         if hip_note:
             notes.append(hip_note)
         env = profile_env(dict(os.environ), out)
