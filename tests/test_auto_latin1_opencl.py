@@ -47,7 +47,7 @@ def _check_bytes_kept(original: dict[str, bytes], tree: Path, allowed: dict[str,
                 assert any(a <= i1 and i2 <= b for a, b in allowed[rel]), (rel, tag, old[max(0, i1 - 40):i2 + 40])
 
 
-def _auto_end_to_end(tmp_path: Path, run_cmd: str) -> Path:
+def _auto_end_to_end(tmp_path: Path, run_cmd: str, build_cmd: str = "make") -> Path:
     pytest.importorskip("pyopencl")
     if shutil.which("make") is None or shutil.which("gcc") is None:
         pytest.skip("make and gcc needed")
@@ -58,7 +58,7 @@ def _auto_end_to_end(tmp_path: Path, run_cmd: str) -> Path:
         with pytest.raises(UnicodeDecodeError):
             original[rel].decode("utf-8")
     work, diff = tmp_path / "work", tmp_path / "auto.diff"
-    proc = run_cli("auto", str(tree), "--build-cmd", "make", "--run-cmd", run_cmd, "--kernels", "matmul",
+    proc = run_cli("auto", str(tree), "--build-cmd", build_cmd, "--run-cmd", run_cmd, "--kernels", "matmul",
                    "--max-evals", "4", "--rounds", "1", "--runs", "2", "--no-sequences", "--no-profile",
                    "--work", str(work), "--diff", str(diff))
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
@@ -109,6 +109,29 @@ def _nvidia_vendors(tmp: Path) -> Path:
     return vendors
 
 
+def _opencl_build(tmp: Path) -> str | None:
+    """The build command that finds <CL/cl.h> and libOpenCL: plain `make`, else with the CUDA toolkit's OpenCL headers
+    and ICD loader (include/CL, lib64/libOpenCL.so), else None."""
+    probe = tmp / "probe.c"
+    probe.write_text("#define CL_TARGET_OPENCL_VERSION 120\n#include <CL/cl.h>\n"
+                     "int main(void) { cl_uint n; return (int)clGetPlatformIDs(0, 0, &n) * 0; }\n")
+    nvcc = shutil.which("nvcc")
+    cuda = Path(nvcc).resolve().parent.parent if nvcc else None
+    tries: list[tuple[list[str], str]] = [([], "make")]
+    if cuda is not None and (cuda / "include" / "CL" / "cl.h").is_file():
+        lib = next((d for d in (cuda / "lib64", cuda / "lib", cuda / "targets" / "x86_64-linux" / "lib")
+                    if (d / "libOpenCL.so").exists()), None)
+        if lib is not None:
+            flags = [f"-I{cuda / 'include'}", f"-L{lib}", f"-Wl,-rpath,{lib}"]
+            tries.append((flags, f"make CPPFLAGS=-I{cuda / 'include'} 'LDFLAGS=-L{lib} -Wl,-rpath,{lib}'"))
+    for flags, cmd in tries:
+        built = subprocess.run(["gcc", *flags, str(probe), "-o", str(tmp / "probe"), "-lOpenCL"], capture_output=True,
+                               timeout=120)
+        if built.returncode == 0:
+            return cmd
+    return None
+
+
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.slow
@@ -118,10 +141,13 @@ def test_auto_on_a_latin1_opencl_application_on_nvidias_opencl(tmp_path: Path, m
         ctypes.CDLL("libnvidia-opencl.so.1")
     except OSError:
         pytest.skip("NVIDIA's OpenCL library (libnvidia-opencl.so.1) is not installed")
+    build = _opencl_build(tmp_path) if shutil.which("gcc") else None
+    if build is None:
+        pytest.skip("no OpenCL headers and loader for the application's build (<CL/cl.h>, -lOpenCL)")
     monkeypatch.setenv("OCL_ICD_VENDORS", str(_nvidia_vendors(tmp_path)))
     names = subprocess.run([sys.executable, "-c", "import pyopencl as cl; print([p.name for p in cl.get_platforms()])"],
                            capture_output=True, text=True, timeout=120)
     assert "NVIDIA" in names.stdout, names.stdout + names.stderr  # the NVIDIA platform is there: select it
     monkeypatch.setenv("OCL_PLATFORM", "NVIDIA")
     monkeypatch.setenv("S2S_OPENCL_DEVICE", "NVIDIA")
-    assert "NVIDIA" in _device(_auto_end_to_end(tmp_path, "./ocl_latin1 kernels 512"))
+    assert "NVIDIA" in _device(_auto_end_to_end(tmp_path, "./ocl_latin1 kernels 512", build))

@@ -177,6 +177,43 @@ def test_a_winner_reintegrates_at_the_hip_launch_and_the_application_builds_with
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
 
 
+@pytest.mark.slow
+@needs_nvcc
+def test_a_captured_hip_mep_harness_builds_and_reads_its_data(tmp_path: Path) -> None:
+    """What the capture runtime records for a launch of matmul (as on a GPU) makes a HIP MEP whose harness builds
+    (nvcc through the shim) and reads the captured buffers."""
+    import struct
+
+    from s2s.capture.collect import collect
+    from s2s.mep.backends import write_mep_files
+    from s2s.mep.evaluate import build
+    from s2s.mep.manifest import load, save
+
+    mep, m, _ex = make_mep(str(APP), "matmul", str(tmp_path / "mep"))
+    assert m.backend == "hip"
+    n = 64
+    d = tmp_path / "dump" / "launch3"
+    d.mkdir(parents=True)
+    (tmp_path / "dump" / "summary.txt").write_text("kernel matmul\nlaunches 4\n")
+    field = struct.pack(f"<{n * n}f", *[float((i * 7) % 5 - 2) for i in range(n * n)])
+    for i in (0, 1, 2):
+        (d / f"arg{i}.before.bin").write_bytes(field)
+        (d / f"arg{i}.after.bin").write_bytes(field)
+    (d / "record.txt").write_text(
+        "launch 3\nsite src/kernels.hip:45\nkernel matmul\nnargs 4\ngrid 4 4 1\nblock 16 16 1\nshared_mem 0\nstream 0\n"
+        + "".join(f"arg {i} pointer 4 {4 * n * n} 0 1398000{i}0000000 device cuMemGetAddressRange\n" for i in range(3))
+        + f"arg 3 value 4 {struct.pack('<i', n).hex()}\ndone\n")
+    got = collect(tmp_path / "dump", mep, m, want="--launch 3", run_cmd="./hip_matrix", build_cmd="make")
+    save(got.manifest, mep)
+    write_mep_files(mep, got.manifest)
+    m2 = load(mep)
+    assert m2.backend == "hip" and m2.capture["sets"] == [3] and m2.launch.source.startswith("capture: launch 3 of 4")
+    harness = next(p for p in mep.iterdir() if p.name.startswith("harness.")).read_text()
+    assert '"capture/launch3/C.before.npy"' in harness
+    b = build(mep, None)
+    assert b.ok, b.log[-3000:]
+
+
 def test_hipcc_command_lines_become_nvcc_ones(tmp_path: Path) -> None:
     shim, arch = "/s/hip_shim", "sm_90"
     (compile_,) = translate(["-O3", "-std=c++17", "-Wall", "--offload-arch=gfx90a", "-fPIC", "-Iinclude", "-c",
