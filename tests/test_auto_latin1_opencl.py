@@ -59,7 +59,7 @@ def _auto_end_to_end(tmp_path: Path, run_cmd: str, build_cmd: str = "make") -> P
             original[rel].decode("utf-8")
     work, diff = tmp_path / "work", tmp_path / "auto.diff"
     proc = run_cli("auto", str(tree), "--build-cmd", build_cmd, "--run-cmd", run_cmd, "--kernels", "matmul",
-                   "--max-evals", "4", "--rounds", "1", "--runs", "2", "--no-sequences", "--no-profile",
+                   "--max-evals", "3", "--rounds", "1", "--runs", "2", "--no-sequences", "--no-profile",
                    "--work", str(work), "--diff", str(diff))
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert fingerprint(tree) == before, "auto changed the user's tree"

@@ -254,7 +254,7 @@ def test_auto_on_a_hip_application_end_to_end(tmp_path: Path) -> None:
     before = fingerprint(app)
     work, diff = tmp_path / "work", tmp_path / "auto.diff"
     proc = run_cli("auto", str(app), "--build-cmd", "make -j8", "--run-cmd", "./hip_matrix", "--top", "1",
-                   "--max-evals", "4", "--rounds", "1", "--runs", "2", "--no-sequences", "--no-profile",
+                   "--max-evals", "3", "--rounds", "1", "--runs", "2", "--no-sequences", "--no-profile",
                    "--work", str(work), "--diff", str(diff))
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert fingerprint(app) == before, "auto changed the user's tree"
