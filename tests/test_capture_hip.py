@@ -20,7 +20,7 @@ from s2s.capture.hipcc import WRAPPER_ENV, hipcc_on_path, real_hipcc, refuse_hip
 from s2s.capture.hipcc_nvcc import translate
 from s2s.capture.indirect import indirect_sites
 from s2s.capture.instrument import instrument_kernels
-from s2s.capture.profile import instrument_all
+from s2s.capture.profile import instrument_all, measure
 from s2s.extract.mep_writer import make_mep
 from s2s.scan.tree import scan_tree
 
@@ -237,6 +237,9 @@ def test_a_hipcc_for_amd_gpus_is_refused_in_one_line(tmp_path: Path, monkeypatch
     monkeypatch.setenv("HIP_PLATFORM", "amd")
     with pytest.raises(UserError, match="captured and timed on NVIDIA GPUs"):
         refuse_hip_on_amd()
+    with pytest.raises(UserError, match="captured and timed on NVIDIA GPUs"):  # before anything is built
+        measure(APP, tmp_path / "work", "false", "false")
+    assert not (tmp_path / "work").exists()
     monkeypatch.setenv("HIP_PLATFORM", "nvidia")
     refuse_hip_on_amd()
     with hipcc_on_path(True) as note:  # a real hipcc: used as it is, nothing put on PATH

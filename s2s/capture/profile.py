@@ -26,7 +26,7 @@ from s2s.base.treefiles import read_in_copy, write_in_copy
 from s2s.lang.parsing import parse
 from s2s.scan.sources import language_of
 
-from .hipcc import hipcc_on_path, uses_hip
+from .hipcc import hipcc_on_path, refuse_hip_on_amd, uses_hip
 from .indirect import is_indirect, launched_name
 from .instrument import _STATEMENT_PARENTS, _c_string, _call_at, _statement, _with_include, copy_tree
 from .launch_forms import DEVICE_LAUNCH_KINDS, HIP_GGL, kernel_expression
@@ -239,13 +239,16 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
         languages = [k.language for k in index.kernels]
     if not any(s.kind in DEVICE_LAUNCH_KINDS | {"clEnqueueNDRangeKernel"} for s in launches):
         raise UserError(f"auto: no CUDA <<<>>>, {HIP_GGL} or clEnqueueNDRangeKernel launch found to time", file=str(tree))
+    hip = uses_hip(tree, launches, languages)
+    if hip:  # timed with CUDA events: on an NVIDIA GPU only
+        refuse_hip_on_amd()
     work = Path(work).resolve()
     work.mkdir(parents=True, exist_ok=True)
     root, sites, notes, backend = instrument_all(tree, work, launches, kernel_names)
     log = work / "profile.log"
     out = work / "profile.txt"
     out.unlink(missing_ok=True)
-    with hipcc_on_path(uses_hip(tree, launches, languages)) as hip_note:  # a HIP application's hipcc where ROCm is not installed
+    with hipcc_on_path(hip) as hip_note:  # a HIP application's hipcc where ROCm is not installed
         if hip_note:
             notes.append(hip_note)
         env = profile_env(dict(os.environ), out)
