@@ -311,6 +311,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
     import time
 
     from s2s.capture import KernelCapture, capture, capture_kernels
+    from s2s.capture.hipcc import hipcc_on_path, uses_hip
     from s2s.capture.profile import measure
     from s2s.scan.tree import scan_tree
 
@@ -325,151 +326,156 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
     stage = _Stages(result.stages)
     with stage("scan"):
         index = scan_tree(root)
-    log(f"profiling {root} (instrumented copy: {build_cmd!r}, then {run_cmd!r})")
-    with stage("profile"):
-        prof = measure(root, work / "profile", build_cmd, run_cmd, timeout=timeout, launches=list(index.launches),
-                       kernel_names={k.name for k in index.kernels})
-    result.profile, result.profile_how, result.notes = [k.as_dict() for k in prof.kernels], prof.how, list(prof.notes)
-    result.app_runs += _profile_runs("profile", prof)
-    from s2s.capture.sequences import sequences
+    hip = uses_hip(root, index.launches, (k.language for k in index.kernels))
+    with hipcc_on_path(hip) as hip_note:  # a HIP application's hipcc where ROCm is not installed
+        if hip_note:
+            log(hip_note)
+        log(f"profiling {root} (instrumented copy: {build_cmd!r}, then {run_cmd!r})")
+        with stage("profile"):
+            prof = measure(root, work / "profile", build_cmd, run_cmd, timeout=timeout, launches=list(index.launches),
+                           kernel_names={k.name for k in index.kernels})
+        result.profile, result.profile_how, result.notes = [k.as_dict() for k in prof.kernels], prof.how, list(prof.notes)
+        result.notes += [hip_note] if hip_note else []
+        result.app_runs += _profile_runs("profile", prof)
+        from s2s.capture.sequences import sequences
 
-    loops = sequences(prof.launches, list(index.launches))
-    result.sequences = [q.as_dict() for q in loops]
-    for q in result.sequences[:3]:
-        log(f"  loop in {q['function']} ({q['file']}): {', '.join(q['kernels'][:4])}, {q['launches']} launches, "
-            f"{q['mean_launch_us']:.1f} us of GPU time a launch" + (" (launch-bound)" if q["launch_bound"] else ""))
-    total = prof.total_ms or 1.0
-    for k in prof.kernels:
-        log(f"  {k.kernel}: {k.total_ms:.3f} ms in {k.launches} launch(es) ({100 * k.total_ms / total:.1f}%)")
-    wanted = [k for k in prof.kernels if not kernels or k.kernel in kernels or k.kernel.split("::")[-1] in kernels]
-    # the top kernels the tree defines: a library's kernel (CUB, Thrust) the run launched is listed, not optimized
-    library = [k.kernel for k in wanted if _spec_of(index, k.kernel, k.sites) is None]
-    if library:
-        result.notes.append(f"launched but not defined in the tree's sources (a library's?), not optimized: {', '.join(library[:8])}")
-    own = [k for k in wanted if k.kernel not in library]
-    chosen = own if kernels else own[:top]
-    if not chosen:
-        raise UserError("auto: none of the kernels asked for was launched by the run command" if kernels else
-                        "auto: the run launched no kernel that the tree's sources define", file=str(root))
-    staged = work / "tree"
-    _copy_tree(root, staged)
-    report = work / "auto-report.json"
-    specs: list[str] = []
-    for k in chosen:
-        spec = _spec_of(index, k.kernel, k.sites)
-        assert spec is not None
-        specs.append(spec)
-        result.kernels.append({"kernel": k.kernel, "gpu_ms": round(k.total_ms, 6), "launches": k.launches,
-                               "launch": k.steady_launch(), "mep": str(work / f"mep-{spec.rsplit(':', 1)[-1].replace('::', '_')}"),
-                               "winner": "", "speedup": None, "status": ""})
-    _write_report(report, result)
-    # every chosen kernel at its steady-state launch, from one instrumented build and run
-    log("capturing " + ", ".join(f"{row['kernel']} at its launch {row['launch']} of {row['launches']}" for row in result.kernels)
-        + " (one instrumented build and run)")
-    t0 = time.monotonic()
-    captured: list[Any]
-    try:
-        with stage("capture"):
-            cap = capture_kernels(root, [KernelCapture(spec, launch=row["launch"], output=row["mep"])
-                                         for spec, row in zip(specs, result.kernels)], build_cmd, run_cmd,
-                                  timeout=timeout, overrides=overrides, max_bytes=max_bytes)
-        captured = list(cap.results)
-        timing = {"build_s": round(cap.build_s, 3), "run_s": round(cap.run_s, 3)}
-    except UserError as err:  # the build or the run failed: no kernel was captured
-        captured, timing = [err] * len(chosen), {}
-    result.app_runs.append({"purpose": "capture", "what": "instrumented build and run ("
-                            + ", ".join(f"{row['kernel']}, launch {row['launch']}" for row in result.kernels) + ")",
-                            "kernels": [row["kernel"] for row in result.kernels],
-                            "seconds": round(time.monotonic() - t0, 3), **timing})
-    for k, spec, row, got in zip(chosen, specs, result.kernels, captured):
-        _write_report(report, result)  # as it goes: a run killed at a deadline still tells what it measured
-        mep_dir = Path(row["mep"])
-
-        def capture_at(launch: int, name: str = k.kernel, spec: str = spec, mep: Path = mep_dir) -> Any:
-            """One instrumented build and run recording `launch` of the kernel alone into its MEP; timed as an app run."""
-            t0 = time.monotonic()
-            with stage("capture"):
-                got = capture(root, spec, build_cmd, run_cmd, launch=launch, output=str(mep), timeout=timeout,
-                              overrides=overrides, max_bytes=max_bytes)
-            result.app_runs.append({"purpose": "capture", "what": f"instrumented build and run ({name}, launch {launch})",
-                                    "kernels": [name], "seconds": round(time.monotonic() - t0, 3)})
-            return got
-        if isinstance(got, UserError):
-            row["status"] = f"capture failed: {got.one_line()}"
-            continue
-        row["notes"] = got.notes
-        log(f"optimizing {k.kernel} on its captured data")
-
-        def optimize_kernel(mep: Path = mep_dir) -> Any:
-            with stage("optimize"):
-                return optimize(mep, _budget_left(options, t_start), progress=_progress(log))
-        try:
-            outcome = None
-            tried: list[int] = []
-            for again in _rewrite_launches(k, row["launch"]):
-                try:
-                    outcome = optimize_kernel()
-                    break
-                except UserError as err:
-                    if "writes nothing on captured" not in err.message or again is None:
-                        raise
-                    # the launch found its outputs already holding what it writes (the application ran it on the same
-                    # data before: a benchmark's repetitions, an idempotent update, a merge step over sorted data):
-                    # its first launch, else its longest, writes them
-                    tried.append(row["launch"])
-                    log(f"{k.kernel}'s launch {row['launch']} writes nothing new on its captured data; capturing its "
-                        f"launch {again}")
-                    got = capture_at(again)
-                    row["notes"] = got.notes + [f"launch(es) {', '.join(map(str, tried))} wrote nothing new on their "
-                                                f"captured data; launch {again} captured"]
-                    row["launch"] = again
-            assert outcome is not None
-        except UserError as err:
-            row["status"] = f"optimize failed: {err.one_line()}"
-            continue
-        row["evaluations"] = outcome.evaluations
-        row["notes"] = list(row.get("notes") or []) + outcome.notes  # why it stopped, where that needs saying
-        row["verdicts"] = _verdict_counts(outcome.rows)
-        row["refusals"] = dict(sorted(outcome.refusals.items())[:60])
-        row["winner"], row["speedup"] = outcome.best_id or "", round(outcome.best_speedup, 4)
-        row["winner_origin"] = outcome.best_origin
-        if not outcome.best_id or outcome.best_speedup < min_speedup:
-            row["status"] = f"not reintegrated: below {min_speedup:.2f}x, within timing noise"
-            continue
-        try:
-            with stage("reintegrate"):
-                p = plan(mep_dir, "best", str(staged))
-                apply_in_place(p, None, None)
-        except UserError as err:
-            row["status"] = f"reintegration failed: {err.one_line()}"
-            continue
-        row["status"] = "reintegrated" + (f"; by hand: {'; '.join(p.manual)}" if p.manual else "")
-        result.any_win = True
-    if with_sequences:
-        from s2s.sequence.in_auto import run_sequences
-
+        loops = sequences(prof.launches, list(index.launches))
+        result.sequences = [q.as_dict() for q in loops]
+        for q in result.sequences[:3]:
+            log(f"  loop in {q['function']} ({q['file']}): {', '.join(q['kernels'][:4])}, {q['launches']} launches, "
+                f"{q['mean_launch_us']:.1f} us of GPU time a launch" + (" (launch-bound)" if q["launch_bound"] else ""))
+        total = prof.total_ms or 1.0
+        for k in prof.kernels:
+            log(f"  {k.kernel}: {k.total_ms:.3f} ms in {k.launches} launch(es) ({100 * k.total_ms / total:.1f}%)")
+        wanted = [k for k in prof.kernels if not kernels or k.kernel in kernels or k.kernel.split("::")[-1] in kernels]
+        # the top kernels the tree defines: a library's kernel (CUB, Thrust) the run launched is listed, not optimized
+        library = [k.kernel for k in wanted if _spec_of(index, k.kernel, k.sites) is None]
+        if library:
+            result.notes.append(f"launched but not defined in the tree's sources (a library's?), not optimized: {', '.join(library[:8])}")
+        own = [k for k in wanted if k.kernel not in library]
+        chosen = own if kernels else own[:top]
+        if not chosen:
+            raise UserError("auto: none of the kernels asked for was launched by the run command" if kernels else
+                            "auto: the run launched no kernel that the tree's sources define", file=str(root))
+        staged = work / "tree"
+        _copy_tree(root, staged)
+        report = work / "auto-report.json"
+        specs: list[str] = []
+        for k in chosen:
+            spec = _spec_of(index, k.kernel, k.sites)
+            assert spec is not None
+            specs.append(spec)
+            result.kernels.append({"kernel": k.kernel, "gpu_ms": round(k.total_ms, 6), "launches": k.launches,
+                                   "launch": k.steady_launch(), "mep": str(work / f"mep-{spec.rsplit(':', 1)[-1].replace('::', '_')}"),
+                                   "winner": "", "speedup": None, "status": ""})
         _write_report(report, result)
-        with stage("sequences"):
-            result.sequence_results = run_sequences(root, staged, index, prof.launches, loops, prof.total_ms, build_cmd,
-                                                    run_cmd, work, min_speedup=min_speedup, timeout=timeout,
-                                                    replay=sequence_replay, log=log)
-        result.any_win |= any(r["status"].startswith("reintegrated") for r in result.sequence_results)
-    shutil.rmtree(staged / ".s2s-backup", ignore_errors=True)
-    diff = _measure_after(root, staged, work, result, prof, build_cmd, run_cmd, check_cmd, runs, output_rtol, timeout,
-                          min_speedup, stage, log)
-    slowed = _slowed(result)
-    if slowed:  # validated on one captured launch, slower in the application: not kept, the rest measured again
-        log("not kept, slower in the application: " + "; ".join(f"{what} ({why})" for _row, what, why in slowed))
-        for row, _what, why in slowed:
-            row["status"] = f"not kept: slower in the application ({why})"
-        _restage(root, staged, result, index, loops)
-        diff = _measure_after(root, staged, work, result, prof, build_cmd, run_cmd, check_cmd, runs, output_rtol,
-                              timeout, min_speedup, stage, log)
-    result.diff = diff.decode("utf-8", "replace")
-    atomic_write(diff_path, diff)
-    result.stages["total"] = time.monotonic() - t_start
-    _write_report(report, result)
-    return result
+        # every chosen kernel at its steady-state launch, from one instrumented build and run
+        log("capturing " + ", ".join(f"{row['kernel']} at its launch {row['launch']} of {row['launches']}" for row in result.kernels)
+            + " (one instrumented build and run)")
+        t0 = time.monotonic()
+        captured: list[Any]
+        try:
+            with stage("capture"):
+                cap = capture_kernels(root, [KernelCapture(spec, launch=row["launch"], output=row["mep"])
+                                             for spec, row in zip(specs, result.kernels)], build_cmd, run_cmd,
+                                      timeout=timeout, overrides=overrides, max_bytes=max_bytes)
+            captured = list(cap.results)
+            timing = {"build_s": round(cap.build_s, 3), "run_s": round(cap.run_s, 3)}
+        except UserError as err:  # the build or the run failed: no kernel was captured
+            captured, timing = [err] * len(chosen), {}
+        result.app_runs.append({"purpose": "capture", "what": "instrumented build and run ("
+                                + ", ".join(f"{row['kernel']}, launch {row['launch']}" for row in result.kernels) + ")",
+                                "kernels": [row["kernel"] for row in result.kernels],
+                                "seconds": round(time.monotonic() - t0, 3), **timing})
+        for k, spec, row, got in zip(chosen, specs, result.kernels, captured):
+            _write_report(report, result)  # as it goes: a run killed at a deadline still tells what it measured
+            mep_dir = Path(row["mep"])
+
+            def capture_at(launch: int, name: str = k.kernel, spec: str = spec, mep: Path = mep_dir) -> Any:
+                """One instrumented build and run recording `launch` of the kernel alone into its MEP; timed as an app run."""
+                t0 = time.monotonic()
+                with stage("capture"):
+                    got = capture(root, spec, build_cmd, run_cmd, launch=launch, output=str(mep), timeout=timeout,
+                                  overrides=overrides, max_bytes=max_bytes)
+                result.app_runs.append({"purpose": "capture", "what": f"instrumented build and run ({name}, launch {launch})",
+                                        "kernels": [name], "seconds": round(time.monotonic() - t0, 3)})
+                return got
+            if isinstance(got, UserError):
+                row["status"] = f"capture failed: {got.one_line()}"
+                continue
+            row["notes"] = got.notes
+            log(f"optimizing {k.kernel} on its captured data")
+
+            def optimize_kernel(mep: Path = mep_dir) -> Any:
+                with stage("optimize"):
+                    return optimize(mep, _budget_left(options, t_start), progress=_progress(log))
+            try:
+                outcome = None
+                tried: list[int] = []
+                for again in _rewrite_launches(k, row["launch"]):
+                    try:
+                        outcome = optimize_kernel()
+                        break
+                    except UserError as err:
+                        if "writes nothing on captured" not in err.message or again is None:
+                            raise
+                        # the launch found its outputs already holding what it writes (the application ran it on the same
+                        # data before: a benchmark's repetitions, an idempotent update, a merge step over sorted data):
+                        # its first launch, else its longest, writes them
+                        tried.append(row["launch"])
+                        log(f"{k.kernel}'s launch {row['launch']} writes nothing new on its captured data; capturing its "
+                            f"launch {again}")
+                        got = capture_at(again)
+                        row["notes"] = got.notes + [f"launch(es) {', '.join(map(str, tried))} wrote nothing new on their "
+                                                    f"captured data; launch {again} captured"]
+                        row["launch"] = again
+                assert outcome is not None
+            except UserError as err:
+                row["status"] = f"optimize failed: {err.one_line()}"
+                continue
+            row["evaluations"] = outcome.evaluations
+            row["notes"] = list(row.get("notes") or []) + outcome.notes  # why it stopped, where that needs saying
+            row["verdicts"] = _verdict_counts(outcome.rows)
+            row["refusals"] = dict(sorted(outcome.refusals.items())[:60])
+            row["winner"], row["speedup"] = outcome.best_id or "", round(outcome.best_speedup, 4)
+            row["winner_origin"] = outcome.best_origin
+            if not outcome.best_id or outcome.best_speedup < min_speedup:
+                row["status"] = f"not reintegrated: below {min_speedup:.2f}x, within timing noise"
+                continue
+            try:
+                with stage("reintegrate"):
+                    p = plan(mep_dir, "best", str(staged))
+                    apply_in_place(p, None, None)
+            except UserError as err:
+                row["status"] = f"reintegration failed: {err.one_line()}"
+                continue
+            row["status"] = "reintegrated" + (f"; by hand: {'; '.join(p.manual)}" if p.manual else "")
+            result.any_win = True
+        if with_sequences:
+            from s2s.sequence.in_auto import run_sequences
+
+            _write_report(report, result)
+            with stage("sequences"):
+                result.sequence_results = run_sequences(root, staged, index, prof.launches, loops, prof.total_ms, build_cmd,
+                                                        run_cmd, work, min_speedup=min_speedup, timeout=timeout,
+                                                        replay=sequence_replay, log=log)
+            result.any_win |= any(r["status"].startswith("reintegrated") for r in result.sequence_results)
+        shutil.rmtree(staged / ".s2s-backup", ignore_errors=True)
+        diff = _measure_after(root, staged, work, result, prof, build_cmd, run_cmd, check_cmd, runs, output_rtol, timeout,
+                              min_speedup, stage, log)
+        slowed = _slowed(result)
+        if slowed:  # validated on one captured launch, slower in the application: not kept, the rest measured again
+            log("not kept, slower in the application: " + "; ".join(f"{what} ({why})" for _row, what, why in slowed))
+            for row, _what, why in slowed:
+                row["status"] = f"not kept: slower in the application ({why})"
+            _restage(root, staged, result, index, loops)
+            diff = _measure_after(root, staged, work, result, prof, build_cmd, run_cmd, check_cmd, runs, output_rtol,
+                                  timeout, min_speedup, stage, log)
+        result.diff = diff.decode("utf-8", "replace")
+        atomic_write(diff_path, diff)
+        result.stages["total"] = time.monotonic() - t_start
+        _write_report(report, result)
+        return result
 
 
 def _measure_after(root: Path, staged: Path, work: Path, result: AppAutoResult, prof: Any, build_cmd: str,

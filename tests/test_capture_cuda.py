@@ -246,7 +246,8 @@ def test_indirect_sites_are_the_chevrons_that_name_no_kernel_of_the_tree() -> No
     assert launched_name(site("ns::smooth< 2 >")) == "ns::smooth"
     assert not is_indirect(site("twice"), names) and not is_indirect(site("ns::smooth<2>"), names)
     assert is_indirect(site("kernel"), names) and is_indirect(site("table[i]"), names) and is_indirect(site("(*fp)"), names)
-    assert not is_indirect(site("kernel", "hipLaunchKernelGGL"), names)  # chevrons only
+    assert is_indirect(site("kernel", "hipLaunchKernelGGL"), names)  # HIP's launch through a function pointer too
+    assert not is_indirect(site("twice", "hipLaunchKernelGGL"), names) and not is_indirect(site("kernel", "macro:L"), names)
 
 
 def _indirect_copy(tmp_path: Path, kernels: list[str], tree: Path = INDIRECT):  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import tempfile
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -169,13 +170,14 @@ def _capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str
     from s2s.scan.sources import check_tree
 
     from .attach import check_same_kernel
+    from .hipcc import hipcc_on_path, uses_hip
     from .instrument import instrument_kernels
 
     root = check_tree(str(tree))
     if not root.is_dir():
         raise UserError("capture needs the application's directory (it is built and run)", file=str(tree))
     run = CaptureRun([])
-    with tempfile.TemporaryDirectory(prefix="s2s-capture-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="s2s-capture-") as tmp, ExitStack() as cleanup:
         # each MEP is written next to the data first and copied to its place only when its capture worked;
         # with --into, only its launch sites and its check against the existing MEP are used
         kernels = [_Kernel(job, Path(tmp) / f"mep-{i}") for i, job in enumerate(jobs)]
@@ -211,6 +213,10 @@ def _capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str
             log.unlink(missing_ok=True)
             run.results = [k.result for k in kernels if k.result is not None]
             return run
+        hip_note = cleanup.enter_context(hipcc_on_path(uses_hip(root, [s for k in live for s in k.extraction.launches],
+                                                                (k.manifest.backend for k in live))))
+        if hip_note:  # a HIP application's hipcc where ROCm is not installed: ours, until the run is collected
+            ins.notes.append(hip_note)
         env = dict(os.environ)
         run.build_s = _run(build_cmd, ins.root, env, timeout, log, "build")
         generated = generated_headers(root, ins.root, ins.header) if any(k.held is None for k in live) else []

@@ -24,6 +24,7 @@ from .deduce import Unsolvable, declared_template, solve, split_args, substitute
 from .npy import descr_of, write_npy
 from .structs import depth_error, layout_table, pointer_field, with_declared
 
+_CUDA_RUNTIME = frozenset({"cuda", "hip"})  # backends whose launches the CUDA runtime records (HIP: built for NVIDIA GPUs)
 _FMT = {"float": "f", "double": "d", "char": "b", "signed char": "b", "unsigned char": "B", "uchar": "B", "short": "h",
         "unsigned short": "H", "ushort": "H", "int": "i", "unsigned int": "I", "unsigned": "I", "uint": "I", "long": "q",
         "unsigned long": "Q", "ulong": "Q", "long long": "q", "unsigned long long": "Q", "size_t": "Q", "int8_t": "b",
@@ -267,7 +268,7 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                             "(the application stopped or crashed during the kernel?)")
     m, deduced = with_deduced_template_args(m, mep, records[0])
     decl = m
-    if m.backend == "cuda":  # the kernel file's structs, pointer fields included, name the captured pointers
+    if m.backend in _CUDA_RUNTIME:  # the kernel file's structs, pointer fields included, name the captured pointers
         decl = with_declared(m, (mep / m.kernel_file).read_text(encoding="utf-8", errors="replace")
                              if (mep / m.kernel_file).is_file() else "")
     types = ElemTypes(decl, mep)
@@ -328,7 +329,7 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                 raise UserError(f"capture: launch {rec.ordinal}: params.{p.name}: the allocation behind the pointer could not "
                                 f"be sized ({' '.join(a.words)}); host memory is not captured")
             if a.kind == "null":
-                if m.backend != "cuda":
+                if m.backend not in _CUDA_RUNTIME:
                     raise UserError(f"capture: launch {rec.ordinal}: params.{p.name} is a null pointer in the application")
                 entry["params"][p.name] = {"kind": "null"}  # an optional buffer the application leaves out
                 continue
@@ -336,7 +337,7 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                 raw = bytes.fromhex(a.words[1]) if len(a.words) > 1 else b""
                 value = types.decode(p.elem, raw)
                 entry["params"][p.name] = {"kind": "value", "bytes": raw.hex(), "value": value}
-                if m.backend == "cuda" and _clean(p.elem) not in _FMT and not isinstance(value, (int, float)):
+                if m.backend in _CUDA_RUNTIME and _clean(p.elem) not in _FMT and not isinstance(value, (int, float)):
                     ptrs = struct_pointers(rec, i, p.name, p.elem, decl, put, ranges)
                     entry["params"][p.name]["pointers"] = ptrs
                     struct_layouts.setdefault(p.name, layout_table(decl, p.name, p.elem, len(raw)))
@@ -502,7 +503,7 @@ def with_deduced_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Man
     """A CUDA kernel template the application launches with its template arguments deduced (`k<<<g, b>>>(d_a, n)`):
     its template_args solved from the argument types the capture recorded, and the element types of its parameters
     with them (`T` -> `float`); else FILL-IN with the reason. The second value says which ("" where nothing was to do)."""
-    if m.backend != "cuda" or "<" in m.kernel:
+    if m.backend not in _CUDA_RUNTIME or "<" in m.kernel:
         return m, ""
     decls = declared_template(mep / m.kernel_file, m.kernel_file, m.kernel) or ()
     if decls and m.template_args == FILL_IN and rec.fields.get("function"):

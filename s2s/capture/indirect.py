@@ -14,6 +14,8 @@ from collections.abc import Iterable
 
 from s2s.base.records import LaunchSite
 
+from .launch_forms import DEVICE_LAUNCH_KINDS
+
 
 def launched_name(site: LaunchSite) -> str:
     """The name a launch's text gives its kernel, without template arguments or blanks (`ns::k<float, 4>` -> `ns::k`)."""
@@ -21,10 +23,10 @@ def launched_name(site: LaunchSite) -> str:
 
 
 def is_indirect(site: LaunchSite, kernel_names: Iterable[str]) -> bool:
-    """Whether a chevron launch's kernel expression names none of `kernel_names` (the names the tree defines kernels
+    """Whether a chevron (or hipLaunchKernelGGL) launch's kernel expression names none of `kernel_names` (the names the tree defines kernels
     by; a qualified name matches by its last part)."""
     names = kernel_names if isinstance(kernel_names, (set, frozenset)) else set(kernel_names)
-    return site.kind == "chevron" and launched_name(site).split("::")[-1] not in names
+    return site.kind in DEVICE_LAUNCH_KINDS and launched_name(site).split("::")[-1] not in names
 
 
 def indirect_sites(launches: Iterable[LaunchSite], kernel_names: Iterable[str]) -> list[LaunchSite]:

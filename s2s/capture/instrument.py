@@ -30,6 +30,7 @@ from s2s.mep.manifest import Manifest
 from s2s.scan.sources import CUDA_EXTS, HIP_EXTS, HOST_EXTS, language_of
 
 from .deduce import declared_template, split_args
+from .launch_forms import DEVICE_LAUNCH_KINDS, kernel_expression
 
 HEADER = "s2s_capture_rt.h"
 _STATEMENT_PARENTS = {"compound_statement", "translation_unit", "case_statement", "labeled_statement"}
@@ -176,18 +177,13 @@ def _site_edits(data: bytes, tree, enc: str, site: LaunchSite, backend: str,  # 
         before = f"s2s_cap_cl_before({items[0]}, {items[1]}, (cl_uint)({items[2]}), {items[3]}, {items[4]}, {items[5]}, {where});"
         after = f"s2s_cap_cl_after({items[0]}, {where});"
     elif slot.indirect:
-        fn = call.child_by_field_name("function")
-        if fn is None:
-            raise UserError(f"capture: the launch at {site.file}:{site.line} was not found in the copy", file=site.file,
-                            line=site.line)
-        launched = decode(data[fn.start_byte:fn.end_byte], enc)
+        launched = kernel_expression(site, call, data, enc)
         before = (f"s2s_capture::before_fn(({launched}), {where}, dim3({site.grid}), dim3({site.block}), "
                   f"(size_t)({site.shared_mem.strip() or '0'}), (cudaStream_t)({site.stream.strip() or '0'})"
                   + "".join(f", {a}" for a in site.args) + ");")
         after = f"s2s_capture::after_fn({where});"
     else:
-        fn = call.child_by_field_name("function")
-        kernel = decode(data[fn.start_byte:fn.end_byte], enc) if fn is not None else site.kernel
+        kernel = kernel_expression(site, call, data, enc)
         ref = f"&{kernel}"
         if slot.param_types is not None and "<" not in kernel and _host_namesake(data, kernel):
             ref = f"static_cast<void (*)({', '.join(slot.param_types)})>(&{kernel})"
@@ -298,6 +294,11 @@ def _deduced(kernel: str, template: list[str] | None) -> bool:
     return len([a for a in given if a.strip()]) < len([d for d in template if "=" not in d])
 
 
+def _family(backend: str) -> str:
+    """The runtime that records a backend's launches: "cuda" for CUDA and HIP (built for NVIDIA GPUs), else "opencl"."""
+    return "cuda" if backend in {"cuda", "hip"} else backend
+
+
 def instrument(tree: Path, work: Path, m: Manifest, cuda_sites: list[LaunchSite]) -> Instrumented:
     """Copy `tree` to work/app and instrument the copy for the kernel of manifest `m` (slot 0); a site that cannot be
     instrumented raises its UserError."""
@@ -322,9 +323,11 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
     root = copy_tree(tree, work / "app", copy_notes)
     header = work / HEADER
     out = Instrumented(root=root, header=header, notes=copy_notes)
-    backend = kernels[0][0].backend if kernels else "cuda"
-    if backend == "hip":
-        raise UserError("capture: HIP applications are not supported yet (CUDA and OpenCL are)")
+    backend = _family(kernels[0][0].backend) if kernels else "cuda"
+    if any(m.backend == "hip" for m, _ in kernels):
+        from .hipcc import refuse_hip_on_amd
+
+        refuse_hip_on_amd()
     slots: list[dict[str, str | list[str]]] = []
     owners: dict[tuple[str, int], tuple[LaunchSite, list[int]]] = {}  # each site once, with the slots it serves
     only_indirect: list[int] = []  # kernels recorded from the indirect sites alone
@@ -339,7 +342,7 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
             slots.append({"short": short, "name": "::".join(part for part in m.kernel.split("::") if "anonymous" not in part),
                           "fallback": [str(int(p.count)) if p.role != "scalar" and isinstance(p.count, int)
                                                        else "0" for p in m.params]})
-        if m.backend != backend:
+        if _family(m.backend) != backend:
             out.errors[i] = UserError(f"capture: {m.kernel} is a {m.backend} kernel and {kernels[0][0].kernel} a {backend} one: "
                                       "one capture run records kernels of one kind", hint=f"capture {m.kernel} on its own")
             continue
@@ -350,9 +353,9 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
                 index = scan_tree(root)
             sites = opencl_sites(root, m.kernel, index)
         else:
-            sites = [s for s in cuda_sites if s.kind == "chevron"]
-            out.notes_of[i] += [f"{s.file}:{s.line}: {s.kind} launch not instrumented (chevron launches only)"
-                                for s in cuda_sites if s.kind != "chevron"]
+            sites = [s for s in cuda_sites if s.kind in DEVICE_LAUNCH_KINDS]
+            out.notes_of[i] += [f"{s.file}:{s.line}: {s.kind} launch not instrumented (chevron and hipLaunchKernelGGL "
+                                "launches only)" for s in cuda_sites if s.kind not in DEVICE_LAUNCH_KINDS]
             if not sites and indirect:  # recorded where the run launches it through a function pointer
                 only_indirect.append(i)
                 out.notes_of[i].append(f"{m.kernel} has no launch site that names it; recorded from the launches through a "
@@ -369,7 +372,7 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
                 owners[key] = (s, [i])
             elif backend == "opencl":  # one site serves every kernel it may launch (the runtime checks the name)
                 owners[key][1].append(i)
-            else:  # a chevron names one kernel: the first that listed the site records it
+            else:  # a chevron (a hipLaunchKernelGGL) names one kernel: the first that listed the site records it
                 out.notes_of[i].append(f"{s.file}:{s.line}: the launch site is instrumented for "
                                        f"{kernels[owners[key][1][0]][0].kernel}")
     through: set[tuple[str, int]] = set()  # the indirect sites: one call serves every kernel instrumented
@@ -377,7 +380,7 @@ def instrument_kernels(tree: Path, work: Path, kernels: list[tuple[Manifest, lis
         served = [i for i in range(len(kernels)) if i not in out.errors]
         for s in indirect:
             key = (s.file, s.start_byte)
-            if served and s.kind == "chevron" and key not in owners:
+            if served and s.kind in DEVICE_LAUNCH_KINDS and key not in owners:
                 owners[key] = (s, list(served))
                 through.add(key)
     template = "capture/runtime_opencl.h.j2" if backend == "opencl" else "capture/runtime_cuda.h.j2"
@@ -464,7 +467,7 @@ def wrap_launch_sites(root: Path, header: Path, sites: list[LaunchSite], *, mark
     the buffers, other kernels) changes the state the window's replay starts from."""
     by_file: dict[str, list[LaunchSite]] = {}
     for s in sites:
-        if s.kind == "chevron":
+        if s.kind in DEVICE_LAUNCH_KINDS:
             by_file.setdefault(s.file, []).append(s)
     done: list[str] = []
     for rel, file_sites in sorted(by_file.items()):

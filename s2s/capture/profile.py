@@ -26,8 +26,10 @@ from s2s.base.treefiles import read_in_copy, write_in_copy
 from s2s.lang.parsing import parse
 from s2s.scan.sources import language_of
 
+from .hipcc import hipcc_on_path, refuse_hip_on_amd, uses_hip
 from .indirect import is_indirect, launched_name
 from .instrument import _STATEMENT_PARENTS, _c_string, _call_at, _statement, _with_include, copy_tree
+from .launch_forms import DEVICE_LAUNCH_KINDS, HIP_GGL, kernel_expression
 
 HEADER = "s2s_profile_rt.h"
 WARMUP_LAUNCHES = 2  # launches left out when the steady-state launch is chosen
@@ -107,9 +109,8 @@ def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, note
         else:
             name = launched_name(site) or "?"
             stream = site.stream.strip() or "0"
-            fn = call.child_by_field_name("function")
-            if kernels is not None and is_indirect(site, kernels) and fn is not None:
-                launched = decode(data[fn.start_byte:fn.end_byte], enc)
+            if kernels is not None and is_indirect(site, kernels):
+                launched = kernel_expression(site, call, data, enc)
                 before = (f"s2s_prof::begin_fn((const void*)({launched}), {_c_string(name)}, {_c_string(where)}, "
                           f"(cudaStream_t)({stream}));")
             else:
@@ -125,31 +126,29 @@ def _wrap(data: bytes, dialect: str, sites: list[LaunchSite], backend: str, note
 
 def instrument_all(tree: Path, work: Path, launches: list[LaunchSite],
                    kernels: set[str] | None = None) -> tuple[Path, list[str], list[str], str]:
-    """Copy `tree` to work/app and time every CUDA chevron and OpenCL launch there: (copy, sites, notes, backend).
+    """Copy `tree` to work/app and time every CUDA chevron, hipLaunchKernelGGL and OpenCL launch there: (copy, sites,
+    notes, backend; HIP's launches are timed as CUDA's: an application built for NVIDIA GPUs runs on the CUDA runtime).
     `kernels`: the names the tree defines kernels by (launches of other names are named at run time)."""
     notes: list[str] = []
     shutil.rmtree(Path(work).resolve() / "app", ignore_errors=True)  # an earlier run's copy (auto run again on its --work)
     root = copy_tree(Path(tree).resolve(), Path(work).resolve() / "app", notes)
     header = Path(work).resolve() / HEADER
     kinds = {s.kind for s in launches}
-    if "clEnqueueNDRangeKernel" in kinds and "chevron" in kinds:
-        notes.append("the tree launches both CUDA and OpenCL kernels; only the CUDA launches are timed")
-    backend = "cuda" if "chevron" in kinds else "opencl"
-    kind = "chevron" if backend == "cuda" else "clEnqueueNDRangeKernel"
+    if "clEnqueueNDRangeKernel" in kinds and kinds & DEVICE_LAUNCH_KINDS:
+        notes.append("the tree launches both CUDA (or HIP) and OpenCL kernels; only the CUDA and HIP launches are timed")
+    backend = "cuda" if kinds & DEVICE_LAUNCH_KINDS else "opencl"
+    timed = DEVICE_LAUNCH_KINDS if backend == "cuda" else frozenset({"clEnqueueNDRangeKernel"})
     header.write_text(render(f"capture/profile_{backend}.h.j2"))
     by_file: dict[str, list[LaunchSite]] = {}
     for s in launches:
-        if s.kind == kind:
+        if s.kind in timed:
             by_file.setdefault(s.file, []).append(s)
-        elif s.kind != kind and s.kind != "clEnqueueNDRangeKernel":
-            notes.append(f"{s.file}:{s.line}: {s.kind} launch not timed (chevron launches only)")
+        elif s.kind != "clEnqueueNDRangeKernel":
+            notes.append(f"{s.file}:{s.line}: {s.kind} launch not timed (chevron and {HIP_GGL} launches only)")
     sites: list[str] = []
     for rel, file_sites in sorted(by_file.items()):
         data = read_in_copy(root / rel)
         dialect = language_of(rel, data)
-        if backend == "cuda" and dialect == "hip":
-            notes.append(f"{rel}: HIP launches are not timed")
-            continue
         edited, done = _wrap(data, "cpp" if dialect == "opencl" else dialect, file_sites, backend, notes, kernels)
         if done:
             write_in_copy(root, rel, _with_include(edited, header, min(s.start_byte for s in file_sites), backend == "opencl"))
@@ -232,25 +231,33 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
     from . import _run
 
     tree = Path(tree).resolve()
+    languages: list[str] = []  # the kernels' languages, where this scan knows them
     if launches is None or kernel_names is None:
         index = scan_tree(tree)
         launches = list(index.launches) if launches is None else launches
         kernel_names = {k.name for k in index.kernels} if kernel_names is None else kernel_names
-    if not any(s.kind in {"chevron", "clEnqueueNDRangeKernel"} for s in launches):
-        raise UserError("auto: no CUDA <<<>>> or clEnqueueNDRangeKernel launch found to time", file=str(tree))
+        languages = [k.language for k in index.kernels]
+    if not any(s.kind in DEVICE_LAUNCH_KINDS | {"clEnqueueNDRangeKernel"} for s in launches):
+        raise UserError(f"auto: no CUDA <<<>>>, {HIP_GGL} or clEnqueueNDRangeKernel launch found to time", file=str(tree))
+    hip = uses_hip(tree, launches, languages)
+    if hip:  # timed with CUDA events: on an NVIDIA GPU only
+        refuse_hip_on_amd()
     work = Path(work).resolve()
     work.mkdir(parents=True, exist_ok=True)
     root, sites, notes, backend = instrument_all(tree, work, launches, kernel_names)
     log = work / "profile.log"
     out = work / "profile.txt"
     out.unlink(missing_ok=True)
-    env = profile_env(dict(os.environ), out)
-    t0 = time.monotonic()
-    _run(build_cmd, root, env, timeout, log, "build")
-    t1 = time.monotonic()
-    with device_lock():  # the run's kernel times alone on the device, as every timing of the harness is
-        _run(run_cmd, root, env, timeout, log, "run")
-    t2 = time.monotonic()
+    with hipcc_on_path(hip) as hip_note:  # a HIP application's hipcc where ROCm is not installed
+        if hip_note:
+            notes.append(hip_note)
+        env = profile_env(dict(os.environ), out)
+        t0 = time.monotonic()
+        _run(build_cmd, root, env, timeout, log, "build")
+        t1 = time.monotonic()
+        with device_lock():  # the run's kernel times alone on the device, as every timing of the harness is
+            _run(run_cmd, root, env, timeout, log, "run")
+        t2 = time.monotonic()
     order = read_launches(out)
     kernels = sorted(kernel_times(order).values(), key=lambda k: -k.total_ms)
     graphed = graphed_launches(out)

@@ -15,9 +15,16 @@ from s2s.base.resources import templates_dir
 from .base import write_if_changed
 from .cuda import CudaBackend, cuda_arch
 
+WRAPPER_ENV = "S2S_HIPCC_WRAPPER"  # the path of the hipcc s2s puts first on PATH for an application's build (capture/hipcc.py)
+
 
 def hipcc() -> str | None:
-    return os.environ.get("S2S_HIPCC") or shutil.which("hipcc")
+    """A real hipcc: S2S_HIPCC, else the one on PATH unless it is s2s's own (which compiles through nvcc)."""
+    found = os.environ.get("S2S_HIPCC") or shutil.which("hipcc")
+    ours = os.environ.get(WRAPPER_ENV)
+    if found and ours and os.path.realpath(found) == os.path.realpath(ours):
+        return None
+    return found
 
 
 class HipBackend(CudaBackend):
