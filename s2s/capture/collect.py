@@ -445,6 +445,12 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
             j = next(i for i, q in enumerate(new_params) if q.name == owner)
             if p.name in changed_in and new_params[j].role == "in":
                 new_params[j] = replace(new_params[j], role="inout")
+            elif new_params[j].role == "out" and new_params[k].role != "out":
+                # `k(d_dst, d_dst, d_src = d_dst)`: the kernel reads the owner's memory through this parameter, so the
+                # MEP must hand it the captured contents, not the poison an output gets (which made the reference of
+                # an in-place merge read poison and write it back: "writes nothing")
+                new_params[j] = replace(new_params[j], role="inout")
+                notes.append(f"params.{owner}: role out -> inout (the kernel reads its memory through params.{p.name})")
     new_symbols = []
     for s in symbols:
         info = e0["symbols"].get(s.name)
