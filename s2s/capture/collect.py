@@ -433,6 +433,15 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                 if top is not None and top >= 1:
                     extra = {"low": 0.0, "high": float(top)}
                     notes.append(f"params.{p.name}: offsets fill bound high = {top} (the largest captured offset)")
+            elif p.fill == "uniform" and role != "out":
+                # integers the kernel reads may index memory or bound loops in ways the source does not show (an id
+                # used as `W + id * stride`, `m = maturities[n] - 1` into a local array): the generated input sets
+                # draw them from the captured values' range, never from a default range the kernel cannot take
+                span = _int_range([e["params"][p.name] for e in sets if e["replayed"]], p.elem, cap)
+                if span is not None and (float(span[0]), float(span[1])) != (p.low, p.high):
+                    extra = {"low": float(span[0]), "high": float(span[1])}
+                    notes.append(f"params.{p.name}: generated input sets draw its integers from [{span[0]}, {span[1]}], "
+                                 "the captured values' range")
             new_params.append(replace(p, count=int(info["count"]), count_expr=f"{info['bytes']} bytes (captured)",
                                       role=role, source=origin, hint="", **extra))
     shared = shared_buffers(records, params)
@@ -601,6 +610,34 @@ def _deduced_elem(ptype: str, elem: str, decls: tuple[str, ...], targs: str) -> 
     base = re.sub(r"\b(const|volatile|restrict|__restrict__|__restrict|struct|class|typename)\b", " ",
                   substitute(ptype, decls, targs))
     return " ".join(base.replace("*", " ").replace("&", " ").split()).replace(" <", "<")
+
+
+def _int_range(infos: list[dict[str, Any]], elem: str, cap: Path) -> tuple[int, int] | None:
+    """(smallest, largest) value in the captured `before` data of an integer buffer (all replayed launches), None
+    when its element type is not an integer or nothing was captured."""
+    from .npy import read_npy
+
+    fmt = _FMT.get(_clean(elem))
+    if fmt is None or fmt in "fd?":
+        return None
+    lo: int | None = None
+    hi: int | None = None
+    for info in infos:
+        if info.get("kind") != "buffer":
+            continue
+        raw, _descr, count = read_npy(cap / str(info["before"]).removeprefix("capture/"))
+        if not count:
+            continue
+        try:
+            import numpy as np
+
+            vals = np.frombuffer(raw, dtype="<" + fmt, count=count)
+            a, b = int(vals.min()), int(vals.max())
+        except ImportError:
+            seq = [x for (x,) in struct.iter_unpack("<" + fmt, raw[: count * struct.calcsize(fmt)])]
+            a, b = min(seq), max(seq)
+        lo, hi = (a, b) if lo is None or hi is None else (min(lo, a), max(hi, b))
+    return None if lo is None or hi is None else (lo, hi)
 
 
 def _index_max(infos: list[dict[str, Any]], elem: str, cap: Path) -> int | None:
