@@ -1189,12 +1189,18 @@ def main(argv: list[str] | None = None) -> int:
                     run.reproduce(cap)
                 ok = run.check_set(cfg.seed, cap.label, captured=cap) and ok
                 sets += 1
+            captured_only = cfg.input_sets <= 0 and bool(caps)  # [check] input_sets = 0: the captured data only
+            if captured_only:
+                run.messages.append("checked on the application's captured data only ([check] input_sets = 0: no "
+                                    "generated input set, no smaller size, no fresh set after timing)")
+            elif cfg.input_sets < 1:
+                cfg.input_sets = 1
             if not args.time_only:
                 for s in range(cfg.input_sets):
                     seed = cfg.seed + s
                     ok = run.check_set(seed, f"input set {s + 1} (seed {seed})", stale=s % 2 == 1) and ok
                     sets += 1
-                smaller = run.check_smaller_size(cfg.seed + 7919)
+                smaller = None if captured_only else run.check_smaller_size(cfg.seed + 7919)
                 if smaller is not None:
                     ok = smaller and ok
                     sets += 1
@@ -1209,7 +1215,7 @@ def main(argv: list[str] | None = None) -> int:
                     ref, var = run.time_both(cfg.seed)
                 result["reference"], result["variant"] = ref, var
                 result["speedup"] = ref["median_us"] / var["median_us"] if var["median_us"] > 0 else None
-                if not args.time_only and not args.no_post_check:
+                if not args.time_only and not args.no_post_check and not captured_only:
                     seed = cfg.seed + cfg.input_sets
                     if not run.check_set(seed, f"after timing, fresh input set (seed {seed})"):
                         verdict = "wrong-output"
