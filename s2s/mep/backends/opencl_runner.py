@@ -772,11 +772,28 @@ class Run:
         inputs are those of a real run."""
         self.fill_set(seed, captured)
         with device_held(False, "checks"):  # the device for the runs only: the comparisons below run on the host
-            written, prefill = self._run_set(seed, label, stale, refuse_empty, captured is not None or not self.cfg.capture)
+            written, prefill = self._run_set(seed, label, stale, refuse_empty, captured is not None or not self.cfg.capture,
+                                             captured)
         return self._compare_set(label, written, prefill)
 
+    def outputs_ignore_prior_contents(self, c: Captured, written: dict[int, Any], label: str) -> None:
+        """An output is poisoned before every run: on the application's captured inputs the reference must then write
+        what the application's launch left there, else the kernel reads the output's prior contents and its role is
+        inout (the CUDA harness's check of the same name)."""
+        for b in self.bufs:
+            if b.base is None or b.role != "out" or b.index not in written or b.index not in c.after:
+                continue
+            chk = Check(b.name, b.role)
+            compare(chk, "", b.dtype, c.after[b.index].tobytes(), b.ref_after, b.count, *self.cfg.tolerance(b.spec),
+                    written[b.index])
+            if not chk.ok:
+                m = chk.message.replace("reference ", "application ", 1).replace("variant ", "reference over poison ", 1)
+                raise Failure("runtime-failed", f"params.{b.name}: role out, but on the {label} the reference writes other "
+                              f"values when the buffer starts poisoned ({m}): the kernel reads its prior contents; its "
+                              "role is inout", True)
+
     def _run_set(self, seed: int, label: str, stale: bool, refuse_empty: bool,
-                 fatal: bool = True) -> tuple[dict[int, Any], dict[int, bytes]]:
+                 fatal: bool = True, captured: Captured | None = None) -> tuple[dict[int, Any], dict[int, bytes]]:
         """check_set's device part: the reference twice, then the variant twice; what each wrote is downloaded."""
         np = self.np
         self.run_reference(seed, label, POISON)
@@ -792,6 +809,8 @@ class Run:
                     "writes is known from that run)")
             if note not in self.messages:
                 self.messages.append(note)
+        if captured is not None:
+            self.outputs_ignore_prior_contents(captured, written, label)
         if refuse_empty:
             self.refuse_empty_reference(written, label, fatal)
         prefill: dict[int, bytes] = {}
