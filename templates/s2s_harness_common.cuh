@@ -206,7 +206,11 @@ struct VisitPrim {
 };
 
 // fill modes of ParamSpec.fill
-enum FillMode { FILL_UNIFORM = 0, FILL_INDEX = 1, FILL_ZEROS = 2, FILL_OFFSETS = 3 };
+// FILL_SHUFFLE: the application's own values of the first captured set, in an order drawn from the seed (integers a
+// captured kernel may index memory with or bound loops by stay values it can take); every such buffer of one length is
+// reordered alike, so values that are valid together (a cell's start and end) stay together; uniform where nothing
+// was captured
+enum FillMode { FILL_UNIFORM = 0, FILL_INDEX = 1, FILL_ZEROS = 2, FILL_OFFSETS = 3, FILL_SHUFFLE = 4 };
 
 struct Filler {
     Rng* rng; double lo, hi; int mode;
@@ -848,6 +852,7 @@ struct Run {
     std::vector<Check> checks;
     std::vector<std::string> messages;
     bool ref_once_said = false;  // the message that the reference ran once per input set is given once
+    const CapturedData* shuffle_source = nullptr;  // the first captured set, where there is one (FILL_SHUFFLE)
     std::vector<void*> ptrs;
     cudaStream_t stream = nullptr;
     std::string device = "?";
@@ -979,6 +984,19 @@ struct Run {
         return m;
     }
 
+    // Fisher-Yates over the elements, from the seed alone: buffers of one length get one permutation
+    static void shuffle_elements(unsigned char* p, size_t n, size_t esz, unsigned long long seed) {
+        Rng rng(seed, 0x5EEDULL);
+        std::vector<unsigned char> tmp(esz);
+        for (size_t i = n; i > 1; --i) {
+            const size_t j = (size_t)(rng.next() % (unsigned long long)i);
+            if (j == i - 1) continue;
+            memcpy(tmp.data(), p + (i - 1) * esz, esz);
+            memcpy(p + (i - 1) * esz, p + j * esz, esz);
+            memcpy(p + j * esz, tmp.data(), esz);
+        }
+    }
+
     void fill_set(unsigned long long seed, const CapturedData* cd = nullptr) {
         lock.host("inputs");
         for (size_t i = 0; i < bufs.size(); ++i) {
@@ -986,6 +1004,11 @@ struct Run {
             if (!b.bytes || b.is("out")) continue;
             b.pristine_ok = false;
             if (cd) { b.init = cd->before[i]; continue; }
+            if (b.spec->fill == FILL_SHUFFLE && shuffle_source && shuffle_source->before[i].size() == b.bytes) {
+                b.init = shuffle_source->before[i];
+                shuffle_elements(b.init.data(), b.spec->count, b.spec->esz, seed);
+                continue;
+            }
             b.spec->fill_fn(b.init.data(), b.spec->count, seed, i, b.spec->fill, b.spec->lo, b.spec->hi);
         }
         for (size_t j = 0; j < spec.syms.size(); ++j) {
@@ -1614,6 +1637,7 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
         CapturedData first;  // the first captured set, for the bounds probe, its check and the timing: read once
         const bool captured = run.o.check && !spec.captured.empty();
         if (captured) first = run.load_captured(spec.captured.front());
+        run.shuffle_source = captured ? &first : nullptr;  // the values FILL_SHUFFLE reorders for generated sets
         if (run.o.check && run.o.probe) run.probe_bounds(run.o.seed, captured ? &first : nullptr);
         if (run.o.check && !run.o.probe) run.messages.push_back("bounds probe: not repeated (--no-probe: the caller holds its record)");
         if (run.o.check) {

@@ -1,16 +1,24 @@
 """Integers a captured kernel reads can index memory or bound loops in ways the source does not show: an id used as
 `W + id * dim` after a local copy (a LoRA adapter's index), `m = maturities[n] - 1` into a local array, a per-row
-length that bounds a loop. The generated input sets of a captured MEP drew such buffers from a default [0, 16], and
-the reference faulted on them (cudaErrorIllegalAddress on "input set 1"), stopping the optimization of kernels whose
-captured data replayed. They now draw from the captured values' range (no GPU needed: a faked dump)."""
+length that bounds a loop, a sentinel that marks an empty cell. The generated input sets of a captured MEP drew such
+buffers from a default [0, 16], and the reference faulted on them (cudaErrorIllegalAddress on "input set 1"), stopping
+the optimization of kernels whose captured data replayed. They now reorder the captured values (`fill = "shuffle"`:
+every element is one the application passed), with the captured range as [low, high] (no GPU needed: a faked dump;
+tests/test_capture_opencl.py's cell-list test runs the reordering on PoCL)."""
 from __future__ import annotations
 
+import json
+import shutil
 import struct
 from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
 
 from s2s.capture.collect import collect
 from s2s.extract.mep_writer import make_mep
 from s2s.mep.backends.base import check_manifest
+from s2s.mep.backends.cuda import render_harness
 from s2s.mep.manifest import load, save
 
 KERNEL = """__global__ void pick_rows(float *out, const float *W, const int *ids, const unsigned short *lens, int n, int dim) {
@@ -58,7 +66,27 @@ def test_generated_sets_draw_captured_integers_from_their_captured_range(tmp_pat
     check_manifest(m2, mep / "mep.toml")
     p = {q.name: q for q in m2.params}
     # before the fix: both drawn from [0, 16] (rows up to 15 of 6, loops up to 16 of 8 elements)
-    assert (p["ids"].fill, p["ids"].low, p["ids"].high) == ("uniform", 2.0, 5.0)
-    assert (p["lens"].fill, p["lens"].low, p["lens"].high) == ("uniform", 1.0, 8.0)
+    assert (p["ids"].fill, p["ids"].low, p["ids"].high) == ("shuffle", 2.0, 5.0)
+    assert (p["lens"].fill, p["lens"].low, p["lens"].high) == ("shuffle", 1.0, 8.0)
+    assert p["W"].fill == "uniform"
     assert (p["W"].low, p["W"].high) == (m.params[1].low, m.params[1].high)  # floats keep their varied range
-    assert any("params.ids" in note and "[2, 5]" in note for note in got.notes)
+    assert any("params.ids" in note and "reorder" in note and "[2, 5]" in note for note in got.notes)
+    text = render_harness(mep, m2)  # the CUDA harness's FILL_SHUFFLE (4), the range as its fallback
+    assert '{"ids", "in", (size_t)64ULL, sizeof(s2s_T2), 4, 2.0, 5.0,' in text
+    assert '{"lens", "in", (size_t)64ULL, sizeof(s2s_T3), 4, 1.0, 8.0,' in text
+
+
+@pytest.mark.slow
+def test_integers_valid_together_stay_together_on_pocl(tmp_path: Path) -> None:
+    """tests/fixtures/ocl_pairs reads the row hi[i] - lo[i] of a table: each buffer alone spans [0, 9], the pairs are
+    valid only together. Drawn independently (as from [0, 16] before), the row went negative and the runner died of
+    a segmentation fault on input set 1; reordered alike, every generated pair is one the application passed."""
+    app = tmp_path / "app"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "ocl_pairs", app)
+    out = tmp_path / "mep"
+    proc = run_cli("capture", str(app), "--kernel", "pair_gap", "--build-cmd", "make", "--run-cmd", "./pairs", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert [p.fill for p in load(out).params if p.name in ("lo", "hi")] == ["shuffle", "shuffle"]
+    run = run_cli("run", str(out), "--no-time", "--json")
+    res = json.loads(run.stdout)
+    assert res["verdict"] == "ok" and res["input_sets"] >= 4, run.stdout[-3000:]  # the captured set and 3 generated ones

@@ -435,13 +435,16 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                     notes.append(f"params.{p.name}: offsets fill bound high = {top} (the largest captured offset)")
             elif p.fill == "uniform" and role != "out":
                 # integers the kernel reads may index memory or bound loops in ways the source does not show (an id
-                # used as `W + id * stride`, `m = maturities[n] - 1` into a local array): the generated input sets
-                # draw them from the captured values' range, never from a default range the kernel cannot take
+                # used as `W + id * stride`, `m = maturities[n] - 1` into a local array, a sentinel for "empty"): the
+                # generated input sets reorder the captured values, so each element is one the application passed,
+                # never one from a default range the kernel cannot take; every such buffer of one length alike, so
+                # values valid together (a cell's start and end) stay together ([low, high]: their range, where the
+                # harness has no captured set to reorder)
                 span = _int_range([e["params"][p.name] for e in sets if e["replayed"]], p.elem, cap)
-                if span is not None and (float(span[0]), float(span[1])) != (p.low, p.high):
-                    extra = {"low": float(span[0]), "high": float(span[1])}
-                    notes.append(f"params.{p.name}: generated input sets draw its integers from [{span[0]}, {span[1]}], "
-                                 "the captured values' range")
+                if span is not None:
+                    extra = {"fill": "shuffle", "low": float(span[0]), "high": float(span[1])}
+                    notes.append(f"params.{p.name}: generated input sets reorder its captured integers (in [{span[0]}, "
+                                 f"{span[1]}]) rather than draw them from [{p.low:g}, {p.high:g}]")
             new_params.append(replace(p, count=int(info["count"]), count_expr=f"{info['bytes']} bytes (captured)",
                                       role=role, source=origin, hint="", **extra))
     shared = shared_buffers(records, params)

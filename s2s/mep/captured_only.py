@@ -11,15 +11,18 @@ from pathlib import Path
 from .manifest import load, save
 
 # the labels the harnesses give generated sets (CUDA and OpenCL alike): "input set 2 (seed 77)", "after timing, fresh
-# input set (seed 78)"; a captured set is labelled "captured input set (launch ...)"
-_GENERATED = re.compile(r"the reference kernel failed \((?:after timing, fresh )?input set( \d+)? \(seed \d+\)\)")
+# input set (seed 78)"; a captured set is labelled "captured input set (launch ...)". A fault the harness reports
+# itself ("the reference kernel failed (LABEL)"), or a runner killed by it ("... during the reference kernel, LABEL":
+# an out-of-bounds access on a CPU OpenCL device is a segmentation fault)
+_GENERATED = re.compile(r"(?:the reference kernel failed \(|during the reference kernel, )"
+                        r"((?:after timing, fresh )?input set(?: \d+)? \(seed \d+\))")
 
 
 def faulted_on_generated(message: str) -> str | None:
     """The generated set the reference faulted on, named as the message names it; None when the failure is not the
     reference's on a generated set (a fault on captured data is the MEP's own problem and stays an error)."""
     m = _GENERATED.search(message)
-    return m.group(0)[len("the reference kernel failed ("):-1] if m else None
+    return m.group(1) if m else None
 
 
 def check_captured_only(mep_dir: Path, message: str) -> str | None:
@@ -29,7 +32,7 @@ def check_captured_only(mep_dir: Path, message: str) -> str | None:
     m = load(mep_dir)
     if which is None or not m.capture or m.input_sets == 0:
         return None
-    detail = message.split("): ", 1)[-1].split(";", 1)[0].strip()
+    detail = message.split(which, 1)[-1].lstrip("):, ").split(";", 1)[0].strip() or message.split(" during ", 1)[0]
     note = (f"the reference faults on generated input sets ({which}: {detail}) but replays the application's captured "
             "data: checked on the captured sets only ([check] input_sets = 0)")
     save(replace(m, input_sets=0, notes=[*m.notes, note]), mep_dir)

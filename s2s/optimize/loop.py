@@ -23,7 +23,7 @@ from s2s.base.meplock import exclusive
 from s2s.capture.verify import capture_key
 from s2s.lang.kernel_facts import kernel_facts
 from s2s.mep import profile_ncu
-from s2s.mep.captured_only import check_captured_only
+from s2s.mep.captured_only import check_captured_only, faulted_on_generated
 from s2s.mep.history import History
 from s2s.mep.manifest import Manifest, load, save
 from s2s.mep.same_values import check_as_outputs
@@ -137,8 +137,12 @@ def _first_check(mep_dir: Path) -> list[str]:
     flipped: tuple[Manifest, str, UserError] | None = None  # the manifest before, the note, the refusal it answers
     while True:
         try:
-            ev.evaluate(mep_dir, None, time=False)
-            return notes + ([flipped[1]] if flipped else [])
+            meas = ev.evaluate(mep_dir, None, time=False)
+            # a runner killed on a generated set (a segmentation fault on a CPU device) reports no input error
+            crash = None if meas.ok or generated_dropped else next((t for t in meas.messages if faulted_on_generated(t)), None)
+            if crash is None:
+                return notes + ([flipped[1]] if flipped else [])
+            raise UserError(crash)
         except UserError as err:
             note = None if generated_dropped else check_captured_only(mep_dir, err.message)
             if note is not None:

@@ -33,7 +33,7 @@ GUARD_BYTE = 0xA5
 GUARD_BYTE2 = 0x5A  # the bounds probe: what lies past a buffer, changed
 POISON = 0xFF  # outputs before the first run of each kernel on an input set
 POISON2 = 0x00  # ... and before the second: an element is unwritten only when it kept both
-FILL_MODES = ("uniform", "index", "zeros", "random-struct", "offsets")
+FILL_MODES = ("uniform", "index", "zeros", "random-struct", "offsets", "shuffle")
 
 
 class Failure(Exception):
@@ -455,6 +455,7 @@ class Run:
     scalar_types: dict[int, Any] = field(default_factory=dict)
     scalar_override: dict[int, int] = field(default_factory=dict)  # the smaller size's set: index -> value
     probe: dict[str, str] | None = None  # the bounds probe's outcome (state: clean | fault | skipped, message)
+    shuffle_source: Captured | None = None  # the first captured set, where there is one (the "shuffle" fill)
 
     # -- build ----
     def build(self, want_device: str = "") -> None:
@@ -611,6 +612,12 @@ class Run:
                 b.init = captured.before[b.index].copy()
                 continue
             p = b.spec
+            source = self.shuffle_source.before.get(b.index) if self.shuffle_source is not None else None
+            if p.get("fill") == "shuffle" and source is not None and len(source) == b.count:
+                # the application's own values in an order drawn from the seed (the CUDA harness's FILL_SHUFFLE): one
+                # permutation for every buffer of one length, so values valid together (start and end) stay together
+                b.init = source[self.np.random.default_rng([seed, 0x5EED]).permutation(b.count)].copy()
+                continue
             b.init = fill(b.dtype, b.count, seed, b.index, str(p.get("fill", "uniform")), float(p.get("low", -1.0)),
                           float(p.get("high", 1.0)))
 
@@ -1199,6 +1206,7 @@ def main(argv: list[str] | None = None) -> int:
             sets = 0
             # each check holds the device (shared with other evaluations' checks) for its runs only
             caps = run.load_captured() if not args.time_only and cfg.capture else []
+            run.shuffle_source = caps[0] if caps else None  # the values a "shuffle" fill reorders for generated sets
             if not args.time_only and not args.no_probe:
                 run.probe_bounds(cfg.seed, caps[0] if caps else None)
             elif not args.time_only:
