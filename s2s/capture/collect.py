@@ -81,6 +81,15 @@ def read_record(path: Path) -> Record:
     return rec
 
 
+def _after(d: Path, stem: str, before: bytes) -> bytes:
+    """A region's bytes after the launch: STEM.after.bin, or its bytes before where the runtime found them unchanged
+    and wrote STEM.after.same instead (an input of gigabytes is stored once)."""
+    path = d / f"{stem}.after.bin"
+    if not path.exists() and (d / f"{stem}.after.same").exists():
+        return before
+    return path.read_bytes()
+
+
 def launches_seen(dump: Path) -> int | None:
     summary = dump / "summary.txt"
     if not summary.is_file():
@@ -256,8 +265,9 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
     for rec in records:
         if rec.exceeded:
             need, limit = rec.exceeded
-            raise UserError(f"capture: launch {rec.ordinal} of {m.kernel} needs {need} bytes of buffer data (before and "
-                            f"after), over the limit of {limit} bytes", hint="raise --max-bytes, or capture a smaller problem")
+            raise UserError(f"capture: launch {rec.ordinal} of {m.kernel} needs {need} bytes of buffer data (before it, and "
+                            f"after it where it changed them), over the limit of {limit} bytes",
+                            hint="raise --max-bytes, or capture a smaller problem")
         if rec.errors and not rec.done:
             raise UserError(f"capture: launch {rec.ordinal} of {m.kernel} could not be recorded: {rec.errors[0]}")
         if rec.errors:
@@ -358,7 +368,7 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                 raise UserError(f"capture: params.{p.name} holds pointers ({p.elem}): structures of pointers are not captured "
                                 "(the addresses would not be valid in the MEP)")
             before = (rec.dir / f"arg{i}.before.bin").read_bytes()
-            after = (rec.dir / f"arg{i}.after.bin").read_bytes()
+            after = _after(rec.dir, f"arg{i}", before)
             count = nbytes // esz
             if nbytes % esz:
                 notes.append(f"params.{p.name}: the allocation ({nbytes} bytes) is not a multiple of the element size {esz}; "
@@ -686,7 +696,7 @@ def struct_pointers(rec: Record, i: int, name: str, elem: str, m: Manifest, put:
         offset, nbytes, inner, alloc_kind = int(w[1]), int(w[2]), int(w[3]), w[5]
         fname, fel, esz = pointer_field(m, name, elem, offset)
         before = (rec.dir / f"arg{i}.f{offset}.before.bin").read_bytes()
-        after = (rec.dir / f"arg{i}.f{offset}.after.bin").read_bytes()
+        after = _after(rec.dir, f"arg{i}.f{offset}", before)
         hits = _pointer_words(before, ranges)
         if hits:
             raise depth_error(name, fname, hits)
