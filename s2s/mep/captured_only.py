@@ -1,7 +1,8 @@
 """A captured MEP whose reference faults on a generated input set: the application's own data replay (the captured
-sets were checked first), but the seeded variations of them are inputs the kernel cannot take (integers it indexes
-memory with or bounds loops by, varied out of their range in a way the capture's ranges did not foresee). Such a
-kernel is still optimized, checked on its captured sets only (`[check] input_sets = 0`), and mep.toml says why."""
+sets were checked first), but the seeded variations of them are inputs the kernel cannot take (integer inputs are
+reordered captured values, but floats it turns into indices, or integers valid only in their captured order, are not
+safe to vary). Such a kernel is still optimized, checked on its captured sets only (`[check] input_sets = 0`), and
+mep.toml says why."""
 from __future__ import annotations
 
 import re
