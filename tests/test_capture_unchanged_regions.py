@@ -66,3 +66,21 @@ def test_unchanged_regions_count_once_against_the_limit(tmp_path: Path) -> None:
     assert load(out).capture
     run = run_cli("run", str(out), "--no-time", "--json")  # (its generated sets fault: test_capture_generated_faults)
     assert "reproduces the application's outputs" in run.stdout, run.stdout[-3000:]
+
+
+@pytest.mark.slow
+def test_unchanged_buffers_count_once_on_pocl(tmp_path: Path) -> None:
+    """The OpenCL capture runtime does the same (run here on PoCL): tests/fixtures/ocl_pairs' pair_gap reads a 40 KiB
+    table and two 16 KiB index buffers and writes a 16 KiB output: 88 KiB before the launch and 16 KiB changed by it
+    fit in 120K; counted twice (176 KiB) they did not."""
+    app = tmp_path / "app"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "ocl_pairs", app)
+    out = tmp_path / "mep"
+    proc = run_cli("capture", str(app), "--kernel", "pair_gap", "--build-cmd", "make", "--run-cmd", "./pairs",
+                   "--max-bytes", "120K", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr  # before: "needs 180224 bytes of buffer data ... over the limit"
+    run = run_cli("run", str(out), "--no-time", "--json")
+    assert "reproduces the application's outputs" in run.stdout and '"verdict": "ok"' in run.stdout, run.stdout[-3000:]
+    small = run_cli("capture", str(app), "--kernel", "pair_gap", "--build-cmd", "make", "--run-cmd", "./pairs",
+                    "--max-bytes", "96K", "-o", str(tmp_path / "mep2"))  # 88 KiB fit, the 16 KiB written after do not
+    assert small.returncode == 2 and "over the limit of 98304 bytes" in " ".join(small.stderr.split()), small.stderr
