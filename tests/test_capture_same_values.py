@@ -3,7 +3,8 @@ data; an in-place update at its fixed point) left every in-out buffer as it foun
 "the reference writes nothing on captured input set ...; nothing could tell a variant from it". Where the kernel
 overwrites such a buffer without reading it, the buffer is now checked as an output (poisoned before every run); the
 harness confirms that the kernel does not read it, else mep.toml is put back and the refusal stands (auto then
-captures another launch). Fixture: tests/fixtures/same_values (written for these tests)."""
+captures another launch). Fixture: tests/fixtures/same_values (written for these tests); the GPU test runs it, the
+PoCL test its OpenCL twin tests/fixtures/ocl_same_values."""
 from __future__ import annotations
 
 import json
@@ -125,6 +126,16 @@ def test_launches_writing_the_values_they_find(tmp_path: Path) -> None:
     opt = run_cli("optimize", str(meps["settle"]), "--max-evals", "2", "--no-patterns")
     assert opt.returncode == 2 and "writes nothing on captured" in " ".join(opt.stderr.split()), opt.stderr[-2000:]
     assert (meps["settle"] / "mep.toml").read_text() == text
+    # order_pairs(d_k, d_k): its first launch orders the keys in place (dst, the owner, is inout: before, the poisoned
+    # output was what the kernel read, and the launch "wrote nothing"); its later launches find them ordered
+    for launch, rc in (("1", (0, 1)), ("2", (2,))):
+        out = tmp_path / f"mep-order-{launch}"
+        proc = run_cli("capture", str(app), "--kernel", "order_pairs", "--build-cmd", "make", "--run-cmd", "./same_values",
+                       "--launch", launch, "-o", str(out))
+        assert proc.returncode == 0, proc.stderr
+        assert next(p for p in load(out).params if p.name == "dst").role == "inout"
+        opt = run_cli("optimize", str(out), "--max-evals", "2", "--no-patterns")
+        assert opt.returncode in rc, (launch, opt.stdout[-2000:] + opt.stderr[-2000:])
 
 
 OCL_APP = ROOT / "tests" / "fixtures" / "ocl_same_values"
