@@ -11,6 +11,7 @@ import json
 import shutil
 import struct
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import ROOT, needs_nvcc, run_cli
@@ -73,11 +74,12 @@ def test_first_check_keeps_the_outputs_where_the_harness_confirms_them(tmp_path:
     mep = _captured(tmp_path)
     calls: list[list[str]] = []
 
-    def harness(mep_dir: Path, variant: str | None = None, **_kw: object) -> None:
+    def harness(mep_dir: Path, variant: str | None = None, **_kw: object) -> SimpleNamespace:
         roles = [p.role for p in load(mep_dir).params]
         calls.append(roles)
         if roles[0] == "inout":
             raise UserError(NOTHING, file=str(mep_dir / "mep.toml"))
+        return SimpleNamespace(ok=True, messages=())  # a Measurement's verdict and messages
 
     monkeypatch.setattr("s2s.mep.evaluate.evaluate", harness)
     notes = _first_check(mep)  # before: the UserError, and optimize stopped
