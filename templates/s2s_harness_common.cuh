@@ -206,7 +206,11 @@ struct VisitPrim {
 };
 
 // fill modes of ParamSpec.fill
-enum FillMode { FILL_UNIFORM = 0, FILL_INDEX = 1, FILL_ZEROS = 2, FILL_OFFSETS = 3 };
+// FILL_SHUFFLE: the application's own values of the first captured set, in an order drawn from the seed (integers a
+// captured kernel may index memory with or bound loops by stay values it can take); every such buffer of one length is
+// reordered alike, so values that are valid together (a cell's start and end) stay together; uniform where nothing
+// was captured
+enum FillMode { FILL_UNIFORM = 0, FILL_INDEX = 1, FILL_ZEROS = 2, FILL_OFFSETS = 3, FILL_SHUFFLE = 4 };
 
 struct Filler {
     Rng* rng; double lo, hi; int mode;
@@ -657,7 +661,7 @@ inline bool parse_args(int argc, char** argv, Options& o, std::string& err) {
             o.has_shmem = json_num(text, "shared_mem", o.var_shmem) || o.has_shmem;
         } else { err = "unknown option " + a; return false; }
     }
-    if (o.input_sets < 1) o.input_sets = 1;
+    if (o.input_sets < 0) o.input_sets = 0;  // 0: the captured sets only (run_harness: at least 1 where none was captured)
     if (o.reps < 1) o.reps = 1;
     if (o.warmup < 0) o.warmup = 0;
     if (!(o.target_s >= 0)) o.target_s = 0;
@@ -848,6 +852,7 @@ struct Run {
     std::vector<Check> checks;
     std::vector<std::string> messages;
     bool ref_once_said = false;  // the message that the reference ran once per input set is given once
+    const CapturedData* shuffle_source = nullptr;  // the first captured set, where there is one (FILL_SHUFFLE)
     std::vector<void*> ptrs;
     cudaStream_t stream = nullptr;
     std::string device = "?";
@@ -979,6 +984,19 @@ struct Run {
         return m;
     }
 
+    // Fisher-Yates over the elements, from the seed alone: buffers of one length get one permutation
+    static void shuffle_elements(unsigned char* p, size_t n, size_t esz, unsigned long long seed) {
+        Rng rng(seed, 0x5EEDULL);
+        std::vector<unsigned char> tmp(esz);
+        for (size_t i = n; i > 1; --i) {
+            const size_t j = (size_t)(rng.next() % (unsigned long long)i);
+            if (j == i - 1) continue;
+            memcpy(tmp.data(), p + (i - 1) * esz, esz);
+            memcpy(p + (i - 1) * esz, p + j * esz, esz);
+            memcpy(p + j * esz, tmp.data(), esz);
+        }
+    }
+
     void fill_set(unsigned long long seed, const CapturedData* cd = nullptr) {
         lock.host("inputs");
         for (size_t i = 0; i < bufs.size(); ++i) {
@@ -986,6 +1004,11 @@ struct Run {
             if (!b.bytes || b.is("out")) continue;
             b.pristine_ok = false;
             if (cd) { b.init = cd->before[i]; continue; }
+            if (b.spec->fill == FILL_SHUFFLE && shuffle_source && shuffle_source->before[i].size() == b.bytes) {
+                b.init = shuffle_source->before[i];
+                shuffle_elements(b.init.data(), b.spec->count, b.spec->esz, seed);
+                continue;
+            }
             b.spec->fill_fn(b.init.data(), b.spec->count, seed, i, b.spec->fill, b.spec->lo, b.spec->hi);
         }
         for (size_t j = 0; j < spec.syms.size(); ++j) {
@@ -1212,6 +1235,30 @@ struct Run {
                                             "); nothing could tell a variant from it (check the roles, the scalars and the launch in mep.toml)", true};
     }
 
+    // an output (role out) is poisoned before every run: on the application's captured inputs the reference must then
+    // write what the application's launch left there, else the kernel reads the output's prior contents (an in-place
+    // update whose owner parameter was taken for an output; a launch that wrote the values its buffer already held,
+    // checked as an output) and its role is inout. Bad input: the checks on poisoned memory would mean nothing.
+    void outputs_ignore_prior_contents(const CapturedData& cd, const std::vector<std::vector<unsigned char>>& written,
+                                       const std::string& label) {
+        for (size_t i = 0; i < bufs.size(); ++i) {
+            const Buffer& b = bufs[i];
+            if (!b.bytes || !b.is("out") || written[i].size() != b.spec->count || cd.after[i].size() != b.bytes) continue;
+            Check c{b.spec->name, b.spec->role};
+            b.spec->cmp(c, "", cd.after[i].data(), b.ref_after.data(), b.spec->count, written[i].data(), nullptr,
+                        rtol_of(b), atol_of(b));
+            if (c.ok) continue;
+            std::string m = c.message;
+            for (const char* w : {"reference ", "variant "}) {
+                size_t at = m.find(w);
+                if (at != std::string::npos) m.replace(at, strlen(w), w[0] == 'r' ? "application " : "reference over poison ");
+            }
+            throw Failure{"runtime-failed", std::string("params.") + b.spec->name + ": role out, but on the " + label +
+                                                " the reference writes other values when the buffer starts poisoned (" + m +
+                                                "): the kernel reads its prior contents; its role is inout", true};
+        }
+    }
+
     // one input set: the reference twice (outputs poisoned with POISON, then POISON2: the elements it writes are
     // known exactly), then the variant twice on the same inputs; returns false when a check failed.
     // stale: the variant's first run finds the reference's results of the previous input set in its outputs (as
@@ -1263,6 +1310,7 @@ struct Run {
                 written[i] = ref_twice ? written_mask(b.ref_after.data(), b.ref_after2.data(), b.spec->count, b.spec->esz)
                                        : std::vector<unsigned char>(b.spec->count, 1);
         }
+        if (cd) outputs_ignore_prior_contents(*cd, written, label);
         if (refuse_empty) refuse_empty_reference(written, label, cd != nullptr || spec.captured.empty());
         bool all_ok = true;
         const std::string where = label + (any_prefilled ? " with outputs pre-filled with the previous set's results" : "") + ": ";
@@ -1576,6 +1624,12 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
         run.o.seed = env && *env ? strtoull(env, nullptr, 10) : fresh_seed();
     }
     int sets_done = 0;
+    // [check] input_sets = 0 on captured data: the reference faulted on generated inputs (integers it indexes with,
+    // varied out of its range), so only the application's own data are valid for it; nothing generated is run
+    const bool captured_only = run.o.input_sets == 0 && !spec.captured.empty();
+    if (run.o.input_sets < 1 && spec.captured.empty()) run.o.input_sets = 1;
+    if (captured_only) run.messages.push_back("checked on the application's captured data only ([check] input_sets = 0: "
+                                              "no generated input set, no smaller size, no fresh set after timing)");
     try {
         run.lock.host("setup");
         run.setup();
@@ -1583,6 +1637,7 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
         CapturedData first;  // the first captured set, for the bounds probe, its check and the timing: read once
         const bool captured = run.o.check && !spec.captured.empty();
         if (captured) first = run.load_captured(spec.captured.front());
+        run.shuffle_source = captured ? &first : nullptr;  // the values FILL_SHUFFLE reorders for generated sets
         if (run.o.check && run.o.probe) run.probe_bounds(run.o.seed, captured ? &first : nullptr);
         if (run.o.check && !run.o.probe) run.messages.push_back("bounds probe: not repeated (--no-probe: the caller holds its record)");
         if (run.o.check) {
@@ -1599,7 +1654,7 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
                 ok = run.check_set(seed, "input set " + std::to_string(s + 1) + " (seed " + std::to_string(seed) + ")", s % 2 == 1) && ok;
                 ++sets_done;
             }
-            const int smaller = run.check_smaller_size(run.o.seed + 7919ULL);
+            const int smaller = captured_only ? -1 : run.check_smaller_size(run.o.seed + 7919ULL);
             if (smaller >= 0) { ok = smaller == 1 && ok; ++sets_done; }
         }
         if (!ok) return emit(run.result("wrong-output", nullptr, nullptr, "", sets_done));
@@ -1607,7 +1662,7 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
         Stats rs, vs;
         run.time_both(run.o.seed, rs, vs, run.o.check && !spec.captured.empty() ? &first : nullptr);
         std::string verdict = "ok";
-        if (run.o.check && run.o.post_check) {
+        if (run.o.check && run.o.post_check && !captured_only) {
             const unsigned long long seed = run.o.seed + (unsigned long long)run.o.input_sets;
             if (!run.check_set(seed, "after timing, fresh input set (seed " + std::to_string(seed) + ")")) verdict = "wrong-output";
             ++sets_done;

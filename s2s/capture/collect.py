@@ -82,6 +82,15 @@ def read_record(path: Path) -> Record:
     return rec
 
 
+def _after(d: Path, stem: str, before: bytes) -> bytes:
+    """A region's bytes after the launch: STEM.after.bin, or its bytes before where the runtime found them unchanged
+    and wrote STEM.after.same instead (an input of gigabytes is stored once)."""
+    path = d / f"{stem}.after.bin"
+    if not path.exists() and (d / f"{stem}.after.same").exists():
+        return before
+    return path.read_bytes()
+
+
 def launches_seen(dump: Path) -> int | None:
     summary = dump / "summary.txt"
     if not summary.is_file():
@@ -257,8 +266,9 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
     for rec in records:
         if rec.exceeded:
             need, limit = rec.exceeded
-            raise UserError(f"capture: launch {rec.ordinal} of {m.kernel} needs {need} bytes of buffer data (before and "
-                            f"after), over the limit of {limit} bytes", hint="raise --max-bytes, or capture a smaller problem")
+            raise UserError(f"capture: launch {rec.ordinal} of {m.kernel} needs {need} bytes of buffer data (before it, and "
+                            f"after it where it changed them), over the limit of {limit} bytes",
+                            hint="raise --max-bytes, or capture a smaller problem")
         if rec.errors and not rec.done:
             raise UserError(f"capture: launch {rec.ordinal} of {m.kernel} could not be recorded: {rec.errors[0]}")
         if rec.errors:
@@ -359,7 +369,7 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                 raise UserError(f"capture: params.{p.name} holds pointers ({p.elem}): structures of pointers are not captured "
                                 "(the addresses would not be valid in the MEP)")
             before = (rec.dir / f"arg{i}.before.bin").read_bytes()
-            after = (rec.dir / f"arg{i}.after.bin").read_bytes()
+            after = _after(rec.dir, f"arg{i}", before)
             count = nbytes // esz
             if nbytes % esz:
                 notes.append(f"params.{p.name}: the allocation ({nbytes} bytes) is not a multiple of the element size {esz}; "
@@ -434,6 +444,18 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                 if top is not None and top >= 1:
                     extra = {"low": 0.0, "high": float(top)}
                     notes.append(f"params.{p.name}: offsets fill bound high = {top} (the largest captured offset)")
+            elif p.fill == "uniform" and role != "out":
+                # integers the kernel reads may index memory or bound loops in ways the source does not show (an id
+                # used as `W + id * stride`, `m = maturities[n] - 1` into a local array, a sentinel for "empty"): the
+                # generated input sets reorder the captured values, so each element is one the application passed,
+                # never one from a default range the kernel cannot take; every such buffer of one length alike, so
+                # values valid together (a cell's start and end) stay together ([low, high]: their range, where the
+                # harness has no captured set to reorder)
+                span = _int_range([e["params"][p.name] for e in sets if e["replayed"]], p.elem, cap)
+                if span is not None:
+                    extra = {"fill": "shuffle", "low": float(span[0]), "high": float(span[1])}
+                    notes.append(f"params.{p.name}: generated input sets reorder its captured integers (in [{span[0]}, "
+                                 f"{span[1]}]) rather than draw them from [{p.low:g}, {p.high:g}]")
             new_params.append(replace(p, count=int(info["count"]), count_expr=f"{info['bytes']} bytes (captured)",
                                       role=role, source=origin, hint="", **extra))
     shared = shared_buffers(records, params)
@@ -446,6 +468,12 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
             j = next(i for i, q in enumerate(new_params) if q.name == owner)
             if p.name in changed_in and new_params[j].role == "in":
                 new_params[j] = replace(new_params[j], role="inout")
+            elif new_params[j].role == "out" and new_params[k].role != "out":
+                # `k(d_dst, d_dst, d_src = d_dst)`: the kernel reads the owner's memory through this parameter, so the
+                # MEP must hand it the captured contents, not the poison an output gets (which made the reference of
+                # an in-place merge read poison and write it back: "writes nothing")
+                new_params[j] = replace(new_params[j], role="inout")
+                notes.append(f"params.{owner}: role out -> inout (the kernel reads its memory through params.{p.name})")
     new_symbols = []
     for s in symbols:
         info = e0["symbols"].get(s.name)
@@ -598,6 +626,34 @@ def _deduced_elem(ptype: str, elem: str, decls: tuple[str, ...], targs: str) -> 
     return " ".join(base.replace("*", " ").replace("&", " ").split()).replace(" <", "<")
 
 
+def _int_range(infos: list[dict[str, Any]], elem: str, cap: Path) -> tuple[int, int] | None:
+    """(smallest, largest) value in the captured `before` data of an integer buffer (all replayed launches), None
+    when its element type is not an integer or nothing was captured."""
+    from .npy import read_npy
+
+    fmt = _FMT.get(_clean(elem))
+    if fmt is None or fmt in "fd?":
+        return None
+    lo: int | None = None
+    hi: int | None = None
+    for info in infos:
+        if info.get("kind") != "buffer":
+            continue
+        raw, _descr, count = read_npy(cap / str(info["before"]).removeprefix("capture/"))
+        if not count:
+            continue
+        try:
+            import numpy as np
+
+            vals = np.frombuffer(raw, dtype="<" + fmt, count=count)
+            a, b = int(vals.min()), int(vals.max())
+        except ImportError:
+            seq = [x for (x,) in struct.iter_unpack("<" + fmt, raw[: count * struct.calcsize(fmt)])]
+            a, b = min(seq), max(seq)
+        lo, hi = (a, b) if lo is None or hi is None else (min(lo, a), max(hi, b))
+    return None if lo is None or hi is None else (lo, hi)
+
+
 def _index_max(infos: list[dict[str, Any]], elem: str, cap: Path) -> int | None:
     """The largest value in the captured `before` data of an index buffer (all replayed launches), None when
     its element type is not an integer or no value is >= 0."""
@@ -641,7 +697,7 @@ def struct_pointers(rec: Record, i: int, name: str, elem: str, m: Manifest, put:
         offset, nbytes, inner, alloc_kind = int(w[1]), int(w[2]), int(w[3]), w[5]
         fname, fel, esz = pointer_field(m, name, elem, offset)
         before = (rec.dir / f"arg{i}.f{offset}.before.bin").read_bytes()
-        after = (rec.dir / f"arg{i}.f{offset}.after.bin").read_bytes()
+        after = _after(rec.dir, f"arg{i}.f{offset}", before)
         hits = _pointer_words(before, ranges)
         if hits:
             raise depth_error(name, fname, hits)

@@ -222,6 +222,19 @@ def profile_env(env: dict[str, str], out: Path) -> dict[str, str]:
     return env
 
 
+def run_output_tail(log: Path, run_cmd: str, lines: int = 3) -> str:
+    """The last `lines` non-empty lines the run command printed, from the log (after its last `$ RUN_CMD` line)."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    mark = f"$ {run_cmd}"
+    at = text.rfind(mark)
+    body = text[at + len(mark):].split("\n", 1)[-1] if at >= 0 else text
+    kept = [ln.strip() for ln in body.splitlines() if ln.strip()][-lines:]
+    return " | ".join(kept)[-400:] if kept else "(no output)"
+
+
 def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: float = 1800.0,
             launches: list[LaunchSite] | None = None, kernel_names: set[str] | None = None) -> Profile:
     """One instrumented build and run of the application; kernels ranked by measured time. `launches` and
@@ -237,6 +250,10 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
         launches = list(index.launches) if launches is None else launches
         kernel_names = {k.name for k in index.kernels} if kernel_names is None else kernel_names
         languages = [k.language for k in index.kernels]
+    if not kernel_names:  # GPU work through libraries only (Thrust, cuBLAS, ...): nothing of the tree's to optimize
+        raise UserError("auto: the tree defines no kernel of its own (no __global__ function, no OpenCL __kernel); "
+                        "its GPU work, if any, is library calls (Thrust, CUB, cuBLAS, ...), which s2s does not rewrite",
+                        file=str(tree))
     if not any(s.kind in DEVICE_LAUNCH_KINDS | {"clEnqueueNDRangeKernel"} for s in launches):
         raise UserError(f"auto: no CUDA <<<>>>, {HIP_GGL} or clEnqueueNDRangeKernel launch found to time", file=str(tree))
     hip = uses_hip(tree, launches, languages)
@@ -264,9 +281,10 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
     if graphed:
         notes = list(notes) + [f"{sum(graphed.values())} launch(es) recorded into CUDA graphs (stream capture) not timed "
                                f"(they run from cudaGraphLaunch): {', '.join(f'{k} x{n}' for k, n in sorted(graphed.items()))}"]
-    if not kernels:
-        raise UserError(f"auto: the run command {run_cmd!r} launched none of the {len(sites)} timed launch sites",
-                        file=str(log), hint="check that the run command runs the GPU part of the application")
+    if not kernels:  # an application that stops before its GPU part (an input file missing) often exits 0: its words
+        raise UserError(f"auto: the run command {run_cmd!r} launched none of the {len(sites)} timed launch sites; its "
+                        f"output ends: {run_output_tail(log, run_cmd)}", file=str(log),
+                        hint="check that the run command runs the GPU part of the application (its inputs present)")
     how = ("CUDA events around each launch (synchronized after it)" if backend == "cuda"
            else "wall time of each clEnqueueNDRangeKernel between two clFinish")
     return Profile(kernels=kernels, sites=sites, notes=notes, how=how, build_s=t1 - t0, run_s=t2 - t1, launches=order)

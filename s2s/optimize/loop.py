@@ -23,8 +23,10 @@ from s2s.base.meplock import exclusive
 from s2s.capture.verify import capture_key
 from s2s.lang.kernel_facts import kernel_facts
 from s2s.mep import profile_ncu
+from s2s.mep.captured_only import check_captured_only, faulted_on_generated
 from s2s.mep.history import History
-from s2s.mep.manifest import load
+from s2s.mep.manifest import Manifest, load, save
+from s2s.mep.same_values import check_as_outputs
 from s2s.mep.variant import Variant
 
 from . import cost
@@ -123,6 +125,39 @@ def _read_kernel(mep_dir: Path, kernel_file: str) -> bytes:
                         file=str(mep_dir / "mep.toml"), hint="extract the MEP again, or restore the file") from None
 
 
+def _first_check(mep_dir: Path) -> list[str]:
+    """The original checked on its captured data before anything is optimized; a UserError (exit 2) when the MEP is
+    not sound. Two refusals have a remedy, each tried once, said in mep.toml and returned as notes: a reference that
+    faults on generated input sets only is checked on the captured sets alone (mep.captured_only); in-out buffers the
+    launch left holding their old values are checked as outputs (mep.same_values), put back when the kernel reads them."""
+    from s2s.mep import evaluate as ev
+
+    notes: list[str] = []
+    generated_dropped = False
+    flipped: tuple[Manifest, str, UserError] | None = None  # the manifest before, the note, the refusal it answers
+    while True:
+        try:
+            meas = ev.evaluate(mep_dir, None, time=False)
+            # a runner killed on a generated set (a segmentation fault on a CPU device) reports no input error
+            crash = None if meas.ok or generated_dropped else next((t for t in meas.messages if faulted_on_generated(t)), None)
+            if crash is None:
+                return notes + ([flipped[1]] if flipped else [])
+            raise UserError(crash)
+        except UserError as err:
+            note = None if generated_dropped else check_captured_only(mep_dir, err.message)
+            if note is not None:
+                generated_dropped = True
+                notes.append(note)
+                continue
+            if flipped is not None:  # the kernel reads those buffers: the launch truly writes nothing new
+                save(flipped[0], mep_dir)
+                raise flipped[2] from None
+            got = check_as_outputs(mep_dir, err.message)
+            if got is None:
+                raise
+            flipped = (got[0], got[1], err)
+
+
 @exclusive  # one optimize per MEP at a time (its lock file)
 def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -> Outcome:
     from s2s.mep import evaluate as ev
@@ -133,8 +168,10 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     if missing:
         raise UserError(f"mep.toml has values to fill in: {'; '.join(missing)}", file=str(mep_dir / "mep.toml"))
     ev.load_checked(mep_dir)  # its backend known, the manifest sound for it, the capture index contained: before any candidate
+    first_notes: list[str] = []
     if manifest.capture:  # the reference must reproduce the real run's outputs before anything is optimized
-        ev.evaluate(mep_dir, None, time=False)  # raises UserError (exit 2) when it does not
+        first_notes = _first_check(mep_dir)
+        manifest = load(mep_dir)
     captured = capture_key(manifest, mep_dir) if manifest.capture else None
     if opts.proposer not in PROPOSERS:
         raise UserError(f"unknown proposer '{opts.proposer}'", hint=f"one of {', '.join(PROPOSERS)}")
@@ -160,6 +197,7 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
     best_speedup = best.speedup if best and best.speedup else 1.0
     evals_to_best = 0
     clock = Clock(start=time.monotonic(), budget_s=opts.time_budget_s)
+    clock.notes += first_notes
     executor = opts.executor or open_executor(opts.cluster)  # the CLI and auto pass one open executor for all MEPs
     session = executor.session(mep_dir, jobs=opts.jobs)
     remote = executor.name != "local"

@@ -37,7 +37,8 @@ from s2s.mep.measure import (
 from s2s.mep.variant import FILE as VARIANT_FILE
 from s2s.mep.variant import Variant
 
-FILLS = ("uniform", "index", "zeros", "random-struct", "offsets", "null")  # null: a null pointer (count 0; CUDA)
+FILLS = ("uniform", "index", "zeros", "random-struct", "offsets", "null", "shuffle")  # null: a null pointer (count 0;
+# CUDA); shuffle: the first captured set's values reordered from the seed (uniform in [low, high] without captured data)
 SPACES = ("", "global", "local", "constant", "private")
 REF_ID = "ref"  # build directory of the reference-against-itself harness
 HOST_PHASE = "host work ("  # the harness's own work between device holds (setup, fills, comparisons)
@@ -378,6 +379,9 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
                 bad(f"params.{p.name}.fill", f"{p.fill!r}: one of {', '.join(FILLS[:3])}, offsets", f'"{p.name}"')
             if p.low > p.high:
                 bad(f"params.{p.name}.low", f"low = {p.low} is above high = {p.high}", f'"{p.name}"')
+            if p.fill == "shuffle" and not m.capture:
+                bad(f"params.{p.name}.fill", "shuffle reorders the values of captured data; this MEP has none", f'"{p.name}"',
+                    hint="use uniform, or capture the kernel (s2s capture)")
             if p.fill == "index" and p.high < 1:
                 bad(f"params.{p.name}.high", f"an index fill draws from [0, high): high = {p.high} leaves nothing", f'"{p.name}"')
             if p.fill == "offsets" and p.high < 1:
@@ -393,7 +397,8 @@ def check_manifest(m: Manifest, path: Path, backend: Backend | None = None) -> N
     for st in m.structs:
         if not st.fields:
             bad(f"structs.{st.name}.fields", "no fields", f'"{st.name}"')
-    for label, v, lo in (("check.input_sets", m.input_sets, 1), ("timing.repetitions", m.repetitions, 1),
+    # input_sets = 0: the captured sets only (the reference faulted on generated inputs); needs captured data
+    for label, v, lo in (("check.input_sets", m.input_sets, 0 if m.capture else 1), ("timing.repetitions", m.repetitions, 1),
                          ("timing.warmup", m.warmup, 0)):
         if not isinstance(v, int) or v < lo:
             bad(label, f"{v!r} must be an integer >= {lo}", label.split(".")[1])

@@ -39,7 +39,7 @@ from .struct_args import hidden_buffers, hidden_captured, struct_arg_contexts
 HARNESS = "harness.cu"
 BINARY = "harness"
 DEFAULT_ARCH = "sm_90"
-FILL_MODES = {"uniform": 0, "index": 1, "zeros": 2, "random-struct": 0, "offsets": 3, "null": 2}
+FILL_MODES = {"uniform": 0, "index": 1, "zeros": 2, "random-struct": 0, "offsets": 3, "null": 2, "shuffle": 4}
 _IDENT = re.compile(r"[A-Za-z_]\w*\Z")
 
 

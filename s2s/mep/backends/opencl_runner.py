@@ -33,7 +33,7 @@ GUARD_BYTE = 0xA5
 GUARD_BYTE2 = 0x5A  # the bounds probe: what lies past a buffer, changed
 POISON = 0xFF  # outputs before the first run of each kernel on an input set
 POISON2 = 0x00  # ... and before the second: an element is unwritten only when it kept both
-FILL_MODES = ("uniform", "index", "zeros", "random-struct", "offsets")
+FILL_MODES = ("uniform", "index", "zeros", "random-struct", "offsets", "shuffle")
 
 
 class Failure(Exception):
@@ -455,6 +455,7 @@ class Run:
     scalar_types: dict[int, Any] = field(default_factory=dict)
     scalar_override: dict[int, int] = field(default_factory=dict)  # the smaller size's set: index -> value
     probe: dict[str, str] | None = None  # the bounds probe's outcome (state: clean | fault | skipped, message)
+    shuffle_source: Captured | None = None  # the first captured set, where there is one (the "shuffle" fill)
 
     # -- build ----
     def build(self, want_device: str = "") -> None:
@@ -611,6 +612,12 @@ class Run:
                 b.init = captured.before[b.index].copy()
                 continue
             p = b.spec
+            source = self.shuffle_source.before.get(b.index) if self.shuffle_source is not None else None
+            if p.get("fill") == "shuffle" and source is not None and len(source) == b.count:
+                # the application's own values in an order drawn from the seed (the CUDA harness's FILL_SHUFFLE): one
+                # permutation for every buffer of one length, so values valid together (start and end) stay together
+                b.init = source[self.np.random.default_rng([seed, 0x5EED]).permutation(b.count)].copy()
+                continue
             b.init = fill(b.dtype, b.count, seed, b.index, str(p.get("fill", "uniform")), float(p.get("low", -1.0)),
                           float(p.get("high", 1.0)))
 
@@ -772,11 +779,28 @@ class Run:
         inputs are those of a real run."""
         self.fill_set(seed, captured)
         with device_held(False, "checks"):  # the device for the runs only: the comparisons below run on the host
-            written, prefill = self._run_set(seed, label, stale, refuse_empty, captured is not None or not self.cfg.capture)
+            written, prefill = self._run_set(seed, label, stale, refuse_empty, captured is not None or not self.cfg.capture,
+                                             captured)
         return self._compare_set(label, written, prefill)
 
+    def outputs_ignore_prior_contents(self, c: Captured, written: dict[int, Any], label: str) -> None:
+        """An output is poisoned before every run: on the application's captured inputs the reference must then write
+        what the application's launch left there, else the kernel reads the output's prior contents and its role is
+        inout (the CUDA harness's check of the same name)."""
+        for b in self.bufs:
+            if b.base is None or b.role != "out" or b.index not in written or b.index not in c.after:
+                continue
+            chk = Check(b.name, b.role)
+            compare(chk, "", b.dtype, c.after[b.index].tobytes(), b.ref_after, b.count, *self.cfg.tolerance(b.spec),
+                    written[b.index])
+            if not chk.ok:
+                m = chk.message.replace("reference ", "application ", 1).replace("variant ", "reference over poison ", 1)
+                raise Failure("runtime-failed", f"params.{b.name}: role out, but on the {label} the reference writes other "
+                              f"values when the buffer starts poisoned ({m}): the kernel reads its prior contents; its "
+                              "role is inout", True)
+
     def _run_set(self, seed: int, label: str, stale: bool, refuse_empty: bool,
-                 fatal: bool = True) -> tuple[dict[int, Any], dict[int, bytes]]:
+                 fatal: bool = True, captured: Captured | None = None) -> tuple[dict[int, Any], dict[int, bytes]]:
         """check_set's device part: the reference twice, then the variant twice; what each wrote is downloaded."""
         np = self.np
         self.run_reference(seed, label, POISON)
@@ -792,6 +816,8 @@ class Run:
                     "writes is known from that run)")
             if note not in self.messages:
                 self.messages.append(note)
+        if captured is not None:
+            self.outputs_ignore_prior_contents(captured, written, label)
         if refuse_empty:
             self.refuse_empty_reference(written, label, fatal)
         prefill: dict[int, bytes] = {}
@@ -1180,6 +1206,7 @@ def main(argv: list[str] | None = None) -> int:
             sets = 0
             # each check holds the device (shared with other evaluations' checks) for its runs only
             caps = run.load_captured() if not args.time_only and cfg.capture else []
+            run.shuffle_source = caps[0] if caps else None  # the values a "shuffle" fill reorders for generated sets
             if not args.time_only and not args.no_probe:
                 run.probe_bounds(cfg.seed, caps[0] if caps else None)
             elif not args.time_only:
@@ -1189,12 +1216,18 @@ def main(argv: list[str] | None = None) -> int:
                     run.reproduce(cap)
                 ok = run.check_set(cfg.seed, cap.label, captured=cap) and ok
                 sets += 1
+            captured_only = cfg.input_sets <= 0 and bool(caps)  # [check] input_sets = 0: the captured data only
+            if captured_only:
+                run.messages.append("checked on the application's captured data only ([check] input_sets = 0: no "
+                                    "generated input set, no smaller size, no fresh set after timing)")
+            elif cfg.input_sets < 1:
+                cfg.input_sets = 1
             if not args.time_only:
                 for s in range(cfg.input_sets):
                     seed = cfg.seed + s
                     ok = run.check_set(seed, f"input set {s + 1} (seed {seed})", stale=s % 2 == 1) and ok
                     sets += 1
-                smaller = run.check_smaller_size(cfg.seed + 7919)
+                smaller = None if captured_only else run.check_smaller_size(cfg.seed + 7919)
                 if smaller is not None:
                     ok = smaller and ok
                     sets += 1
@@ -1209,7 +1242,7 @@ def main(argv: list[str] | None = None) -> int:
                     ref, var = run.time_both(cfg.seed)
                 result["reference"], result["variant"] = ref, var
                 result["speedup"] = ref["median_us"] / var["median_us"] if var["median_us"] > 0 else None
-                if not args.time_only and not args.no_post_check:
+                if not args.time_only and not args.no_post_check and not captured_only:
                     seed = cfg.seed + cfg.input_sets
                     if not run.check_set(seed, f"after timing, fresh input set (seed {seed})"):
                         verdict = "wrong-output"
