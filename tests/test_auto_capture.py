@@ -120,8 +120,9 @@ def test_cuda_profile_of_struct_sample_builds(tmp_path: Path) -> None:
 
 
 def test_sequences_group_the_loops_launches_in_order(tmp_path: Path) -> None:
-    """Launches from the loops of one host function form a sequence (kernels, launches, iterations, GPU time, the
-    host's gaps, launch-bound when a launch holds under 10 us of GPU work); a launch outside any loop is in none."""
+    """Launches from one loop nest of a host function form a sequence (kernels, launches, iterations, GPU time, the
+    host's gaps, launch-bound when a launch holds under 20 us of GPU work); a launch outside any loop is in none, and
+    the function's other loop is a sequence of its own."""
     from s2s.capture.profile import read_launches
     from s2s.capture.sequences import sequences
     from s2s.scan.tree import scan_tree
@@ -139,12 +140,17 @@ def test_sequences_group_the_loops_launches_in_order(tmp_path: Path) -> None:
     prof.write_text("\n".join(lines) + "\ngarbage line\n")
     got = read_launches(prof)
     assert [g.kernel for g in got] == ["scale", "scale", "shift", "shift", "shift", "scale"] and got[-1].begin_us is None
-    (seq,) = sequences(got, sites)
-    d = seq.as_dict()
-    assert d["function"] == "main" and d["kernels"] == ["scale", "shift"] and d["launches"] == 5
-    assert d["launches_per_kernel"] == {"scale": 3, "shift": 2} and d["iterations"] == 2
-    assert d["gpu_ms"] == pytest.approx(0.02) and d["mean_launch_us"] == pytest.approx(4.0) and d["launch_bound"] is True
-    assert d["mean_gap_us"] == pytest.approx((20.0 + 570.0 + 10.0) / 3)  # 110->130, 140->710, 716->726; none to the last
+    scale, shift = sequences(got, sites)  # one per loop nest, the most GPU time first
+    d = scale.as_dict()
+    assert d["function"] == "main" and d["kernels"] == ["scale"] and d["launches"] == 3 and d["iterations"] == 3
+    assert d["gpu_ms"] == pytest.approx(0.014) and d["launch_bound"] is True
+    assert d["mean_gap_us"] == pytest.approx(20.0)  # 110->130; none to the last (no times)
+    d = shift.as_dict()
+    assert d["function"] == "main" and d["kernels"] == ["shift"] and d["launches"] == 2
+    assert d["launches_per_kernel"] == {"shift": 2} and d["iterations"] == 2
+    assert d["gpu_ms"] == pytest.approx(0.006) and d["mean_launch_us"] == pytest.approx(3.0) and d["launch_bound"] is True
+    assert d["mean_gap_us"] == pytest.approx(10.0)  # 716->726: the if's launch between the loops is in neither
+    assert scale.loop_line != shift.loop_line and scale.loop_id.startswith("main.cu:main@")
 
 
 # -- before and after ---------------------------------------------------------------------------------------------
