@@ -98,11 +98,26 @@ def launched_kernels(tree: Path, build_cmd: str) -> tuple[list[dict[str, Any]], 
     def counts(site_file: str) -> bool:
         return not built or site_file in built or site_file.endswith(HEADERS)
 
-    launched = {s.kernel.split("<")[0].replace(" ", "").split("::")[-1] for s in index.launches if counts(s.file)}
+    from s2s.capture.indirect import is_indirect, launched_name
+
+    names = {k.name for k in index.kernels}
+    sites = [s for s in index.launches if counts(s.file)]
+    launched = {launched_name(s).split("::")[-1] for s in sites}
+    if any(is_indirect(s, names) for s in sites):  # `kernel<<<g, b>>>(...)` through a pointer: a kernel the host code
+        launched |= _named_elsewhere(tree, {s.file for s in sites} | {k.file for k in index.kernels if counts(k.file)},
+                                     names - launched)  # names besides its definition (`kernel = &copy;`) may be it
     found = [{"name": k.name, "file": k.file, "line": k.line, "language": k.language} for k in index.kernels
              if k.language in {"cuda", "hip"} and k.name in launched]
     found.sort(key=lambda k: (k["file"], k["line"]))
     return found, index
+
+
+def _named_elsewhere(tree: Path, files: set[str], names: set[str]) -> set[str]:
+    """Those of `names` that the files' text names more than once (a definition and a use: `kernel = &copy;`)."""
+    import re
+
+    text = "\n".join((tree / f).read_text(encoding="utf-8", errors="replace") for f in sorted(files) if (tree / f).is_file())
+    return {n for n in names if len(re.findall(r"(?<![\w.])" + re.escape(n) + r"\b", text)) > 1}
 
 
 def spec_of(k: dict[str, Any]) -> str:
@@ -182,6 +197,7 @@ def capture_app(app: dict[str, Any], apps_dir: Path, work: Path, per_app: int, t
     jobs = [KernelCapture(spec_of(k), output=str(work / f"k{i}")) for i, k in enumerate(picked)]
     kernels: list[dict[str, Any]] = [{"kernel": j.kernel} for j in jobs]
     row["kernels"] = kernels
+    print(f"{app['name']}: {len(found)} kernels launched, capturing {', '.join(j.kernel for j in jobs) or 'none'}", flush=True)
     try:
         run = capture_kernels(tree, jobs, app["build"], app["run"], compare_static=True, timeout=timeout, max_bytes=max_bytes)
         row.update(build_s=round(run.build_s, 1), run_s=round(run.run_s, 1))
@@ -200,12 +216,24 @@ def capture_app(app: dict[str, Any], apps_dir: Path, work: Path, per_app: int, t
         why = f"not captured: {str(e).splitlines()[0][:300]}"
         for rec in kernels:
             rec.update(captured=False, why=why)
+        _show_log(e.file)
     except Exception as e:  # noqa: BLE001 - a crash of the tool is a result too, with its traceback in the log
         traceback.print_exc()
         for rec in kernels:
             rec.update(captured=False, why=f"not captured: crash: {type(e).__name__}: {e}"[:300])
     row.update(kernels=kernels, seconds=round(time.monotonic() - t0, 1))
+    for rec in kernels:
+        print(f"  {rec['kernel']}: " + (json.dumps(rec["summary"]) if rec.get("captured") else str(rec.get("why"))), flush=True)
     return row
+
+
+def _show_log(path: str | None, keep: int = 60) -> None:
+    """The end of a failed capture's own log (a temporary file it leaves for the user) printed, and the file removed."""
+    if not path or not Path(path).name.startswith("s2s-capture-") or not Path(path).is_file():
+        return
+    lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    print("\n".join(["--- the capture's log (end) ---", *lines[-keep:], "---"]), flush=True)
+    Path(path).unlink(missing_ok=True)
 
 
 def worker_main(args: argparse.Namespace) -> int:
@@ -228,23 +256,27 @@ def worker_main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _end(proc: subprocess.Popen[bytes], token: str, grace: float = 10.0) -> None:
-    """Stop a worker: SIGTERM (it kills its builds and runs and writes its row), then SIGKILL to its group and to every
-    process still carrying its token."""
+def _end(workers: list[tuple[subprocess.Popen[bytes], str]], grace: float = 10.0) -> None:
+    """Stop workers: SIGTERM to each (it kills its builds and runs and writes its row), at most `grace` seconds for all
+    of them to end, then SIGKILL to each group and to every process still carrying a worker's token."""
     from s2s.base.procs import kill_group, kill_until_none, marked
 
-    if proc.poll() is None:
+    for proc, _token in workers:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    until = time.monotonic() + grace
+    for proc, _token in workers:
         try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=grace)
+            proc.wait(timeout=max(0.1, until - time.monotonic()))
         except subprocess.TimeoutExpired:
             pass
-    kill_group(proc.pid)
-    proc.wait()
-    kill_until_none(lambda: marked(token, MARK), 10.0)
+    for proc, token in workers:
+        kill_group(proc.pid)
+        proc.wait()
+        kill_until_none(lambda t=token: marked(t, MARK), 10.0)  # type: ignore[misc]
 
 
 def capture_part(apps: list[dict[str, Any]], args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
@@ -254,7 +286,20 @@ def capture_part(apps: list[dict[str, Any]], args: argparse.Namespace, out: Path
     todo = sorted(apps, key=lambda a: -float(a.get("run_seconds") or 0.0))
     running: dict[str, tuple[subprocess.Popen[bytes], str, float, float, Any]] = {}
     rows: dict[str, dict[str, Any]] = {}
-    stopped: dict[str, str] = {}
+
+    def finish(names: list[str], why: str | None) -> None:
+        _end([(running[n][0], running[n][1]) for n in names])
+        now = time.monotonic()
+        for name in names:
+            proc, _token, t0, until, log = running.pop(name)
+            log.close()
+            stopped = why and ("the deadline" if until >= t_end else f"the per-application timeout ({args.app_timeout:g} s)")
+            rows[name] = r = _read_row(out / "apps" / f"{name}.json", name, stopped or None, now - t0)
+            caps = sum(1 for k in r["kernels"] if k.get("captured"))
+            print(f"{name}: {caps}/{len(r['kernels'])} captured in {r.get('seconds', now - t0):.0f} s "
+                  f"(build {r.get('build_s', '-')} s, run {r.get('run_s', '-')} s)" + (f", stopped at {stopped}" if stopped else ""),
+                  flush=True)
+
     try:
         while todo or running:
             now = time.monotonic()
@@ -269,31 +314,19 @@ def capture_part(apps: list[dict[str, Any]], args: argparse.Namespace, out: Path
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True, cwd=ROOT)
                 running[app["name"]] = (proc, token, now, min(t_end, now + args.app_timeout), log)
                 print(f"start {app['name']} ({len(running)} running, {t_end - now:.0f} s left)", flush=True)
-            if not todo and not running:
-                break
-            if todo and t_end - now < 30 and not running:
-                break
+            if not running:
+                break  # nothing left, or too little time to start what is left
             time.sleep(0.5)
             now = time.monotonic()
-            for name, (proc, token, t0, until, log) in list(running.items()):
-                if proc.poll() is None and now < until:
-                    continue
-                if proc.poll() is None:
-                    stopped[name] = "the deadline" if until >= t_end else f"the per-application timeout ({args.app_timeout:g} s)"
-                _end(proc, token)
-                log.close()
-                del running[name]
-                rows[name] = _read_row(out / "apps" / f"{name}.json", name, stopped.get(name), now - t0)
-                r = rows[name]
-                caps = sum(1 for k in r["kernels"] if k.get("captured"))
-                print(f"{name}: {caps}/{len(r['kernels'])} captured in {r.get('seconds', now - t0):.0f} s "
-                      f"(build {r.get('build_s', '-')} s, run {r.get('run_s', '-')} s)"
-                      + (f", stopped at {stopped[name]}" if name in stopped else ""), flush=True)
+            done = [n for n, w in running.items() if w[0].poll() is not None]
+            late = [n for n, w in running.items() if w[0].poll() is None and now >= w[3]]
+            if done:
+                finish(done, None)
+            if late:
+                finish(late, "late")
     finally:
-        for name, (proc, token, t0, _until, log) in running.items():
-            _end(proc, token, grace=5.0)
-            log.close()
-            rows.setdefault(name, _read_row(out / "apps" / f"{name}.json", name, "an interrupt", time.monotonic() - t0))
+        if running:
+            finish(list(running), "an interrupt")
     for app in todo:
         rows[app["name"]] = {"name": app["name"], "label": LABEL, "kernels": [], "not_started": "the deadline"}
     return [rows[a["name"]] for a in apps if a["name"] in rows]
