@@ -153,9 +153,13 @@ def static_app(app: dict[str, Any], apps_dir: Path, per_app: int, build: bool, s
     return row
 
 
-def static_part(apps: list[dict[str, Any]], apps_dir: Path, per_app: int, build: bool, jobs: int) -> list[dict[str, Any]]:
+def static_part(apps: list[dict[str, Any]], apps_dir: Path, per_app: int, build: bool, jobs: int,
+                out: Path) -> list[dict[str, Any]]:
+    """Every application's CPU part, `jobs` at a time; each one's row also in OUT/apps/NAME.json as soon as it is done."""
     import concurrent.futures as cf
     import shutil
+
+    (out / "apps").mkdir(parents=True, exist_ok=True)
 
     scratch = Path(tempfile.mkdtemp(prefix="s2s-fidcat-"))
     rows: list[dict[str, Any]] = []
@@ -165,6 +169,7 @@ def static_part(apps: list[dict[str, Any]], apps_dir: Path, per_app: int, build:
             for f in futs:
                 r = f.result()
                 rows.append(r)
+                (out / "apps" / f"{r['name']}.json").write_text(json.dumps(r, indent=1) + "\n")
                 ks = r["kernels"]
                 print(f"{r['name']}: found {r['kernels_found']}, examined {len(ks)}, extracted "
                       f"{sum(1 for k in ks if k.get('extracted'))}, compile alone {sum(1 for k in ks if k.get('compiles_alone'))}, "
@@ -471,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
             meta["static_commit"] = doc.get("commit", "unknown")
             meta["static_from"] = str(src)
     else:
-        static = static_part(apps, args.apps_dir, args.per_app, not args.no_build, args.jobs)
+        static = static_part(apps, args.apps_dir, args.per_app, not args.no_build, args.jobs, out)
     summary = summarize(static, captured, meta)
     doc = {**meta, "label": LABEL, "settings": {k: getattr(args, k) for k in ("per_app", "parallel", "deadline", "app_timeout", "max_bytes")},
            "summary": summary, "static": static, "captured": captured}
