@@ -37,8 +37,10 @@ struct Rgba { unsigned char r, g, b, a; };
 template <typename T> __global__ void copy_t(T* dst, const T* src) { dst[threadIdx.x] = src[threadIdx.x]; }
 __global__ void scale4(float4* v, float s) { v[threadIdx.x] = v[threadIdx.x] * s; }
 __global__ void typed(real_t* a, idx_t n) { idx_t i = threadIdx.x; if (i < n) a[i] = (real_t)i; }
+template <int BS, int ITEMS> __global__ void tiled_t(float* a) { a[blockIdx.x * BS + threadIdx.x] = (float)ITEMS; }
 int main() {
   float* d; Pair* p; real_t* r;
+  const int bs = 128;
   cudaMalloc((void**)&d, 256 * sizeof(float));
   cudaMalloc((void**)&p, 256 * sizeof(Pair));
   cudaMalloc((void**)&r, 256 * sizeof(real_t));
@@ -52,11 +54,12 @@ int main() {
   Rgba* px;
   cudaMalloc((void**)&px, 256 * sizeof(Rgba));
   copy_t<Rgba><<<1, 256>>>(px, px);
+  tiled_t<bs, bs * 2><<<2, bs>>>(d);  // template arguments that are variables of the host function
   return 0;
 }
 """,
 }
-KERNELS = ["bounded", "pairs", "unqualified", "typed", "scale4", "copy_t"]
+KERNELS = ["bounded", "pairs", "unqualified", "typed", "scale4", "copy_t", "tiled_t"]
 
 
 def _tree(root: Path, with_flags: bool) -> Path:
@@ -82,6 +85,7 @@ def test_closure_holds_what_the_kernel_needs(tmp_path: Path, with_flags: bool) -
     assert "typedef double real_t;" in texts["typed"] and "typedef int idx_t;" in texts["typed"]
     assert "operator*(float4 v, float s)" in texts["scale4"] and "operator+" not in texts["scale4"]  # on a vector type
     assert "struct Rgba" in texts["copy_t"] and "copy_t<Rgba>" in texts["copy_t"]  # named only by the launch
+    assert "int main" not in texts["tiled_t"]  # a host variable as template argument does not pull its function in
 
 
 @needs_nvcc
