@@ -3,8 +3,9 @@ bench/apps/catalog.toml (never the held-out split), the kernels it launches, eac
 extract` infers without running anything compared with the value captured from the application's real run.
 
     python bench/fidelity_catalog.py --apps-dir DIR --out OUT [--apps a,b] [--per-app 6] [--jobs 1]      CPU part
-    python3 bench/fidelity_catalog.py --capture --apps-dir DIR --out OUT [--parallel 8] [--deadline 420]   GPU part
+    python3 bench/fidelity_catalog.py --capture --apps-dir DIR --out OUT [--parallel 10] [--deadline 420]  GPU part
                                       [--app-timeout 300] [--static CPU_RESULT.json]
+    python bench/fidelity_catalog.py --merge GPU_OUT/fidelity_catalog.json [--static CPU_RESULT.json] --out DIR
 
 DIR holds the applications laid out by bench/apps/layout.py (DIR/NAME/, the catalogue's commands run there).
 
@@ -425,6 +426,29 @@ def markdown(summary: dict[str, Any], static: list[dict[str, Any]] | None, captu
     return "\n".join(lines) + "\n"
 
 
+def _static_rows(src: Path | None, names: set[str], meta: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The CPU part's rows of these applications from a fidelity_catalog.json (its commit and path into `meta`)."""
+    if src is None or not src.is_file():
+        return None
+    doc = json.loads(src.read_text())
+    meta["static_commit"] = doc.get("commit", "unknown")
+    meta["static_from"] = str(src)
+    return [a for a in doc.get("static") or [] if a["name"] in names]
+
+
+def merge(gpu_json: Path, static_json: Path | None, out: Path) -> int:
+    """--merge: a GPU run's rows with a CPU part's, summarized again (the GPU run's commit, date and device kept)."""
+    doc = json.loads(gpu_json.read_text())
+    captured = doc.get("captured") or []
+    meta = {k: doc[k] for k in ("date", "commit", "gpu") if k in doc}
+    static = _static_rows(static_json, {a["name"] for a in captured}, meta)
+    summary = summarize(static, captured, meta)
+    write_result(out, "fidelity_catalog", {**doc, **meta, "summary": summary, "static": static})
+    write_result(out, "fidelity_summary", summary, markdown(summary, static, captured))
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
 def gpu_name() -> str:
     try:
         return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True,
@@ -448,6 +472,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--app-timeout", type=float, default=300.0, help="--capture: seconds for one application")
     ap.add_argument("--max-bytes", type=int, default=1 << 30, help="--capture: buffer bytes a captured launch may hold")
     ap.add_argument("--static", help="--capture: the CPU part's fidelity_catalog.json (default: the newest committed)")
+    ap.add_argument("--merge", metavar="GPU_JSON", help="no run: the summary of a --capture run's fidelity_catalog.json with "
+                    "the CPU part of --static (e.g. one committed after the GPU run), into --out")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--row", help=argparse.SUPPRESS)
     ap.add_argument("--capture-timeout", type=float, default=300.0, help=argparse.SUPPRESS)
@@ -457,6 +483,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.out:
         ap.error("--out is required")
     out, apps_dir = Path(args.out), Path(args.apps_dir)
+    if args.merge:
+        return merge(Path(args.merge), Path(args.static) if args.static else newest_static(), out)
     args.apps_dir = apps_dir.resolve()
     apps = dev_apps(Path(args.catalog), args.apps_dir, args.apps)
     if not apps:
@@ -468,13 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.capture:
         out.mkdir(parents=True, exist_ok=True)
         captured = capture_part(apps, args, out)
-        src = Path(args.static) if args.static else newest_static()
-        if src is not None and src.is_file():
-            doc = json.loads(src.read_text())
-            names = {a["name"] for a in apps}
-            static = [a for a in doc.get("static", []) if a["name"] in names]
-            meta["static_commit"] = doc.get("commit", "unknown")
-            meta["static_from"] = str(src)
+        static = _static_rows(Path(args.static) if args.static else newest_static(), {a["name"] for a in apps}, meta)
     else:
         static = static_part(apps, args.apps_dir, args.per_app, not args.no_build, args.jobs, out)
     summary = summarize(static, captured, meta)
