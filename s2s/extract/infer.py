@@ -122,7 +122,7 @@ class Values:
         if "fopen" in expr:
             expr = _FOPEN.sub(lambda m: self._fopen(m, trail), expr)
         expr = re.sub(r"\b(?:NULL|nullptr)\b", "0", expr)
-        return try_evaluate(expr, resolve, lambda text_: self.sizeof_in(text_, scope), self.call, subscripts=True)
+        return try_evaluate(expr, resolve, lambda text_: self.sizeof_in(text_, scope, trail), self.call, subscripts=True)
 
     def _fopen(self, m: re.Match[str], trail: Trail) -> str:
         """`fopen("inputsp.data", "r")` (or `(fp = fopen(...))`) in a condition is NULL in a run without input files
@@ -142,11 +142,20 @@ class Values:
             self._files_absent[name] = bool(roots) and not found
         return self._files_absent[name]
 
-    def sizeof_in(self, operand: str, scope: Scope | None) -> int | None:
+    def sizeof_in(self, operand: str, scope: Scope | None, trail: Trail | None = None) -> int | None:
         """sizeof of a type, or of an expression on a variable declared in the scope: `*devVec[i]` with
-        `half2 *devVec[2]` is sizeof(half2), `p` with `float *p` is 8; None when not known."""
+        `half2 *devVec[2]` is sizeof(half2), `p` with `float *p` is 8, `T` of the enclosing `template <typename T>
+        void run(...)` the type its calls pass (as the launch's template arguments are resolved); None when not
+        known."""
         size = self.sizeof(operand)
         if size is not None or scope is None:
+            return size
+        if operand.strip() in scope.template_params():
+            notes: list[str] = []
+            got = resolve_template_args(operand.strip(), scope, notes)
+            size = self.sizeof(got) if got != FILL_IN and got not in scope.template_params() else None
+            if size is not None and trail is not None:
+                trail.add(f"sizeof({operand.strip()}) = {size}: " + (notes[0] if notes else f"{operand.strip()} = {got}"))
             return size
         m = re.fullmatch(r"(\**)([A-Za-z_]\w*)((?:\[[^\[\]]*\])*)", operand.replace(" ", ""))
         decl = scope.declared(m.group(2)) if m else None
