@@ -45,6 +45,10 @@ template <int TX> void run_tiled(float* d) { tiled<TX, 8><<<LEN / TX, TX>>>(d); 
 template <class T> void run_halve(T* d) { halve<<<1, 64>>>(d); }
 template <int B> __global__ void known(float* a) { a[blockIdx.x * B + threadIdx.x] = B; }
 template <int B> void run_known(float* d) { known<B><<<LEN / B, B>>>(d); }
+template <typename T> __global__ void deduced_k(T* a, int n) { a[threadIdx.x] = n; }
+template <typename T> void run_deduced(const T* x, T* d, int n) { deduced_k<<<n / 64, 64>>>(d, n); }
+template <typename T> __global__ void mixed_k(T* a) { a[threadIdx.x] = 1; }
+template <typename T> void run_mixed(T* d) { mixed_k<<<1, 64>>>(d); }
 
 int main(int argc, char** argv) {
   float* d;
@@ -84,6 +88,9 @@ int main(int argc, char** argv) {
   double* dd;
   cudaMalloc((void**)&dd, LEN * sizeof(double));
   run_halve<double>(dd);
+  run_deduced(dd, dd, LEN);  // T deduced from the arguments' declared types
+  run_mixed(dd);  // the first call that runs: T is double, not the float of the explicit call below
+  run_mixed<float>(d);
   return 0;
 }
 """
@@ -161,3 +168,9 @@ def test_template_parameter_of_the_launching_function_in_the_launch_configuratio
     assert m.template_args == "128" and (m.launch.grid, m.launch.block) == ((32, 1, 1), (128, 1, 1)), m.launch.source
     m = _mep(tree, tmp_path, "tiled")  # not known which call runs: the configuration is not known either
     assert FILL_IN in m.launch.grid and FILL_IN in m.launch.block, m.launch.source
+
+
+def test_template_parameter_of_the_launching_function_deduced_at_its_call(tree: Path, tmp_path: Path) -> None:
+    m = _mep(tree, tmp_path, "deduced_k")  # run_deduced(dd, dd, LEN): T is double, from dd's declared type
+    assert m.template_args == "double" and {p.name: p.count for p in m.params}["a"] == 4096, m.params
+    assert _mep(tree, tmp_path, "mixed_k").template_args == "double"  # not the explicit call's float: it runs second
