@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Static values against captured ones on the development catalogue (issue 29), one device call (~7-8 min):
 #   bash bench/gpu_fidelity_catalog.sh OUT COMMIT [bench/fidelity_catalog.py options...]
-# e.g. the device command (carry .gpu/apps.tgz or .gpu/apps, and .whl):
-#   [ -d .gpu/apps ] || tar xzf .gpu/apps.tgz -C .gpu; bash bench/gpu_fidelity_catalog.sh "$OUT" COMMIT --parallel 10 --deadline 420
+# The device command (run with carry [".gpu/apps.tgz", ".whl"], timeout_s 600; about 460 s; COMMIT literally, the
+# device copy has no .git; the archive is extracted into .gpu/apps here when .gpu/apps is absent):
+#   bash bench/gpu_fidelity_catalog.sh "$OUT" COMMIT --parallel 10 --deadline 420
+# Without a committed CPU part (bench/results/fidelity/*-cpu/) the CPU keys are null: summarize again later with
+#   python bench/fidelity_catalog.py --merge RETURNED/run/fidelity_catalog.json --static CPU/fidelity_catalog.json --out DIR
 # Per development application laid out in .gpu/apps/NAME (bench/apps/layout.py; never the held-out split): ONE
 # instrumented build and run capturing up to --per-app kernels (default 6), every statically inferred value compared
 # with the captured one (equal / FILL-IN / wrong), --parallel applications at a time, none started within 30 s of
