@@ -6,6 +6,7 @@ extract` infers without running anything compared with the value captured from t
     python3 bench/fidelity_catalog.py --capture --apps-dir DIR --out OUT [--parallel 10] [--deadline 420]  GPU part
                                       [--app-timeout 300] [--static CPU_RESULT.json]
     python bench/fidelity_catalog.py --merge GPU_OUT/fidelity_catalog.json [--static CPU_RESULT.json] --out DIR
+    S2S_COMMIT=C python bench/fidelity_catalog.py --collect RUN_DIR [RUN_DIR ...] --out DIR     CPU runs over parts
 
 DIR holds the applications laid out by bench/apps/layout.py (DIR/NAME/, the catalogue's commands run there).
 
@@ -449,6 +450,23 @@ def merge(gpu_json: Path, static_json: Path | None, out: Path) -> int:
     return 0
 
 
+def collect(catalog: list[dict[str, Any]], runs: list[Path], out: Path) -> int:
+    """--collect: the CPU rows of several runs (each application once, the first run's row), in catalogue order."""
+    rows: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        for f in sorted((run / "apps").glob("*.json")):
+            row = json.loads(f.read_text())
+            if "kernels_found" in row and all("captured" not in k for k in row.get("kernels", [])):  # a CPU row
+                rows.setdefault(row["name"], row)
+    static = [rows[a["name"]] for a in catalog if a["name"] in rows]
+    meta = {"date": datetime.date.today().isoformat(), "commit": commit(), "gpu": "", "collected_from": [str(r) for r in runs]}
+    summary = summarize(static, None, meta)
+    write_result(out, "fidelity_catalog", {**meta, "label": LABEL, "summary": summary, "static": static, "captured": None})
+    write_result(out, "fidelity_summary", summary, markdown(summary, static, None))
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
 def gpu_name() -> str:
     try:
         return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True,
@@ -474,6 +492,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--static", help="--capture: the CPU part's fidelity_catalog.json (default: the newest committed)")
     ap.add_argument("--merge", metavar="GPU_JSON", help="no run: the summary of a --capture run's fidelity_catalog.json with "
                     "the CPU part of --static (e.g. one committed after the GPU run), into --out")
+    ap.add_argument("--collect", nargs="+", metavar="RUN_DIR", help="no run: one CPU result from the per-application rows "
+                    "(RUN_DIR/apps/NAME.json) of CPU runs over parts of the catalogue, into --out (S2S_COMMIT: their commit)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--row", help=argparse.SUPPRESS)
     ap.add_argument("--capture-timeout", type=float, default=300.0, help=argparse.SUPPRESS)
@@ -485,6 +505,8 @@ def main(argv: list[str] | None = None) -> int:
     out, apps_dir = Path(args.out), Path(args.apps_dir)
     if args.merge:
         return merge(Path(args.merge), Path(args.static) if args.static else newest_static(), out)
+    if args.collect:
+        return collect(load(Path(args.catalog)), [Path(d) for d in args.collect], out)
     args.apps_dir = apps_dir.resolve()
     apps = dev_apps(Path(args.catalog), args.apps_dir, args.apps)
     if not apps:
