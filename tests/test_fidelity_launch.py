@@ -48,6 +48,10 @@ template <int B> void run_known(float* d) { known<B><<<LEN / B, B>>>(d); }
 template <typename T> __global__ void deduced_k(T* a, int n) { a[threadIdx.x] = n; }
 template <typename T> void run_deduced(const T* x, T* d, int n) { deduced_k<<<n / 64, 64>>>(d, n); }
 template <typename T> __global__ void mixed_k(T* a) { a[threadIdx.x] = 1; }
+template <typename T> __global__ void via_alias(T* a) { a[threadIdx.x] = 1; }
+#ifndef REAL_T
+#define REAL_T float
+#endif
 template <typename T> void run_mixed(T* d) { mixed_k<<<1, 64>>>(d); }
 
 int main(int argc, char** argv) {
@@ -91,6 +95,9 @@ int main(int argc, char** argv) {
   run_deduced(dd, dd, LEN);  // T deduced from the arguments' declared types
   run_mixed(dd);  // the first call that runs: T is double, not the float of the explicit call below
   run_mixed<float>(d);
+  REAL_T* rd;  // a type macro of the host code: the kernel file need not define it
+  cudaMalloc((void**)&rd, LEN * sizeof(REAL_T));
+  via_alias<<<LEN / 64, 64>>>(rd);
   return 0;
 }
 """
@@ -174,3 +181,4 @@ def test_template_parameter_of_the_launching_function_deduced_at_its_call(tree: 
     m = _mep(tree, tmp_path, "deduced_k")  # run_deduced(dd, dd, LEN): T is double, from dd's declared type
     assert m.template_args == "double" and {p.name: p.count for p in m.params}["a"] == 4096, m.params
     assert _mep(tree, tmp_path, "mixed_k").template_args == "double"  # not the explicit call's float: it runs second
+    assert _mep(tree, tmp_path, "via_alias").template_args == "float"  # REAL_T's type: no host macro in the harness

@@ -115,6 +115,21 @@ class Values:
             name = nxt
         return SIZEOF.get(name) or self.sizeof_extra.get(name.split("::")[-1])
 
+    def builtin_type(self, name: str) -> str | None:
+        """The C or CUDA type that a type macro or typedef chain ends in (`Real_t` after `#define Real_t float`:
+        "float"); None when `name` is no such alias or its chain ends in another type."""
+        for step in range(8):
+            key = " ".join(name.replace("const ", "").split()).split("::")[-1]
+            if key in SIZEOF:
+                return key if step else None
+            nxt = self.aliases.get(key)
+            if nxt is None and key in self.macros and re.fullmatch(r"[A-Za-z_][\w: ]*", self.macros[key][0].strip()):
+                nxt = self.macros[key][0].strip()
+            if nxt is None or nxt == name:
+                return None
+            name = nxt
+        return None
+
     def number(self, expr: str, scope: Scope | None, trail: Trail, depth: int = 0) -> float | int | None:
         def resolve(name: str) -> float | int | None:
             return self.name(name, scope, trail, depth + 1)

@@ -144,7 +144,8 @@ def _deduced(kernel: Kernel, args: list[str], scope: Scope | None, values: Value
     for n in names:  # a prefix: the rest keep their defaults
         if n not in got:
             break
-        deduced.append(got[n])
+        deduced.append(values.builtin_type(got[n]) or got[n])  # `Real_t` (a type macro of the host code) is float: no
+        # name the kernel file may lack
     if len(deduced) != len(got):
         notes.append(f"the template kernel {kernel.name} is launched without template arguments and its parameters "
                      "cannot be deduced in order: template_args is FILL-IN")
