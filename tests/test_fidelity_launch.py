@@ -182,3 +182,33 @@ def test_template_parameter_of_the_launching_function_deduced_at_its_call(tree: 
     assert m.template_args == "double" and {p.name: p.count for p in m.params}["a"] == 4096, m.params
     assert _mep(tree, tmp_path, "mixed_k").template_args == "double"  # not the explicit call's float: it runs second
     assert _mep(tree, tmp_path, "via_alias").template_args == "float"  # REAL_T's type: no host macro in the harness
+
+
+LISTS = """#include <cuda_runtime.h>
+__global__ void listed(float* a) { a[blockIdx.x * blockDim.x + threadIdx.x] = 1.f; }
+__global__ void passed_on(float* a) { a[threadIdx.x] = 2.f; }
+static void fill_sizes(size_t* s) { s[0] = 64; }
+int main() {
+  size_t gws[2] = {4096, 2};
+  size_t lws[2] = {256};  // lws[1] is 0... then set below
+  lws[1] = 2;
+  float* d;
+  cudaMalloc((void**)&d, 8192 * sizeof(float));
+  listed<<<dim3(gws[0] / lws[0], gws[1] / lws[1]), dim3(lws[0], lws[1])>>>(d);
+  size_t other[1] = {32};
+  fill_sizes(other);
+  passed_on<<<1, other[0]>>>(d);
+  return 0;
+}
+"""
+
+
+def test_elements_of_an_array_initialized_with_a_brace_list(tmp_path: Path) -> None:
+    """`size_t gws[2] = {4096, 2};` as OpenCL ports write the global and local sizes: `gws[0] / lws[0]` is known; an
+    array handed to a function that may write it stays unknown (FILL-IN)."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "main.cu").write_text(LISTS)
+    m = make_mep(str(tmp_path / "app"), "listed", str(tmp_path / "m"))[1]
+    assert (m.launch.grid, m.launch.block) == ((16, 1, 1), (256, 2, 1)), m.launch.source
+    m = make_mep(str(tmp_path / "app"), "passed_on", str(tmp_path / "m2"))[1]
+    assert FILL_IN in m.launch.block, m.launch.source

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from s2s.base.records import Kernel, LaunchSite, Param
@@ -246,6 +246,8 @@ class Values:
             if why:
                 trail.add(f"{name}: not known before the run ({why})")
                 return None
+            if found is None:  # `gws[0]` of `size_t gws[2] = {n, 2};`, no element written since
+                found = self._element_of_list(name, scope)
             if found is None and scope.fn is not None and scope.parameter_index(name.partition(".")[0]) < 0:
                 found, why = self.program.global_write(scope.source, name, scope.fn)
                 if why:
@@ -287,6 +289,23 @@ class Values:
                 trail.add(f"{name} = {value_text} ({where})")
             return value
         return None
+
+    @staticmethod
+    def _element_of_list(name: str, scope: Scope) -> Found | None:
+        """Element I of an array whose reaching definition is a brace list (the rest of a shorter list is 0, as in C);
+        None when `name` is no constant-index element or its array is not so defined."""
+        m = re.fullmatch(r"([A-Za-z_]\w*)\[(\d+)\]", name)
+        if m is None:
+            return None
+        whole, why = scope.reaching(m.group(1))
+        if whole is None or why or not re.fullmatch(r"\{.*\}", whole.expr.strip(), re.S):
+            return None
+        items = [t.strip() for t in split_top_level(whole.expr.strip()[1:-1])]
+        i = int(m.group(2))
+        if not items or not all(items) or any(t.startswith((".", "[")) for t in items):  # designated initializers
+            return None
+        return replace(whole, expr=items[i] if i < len(items) else "0",
+                       origin=f"element {i} of the list {' '.join(whole.expr.split())[:80]}")
 
     def _template_param(self, name: str, scope: Scope, trail: Trail, depth: int) -> float | int | None:
         """A non-type parameter of the launching function template (`TX` of `template <int TX> void run(float* d)
