@@ -187,6 +187,7 @@ def test_template_parameter_of_the_launching_function_deduced_at_its_call(tree: 
 LISTS = """#include <cuda_runtime.h>
 __global__ void listed(float* a) { a[blockIdx.x * blockDim.x + threadIdx.x] = 1.f; }
 __global__ void passed_on(float* a) { a[threadIdx.x] = 2.f; }
+__global__ void tabled(int* s, float* r) { r[threadIdx.x] *= s[threadIdx.x]; }
 static void fill_sizes(size_t* s) { s[0] = 64; }
 int main() {
   size_t gws[2] = {4096, 2};
@@ -198,6 +199,14 @@ int main() {
   size_t other[1] = {32};
   fill_sizes(other);
   passed_on<<<1, other[0]>>>(d);
+  int steps[] = {4, 8, 20, 28};
+  float rates[] = {.5f, .25f,
+                   .125f};
+  int* ds;
+  float* dr;
+  cudaMalloc((void**)&ds, sizeof(steps));
+  cudaMalloc((void**)&dr, sizeof(rates));
+  tabled<<<1, 3>>>(ds, dr);
   return 0;
 }
 """
@@ -205,10 +214,13 @@ int main() {
 
 def test_elements_of_an_array_initialized_with_a_brace_list(tmp_path: Path) -> None:
     """`size_t gws[2] = {4096, 2};` as OpenCL ports write the global and local sizes: `gws[0] / lws[0]` is known; an
-    array handed to a function that may write it stays unknown (FILL-IN)."""
+    array handed to a function that may write it stays unknown (FILL-IN); `sizeof(steps)` of `int steps[] = {...}` is
+    its list's length times the element's size."""
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "main.cu").write_text(LISTS)
     m = make_mep(str(tmp_path / "app"), "listed", str(tmp_path / "m"))[1]
     assert (m.launch.grid, m.launch.block) == ((16, 1, 1), (256, 2, 1)), m.launch.source
     m = make_mep(str(tmp_path / "app"), "passed_on", str(tmp_path / "m2"))[1]
     assert FILL_IN in m.launch.block, m.launch.source
+    m = make_mep(str(tmp_path / "app"), "tabled", str(tmp_path / "m3"))[1]  # sizeof of `int steps[] = {...}`
+    assert {p.name: p.count for p in m.params} == {"s": 4, "r": 3}, m.params

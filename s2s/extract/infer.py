@@ -53,6 +53,9 @@ def _device_prop(base: str, member: str, scope: Scope) -> bool:
     return declared is not None and written is None
 
 
+_DESIGNATED = re.compile(r"\s*(?:\.\s*[A-Za-z_]|\[)")  # `.x = 1`, `[2] = 5` in a brace list (not `.5f`)
+
+
 class Values:
     """Resolves names to numbers in a host scope, remembering how."""
 
@@ -184,6 +187,14 @@ class Values:
             return None
         left_dims, left_stars = dims[derefs:], stars - max(0, derefs - len(dims))
         elem = 8 if left_stars else self.sizeof(ctype)
+        if len(dims) == 1 and not dims[0].strip() and derefs == 0 and not stars:  # `int a[] = {4, 8, 20};`: the
+            whole, why = scope.reaching(m.group(2))  # list's length (a string literal's is left unknown)
+            if whole is None or why or not re.fullmatch(r"\{.*\}", whole.expr.strip(), re.S) or elem is None:
+                return None
+            items = [t for t in split_top_level(whole.expr.strip()[1:-1]) if t.strip()]
+            if not items or any(_DESIGNATED.match(t) for t in items):
+                return None
+            return elem * len(items)
         count = 1
         for d in left_dims:
             v = self.number(d, None, Trail()) if d.strip() else None
@@ -302,7 +313,7 @@ class Values:
             return None
         items = [t.strip() for t in split_top_level(whole.expr.strip()[1:-1])]
         i = int(m.group(2))
-        if not items or not all(items) or any(t.startswith((".", "[")) for t in items):  # designated initializers
+        if not items or not all(items) or any(_DESIGNATED.match(t) for t in items):  # designated initializers
             return None
         return replace(whole, expr=items[i] if i < len(items) else "0",
                        origin=f"element {i} of the list {' '.join(whole.expr.split())[:80]}")
