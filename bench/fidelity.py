@@ -74,15 +74,17 @@ def _flags_for_nvcc(flags: list[str], mep: Path) -> list[str]:
     return out
 
 
-def one_kernel(tree: str, spec: str, mep: str, nvcc: str | None, build: bool) -> dict[str, object]:
-    """Extract one kernel, compile its file alone, build the MEP when nothing is left to fill in."""
+def one_kernel(tree: str, spec: str, mep: str, nvcc: str | None, build: bool, build_cmd: str | None = None,
+               index: object = None) -> dict[str, object]:
+    """Extract one kernel (with the application's build command, when known, as `s2s extract --build-cmd`; `index`:
+    the tree's scan, when made already), compile its file alone, build the MEP when nothing is left to fill in."""
     from s2s.base.errors import UserError
     from s2s.extract.mep_writer import make_mep
 
     rec: dict[str, object] = {"kernel": spec}
     t0 = time.perf_counter()
     try:
-        out, manifest, _ex = make_mep(tree, spec, mep)
+        out, manifest, _ex = make_mep(tree, spec, mep, build_cmd=build_cmd, index=index)  # type: ignore[arg-type]
     except UserError as e:
         rec.update(extracted=False, error=str(e).splitlines()[0][:300])
         return rec

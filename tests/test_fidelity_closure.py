@@ -37,8 +37,21 @@ struct Rgba { unsigned char r, g, b, a; };
 template <typename T> __global__ void copy_t(T* dst, const T* src) { dst[threadIdx.x] = src[threadIdx.x]; }
 __global__ void scale4(float4* v, float s) { v[threadIdx.x] = v[threadIdx.x] * s; }
 __global__ void typed(real_t* a, idx_t n) { idx_t i = threadIdx.x; if (i < n) a[i] = (real_t)i; }
+template <int BS, int ITEMS> __global__ void tiled_t(float* a) { a[blockIdx.x * BS + threadIdx.x] = (float)ITEMS; }
+template <class S> class Gen {
+ public:
+  __host__ __device__ explicit Gen(S s) : s_(s) {}
+  template <class R> __host__ __device__ R draw();
+ private:
+  S s_;
+};
+template <> template <> __host__ __device__ unsigned Gen<unsigned>::draw<unsigned>() { s_ = s_ * 1664525u + 1013904223u; return s_; }
+template <> template <> __host__ __device__ float Gen<unsigned>::draw<float>() { return draw<unsigned>() * 2.3283064e-10f; }
+template <class T, class Rng> __global__ void drawn(T* out) { Rng g(threadIdx.x); out[threadIdx.x] = g.template draw<T>(); }
+template <class T, class Rng> void fill_random(T* d) { drawn<T, Rng><<<1, 256>>>(d); }
 int main() {
   float* d; Pair* p; real_t* r;
+  const int bs = 128;
   cudaMalloc((void**)&d, 256 * sizeof(float));
   cudaMalloc((void**)&p, 256 * sizeof(Pair));
   cudaMalloc((void**)&r, 256 * sizeof(real_t));
@@ -52,11 +65,13 @@ int main() {
   Rgba* px;
   cudaMalloc((void**)&px, 256 * sizeof(Rgba));
   copy_t<Rgba><<<1, 256>>>(px, px);
+  tiled_t<bs, bs * 2><<<2, bs>>>(d);  // template arguments that are variables of the host function
+  fill_random<float, Gen<unsigned>>(d);  // Gen's member specializations are defined after the class
   return 0;
 }
 """,
 }
-KERNELS = ["bounded", "pairs", "unqualified", "typed", "scale4", "copy_t"]
+KERNELS = ["bounded", "pairs", "unqualified", "typed", "scale4", "copy_t", "tiled_t", "drawn"]
 
 
 def _tree(root: Path, with_flags: bool) -> Path:
@@ -82,6 +97,8 @@ def test_closure_holds_what_the_kernel_needs(tmp_path: Path, with_flags: bool) -
     assert "typedef double real_t;" in texts["typed"] and "typedef int idx_t;" in texts["typed"]
     assert "operator*(float4 v, float s)" in texts["scale4"] and "operator+" not in texts["scale4"]  # on a vector type
     assert "struct Rgba" in texts["copy_t"] and "copy_t<Rgba>" in texts["copy_t"]  # named only by the launch
+    assert "int main" not in texts["tiled_t"]  # a host variable as template argument does not pull its function in
+    assert "Gen<unsigned>::draw<float>()" in texts["drawn"] and "Gen<unsigned>::draw<unsigned>()" in texts["drawn"]
 
 
 @needs_nvcc

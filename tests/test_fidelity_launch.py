@@ -45,6 +45,14 @@ template <int TX> void run_tiled(float* d) { tiled<TX, 8><<<LEN / TX, TX>>>(d); 
 template <class T> void run_halve(T* d) { halve<<<1, 64>>>(d); }
 template <int B> __global__ void known(float* a) { a[blockIdx.x * B + threadIdx.x] = B; }
 template <int B> void run_known(float* d) { known<B><<<LEN / B, B>>>(d); }
+template <typename T> __global__ void deduced_k(T* a, int n) { a[threadIdx.x] = n; }
+template <typename T> void run_deduced(const T* x, T* d, int n) { deduced_k<<<n / 64, 64>>>(d, n); }
+template <typename T> __global__ void mixed_k(T* a) { a[threadIdx.x] = 1; }
+template <typename T> __global__ void via_alias(T* a) { a[threadIdx.x] = 1; }
+#ifndef REAL_T
+#define REAL_T float
+#endif
+template <typename T> void run_mixed(T* d) { mixed_k<<<1, 64>>>(d); }
 
 int main(int argc, char** argv) {
   float* d;
@@ -84,6 +92,12 @@ int main(int argc, char** argv) {
   double* dd;
   cudaMalloc((void**)&dd, LEN * sizeof(double));
   run_halve<double>(dd);
+  run_deduced(dd, dd, LEN);  // T deduced from the arguments' declared types
+  run_mixed(dd);  // the first call that runs: T is double, not the float of the explicit call below
+  run_mixed<float>(d);
+  REAL_T* rd;  // a type macro of the host code: the kernel file need not define it
+  cudaMalloc((void**)&rd, LEN * sizeof(REAL_T));
+  via_alias<<<LEN / 64, 64>>>(rd);
   return 0;
 }
 """
@@ -161,3 +175,52 @@ def test_template_parameter_of_the_launching_function_in_the_launch_configuratio
     assert m.template_args == "128" and (m.launch.grid, m.launch.block) == ((32, 1, 1), (128, 1, 1)), m.launch.source
     m = _mep(tree, tmp_path, "tiled")  # not known which call runs: the configuration is not known either
     assert FILL_IN in m.launch.grid and FILL_IN in m.launch.block, m.launch.source
+
+
+def test_template_parameter_of_the_launching_function_deduced_at_its_call(tree: Path, tmp_path: Path) -> None:
+    m = _mep(tree, tmp_path, "deduced_k")  # run_deduced(dd, dd, LEN): T is double, from dd's declared type
+    assert m.template_args == "double" and {p.name: p.count for p in m.params}["a"] == 4096, m.params
+    assert _mep(tree, tmp_path, "mixed_k").template_args == "double"  # not the explicit call's float: it runs second
+    assert _mep(tree, tmp_path, "via_alias").template_args == "float"  # REAL_T's type: no host macro in the harness
+
+
+LISTS = """#include <cuda_runtime.h>
+__global__ void listed(float* a) { a[blockIdx.x * blockDim.x + threadIdx.x] = 1.f; }
+__global__ void passed_on(float* a) { a[threadIdx.x] = 2.f; }
+__global__ void tabled(int* s, float* r) { r[threadIdx.x] *= s[threadIdx.x]; }
+static void fill_sizes(size_t* s) { s[0] = 64; }
+int main() {
+  size_t gws[2] = {4096, 2};
+  size_t lws[2] = {256};  // lws[1] is 0... then set below
+  lws[1] = 2;
+  float* d;
+  cudaMalloc((void**)&d, 8192 * sizeof(float));
+  listed<<<dim3(gws[0] / lws[0], gws[1] / lws[1]), dim3(lws[0], lws[1])>>>(d);
+  size_t other[1] = {32};
+  fill_sizes(other);
+  passed_on<<<1, other[0]>>>(d);
+  int steps[] = {4, 8, 20, 28};
+  float rates[] = {.5f, .25f,
+                   .125f};
+  int* ds;
+  float* dr;
+  cudaMalloc((void**)&ds, sizeof(steps));
+  cudaMalloc((void**)&dr, sizeof(rates));
+  tabled<<<1, 3>>>(ds, dr);
+  return 0;
+}
+"""
+
+
+def test_elements_of_an_array_initialized_with_a_brace_list(tmp_path: Path) -> None:
+    """`size_t gws[2] = {4096, 2};` as OpenCL ports write the global and local sizes: `gws[0] / lws[0]` is known; an
+    array handed to a function that may write it stays unknown (FILL-IN); `sizeof(steps)` of `int steps[] = {...}` is
+    its list's length times the element's size."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "main.cu").write_text(LISTS)
+    m = make_mep(str(tmp_path / "app"), "listed", str(tmp_path / "m"))[1]
+    assert (m.launch.grid, m.launch.block) == ((16, 1, 1), (256, 2, 1)), m.launch.source
+    m = make_mep(str(tmp_path / "app"), "passed_on", str(tmp_path / "m2"))[1]
+    assert FILL_IN in m.launch.block, m.launch.source
+    m = make_mep(str(tmp_path / "app"), "tabled", str(tmp_path / "m3"))[1]  # sizeof of `int steps[] = {...}`
+    assert {p.name: p.count for p in m.params} == {"s": 4, "r": 3}, m.params

@@ -58,3 +58,37 @@ def test_the_sizes_are_nvccs(tmp_path: Path) -> None:
     got = subprocess.run(["nvcc", "-c", "-o", str(tmp_path / "sizes.o"), str(tmp_path / "sizes.cu")],
                          capture_output=True, text=True)
     assert got.returncode == 0, got.stderr
+
+
+TEMPLATED = """#include <cuda_runtime.h>
+template <typename T> __global__ void fill(T* a, int n) { int i = threadIdx.x; if (i < n) a[i] = T(1); }
+template <typename T> __global__ void fill_b(T* a, int n) { int i = threadIdx.x; if (i < n) a[i] = T(2); }
+template <typename T> void run(int n) {
+  size_t bytes = n * sizeof(T);
+  T* d;
+  cudaMalloc((void**)&d, bytes);
+  fill<<<(n + 127) / 128, 128>>>(d, n);
+}
+template <typename T> void run_either(int n, bool big) {
+  T* d;
+  cudaMalloc((void**)&d, n * sizeof(T));
+  fill_b<<<1, 32>>>(d, n);
+}
+int main(int argc, char** argv) {
+  run<double>(1000);
+  if (argc > 1) run_either<float>(64, true); else run_either<char>(64, false);
+  return 0;
+}
+"""
+
+
+def test_sizeof_of_the_launching_functions_template_parameter(tmp_path: Path) -> None:
+    """`n * sizeof(T)` in `template <typename T> void run(int n)` called as run<double>: T's size from that call (as the
+    launch's template arguments are resolved); calls that disagree (which runs is known at run time only): FILL-IN."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "main.cu").write_text(TEMPLATED)
+    m = make_mep(str(tmp_path / "app"), "fill", str(tmp_path / "m"))[1]
+    assert m.template_args == "double" and {p.name: p.count for p in m.params}["a"] == 1000, m.params
+    assert "sizeof(T) = 8" in {p.name: p.source for p in m.params}["a"]
+    m2 = make_mep(str(tmp_path / "app"), "fill_b", str(tmp_path / "m2"))[1]
+    assert {p.name: p.count for p in m2.params}["a"] == FILL_IN

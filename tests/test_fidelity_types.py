@@ -43,3 +43,15 @@ def test_casts_to_integer_types_convert_as_c_does() -> None:
     assert try_evaluate("(unsigned)(-1)", none) == 4294967295
     assert try_evaluate("(int)3000000000", none) == -1294967296
     assert try_evaluate("(unsigned char)300 + (long)2.7", none) == 46
+
+
+def test_math_functions_spelled_with_std_are_evaluated() -> None:
+    """`dim3 blocks(std::ceil(w / (float)TSIZE), h)`: the std:: spelling of a math function computes as the C one;
+    a function not known stays unknown (the value FILL-IN, never a guess)."""
+    def none(_name: str) -> None:
+        return None
+
+    assert try_evaluate("(unsigned)std::ceil(640 / (float)4)", none) == 160
+    assert try_evaluate("(int)std::floor(7 / 2.0) + (int)floorf(3.5f) + (int)std::sqrt(16.0)", none) == 10
+    assert try_evaluate("std::max(3, 9) * (int)std::pow(2, 5) + (int)log2(1024)", none) == 298
+    assert try_evaluate("std::lgamma(3.0)", none) is None

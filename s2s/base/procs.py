@@ -123,9 +123,10 @@ def new_marker() -> str:
     return f"{os.getpid()}.{next(_serial)}.{secrets.token_hex(4)}"
 
 
-def marked(marker: str) -> list[int]:
-    """The live processes whose environment holds S2S_RUN_ID=`marker` (those this user may read: ours)."""
-    needle = f"{MARKER}={marker}".encode()
+def marked(marker: str, var: str = MARKER) -> list[int]:
+    """The live processes whose environment holds S2S_RUN_ID=`marker` (or `var`=`marker`: a caller's own variable,
+    which every command s2s starts below it inherits) (those this user may read: ours)."""
+    needle = f"{var}={marker}".encode()
     out: list[int] = []
     try:
         names = os.listdir("/proc")

@@ -421,6 +421,14 @@ def _targets(ref: Any, ci: Any) -> Iterable[Any]:
     return [ref]
 
 
+def _local(c: Any, ci: Any) -> bool:
+    """A declaration inside a function's body (a host variable, a local type): its item would be the whole function."""
+    K = ci.CursorKind
+    parent = c.semantic_parent
+    return parent is not None and parent.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD, K.CONSTRUCTOR,
+                                                  K.DESTRUCTOR, K.LAMBDA_EXPR)
+
+
 def _device_side(c: Any, ci: Any) -> bool:
     K = ci.CursorKind
     return any(ch.kind in (K.CUDADEVICE_ATTR, K.CUDAGLOBAL_ATTR, K.CUDACONSTANT_ATTR, K.CUDASHARED_ATTR)
@@ -549,8 +557,9 @@ class _Walker:
                                                             ref.location.offset):
                         continue
                     for arg in node.walk_preorder():
-                        if arg.kind in self.ref_kinds and arg != node and arg.referenced is not None:
-                            yield from self.declarations(arg.referenced)
+                        if arg.kind in self.ref_kinds and arg != node and arg.referenced is not None \
+                                and not _local(arg.referenced, ci):  # `k<bs><<<...>>>` with a host variable bs: not
+                            yield from self.declarations(arg.referenced)  # its function (no item of the kernel file)
                     ext = node.extent
                     npath = self.unit.path_of(ext.start.file)
                     if npath is not None:

@@ -250,6 +250,9 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
             picked = choose([d for d in _qualified(cands, name, clean) if not index.defined_after(d, *user)], kernel)
             if key in chosen and chosen[key].kind == "type" and name in own:  # `float lambda;`, a field: not the
                 picked = [d for d in picked if d.kind not in {"function", "variable"}]  # function lambda(Params p)
+            if key in chosen and chosen[key].kind == "type":  # a member declared in the class and defined after it
+                # (`Gen<S>::draw<float>() {...}`, explicit specializations of a member template): the type's own code
+                picked = _unique(picked + [d for d in cands if _defines_member_of(d, chosen[key])])
             if not picked:
                 if (name in calls and name not in own and not is_builtin(name) and not _is_local_call(name, clean)
                         and not index.in_library(name) and not _from_included_header(name, index)):
@@ -262,6 +265,7 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
                 dkey = (d.file, d.start)
                 if key in chosen and _defines_member_of(d, chosen[key]):
                     deps.setdefault(dkey, []).append(key)  # `Gen<S>::draw<float>() {...}` comes after class Gen
+                    deps[root_key].append(dkey)  # and is in the file because its type is
                 else:
                     deps[key].append(dkey)
                 if dkey in chosen:

@@ -385,10 +385,21 @@ class Scope:
         name = self.function_name()
         out = []
         for source in self.program.files.values():
-            if name.encode() + b"<" not in source.data.replace(b" <", b"<"):
+            if name.encode() not in source.data:
                 continue
             for call in self.program.all_calls(source, name):
                 fn = call.child_by_field_name("function")
+                if fn is not None and fn.type == "identifier" and text(fn) == name and self.template_params():
+                    around = self.program.scope_at(source, call.start_byte)  # `run(n, d_a)`: deduced from the
+                    caller = Scope(source, around.fn, around.fn.start_byte if around.fn is not None else 0,  # arguments
+                                   self.program, self.depth)
+                    state = caller._branch_state(call, [])
+                    if state == "dead":
+                        continue
+                    deduced = self._deduced_from(call, Scope(source, around.fn, call.start_byte, self.program, self.depth))
+                    out.append((deduced if deduced is not None else "", f"{source.rel}:{call.start_point[0] + 1}",
+                                state == "live", tuple(caller.template_params())))
+                    continue
                 if fn is not None and fn.type in {"template_function", "qualified_identifier"} and "<" in text(fn):
                     around = self.program.scope_at(source, call.start_byte)  # weighed from its function's start,
                     caller = Scope(source, around.fn, around.fn.start_byte if around.fn is not None else 0,  # so every
@@ -402,6 +413,35 @@ class Scope:
                     out.append((targs, f"{source.rel}:{call.start_point[0] + 1}", state == "live",
                                 tuple(caller.template_params())))
         return out
+
+    def _deduced_from(self, call: Node, at: Scope) -> str | None:
+        """The template arguments a call without them deduces (`bs(n, d_a)` of `template <typename T> void bs(size_t n,
+        const T* a)`: T is the declared type of d_a at the call), in the template's order; None when one is not
+        deduced from a variable of one named type with the parameter's number of `*`."""
+        params = self.template_params()
+        decl = self.fn.child_by_field_name("declarator") if self.fn is not None else None
+        while decl is not None and decl.type != "function_declarator":
+            decl = decl.child_by_field_name("declarator")
+        plist = decl.child_by_field_name("parameters") if decl is not None else None
+        args = call.child_by_field_name("arguments")
+        if plist is None or args is None:
+            return None
+        skip = {"const", "volatile", "__restrict__", "__restrict", "restrict"}
+        got: dict[str, str] = {}
+        fparams = [p for p in plist.named_children if p.type in {"parameter_declaration", "optional_parameter_declaration"}]
+        for p, a in zip(fparams, args.named_children):
+            words = [w for w in re.findall(r"[A-Za-z_]\w*", text(p.child_by_field_name("type"))) if w not in skip]
+            pdecl = p.child_by_field_name("declarator")
+            ptext = text(pdecl) if pdecl is not None else ""
+            if len(words) != 1 or words[0] not in params or words[0] in got or "[" in ptext or "(" in ptext:
+                continue
+            found = at.declared(text(a)) if re.fullmatch(r"[A-Za-z_]\w*", text(a)) else None
+            if found is None or "[" in found[1] or "(" in found[1] or found[1].count("*") != ptext.count("*"):
+                continue
+            base = [w for w in found[0].split() if w not in skip]
+            if base and all(re.fullmatch(r"[A-Za-z_][\w:]*", w) for w in base):
+                got[words[0]] = " ".join(base)
+        return ", ".join(got[p] for p in params) if all(p in got for p in params) else None
 
     def allocations(self, var: str) -> Found | None:
         """The byte count of the allocation that gave `var` its memory."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from s2s.base.records import Kernel, LaunchSite, Param
@@ -51,6 +51,9 @@ def _device_prop(base: str, member: str, scope: Scope) -> bool:
     written = re.search(rb"\b" + re.escape(base.encode()) + rb"\s*\.\s*" + re.escape(member.encode()) + rb"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)",
                         data)
     return declared is not None and written is None
+
+
+_DESIGNATED = re.compile(r"\s*(?:\.\s*[A-Za-z_]|\[)")  # `.x = 1`, `[2] = 5` in a brace list (not `.5f`)
 
 
 class Values:
@@ -115,6 +118,21 @@ class Values:
             name = nxt
         return SIZEOF.get(name) or self.sizeof_extra.get(name.split("::")[-1])
 
+    def builtin_type(self, name: str) -> str | None:
+        """The C or CUDA type that a type macro or typedef chain ends in (`Real_t` after `#define Real_t float`:
+        "float"); None when `name` is no such alias or its chain ends in another type."""
+        for step in range(8):
+            key = " ".join(name.replace("const ", "").split()).split("::")[-1]
+            if key in SIZEOF:
+                return key if step else None
+            nxt = self.aliases.get(key)
+            if nxt is None and key in self.macros and re.fullmatch(r"[A-Za-z_][\w: ]*", self.macros[key][0].strip()):
+                nxt = self.macros[key][0].strip()
+            if nxt is None or nxt == name:
+                return None
+            name = nxt
+        return None
+
     def number(self, expr: str, scope: Scope | None, trail: Trail, depth: int = 0) -> float | int | None:
         def resolve(name: str) -> float | int | None:
             return self.name(name, scope, trail, depth + 1)
@@ -122,7 +140,7 @@ class Values:
         if "fopen" in expr:
             expr = _FOPEN.sub(lambda m: self._fopen(m, trail), expr)
         expr = re.sub(r"\b(?:NULL|nullptr)\b", "0", expr)
-        return try_evaluate(expr, resolve, lambda text_: self.sizeof_in(text_, scope), self.call, subscripts=True)
+        return try_evaluate(expr, resolve, lambda text_: self.sizeof_in(text_, scope, trail), self.call, subscripts=True)
 
     def _fopen(self, m: re.Match[str], trail: Trail) -> str:
         """`fopen("inputsp.data", "r")` (or `(fp = fopen(...))`) in a condition is NULL in a run without input files
@@ -142,11 +160,20 @@ class Values:
             self._files_absent[name] = bool(roots) and not found
         return self._files_absent[name]
 
-    def sizeof_in(self, operand: str, scope: Scope | None) -> int | None:
+    def sizeof_in(self, operand: str, scope: Scope | None, trail: Trail | None = None) -> int | None:
         """sizeof of a type, or of an expression on a variable declared in the scope: `*devVec[i]` with
-        `half2 *devVec[2]` is sizeof(half2), `p` with `float *p` is 8; None when not known."""
+        `half2 *devVec[2]` is sizeof(half2), `p` with `float *p` is 8, `T` of the enclosing `template <typename T>
+        void run(...)` the type its calls pass (as the launch's template arguments are resolved); None when not
+        known."""
         size = self.sizeof(operand)
         if size is not None or scope is None:
+            return size
+        if operand.strip() in scope.template_params():
+            notes: list[str] = []
+            got = resolve_template_args(operand.strip(), scope, notes)
+            size = self.sizeof(got) if got != FILL_IN and got not in scope.template_params() else None
+            if size is not None and trail is not None:
+                trail.add(f"sizeof({operand.strip()}) = {size}: " + (notes[0] if notes else f"{operand.strip()} = {got}"))
             return size
         m = re.fullmatch(r"(\**)([A-Za-z_]\w*)((?:\[[^\[\]]*\])*)", operand.replace(" ", ""))
         decl = scope.declared(m.group(2)) if m else None
@@ -160,6 +187,14 @@ class Values:
             return None
         left_dims, left_stars = dims[derefs:], stars - max(0, derefs - len(dims))
         elem = 8 if left_stars else self.sizeof(ctype)
+        if len(dims) == 1 and not dims[0].strip() and derefs == 0 and not stars:  # `int a[] = {4, 8, 20};`: the
+            whole, why = scope.reaching(m.group(2))  # list's length (a string literal's is left unknown)
+            if whole is None or why or not re.fullmatch(r"\{.*\}", whole.expr.strip(), re.S) or elem is None:
+                return None
+            items = [t for t in split_top_level(whole.expr.strip()[1:-1]) if t.strip()]
+            if not items or any(_DESIGNATED.match(t) for t in items):
+                return None
+            return elem * len(items)
         count = 1
         for d in left_dims:
             v = self.number(d, None, Trail()) if d.strip() else None
@@ -222,6 +257,8 @@ class Values:
             if why:
                 trail.add(f"{name}: not known before the run ({why})")
                 return None
+            if found is None:  # `gws[0]` of `size_t gws[2] = {n, 2};`, no element written since
+                found = self._element_of_list(name, scope)
             if found is None and scope.fn is not None and scope.parameter_index(name.partition(".")[0]) < 0:
                 found, why = self.program.global_write(scope.source, name, scope.fn)
                 if why:
@@ -263,6 +300,23 @@ class Values:
                 trail.add(f"{name} = {value_text} ({where})")
             return value
         return None
+
+    @staticmethod
+    def _element_of_list(name: str, scope: Scope) -> Found | None:
+        """Element I of an array whose reaching definition is a brace list (the rest of a shorter list is 0, as in C);
+        None when `name` is no constant-index element or its array is not so defined."""
+        m = re.fullmatch(r"([A-Za-z_]\w*)\[(\d+)\]", name)
+        if m is None:
+            return None
+        whole, why = scope.reaching(m.group(1))
+        if whole is None or why or not re.fullmatch(r"\{.*\}", whole.expr.strip(), re.S):
+            return None
+        items = [t.strip() for t in split_top_level(whole.expr.strip()[1:-1])]
+        i = int(m.group(2))
+        if not items or not all(items) or any(_DESIGNATED.match(t) for t in items):  # designated initializers
+            return None
+        return replace(whole, expr=items[i] if i < len(items) else "0",
+                       origin=f"element {i} of the list {' '.join(whole.expr.split())[:80]}")
 
     def _template_param(self, name: str, scope: Scope, trail: Trail, depth: int) -> float | int | None:
         """A non-type parameter of the launching function template (`TX` of `template <int TX> void run(float* d)

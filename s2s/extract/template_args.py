@@ -29,7 +29,8 @@ def caller_resolutions(targs: str, scope: Scope) -> list[tuple[str, str, bool]]:
     """(resolved arguments, file:line of the call, whether the call runs whenever its function does) for each call of
     the enclosing function template that may run; [(targs, "", True)] when the arguments name none of its
     parameters. A call from another template that passes its own parameters (`run<64, T>(...)` in `template <typename
-    T> void dispatch`) resolves to nothing the kernel file can name: "" for it."""
+    T> void dispatch`) resolves to nothing the kernel file can name: "" for it. A call without template arguments
+    (`run(n, d_a)`) resolves to what they deduce from the declared types of its arguments, else "" too."""
     targs = expand_local_aliases(targs, scope)
     params = scope.template_params()
     if not params or not any(re.search(rf"\b{re.escape(p)}\b", targs) for p in params):
@@ -38,8 +39,8 @@ def caller_resolutions(targs: str, scope: Scope) -> list[tuple[str, str, bool]]:
     for call_targs, where, live, open_params in scope.caller_template_args():
         mapping = dict(zip(params, split_top_level(call_targs, angle=True)))
         resolved = _WORD.sub(lambda m, mp=mapping: mp.get(m.group(0), m.group(0)), targs)  # type: ignore[misc]
-        if set(_WORD.findall(call_targs)) & set(open_params):
-            resolved = ""
+        if not call_targs.strip() or set(_WORD.findall(call_targs)) & set(open_params):
+            resolved = ""  # its own template's parameters, or a call without arguments that were not deduced
         out.append((resolved, where, live))
     return out or [(targs, "", True)]
 
@@ -58,7 +59,8 @@ def resolve_template_args(targs: str, scope: Scope, notes: list[str]) -> str:
     if any(not r for r, _w, _l in found):
         open_at = [w for r, w, _l in found if not r]
         notes.append(f"template arguments <{targs}> of the launch: the call at {open_at[0]} passes its own template's "
-                     "parameters, and which instance runs is not known before the run: template_args is FILL-IN")
+                     "parameters or arguments not deduced from declared types, and which instance runs is not known "
+                     "before the run: template_args is FILL-IN")
         return FILL_IN
     distinct = sorted({r for r, _w, _l in found})
     if len(distinct) > 1:
@@ -142,7 +144,8 @@ def _deduced(kernel: Kernel, args: list[str], scope: Scope | None, values: Value
     for n in names:  # a prefix: the rest keep their defaults
         if n not in got:
             break
-        deduced.append(got[n])
+        deduced.append(values.builtin_type(got[n]) or got[n])  # `Real_t` (a type macro of the host code) is float: no
+        # name the kernel file may lack
     if len(deduced) != len(got):
         notes.append(f"the template kernel {kernel.name} is launched without template arguments and its parameters "
                      "cannot be deduced in order: template_args is FILL-IN")

@@ -260,7 +260,12 @@ class _Parser:
             "min": min, "max": max, "std::min": min, "std::max": max, "fmin": min, "fmax": max,
             "dim3": _dim3_as_number, "sqrt": math.sqrt, "abs": abs, "int": lambda x: int(x), "size_t": lambda x: int(x),
             "unsigned": lambda x: int(x), "float": float, "double": float, "long": lambda x: int(x),
+            "floorf": lambda x: float(math.floor(x)), "sqrtf": math.sqrt, "fabs": abs, "fabsf": abs, "pow": math.pow,
+            "powf": math.pow, "log2": math.log2, "log2f": math.log2, "exp2": lambda x: math.pow(2.0, x),
+            "exp2f": lambda x: math.pow(2.0, x),
         }
+        if name.startswith("std::") and name[5:] in funcs:  # std::ceil, std::sqrt: the <cmath> spellings of the C ones
+            name = name[5:]
         if name not in funcs:
             value = self.call(name, args) if self.call is not None else None
             if value is None:
