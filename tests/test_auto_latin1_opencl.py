@@ -47,7 +47,7 @@ def _check_bytes_kept(original: dict[str, bytes], tree: Path, allowed: dict[str,
                 assert any(a <= i1 and i2 <= b for a, b in allowed[rel]), (rel, tag, old[max(0, i1 - 40):i2 + 40])
 
 
-def _auto_end_to_end(tmp_path: Path, run_cmd: str, build_cmd: str = "make") -> Path:
+def _auto_end_to_end(tmp_path: Path, run_cmd: str, build_cmd: str = "make", evals: int = 3) -> Path:
     pytest.importorskip("pyopencl")
     if shutil.which("make") is None or shutil.which("gcc") is None:
         pytest.skip("make and gcc needed")
@@ -59,7 +59,7 @@ def _auto_end_to_end(tmp_path: Path, run_cmd: str, build_cmd: str = "make") -> P
             original[rel].decode("utf-8")
     work, diff = tmp_path / "work", tmp_path / "auto.diff"
     proc = run_cli("auto", str(tree), "--build-cmd", build_cmd, "--run-cmd", run_cmd, "--kernels", "matmul",
-                   "--max-evals", "3", "--rounds", "1", "--runs", "2", "--no-sequences", "--no-profile",
+                   "--max-evals", str(evals), "--rounds", "1", "--runs", "2", "--no-sequences", "--no-profile",
                    "--work", str(work), "--diff", str(diff))
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert fingerprint(tree) == before, "auto changed the user's tree"
@@ -150,4 +150,6 @@ def test_auto_on_a_latin1_opencl_application_on_nvidias_opencl(tmp_path: Path, m
     assert "NVIDIA" in names.stdout, names.stdout + names.stderr  # the NVIDIA platform is there: select it
     monkeypatch.setenv("OCL_PLATFORM", "NVIDIA")
     monkeypatch.setenv("S2S_OPENCL_DEVICE", "NVIDIA")
-    assert "NVIDIA" in _device(_auto_end_to_end(tmp_path, "./ocl_latin1 kernels 512", build))
+    # on the H200, three candidates of the 512 product found none above 1.05x (the first GPU run, 2415e4d): the
+    # GPU variant gives the naive product the size and the candidates a tiling needs to show
+    assert "NVIDIA" in _device(_auto_end_to_end(tmp_path, "./ocl_latin1 kernels 1024", build, evals=8))
