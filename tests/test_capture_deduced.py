@@ -305,6 +305,30 @@ def test_fidelity_compares_the_solved_template_args(tmp_path: Path) -> None:
     assert row["verdict"] == ("equal" if row["static"] == "float" else "FILL-IN")
 
 
+def test_fidelity_takes_the_instance_that_ran_over_the_host_functions_names(tmp_path: Path) -> None:
+    """A launch in a template host function (`cvt<Td, Ts><<<...>>>`): the truth is the instance the runtime recorded
+    (`__half, __nv_bfloat16`), not the site's text, which names the host's parameters and made every right static
+    value "wrong" on the H200 (6 development kernels, 2415e4d); spellings of one type are one type."""
+    from dataclasses import replace
+
+    from s2s.capture.fidelity import compare, same_template_args
+
+    assert same_template_args("half, __nv_bfloat16", "__half, __nv_bfloat16")
+    assert same_template_args("256u, unsigned", "256, unsigned int") and same_template_args("(int)4", "4")
+    assert not same_template_args("float, 4", "float, 8") and not same_template_args("float", "float, 4")
+    mep, m, _ex = make_mep(str(FIXTURE), "scale", str(tmp_path / "mep"))
+    static = replace(m, template_args="half")
+    ran = replace(m, template_args="__half", capture={**m.capture, "from": "launch 2 at nowhere.cu:1, x",
+                                                       "template_args_from": "template_args = '__half': named by launch 2"})
+    row = next(r for r in compare(static, ran, FIXTURE)["values"] if r["value"] == "template_args")
+    assert (row["captured"], row["verdict"]) == ("__half", "equal"), row
+    wrong = next(r for r in compare(replace(m, template_args="float"), ran, FIXTURE)["values"] if r["value"] == "template_args")
+    assert wrong["verdict"] == "wrong", wrong
+    unsolved = replace(ran, capture={"from": "launch 2 at nowhere.cu:1, x"})  # collect solved nothing: the text, else unknown
+    row = next(r for r in compare(static, unsolved, FIXTURE)["values"] if r["value"] == "template_args")
+    assert row["verdict"] == "unknown", row
+
+
 @pytest.mark.slow
 @needs_nvcc
 def test_template_arguments_a_template_host_function_names_are_recorded_from_its_instance(tmp_path: Path) -> None:

@@ -42,6 +42,28 @@ def _row(what: str, static: Any, truth: Any, verdict: str | None = None) -> dict
     return {"value": what, "static": static, "captured": truth, "verdict": verdict or _verdict(static, truth)}
 
 
+# the same type spelled two ways: a CUDA typedef and the type the compiler names, C's long forms and their short ones
+_TYPE_ALIASES = {"half": "__half", "nv_bfloat16": "__nv_bfloat16", "nv_half": "__half", "unsigned": "unsigned int",
+                 "signed": "int", "signed int": "int", "long int": "long", "long long int": "long long",
+                 "unsigned long int": "unsigned long", "unsigned long long int": "unsigned long long",
+                 "short int": "short", "unsigned short int": "unsigned short", "signed char": "signed char"}
+
+
+def _one_targ(a: str) -> str:
+    a = " ".join(a.replace("std::", "").split())
+    a = _TYPE_ALIASES.get(a, a)
+    m = re.fullmatch(r"\(?\s*(?:\w+\s*\))?\s*(-?\d+)[uUlL]*", a)  # 256u, (int)256, (unsigned int)256
+    return m.group(1) if m else a
+
+
+def same_template_args(static: str, truth: str) -> bool:
+    """`half, 256u` and `__half, 256`: one instance, spelled by the source and by the compiler."""
+    from .deduce import split_args
+
+    a, b = split_args(static), split_args(truth)
+    return len(a) == len(b) and all(_one_targ(x) == _one_targ(y) for x, y in zip(a, b))
+
+
 def _template_args_at(tree: Path | None, site: str, kernel: str) -> str | None:
     """The explicit template arguments at the recorded launch site (`k<float, 256><<<...>>>`), else None."""
     if tree is None or ":" not in site:
@@ -79,12 +101,20 @@ def compare(static: Manifest, captured: Manifest, tree: Path | None = None) -> d
     if captured.backend != "opencl":
         rows.append(_row("launch.shared_mem", static.launch.shared_mem, captured.launch.shared_mem))
     if static.template_args or "<" in static.kernel:
-        site = str(captured.capture.get("from", "")).partition(" at ")[2].partition(",")[0]
-        targs = _template_args_at(tree, site, static.kernel)
-        if targs is None and captured.template_args not in ("", FILL_IN):  # deduced at the launch, solved by collect
-            targs = captured.template_args
-        rows.append(_row("template_args", static.template_args, targs if targs is not None else "not recorded",
-                         None if targs is not None else UNKNOWN))
+        # the truth: the instance the launch ran, as collect solved it from what the runtime recorded (the site's
+        # arguments named by the instance, or deduced from the argument types); the site's text only where the
+        # capture solved nothing (in a template host function the text names the host's own parameters: `k<T, BS>`)
+        solved = bool(captured.capture.get("template_args_from")) and captured.template_args not in ("", FILL_IN)
+        targs = captured.template_args if solved and "?" not in captured.template_args else None
+        if targs is None:
+            site = str(captured.capture.get("from", "")).partition(" at ")[2].partition(",")[0]
+            targs = _template_args_at(tree, site, static.kernel)
+        if targs is None:
+            rows.append(_row("template_args", static.template_args, "not recorded", UNKNOWN))
+        else:
+            verdict = FILLIN if _is_fill_in(static.template_args) else (
+                EQUAL if same_template_args(static.template_args, targs) else WRONG)
+            rows.append(_row("template_args", static.template_args, targs, verdict))
     summary = {k: sum(r["verdict"] == k for r in rows) for k in (EQUAL, FILLIN, WRONG, UNKNOWN)}
     return {"schema": 1, "kernel": static.kernel, "backend": static.backend, "capture": captured.capture.get("from", ""),
             "summary": summary, "values": rows}
