@@ -25,6 +25,9 @@ __global__ void by_ref_maybe(float* a, int n) { a[blockIdx.x * blockDim.x + thre
 __global__ void scalar_by_ref(float* a, int n) { a[0] = n; }
 __global__ void doubled(float* a, int n) { a[threadIdx.x] = n; }
 __global__ void halved(float* a, int n) { a[blockIdx.x] = n; }
+__global__ void merge_far(float* a, int n) { a[blockIdx.x] = n; }
+__global__ void merge_near(float* a, int n) { a[blockIdx.x] = n; }
+__global__ void merge_any(float* a, int n) { a[blockIdx.x] = n; }
 template <int TX, int TY> __global__ void tiled(float* a) { a[blockIdx.x * TX + threadIdx.x] = TY; }
 template <int B> __global__ void sized_by_host(float* a) { a[threadIdx.x] = B; }
 template <int B> __global__ void sized_by_const(float* a) { a[threadIdx.x] = B; }
@@ -76,6 +79,16 @@ int main(int argc, char** argv) {
   for (bs = 64; bs <= 1024; bs = bs * 2) doubled<<<LEN / bs, bs>>>(d, bs);
   int blocks;
   for (blocks = LEN / 64; blocks > 1; blocks = blocks / 2) halved<<<blocks, 64>>>(d, blocks);
+  for (unsigned s = LEN / 2; s > 0; s >>= 1) {  // a sort's merge steps: the far ones, then the near ones
+    if (s >= 512) {
+      merge_far<<<LEN / 256, 256>>>(d, s);
+    } else {
+      merge_near<<<LEN / 512, 256>>>(d, s);
+      break;
+    }
+  }
+  for (unsigned s = LEN / 2; s > 0; s >>= 1)
+    if (image_width("in.pgm") > s) merge_any<<<1, 64>>>(d, s);
   if (image_width("in.pgm") > 1024) run_tiled<192>(d);
   else run_tiled<64>(d);
   int dimBlock = atoi(getenv("BLOCK"));
@@ -143,6 +156,17 @@ def test_for_update_clause_does_not_reach_the_first_launch(tree: Path, tmp_path:
     assert value == 64, m.launch.source  # the first launch's value (64 both times): the update runs after it
     assert m.launch.block[0] == 64 and m.launch.grid[0] == 64, m.launch.source
     assert "the first launch of the loop at main.cu:" in m.launch.source, m.launch.source
+
+
+def test_a_launch_the_first_trip_does_not_reach_is_fill_in(tree: Path, tmp_path: Path) -> None:
+    """`for (s = LEN / 2; ...; s >>= 1) if (s >= 512) far(s); else near(s);`: the first trip's value (2048) is far's
+    first, not near's (256, three trips later: the development particles' bitonic merge read 512 for 256); a
+    condition not known before the run leaves the value FILL-IN."""
+    far = _mep(tree, tmp_path, "merge_far")
+    assert {p.name: p.value for p in far.params}["n"] == 2048, far.launch.source
+    for kernel in ("merge_near", "merge_any"):
+        m = _mep(tree, tmp_path, kernel)
+        assert {p.name: p.value for p in m.params}["n"] == FILL_IN, m.params
 
 
 def test_template_arguments_chosen_at_run_time_are_fill_in(tree: Path, tmp_path: Path) -> None:

@@ -130,6 +130,7 @@ class Scope:
         writes: list[tuple[Node, str, Node | None, str]] = []
         decided: dict[int, list[str]] = {}
         skipped: list[str] = []
+        first_trip: Node | None = None  # the loop whose first trip's value is taken (its update skipped)
         for node, kind, value in self.writes_of(name):
             why: list[str] = []
             state = self._branch_state(node, why) if node.start_byte < self.limit else "unknown"
@@ -142,6 +143,7 @@ class Scope:
             if update is not None and _set_in_init(update, name, writes):
                 skipped.append(f"the first launch of the loop at {self._loc(update)}, before its update "
                                f"'{' '.join(text(node).split())[:40]}'")
+                first_trip = update
                 continue  # `for (bs = 64; ...; bs = bs * 2)`: the first launch runs with 64, the update comes after it
             if update is not None:  # the update runs after the body, not before the launch; the value it starts
                 return None, f"{name} changes in the loop around the launch at {self._loc(node)}"  # from is not known
@@ -175,6 +177,10 @@ class Scope:
         if dominating is None:
             return None, ""
         node, kind, value = dominating
+        if first_trip is not None and _in_field(first_trip, "initializer", node):
+            not_first = self._first_trip_skips(first_trip, anchor)
+            if not_first:
+                return None, f"{name}: the loop at {self._loc(first_trip)} starts from its first value, but {not_first}"
         folded = _fold_update(node, name, self.fn)
         if folded is not None:  # `size *= N` outside any loop: the previous value (as it stood there), times N
             return Found(folded, self._loc(node), self, node.start_byte), ""
@@ -187,6 +193,36 @@ class Scope:
         ctype = _declared_type(node) if node.type == "init_declarator" and "." not in name else ""
         origin = "; ".join(decided.get(node.start_byte, []) + skipped)
         return Found(expr, self._loc(node), self, node.start_byte, ", ".join(from_argv), ctype, origin), ""
+
+    def _first_trip_skips(self, loop: Node, anchor: Node) -> str:
+        """Why the limit may not be reached on the first trip of `loop` (an `if` between them not known to take the
+        limit's side on that trip: `for (s = n / 2; s > 0; s >>= 1) if (s >= 512) ... else k<<<...>>>(s)` first
+        launches k with 256, not 512), or "" when every such `if` is decided for it."""
+        decide = self.program.decide
+        child = anchor
+        for a in _ancestors(anchor, loop):
+            if a.start_byte >= self.limit:  # the `if` being decided (a scope placed at its start): not around it
+                child = a
+                continue
+            if a.type == "if_statement" and a.start_byte > loop.start_byte:
+                cond = a.child_by_field_name("condition")
+                alt = a.child_by_field_name("alternative")
+                if cond is None or cond.start_byte <= child.start_byte < cond.end_byte:
+                    child = a
+                    continue
+                in_alt = alt is not None and alt.start_byte <= child.start_byte < alt.end_byte
+                said = f"'if {' '.join(text(cond).split())[:60]}' at {self._loc(a)}"
+                if decide is None:
+                    return f"{said} decides whether the launch runs on a trip"
+                holds, _facts = decide(text(cond), Scope(self.source, self.fn, a.start_byte, self.program, self.depth + 1))
+                if holds is None:
+                    return f"{said} (not known on the first trip) decides whether the launch runs on it"
+                if holds == in_alt:
+                    return f"{said} {'holds' if holds else 'does not hold'} on the first trip: the launch comes on a later one"
+            elif a.type in {"switch_statement", "case_statement"} and a.start_byte > loop.start_byte:
+                return f"the {a.type.replace('_statement', '')} at {self._loc(a)} decides whether the launch runs on a trip"
+            child = a
+        return ""
 
     def _run_loop(self, name: str, after: list[Node]) -> Found | None:
         """The value `name` has after the last `while` loop before the limit, when every write after the dominating
