@@ -55,3 +55,32 @@ def test_math_functions_spelled_with_std_are_evaluated() -> None:
     assert try_evaluate("(int)std::floor(7 / 2.0) + (int)floorf(3.5f) + (int)std::sqrt(16.0)", none) == 10
     assert try_evaluate("std::max(3, 9) * (int)std::pow(2, 5) + (int)log2(1024)", none) == 298
     assert try_evaluate("std::lgamma(3.0)", none) is None
+
+
+STRUCT_APP = """#include <cuda_runtime.h>
+#include <stdlib.h>
+struct Dims { int nx; int ny; float h; };
+__global__ void sweep(float* a, Dims d) { a[threadIdx.x] = d.nx * d.h + d.ny; }
+int main(int argc, char** argv) {
+  float* a;
+  cudaMalloc((void**)&a, 64 * sizeof(float));
+  Dims d;
+  d.nx = 64;
+  d.ny = atoi(argv[1]);  // from the command line: not known before the run
+  d.h = 0.5f;
+  sweep<<<1, 64>>>(a, d);
+  return 0;
+}
+"""
+
+
+def test_a_struct_passed_by_value_is_exact_or_fill_in(tmp_path: Path) -> None:
+    """A struct by value with a field not known before the run was "random" (every field drawn from [0.5, 1.5]): on
+    the H200, a development kernel's dims struct (cells and angles, 5 and 33) read as random sizes. Now FILL-IN, the
+    hint naming the missing fields and the found ones; every field known: the values."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "main.cu").write_text(STRUCT_APP)
+    _, m, _ = make_mep(str(tmp_path / "app"), "sweep", str(tmp_path / "mep"))
+    d = {p.name: p for p in m.params}["d"]
+    assert d.value == "FILL-IN" and "fields ny not found" in d.hint and "nx = 64" in d.hint, (d.value, d.hint)
+    assert any("params.d" in u for u in m.unfilled())

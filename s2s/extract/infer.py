@@ -674,6 +674,7 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
         trail = Trail()
         if not p.pointer:
             value: float | int | str = FILL_IN
+            struct_hint = ""
             is_struct = elem in values.sizeof_extra and elem not in SIZEOF
             if is_struct:
                 value = "random"
@@ -684,12 +685,16 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
                         v = values.number(f"{arg}.{fname}", scope, trail)
                         if v is not None:
                             known[fname] = int(v) if ftype in _INT_TYPES else float(v)
-                if known:
-                    value = {**known}  # type: ignore[assignment]
                 missing_fields = [f[1] for f in (st_found.fields if st_found else ()) if f[1] not in known]
-                if missing_fields:
-                    notes.append(f"{p.name}: struct {elem} passed by value; fields {', '.join(missing_fields)} not found in the "
-                                 "host code are filled from the seed in [0.5, 1.5]")
+                if known and not missing_fields:
+                    value = {**known}  # type: ignore[assignment]
+                else:  # exact or FILL-IN: fields filled from a seed would be sizes and counts the application never had
+                    value = FILL_IN
+                    said = ", ".join(f"{k} = {v}" for k, v in known.items())
+                    struct_hint = (f"struct {elem} passed by value: fields {', '.join(missing_fields) or 'of it'} not found "
+                                   "in the host code" + (f" ({said} found)" if said else "") + "; write value = "
+                                   "{field = number, ...} with every field, or \"random\" to fill them from the seed in "
+                                   "[0.5, 1.5]")
             elif arg:
                 v = values.number(arg, scope, trail)
                 if v is not None:
@@ -697,7 +702,8 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
             spec = ParamSpec(name=p.name, type=p.type, role="scalar", elem=elem, value=value,
                              low=0.5 if is_struct else -1.0, high=1.5 if is_struct else 1.0,
                              source=f"{where}, argument '{arg}'" + (": " + "; ".join(trail.steps) if trail.steps else ""),
-                             hint="" if value != FILL_IN else f"the value of '{arg or p.name}' at the launch", space=p.address_space)
+                             hint="" if value != FILL_IN else struct_hint if is_struct else
+                             f"the value of '{arg or p.name}' at the launch", space=p.address_space)
             specs.append(spec)
             continue
         count: int | str = FILL_IN
