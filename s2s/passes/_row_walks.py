@@ -1,0 +1,117 @@
+"""warp-rows on a thread-per-row kernel whose row is walked by several loops, or by one loop that is not sums alone
+(passes/_row_loops.py reads the loops): `lanes` threads per row, each loop's iterations split among them, every
+reduction combined across the lanes by a `__shfl_xor_sync` butterfly right after its loop (so every lane holds it for
+what follows), `__syncwarp` after a loop when memory it touches is stored by it or by a later loop, and lane 0 alone
+running what follows the last loop."""
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
+from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
+
+from ._common import body_node, fresh, indent_of, statements, text
+from ._guards import loop_block
+from ._row_loops import COUNT_UP, RowLoop, combine, declares, row_loop, starts_at_zero
+from ._warp_scan import value_of
+
+
+def _declared(source: bytes, stmts: list[Node]) -> set[str]:
+    names = set()
+    for s in stmts:
+        if s.type == "declaration":
+            for d in s.children_by_field_name("declarator"):
+                n = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+                if n is not None and n.type == "identifier":
+                    names.add(text(source, n))
+    return names
+
+
+def _type_of(source: bytes, stmts: list[Node], name: str) -> str:
+    decl = next((s for s in stmts if declares(source, s, name)), None)
+    kind = text(source, decl.child_by_field_name("type")) if decl is not None else ""
+    return kind or "auto"
+
+
+def row_walks(source: bytes, facts: KernelFacts, lanes: int, block: int) -> Rewrite | Refused:
+    body, var = body_node(source, facts), facts.var_for("x")
+    top = statements(body)
+    stmts, guard = loop_block(source, top, facts.loops[0].start, var)
+    at = {lp.start for lp in facts.loops}
+    nodes = [s for s in stmts if s.start_byte in at]
+    if len(nodes) != len(facts.loops):
+        return Refused("the row loops must be statements of the kernel body (or of one guard `if (row < n) { ... }`)")
+    before = [s for s in top if s.end_byte <= (guard.start_byte if guard is not None else nodes[0].start_byte)]
+    mapping = next((s for s in before if declares(source, s, var)), None)
+    if mapping is None:
+        return Refused("the row loops must follow the thread-index declaration")
+    for s in [*top, *stmts] if guard is not None else top:
+        if s is not guard and s is not mapping and (THREAD_BUILTIN.search(text(source, s)) or "__syncthreads" in text(source, s)):
+            return Refused("thread indices are used outside the row mapping")
+    if any(s.write and s.start < nodes[0].start_byte for s in facts.subscripts):
+        return Refused("global memory is written before the loop (every lane would write it)")
+    first, last = stmts.index(nodes[0]), stmts.index(nodes[-1])
+    for s in stmts[first:last]:  # between the loops: every lane runs it, so a store must be idempotent
+        if s in nodes:
+            continue
+        stores = [x for x in facts.subscripts if x.write and s.start_byte <= x.start < s.end_byte]
+        e = s.named_children[0] if s.type == "expression_statement" and s.named_children else None
+        if stores and (len(stores) > 1 or e is None or e.type != "assignment_expression"
+                       or text(source, e.child_by_field_name("operator")) != "="):
+            return Refused(f"{text(source, s)[:60]!r} between the row loops would run on every lane (only `a[e] = v;` may)")
+    walks: list[RowLoop] = []
+    for node in nodes:
+        loop = next(lp for lp in facts.loops if lp.start == node.start_byte)
+        step = COUNT_UP.match(loop.step)
+        if not step or next(g for g in step.groups()[1:] if g) != loop.var or not loop.bound or "<" not in loop.cond:
+            return Refused("each row loop must count up by one: for (j = s; j < n; ++j)")
+        if value_of(node.child_by_field_name("initializer")) is None or node.child_by_field_name("update") is None:
+            return Refused("unexpected loop header")
+        prior = [*before, *stmts[:stmts.index(node)]]
+        walk = row_loop(source, node, loop.var, _declared(source, prior) - {var})
+        if isinstance(walk, str):
+            return Refused(walk)
+        walks.append(walk)
+    if not any(w.reductions for w in walks) and not any(w.stores for w in walks):
+        return Refused("the row loops neither reduce nor store")
+    lane, mask, off, other = (fresh(facts, source, w) for w in ("lane", "mask", "off", "other"))
+    decl = value_of(mapping)
+    assert decl is not None
+    pad = indent_of(source, mapping.start_byte)
+    mask_value = "0xffffffffu" if lanes == 32 else f"0x{(1 << lanes) - 1:x}u << (threadIdx.x % 32u / {lanes} * {lanes})"
+    edits = [Edit(decl.start_byte, decl.end_byte, f"({text(source, decl)}) / {lanes}"),
+             Edit(mapping.end_byte, mapping.end_byte, f"\n{pad}const int {lane} = threadIdx.x % {lanes};"
+                                                      f"\n{pad}const unsigned {mask} = {mask_value};")]
+    after = stmts[last + 1:]
+    for k, w in enumerate(walks):
+        node, lpad = w.node, indent_of(source, w.node.start_byte)
+        prior = [*before, *stmts[:stmts.index(node)]]
+        value, update = value_of(node.child_by_field_name("initializer")), node.child_by_field_name("update")
+        assert value is not None and update is not None
+        loop_var = next(lp.var for lp in facts.loops if lp.start == node.start_byte)
+        edits += [Edit(value.end_byte, value.end_byte, f" + {lane}"), Edit(update.start_byte, update.end_byte, f"{loop_var} += {lanes}")]
+        started = [r.name for r in w.reductions.values() if r.kind == "sum" and not starts_at_zero(source, prior, r.name)]
+        if started:  # a sum entering with a value (a bias, an earlier loop's total) keeps it in lane 0 only
+            p = node.prev_named_sibling
+            at_byte = p.start_byte if p is not None and p.type == "preproc_call" else node.start_byte
+            edits.append(Edit(at_byte, at_byte, f"if ({lane} != 0) {{ " + " ".join(f"{a} = 0;" for a in started) + f" }}\n{lpad}"))
+        tail = ""
+        if w.reductions:
+            folds = []
+            for r in w.reductions.values():
+                if r.kind == "sum":
+                    folds.append(combine(source, r, f"__shfl_xor_sync({mask}, {r.name}, {off}, {lanes})"))
+                else:
+                    folds.append(f"{{ const {_type_of(source, prior, r.name)} {other} = __shfl_xor_sync({mask}, {r.name}, {off}, {lanes}); "
+                                 f"{combine(source, r, other)} }}")
+            tail += f"\n{lpad}for (int {off} = {lanes} / 2; {off} > 0; {off} /= 2) {{" + "".join(
+                f"\n{lpad}    {f}" for f in folds) + f"\n{lpad}}}"
+        if (w.stores or any(x.stores for x in walks[k + 1:])) and (k + 1 < len(walks) or after):
+            tail += f"\n{lpad}__syncwarp({mask});"
+        if k + 1 == len(walks) and after:
+            tail += f"\n{lpad}if ({lane} != 0) return;"
+        edits.append(Edit(node.end_byte, node.end_byte, tail))
+    names = [r.name for w in walks for r in w.reductions.values()]
+    return Rewrite(tuple(edits), LaunchChange((block, 1, 1), "rows-per-warp", per_item=lanes),
+                   f"{lanes} lanes per row of {var}, {len(walks)} row loop{'s' if len(walks) > 1 else ''}"
+                   + (f", butterfly of {', '.join(names)}" if names else ""))
