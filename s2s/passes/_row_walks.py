@@ -8,7 +8,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
-from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
+from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 
 from ._common import body_node, fresh, indent_of, statements, text
 from ._guards import loop_block
@@ -74,6 +74,11 @@ def row_walks(source: bytes, facts: KernelFacts, lanes: int, block: int) -> Rewr
         walks.append(walk)
     if not any(w.reductions for w in walks) and not any(w.stores for w in walks):
         return Refused("the row loops neither reduce nor store")
+    row = {var, *facts.thread_vars}
+    if not any(lp.var in idents(x.index) and row & idents(x.index) for lp in facts.loops for x in facts.subscripts
+               if lp.body_start <= x.start < lp.body_end):
+        return Refused("no element the row loops touch depends on both the row and the loop's variable: the lanes of a "
+                       "row would split a walk every thread reads alike (a broadcast), nothing to coalesce")
     lane, mask, off, other = (fresh(facts, source, w) for w in ("lane", "mask", "off", "other"))
     decl = value_of(mapping)
     assert decl is not None

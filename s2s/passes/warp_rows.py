@@ -8,6 +8,9 @@ the lanes take consecutive c, scan their terms with `__shfl_up_sync`, store, and
 A reduction whose arrays step by one element reads quads of the row in float4 words where the row starts 16-byte
 aligned (passes/_lane_quads.py; `vec=1` keeps one element per lane and trip); a gathered factor `x[cols[k]]` reads
 cols in int4 words. A sum that enters the loop with a value (`acc = out[i]`, a bias) keeps it in lane 0 only; `-=` too.
+A row walked by several loops, or by one that is not sums alone (softmax: max, sum, normalize; layer norm; row minima
+and maxima; stores to the row's elements), splits every loop among the lanes and combines each reduction with a
+`__shfl_xor_sync` butterfly so every lane holds it for what follows (passes/_row_loops.py, passes/_row_walks.py).
 """
 from __future__ import annotations
 
@@ -100,7 +103,7 @@ class WarpRows:
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         if len(facts.loops) > 1:
-            return row_walks(source, facts, self.lanes, self.block)
+            return self._walks(source, facts)
         body, loop, var, lanes = body_node(source, facts), facts.loops[0], facts.var_for("x"), self.lanes
         top = statements(body)
         stmts, guard = loop_block(source, top, loop.start, var)
@@ -122,10 +125,11 @@ class WarpRows:
         if isinstance(accs, str) and isinstance(scan, tuple):
             accs = [scan[0]]
         if isinstance(accs, str):  # not sums alone: a walk of maxima, stores to the row, ... (passes/_row_walks.py)
-            walks = row_walks(source, facts, lanes, self.block)
+            walks = self._walks(source, facts)
             if isinstance(walks, Rewrite):
                 return walks
-            return Refused(accs if not isinstance(scan, str) or "scalar" not in accs else f"{accs}; {scan}")
+            why = accs if not isinstance(scan, str) or "scalar" not in accs else f"{accs}; {scan}"
+            return Refused(f"{why}; as a row walk: {walks.reason}")
         if not all(any(declares(source, s, a) for s in [*before, *stmts[:at]]) for a in accs):
             return Refused("the accumulators must be declared in the kernel body before the loop")
         step = COUNT_UP.match(loop.step)
@@ -179,6 +183,11 @@ class WarpRows:
             edits = (*edits[:2], *edits[5:], Edit(loop.start, loop.end, f"\n{lpad}".join(quads) + f"{reduce}\n{lpad}if ({lane} != 0) return;"))
         return Rewrite(edits, launch, f"{lanes} lanes per row of {var}" + (", float4 words" if quads is not None else "") +
                        f", shuffle reduction of {', '.join(accs)}")
+
+    def _walks(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        if self.unroll > 1:
+            return Refused("unroll batches the loads of a running sum's chunks: these row loops are walks (use lanes alone)")
+        return row_walks(source, facts, self.lanes, self.block)
 
 
 def _loop_items(loop: Node) -> list[Node]:
