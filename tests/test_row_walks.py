@@ -16,7 +16,7 @@ from session_builds import nvcc_checks
 from s2s.optimize.registry import Applied, build_pipeline, run_pass
 
 FIXTURES = ROOT / "tests" / "fixtures" / "row_walks"
-KERNELS = ("row_softmax", "row_softmax_stored", "row_norm", "row_range", "row_scale")
+KERNELS = ("row_softmax", "row_softmax_stored", "row_norm", "row_range", "row_scale", "row_logsoftmax_pointers", "row_scaled_moved")
 
 
 def _source(kernel: str) -> bytes:
@@ -35,6 +35,8 @@ def _counts(kernel: str, rows: int, n: int) -> dict[str, int]:
         return {"x": full, "w": n, "b": n, "y": full, "stats": row}
     if kernel == "row_range":
         return {"v": full, "offset": row, "lo_out": row, "hi_out": row, "count": row}
+    if kernel == "row_scaled_moved":
+        return {"x": full, "norms": row}
     return {"x": full, "y": full}
 
 
@@ -71,7 +73,7 @@ def test_row_walks_match_on_odd_sizes(tmp_path: Path, spec: str, kernel: str) ->
         assert _check(tmp_path, kernel, src, out, out.launch, rows, n) == "SAME", (kernel, rows, n)
 
 
-@pytest.mark.parametrize("kernel", ["row_softmax", "row_norm", "row_range"])
+@pytest.mark.parametrize("kernel", ["row_softmax", "row_norm", "row_range", "row_scaled_moved"])
 def test_broken_butterflies_are_caught(tmp_path: Path, kernel: str) -> None:
     """The checks above can fail: a butterfly stopping one step short, and lanes that all start at the row's first element."""
     src = _source(kernel)

@@ -33,6 +33,25 @@ def _type_of(source: bytes, stmts: list[Node], name: str) -> str:
     return kind or "auto"
 
 
+def _row_pointers(source: bytes, stmts: list[Node], row: set[str]) -> set[str]:
+    """Pointers to the row: locals declared from it (`const float* in = x + r * n;`, `&y[r * n]`) and pointers
+    moved to it (`x += r * n;`, `x = x + r * n;`)."""
+    out: set[str] = set()
+    for s in stmts:
+        if s.type == "declaration":
+            for d in s.children_by_field_name("declarator"):
+                value, name = d.child_by_field_name("value"), d.child_by_field_name("declarator")
+                if d.type == "init_declarator" and value is not None and name is not None and name.type == "pointer_declarator" \
+                        and (row | out) & idents(text(source, value)):
+                    out.add(text(source, name).lstrip("* ").split()[-1])
+        e = s.named_children[0] if s.type == "expression_statement" and s.named_children else None
+        if e is not None and e.type == "assignment_expression":
+            left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
+            if left is not None and left.type == "identifier" and right is not None and (row | out) & idents(text(source, right)):
+                out.add(text(source, left))
+    return out
+
+
 def row_walks(source: bytes, facts: KernelFacts, lanes: int, block: int) -> Rewrite | Refused:
     body, var = body_node(source, facts), facts.var_for("x")
     top = statements(body)
@@ -75,8 +94,9 @@ def row_walks(source: bytes, facts: KernelFacts, lanes: int, block: int) -> Rewr
     if not any(w.reductions for w in walks) and not any(w.stores for w in walks):
         return Refused("the row loops neither reduce nor store")
     row = {var, *facts.thread_vars}
-    if not any(lp.var in idents(x.index) and row & idents(x.index) for lp in facts.loops for x in facts.subscripts
-               if lp.body_start <= x.start < lp.body_end):
+    moved = _row_pointers(source, [*before, *stmts[:first]], row)
+    if not any(lp.var in idents(x.index) and (row & idents(x.index) or x.array in moved) for lp in facts.loops
+               for x in facts.subscripts if lp.body_start <= x.start < lp.body_end):
         return Refused("no element the row loops touch depends on both the row and the loop's variable: the lanes of a "
                        "row would split a walk every thread reads alike (a broadcast), nothing to coalesce")
     lane, mask, off, other = (fresh(facts, source, w) for w in ("lane", "mask", "off", "other"))
