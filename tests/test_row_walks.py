@@ -16,7 +16,8 @@ from session_builds import nvcc_checks
 from s2s.optimize.registry import Applied, build_pipeline, run_pass
 
 FIXTURES = ROOT / "tests" / "fixtures" / "row_walks"
-KERNELS = ("row_softmax", "row_softmax_stored", "row_norm", "row_range", "row_scale", "row_logsoftmax_pointers", "row_scaled_moved")
+KERNELS = ("row_softmax", "row_softmax_stored", "row_norm", "row_range", "row_scale", "row_logsoftmax_pointers", "row_scaled_moved",
+           "row_bisect", "row_repeat_sum")
 
 
 def _source(kernel: str) -> bytes:
@@ -35,6 +36,10 @@ def _counts(kernel: str, rows: int, n: int) -> dict[str, int]:
         return {"x": full, "w": n, "b": n, "y": full, "stats": row}
     if kernel == "row_range":
         return {"v": full, "offset": row, "lo_out": row, "hi_out": row, "count": row}
+    if kernel == "row_bisect":
+        return {"d": full, "wts": full, "betas": row}
+    if kernel == "row_repeat_sum":
+        return {"x": full, "acc": row, "peak": row}
     if kernel == "row_scaled_moved":
         return {"x": full, "norms": row}
     return {"x": full, "y": full}
@@ -44,7 +49,7 @@ def _check(tmp: Path, kernel: str, before: bytes, after: Applied | bytes, launch
     text = after.text if isinstance(after, Applied) else after
     grid, block = ((rows + 63) // 64, 1, 1), (64, 1, 1)
     g, b = launch.resolve(grid, block)  # type: ignore[attr-defined]
-    scalars = {"rows": str(rows), "n": str(n)}
+    scalars = {"rows": str(rows), "n": str(n), "target": "40.0f", "iters": "12", "reps": "3"}
     return same_outputs(tmp, kernel, before, text, (Launch(grid, block), Launch(g, b)), _counts(kernel, rows, n), scalars, 1e-5)
 
 
@@ -73,15 +78,19 @@ def test_row_walks_match_on_odd_sizes(tmp_path: Path, spec: str, kernel: str) ->
         assert _check(tmp_path, kernel, src, out, out.launch, rows, n) == "SAME", (kernel, rows, n)
 
 
-@pytest.mark.parametrize("kernel", ["row_softmax", "row_norm", "row_range", "row_scaled_moved"])
+@pytest.mark.parametrize("kernel", ["row_softmax", "row_norm", "row_range", "row_scaled_moved", "row_repeat_sum"])
 def test_broken_butterflies_are_caught(tmp_path: Path, kernel: str) -> None:
-    """The checks above can fail: a butterfly stopping one step short, and lanes that all start at the row's first element."""
+    """The checks above can fail: a butterfly stopping one step short, lanes that all start at the row's first element, and
+    (a sum carried across an outer loop's trips) lanes other than 0 that keep the total instead of restarting at zero."""
     src = _source(kernel)
     out = _apply("warp-rows", src, kernel)
     assert out.launch is not None
     short = out.text.replace(b"off > 0; off /= 2", b"off > 1; off /= 2")
-    same_start = out.text.replace(b"= 0 + lane;", b"= 0;")
-    for broken in (short, same_start):
+    same_start = out.text.replace(b"= 0 + lane;", b"= 0;").replace(b"= 1 + lane;", b"= 1;")
+    mutants = [short, same_start]
+    if kernel == "row_repeat_sum":  # a sum carried across the outer loop's trips: lanes other than 0 restart at zero each trip
+        mutants.append(out.text.replace(b"if (lane != 0) { total = 0; }", b""))
+    for broken in mutants:
         assert broken != out.text
         assert _check(tmp_path, kernel, src, broken, out.launch, 37, 70) != "SAME"
 
@@ -89,7 +98,7 @@ def test_broken_butterflies_are_caught(tmp_path: Path, kernel: str) -> None:
 def test_walks_that_lanes_cannot_split_stay_refused() -> None:
     """A store at a neighbour of the element, a reduction read inside its loop, a scalar carried from one iteration to
     the next, a compound store between the loops, a walk every thread reads alike (nothing to coalesce: an all-pairs
-    sum), and a loop nested in another."""
+    sum), a loop nested in another, and a row loop whose stretch moves with the loop around it (a window)."""
     head = "__global__ void k(const float* x, float* y, int rows, int n)\n{\n    int r = blockIdx.x * blockDim.x + threadIdx.x;\n"
     cases = {
         "neighbour": "    float s = 0.0f;\n    for (int c = 0; c < n; ++c) s += x[r * n + c];\n"
@@ -100,6 +109,7 @@ def test_walks_that_lanes_cannot_split_stay_refused() -> None:
         "compound between": "    float s = 0.0f;\n    for (int c = 0; c < n; ++c) s += x[r * n + c];\n    y[r] += s;\n"
                             "    for (int c = 0; c < n; ++c) y[r * n + c] *= s;\n",
         "broadcast": "    float s = 0.0f;\n    for (int c = 0; c < n; ++c) { float e = x[c] * x[r]; s += e; }\n    y[r] = s;\n",
+        "window": "    float s = 0.0f;\n    for (int d = 0; d < 3; ++d) for (int c = 0; c < n; ++c) s += x[(r + d) * n + c];\n    y[r] = s;\n",
         "nested": "    float s = 0.0f;\n    for (int c = 0; c < n; ++c) for (int d = 0; d < n; ++d) s += x[c * n + d];\n"
                   "    for (int c = 0; c < n; ++c) y[r * n + c] = s;\n",
     }
