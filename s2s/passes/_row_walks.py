@@ -78,6 +78,26 @@ def _prior(node: Node) -> list[Node]:
     return out
 
 
+def _moving(source: bytes, holders: list[Node], inside: list[Node], outer_vars: set[str]) -> set[str]:
+    """The outer loops' variables and the names computed from them outside the row loops (a cell's start from its
+    neighbour offset): a row loop reading them walks another stretch on each trip of the loop around it."""
+    pairs: list[tuple[str, str]] = []
+    for h in holders:
+        for n in walk(h, lambda m: m not in inside):
+            if n.type == "init_declarator" or n.type == "assignment_expression":
+                name = n.child_by_field_name("declarator") if n.type == "init_declarator" else n.child_by_field_name("left")
+                value = n.child_by_field_name("value") if n.type == "init_declarator" else n.child_by_field_name("right")
+                if name is not None and name.type == "identifier" and value is not None:
+                    pairs.append((text(source, name), text(source, value)))
+    out = set(outer_vars)
+    for _ in range(len(pairs)):
+        grown = {name for name, value in pairs if out & idents(value)} - out
+        if not grown:
+            break
+        out |= grown
+    return out
+
+
 def _row_loop_nodes(body: Node, starts: set[int]) -> list[Node]:
     return [n for n in walk(body) if n.type == "for_statement" and n.start_byte in starts]
 
@@ -125,7 +145,9 @@ def row_walks(source: bytes, facts: KernelFacts, lanes: int, block: int) -> Rewr
     why = _plain_stores_only(source, stmts[first:last + 1], nodes)
     if why is not None:
         return Refused(why)
-    if any(outer_vars & idents(x.index) for n in nodes for x in facts.subscripts if n.start_byte <= x.start < n.end_byte):
+    moving = _moving(source, stmts[first:last + 1], nodes, outer_vars)
+    if any(moving & idents(x.index) for n in nodes for x in facts.subscripts if n.start_byte <= x.start < n.end_byte) \
+            or any(moving & idents(f"{lp.init} {lp.cond}") for lp in inner):
         return Refused("a row loop inside another loop walks a different stretch on each trip of the outer loop (a tile or "
                        "stencil window, not a row): its lanes would split a short loop")
     walks: list[RowLoop] = []
@@ -144,8 +166,9 @@ def row_walks(source: bytes, facts: KernelFacts, lanes: int, block: int) -> Rewr
         return Refused("the row loops neither reduce nor store")
     row = {var, *facts.thread_vars}
     moved = _row_pointers(source, [*before, *stmts[:first]], row)
-    if not any(lp.var in idents(x.index) and (row & idents(x.index) or x.array in moved) for lp in inner
-               for x in facts.subscripts if lp.body_start <= x.start < lp.body_end):
+    if not any(lp.var in idents(x.index) and ((row - {lp.var}) & idents(x.index) or x.array in moved
+                                              or (row - {lp.var}) & idents(f"{lp.init} {lp.cond}"))
+               for lp in inner for x in facts.subscripts if lp.body_start <= x.start < lp.body_end):
         return Refused("no element the row loops touch depends on both the row and the loop's variable: the lanes of a "
                        "row would split a walk every thread reads alike (a broadcast), nothing to coalesce")
     lane, mask, off, other = (fresh(facts, source, w) for w in ("lane", "mask", "off", "other"))

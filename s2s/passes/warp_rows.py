@@ -95,7 +95,9 @@ class WarpRows:
             return "lanes must be a power of two up to 32, block a multiple of 32, unroll 1, 2, 4 or 8 and vec 1 or 4"
         if facts.dims != 1 or facts.var_for("x") == "":
             return "needs a 1-D thread mapping (i = blockIdx.x * blockDim.x + threadIdx.x)"
-        if not facts.loops or any(lp.kind != "for_statement" for lp in facts.loops if lp.innermost):
+        if not facts.loops:
+            return "needs a loop over the row"
+        if any(lp.kind != "for_statement" for lp in facts.loops if lp.innermost):
             return "needs for loops over the row (the innermost loops; loops around them are the row's own control)"
         if facts.atomics or facts.shared:
             return "kernel uses atomics or shared memory"
