@@ -21,10 +21,7 @@ from tree_sitter import Node
 from s2s.lang.kernel_facts import idents
 
 from ._common import statements, text, walk
-
-_SELECT_CALLS = frozenset({"max", "min", "fmax", "fmin", "fmaxf", "fminf", "::max", "::min", "std::max", "std::min"})
-_COMPARE = frozenset({"<", ">", "<=", ">="})
-COUNT_UP = re.compile(r"^\s*(\+\+\s*(\w+)|(\w+)\s*\+\+|(\w+)\s*\+=\s*1)\s*$")  # ++j, j++, j += 1
+from ._row_scalars import compared, select, strip
 
 
 @dataclass
@@ -42,15 +39,9 @@ class RowLoop:
     stores: bool = False
 
 
-def _strip(node: Node | None) -> Node | None:
-    while node is not None and node.type in {"parenthesized_expression", "condition_clause"} and node.named_children:
-        node = node.named_children[-1]
-    return node
-
-
 def _terms(node: Node) -> list[Node]:
     """The terms of a top-level `+` chain."""
-    node = _strip(node) or node
+    node = strip(node) or node
     if node.type == "binary_expression" and node.child_by_field_name("operator") is not None \
             and node.child_by_field_name("operator").type == "+":  # type: ignore[union-attr]
         return [*_terms(node.child_by_field_name("left")), *_terms(node.child_by_field_name("right"))]  # type: ignore[arg-type]
@@ -62,35 +53,6 @@ def _index(source: bytes, sub: Node) -> Node | None:
     if idx is not None and idx.type == "subscript_argument_list":
         return idx.named_children[0] if len(idx.named_children) == 1 else None
     return idx
-
-
-def _select(source: bytes, acc: str, right: Node) -> str | None:
-    """`e` when `right` picks one of acc and e by a comparison or a max/min call, else None."""
-    right = _strip(right) or right
-    if right.type == "call_expression":
-        args = right.child_by_field_name("arguments")
-        fn = text(source, right.child_by_field_name("function")).replace(" ", "")
-        xs = [text(source, a) for a in args.named_children] if args is not None else []
-        if fn in _SELECT_CALLS and len(xs) == 2 and acc in xs and xs.count(acc) == 1:
-            other = xs[1 - xs.index(acc)]
-            return other if acc not in idents(other) else None
-        return None
-    if right.type == "conditional_expression":
-        cond = _strip(right.child_by_field_name("condition"))
-        picks = {text(source, right.child_by_field_name("consequence")), text(source, right.child_by_field_name("alternative"))}
-        return _compared(source, acc, cond, picks)
-    return None
-
-
-def _compared(source: bytes, acc: str, cond: Node | None, picks: set[str]) -> str | None:
-    if cond is None or cond.type != "binary_expression" or text(source, cond.child_by_field_name("operator")) not in _COMPARE:
-        return None
-    sides = {text(source, _strip(cond.child_by_field_name("left"))), text(source, _strip(cond.child_by_field_name("right")))}
-    picks = {p.strip("() ") for p in picks}
-    if acc not in sides or sides != picks or len(sides) != 2:
-        return None
-    other = next(s for s in sides if s != acc)
-    return other if acc not in idents(other) else None
 
 
 class _Reader:
@@ -117,9 +79,9 @@ class _Reader:
                 self.locals.add(text(s, name))
             return None
         if t == "if_statement":
-            cond = _strip(node.child_by_field_name("condition"))
+            cond = strip(node.child_by_field_name("condition"))
             cons, alt = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
-            if alt is None and self._if_select(node, cond, cons) is not None:
+            if alt is None and self._ifselect(node, cond, cons) is not None:
                 return None
             self.guards.append(text(s, cond))
             why = self.read(cons) if cons is not None else None
@@ -128,7 +90,7 @@ class _Reader:
             return self._expression(node, node.named_children[0])
         return f"{text(s, node).splitlines()[0][:60]!r}: a row loop may hold only reductions, stores to the row, locals and ifs"
 
-    def _if_select(self, node: Node, cond: Node | None, cons: Node | None) -> str | None:
+    def _ifselect(self, node: Node, cond: Node | None, cons: Node | None) -> str | None:
         """`if (e > m) m = e;` (braces or not): a select of m."""
         body = statements(cons) if cons is not None and cons.type == "compound_statement" else [cons] if cons else []
         if len(body) != 1 or body[0].type != "expression_statement" or not body[0].named_children:
@@ -139,7 +101,7 @@ class _Reader:
                 or text(self.source, a.child_by_field_name("operator")) != "=":
             return None
         acc = text(self.source, left)
-        value = _compared(self.source, acc, cond, {acc, text(self.source, right)})
+        value = compared(self.source, acc, cond, {acc, text(self.source, right)})
         if value is None or acc not in self.outer or acc in self.locals:
             return None
         return value if self._note(acc, "select", node, value) is None else None
@@ -168,11 +130,11 @@ class _Reader:
                 return f"{name} is assigned in the row loop but declared outside the kernel body's statements"
             if op in {"+=", "-="}:
                 return self._note(name, "sum", stmt, "")
-            r = _strip(right) or right
+            r = strip(right) or right
             if op == "=" and r.type == "binary_expression" and text(s, r.child_by_field_name("operator")) in {"+", "-"} \
                     and text(s, r.child_by_field_name("left")) == name and name not in idents(text(s, r.child_by_field_name("right"))):
                 return self._note(name, "sum", stmt, "")
-            value = _select(s, name, right) if op == "=" else None
+            value = select(s, name, right) if op == "=" else None
             if value is None:
                 return f"{text(s, e)[:60]!r} is not a sum or a max / min of {name}"
             return self._note(name, "select", stmt, value)
@@ -230,21 +192,3 @@ def combine(source: bytes, red: Reduction, other: str) -> str:
     out = re.sub(rf"(?<![\w.]){re.escape(red.value)}(?![\w])" if re.fullmatch(r"\w+", red.value) else re.escape(red.value),
                  lambda _: other, update)
     return out if out.rstrip().endswith((";", "}")) else out + ";"
-
-
-def declares(source: bytes, stmt: Node, name: str) -> bool:
-    if stmt.type != "declaration":
-        return False
-    return any(d.type in {"init_declarator", "identifier"} and text(source, d.child_by_field_name("declarator") or d) == name
-               for d in stmt.children_by_field_name("declarator"))
-
-
-_ZERO = re.compile(r"^\(?\s*0+(?:\.0*)?[fFlLuU]?\s*\)?$|^\(?\s*0*\.0+[fFlL]?\s*\)?$")  # 0, 0.0f, 0., .0f
-
-
-def starts_at_zero(source: bytes, before: list[Node], name: str) -> bool:
-    """Whether the sum `name` enters its loop at zero: declared `= 0` (0.0f, 0.), not assigned before the loop."""
-    value = re.search(rf"\b{re.escape(name)}\s*=\s*([^,;]+)", text(source, decl)) \
-        if (decl := next((s for s in before if declares(source, s, name)), None)) is not None else None
-    return value is not None and bool(_ZERO.match(value.group(1))) and not any(
-        re.search(rf"\b{re.escape(name)}\s*(?:[-+*/]?=[^=]|\+\+|--)", text(source, s)) for s in before if s.start_byte > decl.start_byte)  # type: ignore[union-attr]

@@ -15,7 +15,8 @@ from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 
 from ._common import body_node, fresh, indent_of, statements, text, walk
 from ._guards import loop_block
-from ._row_loops import COUNT_UP, RowLoop, combine, declares, row_loop, starts_at_zero
+from ._row_loops import RowLoop, combine, row_loop
+from ._row_scalars import COUNT_UP, declares, moving, row_pointers, starts_at_zero
 from ._warp_scan import value_of
 
 
@@ -34,25 +35,6 @@ def _type_of(source: bytes, stmts: list[Node], name: str) -> str:
     decl = next((s for s in stmts if declares(source, s, name)), None)
     kind = text(source, decl.child_by_field_name("type")) if decl is not None else ""
     return kind or "auto"
-
-
-def _row_pointers(source: bytes, stmts: list[Node], row: set[str]) -> set[str]:
-    """Pointers to the row: locals declared from it (`const float* in = x + r * n;`, `&y[r * n]`) and pointers
-    moved to it (`x += r * n;`, `x = x + r * n;`)."""
-    out: set[str] = set()
-    for s in stmts:
-        if s.type == "declaration":
-            for d in s.children_by_field_name("declarator"):
-                value, name = d.child_by_field_name("value"), d.child_by_field_name("declarator")
-                if d.type == "init_declarator" and value is not None and name is not None and name.type == "pointer_declarator" \
-                        and (row | out) & idents(text(source, value)):
-                    out.add(text(source, name).lstrip("* ").split()[-1])
-        e = s.named_children[0] if s.type == "expression_statement" and s.named_children else None
-        if e is not None and e.type == "assignment_expression":
-            left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
-            if left is not None and left.type == "identifier" and right is not None and (row | out) & idents(text(source, right)):
-                out.add(text(source, left))
-    return out
 
 
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
@@ -75,26 +57,6 @@ def _prior(node: Node) -> list[Node]:
         if parent.type == "compound_statement":
             out = [c for c in statements(parent) if c.end_byte <= node.start_byte] + out
         cur = parent
-    return out
-
-
-def _moving(source: bytes, holders: list[Node], inside: list[Node], outer_vars: set[str]) -> set[str]:
-    """The outer loops' variables and the names computed from them outside the row loops (a cell's start from its
-    neighbour offset): a row loop reading them walks another stretch on each trip of the loop around it."""
-    pairs: list[tuple[str, str]] = []
-    for h in holders:
-        for n in walk(h, lambda m: m not in inside):
-            if n.type == "init_declarator" or n.type == "assignment_expression":
-                name = n.child_by_field_name("declarator") if n.type == "init_declarator" else n.child_by_field_name("left")
-                value = n.child_by_field_name("value") if n.type == "init_declarator" else n.child_by_field_name("right")
-                if name is not None and name.type == "identifier" and value is not None:
-                    pairs.append((text(source, name), text(source, value)))
-    out = set(outer_vars)
-    for _ in range(len(pairs)):
-        grown = {name for name, value in pairs if out & idents(value)} - out
-        if not grown:
-            break
-        out |= grown
     return out
 
 
@@ -145,9 +107,9 @@ def row_walks(source: bytes, facts: KernelFacts, lanes: int, block: int) -> Rewr
     why = _plain_stores_only(source, stmts[first:last + 1], nodes)
     if why is not None:
         return Refused(why)
-    moving = _moving(source, stmts[first:last + 1], nodes, outer_vars)
-    if any(moving & idents(x.index) for n in nodes for x in facts.subscripts if n.start_byte <= x.start < n.end_byte) \
-            or any(moving & idents(f"{lp.init} {lp.cond}") for lp in inner):
+    shifted = moving(source, stmts[first:last + 1], nodes, outer_vars)
+    if any(shifted & idents(x.index) for n in nodes for x in facts.subscripts if n.start_byte <= x.start < n.end_byte) \
+            or any(shifted & idents(f"{lp.init} {lp.cond}") for lp in inner):
         return Refused("a row loop inside another loop walks a different stretch on each trip of the outer loop (a tile or "
                        "stencil window, not a row): its lanes would split a short loop")
     walks: list[RowLoop] = []
@@ -165,7 +127,7 @@ def row_walks(source: bytes, facts: KernelFacts, lanes: int, block: int) -> Rewr
     if not any(w.reductions for w in walks) and not any(w.stores for w in walks):
         return Refused("the row loops neither reduce nor store")
     row = {var, *facts.thread_vars}
-    moved = _row_pointers(source, [*before, *stmts[:first]], row)
+    moved = row_pointers(source, [*before, *stmts[:first]], row)
     if not any(lp.var in idents(x.index) and ((row - {lp.var}) & idents(x.index) or x.array in moved
                                               or (row - {lp.var}) & idents(f"{lp.init} {lp.cond}"))
                for lp in inner for x in facts.subscripts if lp.body_start <= x.start < lp.body_end):
