@@ -98,7 +98,7 @@ def test_broken_butterflies_are_caught(tmp_path: Path, kernel: str) -> None:
 def test_walks_that_lanes_cannot_split_stay_refused() -> None:
     """A store at a neighbour of the element, a reduction read inside its loop, a scalar carried from one iteration to
     the next, a compound store between the loops, a walk every thread reads alike (nothing to coalesce: an all-pairs
-    sum), a loop nested in another, and a row loop whose stretch moves with the loop around it (a window, the neighbour
+    sum), a walk already adjacent across threads (column-major: splitting it would scatter the lanes), a loop nested in another, and a row loop whose stretch moves with the loop around it (a window, the neighbour
     cells of a particle: the start computed from the outer loop's variable)."""
     head = "__global__ void k(const float* x, float* y, int rows, int n)\n{\n    int r = blockIdx.x * blockDim.x + threadIdx.x;\n"
     cases = {
@@ -113,6 +113,7 @@ def test_walks_that_lanes_cannot_split_stay_refused() -> None:
         "window": "    float s = 0.0f;\n    for (int d = 0; d < 3; ++d) for (int c = 0; c < n; ++c) s += x[(r + d) * n + c];\n    y[r] = s;\n",
         "cells": "    float s = 0.0f;\n    for (int o = -1; o <= 1; ++o) {\n        int cell = (int)x[r] + o;\n        int first = (int)x[cell];\n"
                  "        for (int j = first; j < first + 4; ++j) if (j != r) s = fmaxf(s, x[j]);\n    }\n    y[r] = s;\n",
+        "column-major": "    float s = 0.0f;\n    for (int c = 0; c < n; ++c) { float v = x[c * rows + r]; s = fmaxf(s, v); }\n    y[r] = s;\n",
         "nested": "    float s = 0.0f;\n    for (int c = 0; c < n; ++c) for (int d = 0; d < n; ++d) s += x[c * n + d];\n"
                   "    for (int c = 0; c < n; ++c) y[r * n + c] = s;\n",
     }

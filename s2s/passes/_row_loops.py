@@ -55,6 +55,15 @@ def _index(source: bytes, sub: Node) -> Node | None:
     return idx
 
 
+def unit_step(source: bytes, sub: Node, var: str) -> bool:
+    """Whether the subscript's index is `base + var` (var one additive term of it, alone): consecutive iterations
+    touch adjacent elements."""
+    idx = _index(source, sub)
+    terms = _terms(idx) if idx is not None else []
+    hits = [t for t in terms if var in idents(text(source, t))]
+    return len(hits) == 1 and hits[0].type == "identifier"
+
+
 class _Reader:
     def __init__(self, source: bytes, var: str, outer: set[str]) -> None:
         self.source, self.var, self.outer = source, var, outer  # outer: scalars declared outside the loop
@@ -140,9 +149,7 @@ class _Reader:
             return self._note(name, "select", stmt, value)
         if left.type == "subscript_expression":
             idx = _index(s, left)
-            terms = _terms(idx) if idx is not None else []
-            hits = [x for x in terms if self.var in idents(text(s, x))]
-            if len(hits) != 1 or hits[0].type != "identifier":
+            if idx is None or not unit_step(s, left, self.var):
                 return f"{text(s, left)!r}: a row loop stores only at `base + {self.var}` (one element an iteration)"
             array = text(s, left.child_by_field_name("argument"))
             if self.stores.setdefault(array, text(s, idx)) != text(s, idx):

@@ -15,7 +15,7 @@ from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 
 from ._common import body_node, fresh, indent_of, statements, text, walk
 from ._guards import loop_block
-from ._row_loops import RowLoop, combine, row_loop
+from ._row_loops import RowLoop, combine, row_loop, unit_step
 from ._row_scalars import COUNT_UP, declares, moving, row_pointers, starts_at_zero
 from ._warp_scan import value_of
 
@@ -128,11 +128,12 @@ def row_walks(source: bytes, facts: KernelFacts, lanes: int, block: int) -> Rewr
         return Refused("the row loops neither reduce nor store")
     row = {var, *facts.thread_vars}
     moved = row_pointers(source, [*before, *stmts[:first]], row)
-    if not any(lp.var in idents(x.index) and ((row - {lp.var}) & idents(x.index) or x.array in moved
-                                              or (row - {lp.var}) & idents(f"{lp.init} {lp.cond}"))
-               for lp in inner for x in facts.subscripts if lp.body_start <= x.start < lp.body_end):
-        return Refused("no element the row loops touch depends on both the row and the loop's variable: the lanes of a "
-                       "row would split a walk every thread reads alike (a broadcast), nothing to coalesce")
+    steps = [(lp, x) for lp, n in zip(inner, nodes) for x in walk(n) if x.type == "subscript_expression" and unit_step(source, x, lp.var)]
+    if not any((row - {lp.var}) & idents(text(source, x)) or text(source, x.child_by_field_name("argument")) in moved
+               or (row - {lp.var}) & idents(f"{lp.init} {lp.cond}") for lp, x in steps):
+        return Refused("no element the row loops touch steps by one along the row with the loop's variable: the lanes "
+                       "of a row would split a walk every thread reads alike (a broadcast) or one already adjacent "
+                       "across threads (a column-major layout), nothing to coalesce")
     lane, mask, off, other = (fresh(facts, source, w) for w in ("lane", "mask", "off", "other"))
     decl = value_of(mapping)
     assert decl is not None
