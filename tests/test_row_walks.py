@@ -17,7 +17,7 @@ from s2s.optimize.registry import Applied, build_pipeline, run_pass
 
 FIXTURES = ROOT / "tests" / "fixtures" / "row_walks"
 KERNELS = ("row_softmax", "row_softmax_stored", "row_norm", "row_range", "row_scale", "row_logsoftmax_pointers", "row_scaled_moved",
-           "row_bisect", "row_repeat_sum")
+           "row_bisect", "row_repeat_sum", "row_repeat_bare")
 
 
 def _source(kernel: str) -> bytes:
@@ -40,6 +40,8 @@ def _counts(kernel: str, rows: int, n: int) -> dict[str, int]:
         return {"d": full, "wts": full, "betas": row}
     if kernel == "row_repeat_sum":
         return {"x": full, "acc": row, "peak": row}
+    if kernel == "row_repeat_bare":
+        return {"x": full, "acc": row}
     if kernel == "row_scaled_moved":
         return {"x": full, "norms": row}
     return {"x": full, "y": full}

@@ -154,10 +154,14 @@ def row_walks(source: bytes, facts: KernelFacts, lanes: int, block: int) -> Rewr
         edits += [Edit(value.end_byte, value.end_byte, f" + {lane}"), Edit(update.start_byte, update.end_byte, f"{loop_var} += {lanes}")]
         started = [r.name for r in w.reductions.values()  # inside another loop: the sum may carry an earlier trip's total
                    if r.kind == "sum" and (nested or not starts_at_zero(source, prior, r.name))]
+        bare = node.parent is not None and node.parent.type != "compound_statement"  # `for (...) for (c ...)`: braces
+        head = "{ " if bare else ""
         if started:  # a sum entering with a value (a bias, an earlier loop's total) keeps it in lane 0 only
+            head += f"if ({lane} != 0) {{ " + " ".join(f"{a} = 0;" for a in started) + f" }}\n{lpad}"
+        if head:
             p = node.prev_named_sibling
-            at_byte = p.start_byte if p is not None and p.type == "preproc_call" else node.start_byte
-            edits.append(Edit(at_byte, at_byte, f"if ({lane} != 0) {{ " + " ".join(f"{a} = 0;" for a in started) + f" }}\n{lpad}"))
+            at_byte = p.start_byte if not bare and p is not None and p.type == "preproc_call" else node.start_byte
+            edits.append(Edit(at_byte, at_byte, head))
         tail = ""
         if w.reductions:
             folds = []
@@ -173,7 +177,7 @@ def row_walks(source: bytes, facts: KernelFacts, lanes: int, block: int) -> Rewr
             tail += f"\n{lpad}__syncwarp({mask});"
         if node is stmts[last] and after:
             tail += f"\n{lpad}if ({lane} != 0) return;"
-        edits.append(Edit(node.end_byte, node.end_byte, tail))
+        edits.append(Edit(node.end_byte, node.end_byte, tail + (" }" if bare else "")))
     if stmts[last] not in nodes and after:  # lane 0 alone runs what follows the statement holding the last row loop
         edits.append(Edit(stmts[last].end_byte, stmts[last].end_byte, f"\n{indent_of(source, stmts[last].start_byte)}if ({lane} != 0) return;"))
     names = [r.name for w in walks for r in w.reductions.values()]
