@@ -101,7 +101,7 @@ def test_walks_that_lanes_cannot_split_stay_refused() -> None:
     """A store at a neighbour of the element, a reduction read inside its loop, a scalar carried from one iteration to
     the next, a compound store between the loops, a walk every thread reads alike (nothing to coalesce: an all-pairs
     sum), a walk already adjacent across threads (column-major: splitting it would scatter the lanes), a loop nested in another, and a row loop whose stretch moves with the loop around it (a window, the neighbour
-    cells of a particle: the start computed from the outer loop's variable)."""
+    cells of a particle: the start computed from the outer loop's variable), and a loop that stops on its running sum."""
     head = "__global__ void k(const float* x, float* y, int rows, int n)\n{\n    int r = blockIdx.x * blockDim.x + threadIdx.x;\n"
     cases = {
         "neighbour": "    float s = 0.0f;\n    for (int c = 0; c < n; ++c) s += x[r * n + c];\n"
@@ -116,6 +116,8 @@ def test_walks_that_lanes_cannot_split_stay_refused() -> None:
         "cells": "    float s = 0.0f;\n    for (int o = -1; o <= 1; ++o) {\n        int cell = (int)x[r] + o;\n        int first = (int)x[cell];\n"
                  "        for (int j = first; j < first + 4; ++j) if (j != r) s = fmaxf(s, x[j]);\n    }\n    y[r] = s;\n",
         "column-major": "    float s = 0.0f;\n    for (int c = 0; c < n; ++c) { float v = x[c * rows + r]; s = fmaxf(s, v); }\n    y[r] = s;\n",
+        "early exit": "    float s = 0.0f;\n    for (int c = 0; c < n && s < 8.0f; ++c) s += x[r * n + c];\n"
+                      "    for (int c = 0; c < n; ++c) y[r * n + c] = s;\n",
         "nested": "    float s = 0.0f;\n    for (int c = 0; c < n; ++c) for (int d = 0; d < n; ++d) s += x[c * n + d];\n"
                   "    for (int c = 0; c < n; ++c) y[r * n + c] = s;\n",
     }

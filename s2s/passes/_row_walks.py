@@ -123,6 +123,8 @@ def row_walks(source: bytes, facts: KernelFacts, lanes: int, block: int) -> Rewr
         found = row_loop(source, node, loop.var, _declared(source, [*before, *_prior(node)]) - {var})
         if isinstance(found, str):
             return Refused(found)
+        if set(found.reductions) & idents(f"{loop.init} {loop.cond}"):
+            return Refused("a row loop's header reads a reduction of the loop (an early exit on a running value)")
         walks.append(found)
     if not any(w.reductions for w in walks) and not any(w.stores for w in walks):
         return Refused("the row loops neither reduce nor store")
