@@ -2,7 +2,7 @@
 
 tests/emulate_cuda.py runs threads one after another, a legal schedule only for kernels without collectives. Here the
 blocks run one after another and the threads of a block at once: `__syncthreads()` is a barrier of the block's
-threads, `__shfl_down_sync` (`_up_`, `_xor_`, plain) a barrier of the warp's lanes around an exchange through per-thread slots, `__shared__`
+threads, `__syncwarp` and `__shfl_down_sync` (`_up_`, `_xor_`, plain) a barrier of the warp's lanes around an exchange through per-thread slots, `__shared__`
 one array per kernel (blocks do not overlap), `atomicAdd` a locked add; `float4`, `int4`, `uint4` are plain structs, and
 buffers can start off a 16-byte boundary to take a rewrite's scalar path. A shuffle checks its mask: it must name
 exactly the lanes of the warp that exist (a full mask on a partial warp is undefined on a GPU and stops the program
@@ -61,6 +61,11 @@ static std::barrier<>* s2s_bar(unsigned mask, int width) {
     return width < 32 && mask == segment && mask != present ? s2s_segments[log2w][tid / width] : s2s_warps[tid / 32];
 }
 static void __syncthreads() { s2s_block->arrive_and_wait(); }
+static void __syncwarp(unsigned mask = 0xffffffffu) {  // the lanes of the mask: a whole warp or one segment
+    int width = 1;
+    while (width < __builtin_popcount(mask)) width *= 2;
+    s2s_bar(mask, width)->arrive_and_wait();
+}
 template <typename T> static T min(T a, T b) { return b < a ? b : a; }  // CUDA's integer min/max
 template <typename T> static T max(T a, T b) { return a < b ? b : a; }
 template <typename T> static T atomicAdd(T* p, T v) { std::lock_guard<std::mutex> g(s2s_atomic); T old = *p; *p += v; return old; }

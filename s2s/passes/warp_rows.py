@@ -8,10 +8,12 @@ the lanes take consecutive c, scan their terms with `__shfl_up_sync`, store, and
 A reduction whose arrays step by one element reads quads of the row in float4 words where the row starts 16-byte
 aligned (passes/_lane_quads.py; `vec=1` keeps one element per lane and trip); a gathered factor `x[cols[k]]` reads
 cols in int4 words. A sum that enters the loop with a value (`acc = out[i]`, a bias) keeps it in lane 0 only; `-=` too.
+A row walked by several loops, or by one that is not sums alone (softmax: max, sum, normalize; layer norm; row minima
+and maxima; stores to the row's elements), splits every loop among the lanes and combines each reduction with a
+`__shfl_xor_sync` butterfly so every lane holds it for what follows (passes/_row_loops.py, passes/_row_walks.py).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -23,6 +25,8 @@ from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
 from ._common import body_node, fresh, indent_of, statements, text
 from ._guards import loop_block
 from ._lane_quads import lane_quads
+from ._row_scalars import COUNT_UP, declares, starts_at_zero
+from ._row_walks import row_walks
 from ._warp_scan import scan_loop, scan_shape, value_of
 
 EXAMPLE_DIALECT = "cuda"
@@ -68,7 +72,6 @@ __global__ void matvec(const float* A, const float* x, float* y, int n)
     y[row] = sum;
 }
 """
-_STEP = re.compile(r"^\s*(\+\+\s*(\w+)|(\w+)\s*\+\+|(\w+)\s*\+=\s*1)\s*$")
 
 
 @dataclass(frozen=True)
@@ -92,19 +95,23 @@ class WarpRows:
             return "lanes must be a power of two up to 32, block a multiple of 32, unroll 1, 2, 4 or 8 and vec 1 or 4"
         if facts.dims != 1 or facts.var_for("x") == "":
             return "needs a 1-D thread mapping (i = blockIdx.x * blockDim.x + threadIdx.x)"
-        if len(facts.loops) != 1 or facts.loops[0].kind != "for_statement":
-            return "needs exactly one loop, a for loop"
+        if not facts.loops:
+            return "needs a loop over the row"
+        if any(lp.kind != "for_statement" for lp in facts.loops if lp.innermost):
+            return "needs for loops over the row (the innermost loops; loops around them are the row's own control)"
         if facts.atomics or facts.shared:
             return "kernel uses atomics or shared memory"
         return True
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        if len(facts.loops) > 1:
+            return self._walks(source, facts)
         body, loop, var, lanes = body_node(source, facts), facts.loops[0], facts.var_for("x"), self.lanes
         top = statements(body)
         stmts, guard = loop_block(source, top, loop.start, var)
         at = next((i for i, s in enumerate(stmts) if s.start_byte == loop.start), -1)
         before = [s for s in top if s.end_byte <= (guard.start_byte if guard is not None else loop.start)]
-        mapping = next((s for s in before if _declares(source, s, var)), None)
+        mapping = next((s for s in before if declares(source, s, var)), None)
         if at < 0 or mapping is None:
             return Refused("the loop must be a statement of the kernel body (or of one guard `if (row < n) { ... }`) "
                            "after the thread-index declaration")
@@ -119,11 +126,15 @@ class WarpRows:
         scan = scan_shape(source, stmts[at], loop.var) if isinstance(accs, str) else None
         if isinstance(accs, str) and isinstance(scan, tuple):
             accs = [scan[0]]
-        if isinstance(accs, str):
-            return Refused(accs if not isinstance(scan, str) or "scalar" not in accs else f"{accs}; {scan}")
-        if not all(any(_declares(source, s, a) for s in [*before, *stmts[:at]]) for a in accs):
+        if isinstance(accs, str):  # not sums alone: a walk of maxima, stores to the row, ... (passes/_row_walks.py)
+            walks = self._walks(source, facts)
+            if isinstance(walks, Rewrite):
+                return walks
+            why = accs if not isinstance(scan, str) or "scalar" not in accs else f"{accs}; {scan}"
+            return Refused(f"{why}; as a row walk: {walks.reason}")
+        if not all(any(declares(source, s, a) for s in [*before, *stmts[:at]]) for a in accs):
             return Refused("the accumulators must be declared in the kernel body before the loop")
-        step = _STEP.match(loop.step)
+        step = COUNT_UP.match(loop.step)
         if not step or next(g for g in step.groups()[1:] if g) != loop.var or not loop.bound or "<" not in loop.cond:
             return Refused("the loop must count up by one: for (j = s; j < n; ++j)")
         loop_node = stmts[at]
@@ -141,7 +152,7 @@ class WarpRows:
         reduce = "".join(f"\n{lpad}for (int {off} = {lanes} / 2; {off} > 0; {off} /= 2)\n{lpad}    "
                          f"{a} += __shfl_down_sync({mask}, {a}, {off}, {lanes});" for a in accs)
         if isinstance(scan, tuple):
-            acc_decl = next(x for x in [*before, *stmts[:at]] if _declares(source, x, scan[0]))
+            acc_decl = next(x for x in [*before, *stmts[:at]] if declares(source, x, scan[0]))
             scanned = scan_loop(source, facts, loop_node, scan, text(source, acc_decl.child_by_field_name("type")), lanes, lane, mask, off,
                                 self.unroll)
             if isinstance(scanned, Refused):
@@ -162,7 +173,7 @@ class WarpRows:
             Edit(step_node.start_byte, step_node.end_byte, f"{loop.var} += {lanes}"),
             Edit(loop.end, loop.end, f"{reduce}\n{lpad}if ({lane} != 0) return;"),
         )
-        started = [a for a in accs if not _starts_at_zero(source, [*before, *stmts[:at]], a)]
+        started = [a for a in accs if not starts_at_zero(source, [*before, *stmts[:at]], a)]
         if started:  # `acc = out[i]` (normalize's register), `acc = bias`: only lane 0 brings the first value (before a #pragma)
             at_byte = p.start_byte if (p := loop_node.prev_named_sibling) is not None and p.type == "preproc_call" else loop.start
             edits += (Edit(at_byte, at_byte, f"if ({lane} != 0) {{ " + " ".join(f"{a} = 0;" for a in started) + f" }}\n{lpad}"),)
@@ -175,23 +186,10 @@ class WarpRows:
         return Rewrite(edits, launch, f"{lanes} lanes per row of {var}" + (", float4 words" if quads is not None else "") +
                        f", shuffle reduction of {', '.join(accs)}")
 
-
-def _declares(source: bytes, stmt: Node, name: str) -> bool:
-    if stmt.type != "declaration":
-        return False
-    return any(d.type in {"init_declarator", "identifier"} and text(source, d.child_by_field_name("declarator") or d) == name
-               for d in stmt.children_by_field_name("declarator"))
-
-
-_ZERO = re.compile(r"^\(?\s*0+(?:\.0*)?[fFlLuU]?\s*\)?$|^\(?\s*0*\.0+[fFlL]?\s*\)?$")  # 0, 0.0f, 0., .0f
-
-
-def _starts_at_zero(source: bytes, before: list[Node], name: str) -> bool:
-    """Whether the sum `name` enters its loop at zero: declared `= 0` (0.0f, 0.), not assigned before the loop."""
-    value = re.search(rf"\b{re.escape(name)}\s*=\s*([^,;]+)", text(source, decl)) \
-        if (decl := next((s for s in before if _declares(source, s, name)), None)) is not None else None
-    return value is not None and bool(_ZERO.match(value.group(1))) and not any(
-        re.search(rf"\b{re.escape(name)}\s*(?:[-+*/]?=[^=]|\+\+|--)", text(source, s)) for s in before if s.start_byte > decl.start_byte)  # type: ignore[union-attr]
+    def _walks(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
+        if self.unroll > 1:
+            return Refused("unroll batches the loads of a running sum's chunks: these row loops are walks (use lanes alone)")
+        return row_walks(source, facts, self.lanes, self.block)
 
 
 def _loop_items(loop: Node) -> list[Node]:
