@@ -90,8 +90,8 @@ def compile_time_sized(app: dict[str, Any]) -> bool:
 
 
 def launched_kernels(tree: Path, build_cmd: str) -> tuple[list[dict[str, Any]], Any]:
-    """The tree's CUDA/HIP kernels that a launch site of a built file (or of a header) names, in file and line order,
-    and the tree's scan (for the extractions)."""
+    """The tree's CUDA/HIP kernels, defined in a built file (or a header), that a launch site of a built file (or of a
+    header) names, in file and line order, and the tree's scan (for the extractions)."""
     from s2s.scan.tree import scan_tree
 
     index = scan_tree(tree, jobs=1)
@@ -109,7 +109,8 @@ def launched_kernels(tree: Path, build_cmd: str) -> tuple[list[dict[str, Any]], 
         launched |= _named_elsewhere(tree, {s.file for s in sites} | {k.file for k in index.kernels if counts(k.file)},
                                      names - launched)  # names besides its definition (`kernel = &copy;`) may be it
     found = [{"name": k.name, "file": k.file, "line": k.line, "language": k.language} for k in index.kernels
-             if k.language in {"cuda", "hip"} and k.name in launched]
+             if k.language in {"cuda", "hip"} and k.name in launched and counts(k.file)]  # not a namesake of a file
+    # the build does not compile (NPB's BT and SP define kernels of the same names)
     found.sort(key=lambda k: (k["file"], k["line"]))
     return found, index
 
