@@ -7,7 +7,7 @@
 # Without a committed CPU part (bench/results/fidelity/*-cpu/) the CPU keys are null: summarize again later with
 #   python bench/fidelity_catalog.py --merge RETURNED/run/fidelity_catalog.json --static CPU/fidelity_catalog.json --out DIR
 # Per development application laid out in .gpu/apps/NAME (bench/apps/layout.py; never the held-out split): ONE
-# instrumented build and run capturing up to --per-app kernels (default 6), every statically inferred value compared
+# instrumented build and run capturing up to --per-app kernels (default 40: all it launches), every statically inferred value compared
 # with the captured one (equal / FILL-IN / wrong), --parallel applications at a time, none started within 30 s of
 # --deadline, every worker stopped with what it started at the deadline. The CPU figures (found, extracted, compile
 # alone, runnable, compile-time sized) come from the newest committed CPU part (bench/results/fidelity/*-cpu/).

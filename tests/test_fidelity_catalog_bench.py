@@ -47,7 +47,8 @@ int main() {
 }
 """
 OLD = """__global__ void legacy(float* a, int n) { int i = threadIdx.x; if (i < n) a[i] = 0.0f; }
-int old_main() { float* a = 0; legacy<<<1, 32>>>(a, 32); return 0; }
+__global__ void fill(float* a, float v, int n) { if (threadIdx.x < n) a[threadIdx.x] = v; }  // a namesake, not built
+int old_main() { float* a = 0; legacy<<<1, 32>>>(a, 32); fill<<<1, 32>>>(a, 1.0f, 32); return 0; }
 """
 MAKEFILE = "main: main.o\n\tnvcc -arch=$(ARCH) -o main main.o\nmain.o: main.cu kernels.cuh\n\tnvcc -arch=$(ARCH) -c main.cu -o main.o\n"
 
