@@ -311,11 +311,18 @@ def test_fidelity_takes_the_instance_that_ran_over_the_host_functions_names(tmp_
     value "wrong" on the H200 (6 development kernels, 2415e4d); spellings of one type are one type."""
     from dataclasses import replace
 
-    from s2s.capture.fidelity import compare, same_template_args
+    from s2s.capture.fidelity import compare, same_template_args, tree_typedefs
 
     assert same_template_args("half, __nv_bfloat16", "__half, __nv_bfloat16")
     assert same_template_args("256u, unsigned", "256, unsigned int") and same_template_args("(int)4", "4")
     assert not same_template_args("float, 4", "float, 8") and not same_template_args("float", "float, 4")
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "t.h").write_text("typedef unsigned char uchar_odd;\nusing real = double;\n"
+                                           "typedef float two; typedef int two;\n")
+    aliases = tree_typedefs(tmp_path / "tree")
+    assert aliases == {"uchar_odd": "unsigned char", "real": "double"}  # a name with two types is neither
+    assert same_template_args("uchar_odd, real", "unsigned char, double", aliases)
+    assert not same_template_args("uchar_odd", "char", aliases)
     mep, m, _ex = make_mep(str(FIXTURE), "scale", str(tmp_path / "mep"))
     static = replace(m, template_args="half")
     ran = replace(m, template_args="__half", capture={**m.capture, "from": "launch 2 at nowhere.cu:1, x",

@@ -56,12 +56,47 @@ def _one_targ(a: str) -> str:
     return m.group(1) if m else a
 
 
-def same_template_args(static: str, truth: str) -> bool:
-    """`half, 256u` and `__half, 256`: one instance, spelled by the source and by the compiler."""
+def same_template_args(static: str, truth: str, aliases: dict[str, str] | None = None) -> bool:
+    """`half, 256u` and `__half, 256`: one instance, spelled by the source and by the compiler; `aliases` (a tree's
+    typedefs, name -> type) resolve the source's own names (`uchar_misaligned` for `unsigned char`)."""
     from .deduce import split_args
 
+    def norm(t: str) -> str:
+        t = _one_targ(t)
+        for _ in range(8):  # typedefs of typedefs
+            if t not in (aliases or {}):
+                break
+            t = _one_targ((aliases or {})[t])
+        return t
+
     a, b = split_args(static), split_args(truth)
-    return len(a) == len(b) and all(_one_targ(x) == _one_targ(y) for x, y in zip(a, b))
+    return len(a) == len(b) and all(norm(x) == norm(y) for x, y in zip(a, b))
+
+
+_TYPEDEF = re.compile(rb"\btypedef\s+((?:unsigned\s+|signed\s+|const\s+|struct\s+)*[A-Za-z_][\w:]*(?:\s+(?:int|long|char|short))*)"
+                      rb"\s+([A-Za-z_]\w*)\s*;|\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}()]+);")
+
+
+def tree_typedefs(tree: Path | None, limit: int = 400) -> dict[str, str]:
+    """The plain typedefs and `using` aliases of a tree's sources (name -> type), for telling one type's names apart
+    from two types; a name given two types is left out."""
+    out: dict[str, str] = {}
+    seen_twice: set[str] = set()
+    if tree is None or not Path(tree).is_dir():
+        return out
+    files = [f for f in sorted(Path(tree).rglob("*")) if f.suffix in {".h", ".hpp", ".cuh", ".cu", ".cpp", ".cc", ".c", ".hip"}]
+    for f in files[:limit]:
+        try:
+            data = f.read_bytes()
+        except OSError:
+            continue
+        for m in _TYPEDEF.finditer(data):
+            name, ty = (m.group(2), m.group(1)) if m.group(2) else (m.group(3), m.group(4))
+            key, val = name.decode("latin-1"), " ".join(ty.decode("latin-1").split())
+            if out.get(key, val) != val:
+                seen_twice.add(key)
+            out[key] = val
+    return {k: v for k, v in out.items() if k not in seen_twice}
 
 
 def _template_args_at(tree: Path | None, site: str, kernel: str) -> str | None:
@@ -113,7 +148,8 @@ def compare(static: Manifest, captured: Manifest, tree: Path | None = None) -> d
             rows.append(_row("template_args", static.template_args, "not recorded", UNKNOWN))
         else:
             verdict = FILLIN if _is_fill_in(static.template_args) else (
-                EQUAL if same_template_args(static.template_args, targs) else WRONG)
+                EQUAL if same_template_args(static.template_args, targs)
+                or same_template_args(static.template_args, targs, tree_typedefs(tree)) else WRONG)
             rows.append(_row("template_args", static.template_args, targs, verdict))
     summary = {k: sum(r["verdict"] == k for r in rows) for k in (EQUAL, FILLIN, WRONG, UNKNOWN)}
     return {"schema": 1, "kernel": static.kernel, "backend": static.backend, "capture": captured.capture.get("from", ""),
