@@ -174,6 +174,34 @@ def test_build_many_in_parallel(broken: Path) -> None:
     assert run_built(builds[0], time=False).verdict == "ok"
 
 
+@pytest.mark.slow
+def test_a_copy_of_a_mep_builds_from_pocls_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PoCL keys its kernel cache by the preprocessed source and the build options: the MEP's -I was its absolute path,
+    so every copy of a MEP (a work copy, a cluster worker's) compiled its kernels again. A changed header still builds
+    again, and its value is the one run."""
+    import shutil
+
+    cache = tmp_path / "pocl-cache"
+    monkeypatch.setenv("POCL_CACHE_DIR", str(cache))
+    variant = '#include "scale.h"\n' + SAXPY.replace("a * x[i]", "SCALE * a * x[i]")
+    first = make_mep(tmp_path / "a" / "mep", SAXPY, saxpy_manifest(), {"v": variant})
+    (first / "scale.h").write_text("#define SCALE 1.0f\n")
+
+    def cached() -> set[Path]:  # the programs PoCL compiled (it also leaves a temporary file each build)
+        return set(cache.rglob("program.bc"))
+
+    assert build(first, "v").ok
+    before = cached()
+    assert before
+    copy = shutil.copytree(first, tmp_path / "b" / "mep")
+    assert build(copy, "v").ok
+    assert cached() == before  # the reference and the variant both from the cache
+    (copy / "scale.h").write_text("#define SCALE 2.0f\n")  # the variant's result twice the reference's
+    m = evaluate(copy, "v", time=False)
+    assert cached() > before
+    assert m.verdict == "wrong-output", m.messages
+
+
 # ---- mistakes in mep.toml: one line naming the entry, exit 2 --------------------------------------
 def test_unfilled_values_stop_the_run(tmp_path: Path) -> None:
     m = saxpy_manifest()

@@ -84,3 +84,49 @@ def test_the_precompiled_headers_give_the_same_program(tmp_path: Path, monkeypat
         if shared is not None:
             assert src.read_text().startswith('#include "') and list(shared.glob("pch-*/headers.h.gch"))
     assert outputs == ["4\n", "4\n"] and THREADED_FLAGS[0] == "-O1"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+def test_files_share_a_unit_only_where_alone_they_give_the_same_outcome(tmp_path: Path) -> None:
+    """Compile checks put files in one unit, each in a namespace of its own, only where nothing a namespace changes
+    could turn an error alone into a pass: a name or macro a header declares (fmaxf, float4, a macro of the
+    headers), braces or #if that another file could balance, a pragma that could reach the next file, extern "C",
+    main, #undef. A failing unit proves nothing: its files are compiled alone and the failure is the file's own."""
+    from session_builds import _batch_form, _batches
+
+    nvcc = shutil.which("nvcc")
+    assert nvcc is not None
+    flags = ["-c", "-arch=sm_90"]
+    body = "__global__ void k{i}(float* a) {{ a[0] = 1.0f; }}\n"
+    plain = {f"ok{i}": body.format(i=i) for i in range(3)}
+    plain["ok2"] = "#define ROWS 4\n" + body.format(i=2).replace("{ a[0]", "{\n#pragma unroll\n for (int r = 0; r < ROWS; ++r) a[r]")
+    unsure = {
+        "shadows_fmaxf": "__device__ float fmaxf(float a, float b) { return a; }\n" + body.format(i=9),
+        "own_float4": "struct float4 { float x; };\n" + body.format(i=9),
+        "header_macro": "#define CUDART_VERSION 1\n" + body.format(i=9),
+        "opens_a_brace": body.format(i=9) + "void f() {\n",
+        "closes_a_brace": "}\n" + body.format(i=9),
+        "opens_an_if": "#if 1\n" + body.format(i=9),
+        "c_linkage": 'extern "C" ' + body.format(i=9),
+        "a_main": body.format(i=9) + "int main() { return 0; }\n",
+        "undef": "#undef X\n" + body.format(i=9),
+        "include_late": body.format(i=9) + "#include <cstdio>\n",
+        "a_pragma": "#pragma nv_diag_suppress 177\n" + body.format(i=9),
+    }
+    files = {}
+    for name, text in {**plain, **unsure}.items():
+        files[name] = tmp_path / f"{name}.cu"
+        files[name].write_text(text)
+    groups, alone = _batches(nvcc, flags, list(files.values()), 300)
+    assert [sorted(f.name for f, _, _ in g) for _, g in groups] == [sorted(f"{n}.cu" for n in plain)]
+    assert sorted(f.name for f in alone) == sorted(f"{n}.cu" for n in unsure)
+    assert _batch_form(files["ok0"], flags) is not None and _batch_form(files["undef"], flags) is None
+    # a broken file among good ones: the unit fails, the file alone gives nvcc's own error, named by its file
+    out = tmp_path / "out"
+    out.mkdir()
+    broken = tmp_path / "broken.cu"
+    broken.write_text(body.format(i=7).replace("1.0f", "undeclared_name"))
+    proc = nvcc_checks(nvcc, flags, [files["ok0"], broken, files["ok1"]], out, 300)
+    assert proc.returncode != 0 and "broken.cu" in proc.stderr and "undeclared_name" in proc.stderr, proc.stderr
+    assert nvcc_checks(nvcc, flags, [files["ok0"], files["ok1"], files["ok2"]], out, 300).returncode == 0

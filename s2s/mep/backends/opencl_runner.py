@@ -1113,16 +1113,19 @@ def fresh_seed() -> int:
 
 
 def _include(directory: Path) -> list[str]:
-    """`-I DIR` that survives the build options' split at spaces: the absolute path, else (a space in it: the MEP
-    under "My Documents") the path relative to the working directory, which the harness runs in (the MEP)."""
-    path = str(directory)
-    if not any(c.isspace() for c in path):
-        return ["-I", path]
+    """`-I DIR` with DIR relative to the working directory, which the harness runs in (the MEP): the build options
+    are part of PoCL's cache key (with the preprocessed source, so a changed header still builds again), and the
+    absolute path made every copy of a MEP (a work copy, a cluster worker's, each test's) compile its kernels again.
+    The relative path also survives the options' split at spaces (the MEP under "My Documents"). A directory outside
+    the working directory: its absolute path, the relative one where that has a space."""
     rel = os.path.relpath(directory, os.getcwd())
-    if any(c.isspace() for c in rel):
+    path = str(directory) if rel.split(os.sep, 1)[0] == ".." else rel
+    if any(c.isspace() for c in path):
+        path = rel
+    if any(c.isspace() for c in path):
         raise Failure("compile-failed", f"{directory}: a directory with a space in its name cannot be passed to the "
                       "OpenCL compiler; move the MEP", input_error=True)
-    return ["-I", rel]
+    return ["-I", path]
 
 
 def _die_with_parent() -> None:
