@@ -193,6 +193,8 @@ def _kernel_outcome(row: dict[str, Any]) -> str:
         return "tool-error"
     if status.startswith("not reintegrated"):
         tried = {v: n for v, n in verdicts.items() if v not in {"duplicate"}}
+        if row.get("evaluations", 1) == 0 and any("time budget spent" in str(n) for n in row.get("notes") or []):
+            return "timeout"  # no candidate started: --time-budget was spent before (not a kernel no pass applies to)
         if not tried or row.get("evaluations", 1) == 0:
             return "no-pass-applies"
         if set(tried) == {"wrong-output"}:
@@ -400,6 +402,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reclassify(app: dict[str, Any], report_path: Path) -> None:
+    """The kernels' outcomes again from the application's auto-report.json where the part keeps it (a part summarized
+    before a rule of _kernel_outcome changed); a winner's speedup stays, a kernel no longer a win counts 1.00x."""
+    try:
+        rows = {r.get("kernel"): r for r in json.loads(report_path.read_text()).get("kernels", [])}
+    except (OSError, ValueError):
+        return
+    for k in app["kernels"]:
+        row = rows.get(k["kernel"])
+        if row is not None and row.get("status"):
+            k["outcome"] = _kernel_outcome(row)
+            if k["outcome"] != "win":
+                k["speedup"] = 1.0
+
+
 def merge(parts: list[Path], into: Path) -> int:
     apps: dict[str, dict[str, Any]] = {}
     meta: dict[str, Any] = {}
@@ -410,6 +427,7 @@ def merge(parts: list[Path], into: Path) -> int:
         settings.append(f"{p.name} (commit {s.get('commit')}): {s.get('settings', '')}")
         for a in s["apps"]:
             a.setdefault("run", p.name)
+            _reclassify(a, p / "work" / a["name"] / "auto-report.json")
             a["commit_s2s"] = s.get("commit")
             _no_win_unless_ran(a["status"], a["kernels"])  # parts summarized before the rule was applied
             apps[a["name"]] = a  # a later part's result for the same application replaces the earlier

@@ -52,17 +52,23 @@ def test_run_lines_are_read_from_makefiles_by_rule() -> None:
     assert catalog._normalize("src/a-cuda/../x-cuda/in.txt") == "src/x-cuda/in.txt"
 
 
-def _report(status: str, *, verdicts: dict[str, int] | None = None, evaluations: int = 3, speedup: float = 1.0) -> dict:
+def _report(status: str, *, verdicts: dict[str, int] | None = None, evaluations: int = 3, speedup: float = 1.0,
+            notes: list[str] | None = None) -> dict:
     return {"gpu": {"ms_before": 10.0, "ms_after": 5.0 if status == "reintegrated" else 10.0},
             "stages": {"total": 5.0}, "profile": [{"kernel": "k", "total_ms": 10.0}],
             "app": {"output_unchanged": True} if status == "reintegrated" else {},
             "kernels": [{"kernel": "k", "gpu_ms": 8.0, "status": status, "speedup": speedup, "evaluations": evaluations,
-                         "verdicts": verdicts or {"ok": evaluations}, "refusals": {"fast-math": "fast-math: no expf"}}]}
+                         "verdicts": verdicts or {"ok": evaluations}, "refusals": {"fast-math": "fast-math: no expf"},
+                         "notes": notes or []}]}
 
 
 @pytest.mark.parametrize(("status", "kw", "outcome"), [
     ("reintegrated", {"speedup": 4.0}, "win"),
     ("not reintegrated: below 1.05x, within timing noise", {"evaluations": 0, "verdicts": {}}, "no-pass-applies"),
+    # no candidate started for want of time is a timeout, not a kernel no pass applies to (two development kernels
+    # with applicable passes were counted "no-pass-applies" that way at 1a9ea06)
+    ("not reintegrated: below 1.05x, within timing noise", {"evaluations": 0, "verdicts": {},
+                                                             "notes": ["time budget spent: 18 s of 9.9 s; no further candidate started"]}, "timeout"),
     ("not reintegrated: below 1.05x, within timing noise", {}, "no-win"),
     ("not reintegrated: below 1.05x, within timing noise", {"verdicts": {"wrong-output": 3}}, "wrong-output"),
     ("not reintegrated: below 1.05x, within timing noise", {"verdicts": {"compile-failed": 3}}, "build-failure"),
