@@ -483,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="result directory")
     ap.add_argument("--apps", help="these development applications only (comma-separated)")
     ap.add_argument("--per-app", type=int, default=40, help="at most this many kernels an application, spread over its tree "
-                    "(40: all 241 kernels the 72 development applications launch; 10 would take 208, 6 174)")
+                    "(40: all 227 kernels the 72 development applications launch)")
     ap.add_argument("--jobs", type=int, default=1, help="CPU part: applications at a time")
     ap.add_argument("--no-build", action="store_true", help="CPU part: do not build the harness of MEPs with no FILL-IN")
     ap.add_argument("--capture", action="store_true", help="GPU part: capture and compare (one build and run an application)")
