@@ -184,6 +184,17 @@ def static_part(apps: list[dict[str, Any]], apps_dir: Path, per_app: int, build:
 
 # ---------------------------------------------------------------- GPU part: one worker per application
 
+def _bytes(text: str) -> int:
+    """--max-bytes as `s2s capture --max-bytes` reads it (3G, 512M, 1073741824)."""
+    from s2s.base.errors import UserError
+    from s2s.capture import parse_bytes
+
+    try:
+        return parse_bytes(text)
+    except (UserError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def capture_app(app: dict[str, Any], apps_dir: Path, work: Path, per_app: int, timeout: float, max_bytes: int,
                 row: dict[str, Any]) -> dict[str, Any]:
     """One instrumented build and run of the application capturing its chosen kernels, each compared with its static
@@ -491,7 +502,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parallel", type=int, default=10, help="--capture: applications at a time")
     ap.add_argument("--deadline", type=float, default=420.0, help="--capture: seconds for everything")
     ap.add_argument("--app-timeout", type=float, default=300.0, help="--capture: seconds for one application")
-    ap.add_argument("--max-bytes", type=int, default=1 << 30, help="--capture: buffer bytes a captured launch may hold")
+    ap.add_argument("--max-bytes", type=_bytes, default=1 << 30,
+                    help="--capture: buffer bytes a captured launch may hold (a number, or 512M, 3G as s2s capture takes)")
     ap.add_argument("--static", help="--capture: the CPU part's fidelity_catalog.json (default: the newest committed)")
     ap.add_argument("--merge", metavar="GPU_JSON", help="no run: the summary of a --capture run's fidelity_catalog.json with "
                     "the CPU part of --static (e.g. one committed after the GPU run), into --out")
