@@ -657,27 +657,8 @@ def _int_range(infos: list[dict[str, Any]], elem: str, cap: Path) -> tuple[int, 
 def _index_max(infos: list[dict[str, Any]], elem: str, cap: Path) -> int | None:
     """The largest value in the captured `before` data of an index buffer (all replayed launches), None when
     its element type is not an integer or no value is >= 0."""
-    from .npy import read_npy
-
-    fmt = _FMT.get(_clean(elem))
-    if fmt is None or fmt in "fd?":
-        return None
-    top: int | None = None
-    for info in infos:
-        if info.get("kind") != "buffer":
-            continue
-        raw, _descr, count = read_npy(cap / str(info["before"]).removeprefix("capture/"))
-        if not count:
-            continue
-        try:
-            import numpy as np
-
-            v = int(np.frombuffer(raw, dtype="<" + fmt, count=count).max())
-        except ImportError:
-            v = max(x for (x,) in struct.iter_unpack("<" + fmt, raw[: count * struct.calcsize(fmt)]))
-        if v >= 0 and (top is None or v > top):
-            top = v
-    return top
+    got = _int_range(infos, elem, cap)
+    return got[1] if got is not None and got[1] >= 0 else None
 
 
 def _clean_ptr(t: str) -> str:
