@@ -155,6 +155,16 @@ def test_compile_error_is_compile_failed(broken: Path) -> None:
     assert r.returncode == 1 and "compile-failed" in r.stdout
 
 
+def test_compile_error_names_the_variant_with_a_users_pocl_cache(broken: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's POCL_CACHE_DIR (no `kcache/` in the paths PoCL's log names): the error still names the variant's file."""
+    monkeypatch.setenv("POCL_CACHE_DIR", str(tmp_path / "pocl-cache"))
+    m = run_built(build(broken, "compile_error"))
+    assert m.verdict == "compile-failed"
+    assert any("variants/compile_error/kernel.cl" in line for line in m.messages[1:]), m.messages
+    assert not any(str(tmp_path / "pocl-cache") in line for line in m.messages), m.messages
+
+
 @pytest.mark.slow
 def test_hang_is_killed_and_timed_out(broken: Path) -> None:
     import time

@@ -492,7 +492,10 @@ class Run:
                 warnings.simplefilter("ignore")
                 return cl.Program(self.ctx, src).build(options=opts)
         except cl.Error as exc:
-            log = [re.sub(r"\S*kcache/\S*?\.cl", self.cfg.kernel_file if reference else
+            # PoCL names the source by its cache's copy: under kcache/ by default, under $POCL_CACHE_DIR when set
+            cache = os.environ.get("POCL_CACHE_DIR", "").rstrip("/")
+            where = r"\S*kcache/\S*?\.cl" + (rf"|{re.escape(cache)}/\S*?\.cl" if cache else "")
+            log = [re.sub(where, self.cfg.kernel_file if reference else
                           str(self.cfg.variant_file.relative_to(self.cfg.mep)), ln) for ln in _build_log(str(exc))]
             if reference:
                 raise Failure("compile-failed", f"{self.cfg.kernel_file}: the reference does not compile: "
