@@ -13,6 +13,8 @@ from typing import Any
 
 from s2s.mep.manifest import FILL_IN, Manifest
 
+from .deduce import _builtin
+
 EQUAL, FILLIN, WRONG, UNKNOWN = "equal", "FILL-IN", "wrong", "unknown"
 
 
@@ -42,16 +44,16 @@ def _row(what: str, static: Any, truth: Any, verdict: str | None = None) -> dict
     return {"value": what, "static": static, "captured": truth, "verdict": verdict or _verdict(static, truth)}
 
 
-# the same type spelled two ways: a CUDA typedef and the type the compiler names, C's long forms and their short ones
-_TYPE_ALIASES = {"half": "__half", "nv_bfloat16": "__nv_bfloat16", "nv_half": "__half", "unsigned": "unsigned int",
-                 "signed": "int", "signed int": "int", "long int": "long", "long long int": "long long",
-                 "unsigned long int": "unsigned long", "unsigned long long int": "unsigned long long",
-                 "short int": "short", "unsigned short int": "unsigned short", "signed char": "signed char"}
+# a CUDA typedef and the type the compiler names (C's long and short forms are deduce._builtin's)
+_CUDA_ALIASES = {"half": "__half", "nv_half": "__half", "nv_bfloat16": "__nv_bfloat16"}
+_BUILTIN = {"unsigned", "signed", "short", "long", "int", "char", "float", "double", "bool"}
 
 
 def _one_targ(a: str) -> str:
     a = " ".join(a.replace("std::", "").split())
-    a = _TYPE_ALIASES.get(a, a)
+    if a and set(a.split()) <= _BUILTIN:
+        a = _builtin(a.split())
+    a = _CUDA_ALIASES.get(a, a)
     m = re.fullmatch(r"\(?\s*(?:\w+\s*\))?\s*(-?\d+)[uUlL]*", a)  # 256u, (int)256, (unsigned int)256
     return m.group(1) if m else a
 
@@ -73,30 +75,23 @@ def same_template_args(static: str, truth: str, aliases: dict[str, str] | None =
     return len(a) == len(b) and all(norm(x) == norm(y) for x, y in zip(a, b))
 
 
-_TYPEDEF = re.compile(rb"\btypedef\s+((?:unsigned\s+|signed\s+|const\s+|struct\s+)*[A-Za-z_][\w:]*(?:\s+(?:int|long|char|short))*)"
-                      rb"\s+([A-Za-z_]\w*)\s*;|\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}()]+);")
-
-
 def tree_typedefs(tree: Path | None, limit: int = 400) -> dict[str, str]:
-    """The plain typedefs and `using` aliases of a tree's sources (name -> type), for telling one type's names apart
-    from two types; a name given two types is left out."""
-    out: dict[str, str] = {}
-    seen_twice: set[str] = set()
+    """The typedefs and `using` aliases of a tree's sources (s2s.lang.typedefs: name -> type), for telling one type's
+    names apart from two types; a name given two types is left out."""
+    from s2s.lang.typedefs import typedefs
+
+    found: dict[str, set[str]] = {}
     if tree is None or not Path(tree).is_dir():
-        return out
+        return {}
     files = [f for f in sorted(Path(tree).rglob("*")) if f.suffix in {".h", ".hpp", ".cuh", ".cu", ".cpp", ".cc", ".c", ".hip"}]
     for f in files[:limit]:
         try:
-            data = f.read_bytes()
+            source = f.read_bytes().decode("utf-8", errors="replace")
         except OSError:
             continue
-        for m in _TYPEDEF.finditer(data):
-            name, ty = (m.group(2), m.group(1)) if m.group(2) else (m.group(3), m.group(4))
-            key, val = name.decode("latin-1"), " ".join(ty.decode("latin-1").split())
-            if out.get(key, val) != val:
-                seen_twice.add(key)
-            out[key] = val
-    return {k: v for k, v in out.items() if k not in seen_twice}
+        for name, types in typedefs(source).items():
+            found.setdefault(name, set()).update(types)
+    return {k: next(iter(v)) for k, v in found.items() if len(v) == 1}
 
 
 def _template_args_at(tree: Path | None, site: str, kernel: str) -> str | None:
