@@ -19,8 +19,24 @@ from s2s.extract.mep_writer import make_mep
 
 APP = {
     "inc/real.h": "#ifndef REAL_H\n#define REAL_H\ntypedef double real_t;\ntypedef int idx_t;\n#endif\n",
+    # a class template that only declares its members; its explicit specializations define them
+    "inc/directed.h": """#pragma once
+template <class T> struct directed_ops {
+  __device__ T plus_lo(const T &a, const T &b);
+  __device__ T plus_hi(const T &a, const T &b) const;
+};
+template <> struct directed_ops<float> {
+  __device__ float plus_lo(const float &a, const float &b) { return __fadd_rd(a, b); }
+  __device__ float plus_hi(const float &a, const float &b) const { return __fadd_ru(a, b); }
+};
+template <> struct directed_ops<double> {
+  __device__ double plus_lo(const double &a, const double &b) { return __dadd_rd(a, b); }
+  __device__ double plus_hi(const double &a, const double &b) const { return __dadd_ru(a, b); }
+};
+""",
     "main.cu": """#include <cuda_runtime.h>
 #include "inc/real.h"
+#include "inc/directed.h"
 static const int warp_w = 16;
 static const int block_threads = warp_w * warp_w;
 struct Pair { float lo, hi; };
@@ -49,6 +65,9 @@ template <> template <> __host__ __device__ unsigned Gen<unsigned>::draw<unsigne
 template <> template <> __host__ __device__ float Gen<unsigned>::draw<float>() { return draw<unsigned>() * 2.3283064e-10f; }
 template <class T, class Rng> __global__ void drawn(T* out) { Rng g(threadIdx.x); out[threadIdx.x] = g.template draw<T>(); }
 template <class T, class Rng> void fill_random(T* d) { drawn<T, Rng><<<1, 256>>>(d); }
+template <class T> __global__ void widen(T* lo, T* hi, T d) {
+  directed_ops<T> r; int i = threadIdx.x; lo[i] = r.plus_lo(lo[i], -d); hi[i] = r.plus_hi(hi[i], d);
+}
 int main() {
   float* d; Pair* p; real_t* r;
   const int bs = 128;
@@ -67,11 +86,12 @@ int main() {
   copy_t<Rgba><<<1, 256>>>(px, px);
   tiled_t<bs, bs * 2><<<2, bs>>>(d);  // template arguments that are variables of the host function
   fill_random<float, Gen<unsigned>>(d);  // Gen's member specializations are defined after the class
+  widen<float><<<1, 256>>>(d, d, 0.5f);
   return 0;
 }
 """,
 }
-KERNELS = ["bounded", "pairs", "unqualified", "typed", "scale4", "copy_t", "tiled_t", "drawn"]
+KERNELS = ["bounded", "pairs", "unqualified", "typed", "scale4", "copy_t", "tiled_t", "drawn", "widen"]
 
 
 def _tree(root: Path, with_flags: bool) -> Path:
@@ -99,6 +119,8 @@ def test_closure_holds_what_the_kernel_needs(tmp_path: Path, with_flags: bool) -
     assert "struct Rgba" in texts["copy_t"] and "copy_t<Rgba>" in texts["copy_t"]  # named only by the launch
     assert "int main" not in texts["tiled_t"]  # a host variable as template argument does not pull its function in
     assert "Gen<unsigned>::draw<float>()" in texts["drawn"] and "Gen<unsigned>::draw<unsigned>()" in texts["drawn"]
+    # members the primary template declares are no calls of functions defined nowhere; its specializations come along
+    assert "struct directed_ops<float>" in texts["widen"] and "struct directed_ops<double>" in texts["widen"]
 
 
 @needs_nvcc

@@ -522,6 +522,8 @@ class _Walker:
                 continue
             self.resolved += 1
             yield path, t.location.offset
+            if t.kind == self.ci.CursorKind.CLASS_TEMPLATE:  # its explicit specializations (`template <> struct
+                yield from self.specializations(t.spelling)  # S<float> {...}`): the instance a launch makes may be one
             definition = t.get_definition()
             dpath = self.unit.path_of(definition.location.file) if definition is not None else None
             if definition is not None and dpath is not None:
@@ -530,6 +532,15 @@ class _Walker:
                 for d in choose(self.cl.definitions_of(t.spelling), self.cl.kernel):
                     self.place(d, f"{t.spelling} is defined in {d.file}:{d.line}, outside the kernel's translation unit "
                                   "(separate compilation, -rdc); copied into the MEP with its dependencies found by name")
+
+    def specializations(self, name: str) -> Iterator[tuple[Path, int]]:
+        """The explicit specializations of a class template, by the index: in a template kernel's body clang refers to
+        the primary template only."""
+        cands, _outside = self.cl.index.lookup(name)
+        for d in choose(cands, self.cl.kernel)[1:]:
+            path = self.cl.path_of(d)
+            if path is not None:
+                yield path, d.start
 
     def macros(self, names: Iterable[str]) -> Iterator[tuple[Path, int]]:
         for name in dict.fromkeys(names):

@@ -236,6 +236,8 @@ def name_closure(kernel: Kernel, kernel_text: str, index: DeclIndex) -> tuple[li
         clean = strip_comments(code)
         calls = set(_CALL.findall(clean))
         own = declared_names(clean, stripped=True)
+        if key in chosen and chosen[key].kind == "type":  # `__device__ T add(const T &a, const T &b);` declared in the
+            own |= set(_MEMBER_DECL.findall(clean))  # class, defined by its specializations or after it: no call
         itself = set(chosen[key].names) if key in chosen else set()
         # a function's own name in its head is no call of its same-named overloads; only its body's calls are
         in_body = set(identifiers(clean.split("{", 1)[1], stripped=True)) \
@@ -335,6 +337,13 @@ _CONTROL = frozenset("if for while do switch using namespace template typename o
 _CONSTRUCTED = re.compile(r"(?:^|[;{}(])\s*(?:const\s+)?([A-Za-z_][\w:]*(?:<[^<>;()]*>)?)\s*[*&]*\s+([A-Za-z_]\w*)\s*\(")
 _DEFINED_FN = re.compile(r"([A-Za-z_][\w:<>]*|[*&])\s*[*&]*\s+([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)"
                          r"\s*(?:const\s*)?(?:noexcept\s*)?\{")
+
+
+# a member function declared (not defined) in a class body, at a statement's start: `__device__ T lo(const T &a);`
+_MEMBER_DECL = re.compile(r"(?:^|(?<=[;{}])|(?<=public:)|(?<=private:)|(?<=protected:))\s*"
+                          r"(?:(?:__device__|__host__|__forceinline__|inline|static|virtual|constexpr|explicit|const)\s+)*"
+                          r"[A-Za-z_][\w:]*(?:<[^<>;(){}]*>)?[\s*&]+([A-Za-z_]\w*)\s*\([^;{}()]*\)\s*(?:const\s*)?"
+                          r"(?:noexcept\s*)?(?:override\s*)?(?:=\s*(?:0|default|delete)\s*)?;")
 
 
 def declared_names(code: str, stripped: bool = False) -> set[str]:
