@@ -20,7 +20,7 @@ from s2s.lang.cexpr import SIZEOF
 from s2s.lang.typedefs import typedefs
 from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, ParamSpec, StructSpec, SymbolSpec
 
-from .deduce import Unsolvable, declared_template, solve, split_args, substitute
+from .deduce import Unsolvable, builtin_spelling, declared_template, solve, split_args, substitute
 from .npy import descr_of, write_npy
 from .structs import depth_error, layout_table, pointer_field, with_declared
 
@@ -29,7 +29,7 @@ _FMT = {"float": "f", "double": "d", "char": "b", "signed char": "b", "unsigned 
         "unsigned short": "H", "ushort": "H", "int": "i", "unsigned int": "I", "unsigned": "I", "uint": "I", "long": "q",
         "unsigned long": "Q", "ulong": "Q", "long long": "q", "unsigned long long": "Q", "size_t": "Q", "int8_t": "b",
         "uint8_t": "B", "int16_t": "h", "uint16_t": "H", "int32_t": "i", "uint32_t": "I", "int64_t": "q", "uint64_t": "Q",
-        "bool": "?", "cl_int": "i", "cl_uint": "I", "cl_float": "f", "cl_double": "d", "cl_long": "q", "cl_ulong": "Q"}
+        "bool": "?", "__half": "e", "cl_half": "e", "cl_int": "i", "cl_uint": "I", "cl_float": "f", "cl_double": "d", "cl_long": "q", "cl_ulong": "Q"}
 
 
 @dataclass
@@ -102,6 +102,24 @@ def launches_seen(dump: Path) -> int | None:
 
 
 # -- element types ----------------------------------------------------------------------------------
+# C's other spellings of the numbers _FMT knows: `long int`, `std::size_t`, `ptrdiff_t`, `half`
+_C_INTS = {"int": "int", "unsigned int": "unsigned int", "short int": "short", "unsigned short int": "unsigned short",
+           "long int": "long", "unsigned long int": "unsigned long", "long long int": "long long",
+           "unsigned long long int": "unsigned long long", "char": "char", "signed char": "char",
+           "unsigned char": "unsigned char"}
+_OTHER_NUMBERS = {"ptrdiff_t": "int64_t", "ssize_t": "int64_t", "intptr_t": "int64_t", "uintptr_t": "uint64_t",
+                  "half": "__half", "nv_half": "__half", "nv_bfloat16": "__nv_bfloat16"}
+
+
+def _number_type(name: str) -> str:
+    """The spelling _FMT knows for a cleaned type name, or the name unchanged."""
+    name = re.sub(r"^(?:::)?std::", "", name)
+    words = name.split()
+    if words and set(words) <= {"unsigned", "signed", "short", "long", "int", "char"}:
+        return _C_INTS.get(builtin_spelling(words), name)
+    return _OTHER_NUMBERS.get(name, name)
+
+
 def _clean(t: str) -> str:
     import re
 
@@ -168,7 +186,9 @@ class ElemTypes:
                 return _py(v) if np.ndim(v) == 0 else None
             except (KeyError, ValueError):
                 return None
-        name = _clean(elem)
+        name = _number_type(_clean(elem))
+        if name == "__nv_bfloat16" and len(data) == 2:  # the high half of a float's bits
+            return struct.unpack("<f", b"\0\0" + data)[0]
         if name not in _FMT and name not in self.structs:  # a typedef of a number: the one of its branches this size
             fits = {t for t in self.aliases.get(name, ()) if t in _FMT and struct.calcsize("<" + _FMT[t]) == len(data)}
             if len({_FMT[t] for t in fits}) == 1:
@@ -184,7 +204,7 @@ class ElemTypes:
             return None
         out: dict[str, Any] = {}
         for ftype, fname, flen, off in self._layout(st)[0]:
-            f = _FMT.get(_clean(ftype))
+            f = _FMT.get(_number_type(_clean(ftype)))
             if f is None or flen != 1 or "*" in ftype:
                 continue
             out[fname] = struct.unpack_from("<" + f, data, off)[0]
@@ -347,7 +367,7 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                 raw = bytes.fromhex(a.words[1]) if len(a.words) > 1 else b""
                 value = types.decode(p.elem, raw)
                 entry["params"][p.name] = {"kind": "value", "bytes": raw.hex(), "value": value}
-                if m.backend in _CUDA_RUNTIME and _clean(p.elem) not in _FMT and not isinstance(value, (int, float)):
+                if m.backend in _CUDA_RUNTIME and _number_type(_clean(p.elem)) not in _FMT and not isinstance(value, (int, float)):
                     ptrs = struct_pointers(rec, i, p.name, p.elem, decl, put, ranges)
                     entry["params"][p.name]["pointers"] = ptrs
                     struct_layouts.setdefault(p.name, layout_table(decl, p.name, p.elem, len(raw)))
@@ -631,8 +651,8 @@ def _int_range(infos: list[dict[str, Any]], elem: str, cap: Path) -> tuple[int, 
     when its element type is not an integer or nothing was captured."""
     from .npy import read_npy
 
-    fmt = _FMT.get(_clean(elem))
-    if fmt is None or fmt in "fd?":
+    fmt = _FMT.get(_number_type(_clean(elem)))
+    if fmt is None or fmt in "fde?":
         return None
     lo: int | None = None
     hi: int | None = None

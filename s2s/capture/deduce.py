@@ -54,7 +54,7 @@ class CType:
         return CType(cv, self.name, self.args, ())
 
 
-def _builtin(words: list[str]) -> str:
+def builtin_spelling(words: list[str]) -> str:
     """One spelling of each builtin type: `long unsigned int`, `unsigned long` -> `unsigned long int`."""
     sign = "unsigned" if "unsigned" in words else "signed" if "signed" in words and "char" in words else ""
     size = " ".join(w for w in words if w in {"short", "long"})
@@ -96,7 +96,7 @@ class _Parser:
             else:
                 break
         if words:
-            name = _builtin(words)
+            name = builtin_spelling(words)
         if not name:
             raise ValueError(f"no type name at {self.peek()!r}")
         ops: list[tuple[str, frozenset[str]]] = []

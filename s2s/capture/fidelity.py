@@ -13,7 +13,7 @@ from typing import Any
 
 from s2s.mep.manifest import FILL_IN, Manifest
 
-from .deduce import _builtin
+from .deduce import builtin_spelling
 
 EQUAL, FILLIN, WRONG, UNKNOWN = "equal", "FILL-IN", "wrong", "unknown"
 
@@ -44,7 +44,7 @@ def _row(what: str, static: Any, truth: Any, verdict: str | None = None) -> dict
     return {"value": what, "static": static, "captured": truth, "verdict": verdict or _verdict(static, truth)}
 
 
-# a CUDA typedef and the type the compiler names (C's long and short forms are deduce._builtin's)
+# a CUDA typedef and the type the compiler names (C's long and short forms are deduce.builtin_spelling)
 _CUDA_ALIASES = {"half": "__half", "nv_half": "__half", "nv_bfloat16": "__nv_bfloat16"}
 _BUILTIN = {"unsigned", "signed", "short", "long", "int", "char", "float", "double", "bool"}
 
@@ -52,7 +52,7 @@ _BUILTIN = {"unsigned", "signed", "short", "long", "int", "char", "float", "doub
 def _one_targ(a: str) -> str:
     a = " ".join(a.replace("std::", "").split())
     if a and set(a.split()) <= _BUILTIN:
-        a = _builtin(a.split())
+        a = builtin_spelling(a.split())
     a = _CUDA_ALIASES.get(a, a)
     m = re.fullmatch(r"\(?\s*(?:\w+\s*\))?\s*(-?\d+)[uUlL]*", a)  # 256u, (int)256, (unsigned int)256
     return m.group(1) if m else a
