@@ -238,7 +238,8 @@ def summarize_app(app: dict[str, Any], rc: int, seconds: float, report: dict[str
         kernels.append({"kernel": row.get("kernel"), "gpu_ms": row.get("gpu_ms"), "gpu_ms_after": row.get("gpu_ms_after"),
                         "launches": row.get("launches"), "speedup": round(sp, 4), "outcome": outcome,
                         "evaluations": row.get("evaluations"), "winner": row.get("winner_origin") or "",
-                        "status": str(row.get("status", ""))[:400], "refusals": row.get("refusals") or {}})
+                        "status": str(row.get("status", ""))[:400], "refusals": row.get("refusals") or {},
+                        "replays_capture": row.get("replays_capture")})  # False: generated data (over --max-bytes)
     status = "ok" if rc in (0, 1) and report.get("stages", {}).get("total") is not None else (
         "timeout" if rc == 124 else _app_failure(rc, tail))
     _no_win_unless_ran(status, kernels)

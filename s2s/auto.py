@@ -404,7 +404,9 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
                 row["status"] = f"capture failed: {got.one_line()}"
                 continue
             row["notes"] = got.notes
-            log(f"optimizing {k.kernel} on its captured data")
+            row["replays_capture"] = bool(got.manifest.capture)  # False: sizes and scalars only (over --max-bytes)
+            log(f"optimizing {k.kernel} on its captured data" if got.manifest.capture else
+                f"optimizing {k.kernel} on generated data at its captured sizes (its data are over --max-bytes)")
 
             def optimize_kernel(mep: Path = mep_dir) -> Any:
                 with stage("optimize"):

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
+from s2s.mep.manifest import load
+
 pytest.importorskip("pyopencl")
 np = pytest.importorskip("numpy")
 
@@ -150,7 +152,6 @@ def test_first_n_launches_are_all_replayed(gather: Path, tmp_path: Path) -> None
     (["--build-cmd", "make no-such-target", "--run-cmd", "./gather_app"], "the build command 'make no-such-target' failed"),
     (["--build-cmd", "make", "--run-cmd", "./gather_app --fail"], "the run command './gather_app --fail' failed with exit code 3"),
     (["--build-cmd", "make", "--run-cmd", "./gather_app --skip"], "gather was never launched by the run command"),
-    (["--build-cmd", "make", "--run-cmd", "./gather_app", "--max-bytes", "4K"], "over the limit of 4096 bytes"),
     (["--build-cmd", "make", "--run-cmd", "./gather_app", "--launch", "7"], "launched gather 2 time(s); --launch 7"),
 ])
 @pytest.mark.slow
@@ -163,6 +164,25 @@ def test_failures(gather: Path, tmp_path: Path, args: list[str], message: str) -
     assert len(err.splitlines()) == 1 and err.startswith("error:") and message in err, err
     assert tree_hash(gather) == before and not (gather / "gather_app").exists()
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_over_the_limit_keeps_sizes_and_scalars(gather: Path, tmp_path: Path) -> None:
+    """A launch over --max-bytes: the MEP gets its sizes, scalars and launch configuration, generated input sets and a
+    note saying so (it was a failure: nothing for `auto` to optimize when a hot launch touches more than the limit)."""
+    before = tree_hash(gather)
+    out = tmp_path / "mep"
+    proc = run_cli("capture", str(gather), "--kernel", "gather", "--build-cmd", "make", "--run-cmd", "./gather_app",
+                   "--max-bytes", "4K", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    said = " ".join(proc.stdout.split())
+    assert "over the limit of 4096 bytes" in said and "generated input sets" in said, said
+    m = load(out)
+    assert not m.capture and not m.unfilled() and not (out / "capture").exists()
+    assert all("captured size" in p.count_expr for p in m.params if p.role != "scalar" and p.count)
+    assert tree_hash(gather) == before
+    rc, res, err = run_json(out)
+    assert rc == 0 and res["verdict"] == "ok", err
 
 
 @pytest.mark.slow

@@ -283,12 +283,11 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                             hint="the capture log holds the run's output; try another --launch N")
         raise UserError(f"capture: the run launched {m.kernel} {seen} time(s); {want} asks for a later launch",
                         hint="use --launch N with N at most " + str(seen))
+    if all(rec.exceeded for rec in records):
+        return _sizes_only(records[0], mep, m, seen=seen, want=want, run_cmd=run_cmd)
+    over = [rec for rec in records if rec.exceeded]
+    records = [rec for rec in records if not rec.exceeded]
     for rec in records:
-        if rec.exceeded:
-            need, limit = rec.exceeded
-            raise UserError(f"capture: launch {rec.ordinal} of {m.kernel} needs {need} bytes of buffer data (before it, and "
-                            f"after it where it changed them), over the limit of {limit} bytes",
-                            hint="raise --max-bytes, or capture a smaller problem")
         if rec.errors and not rec.done:
             raise UserError(f"capture: launch {rec.ordinal} of {m.kernel} could not be recorded: {rec.errors[0]}")
         if rec.errors:
@@ -303,6 +302,7 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                              if (mep / m.kernel_file).is_file() else "")
     types = ElemTypes(decl, mep)
     notes: list[str] = [deduced] if deduced else []
+    notes += [f"launch {r.ordinal}: {_over_limit(r)}; not kept (another recorded launch is)" for r in over]
     first = records[0]
     key0 = _scalar_key(first, m)
     replay = [r for r in records if _scalar_key(r, m) == key0]
@@ -521,6 +521,63 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
             for q in e0["params"][name].get("pointers", [])]) for name, lay in struct_layouts.items()]
     kept = [n for n in m.notes if not n.startswith("no launch site found:")]  # the launch is the recorded one now
     new = replace(m, params=new_params, symbols=new_symbols, launch=launch, capture=capture_table,
+                  notes=kept + [n for n in notes if n not in kept])
+    return Collected(manifest=new, index=index, notes=notes)
+
+
+def _over_limit(rec: Record) -> str:
+    need, limit = rec.exceeded or (0, 0)
+    return (f"its buffers hold {need} bytes (before the launch, and after it where it changed them), over the limit of "
+            f"{limit} bytes (--max-bytes)")
+
+
+def _sizes_only(rec: Record, mep: Path, m: Manifest, *, seen: int | None, want: str, run_cmd: str) -> Collected:
+    """A launch whose data are over --max-bytes: the MEP gets what the record holds without them, the buffers' sizes,
+    the scalars and the launch configuration, and its input sets are generated (no [capture]: nothing to replay; the
+    roles stay the source's). A struct passed by value that holds device pointers needs their data: refused."""
+    why = f"capture: launch {rec.ordinal} of {m.kernel}: {_over_limit(rec)}"
+    m, deduced = with_deduced_template_args(m, mep, rec)
+    decl = m
+    if m.backend in _CUDA_RUNTIME:
+        decl = with_declared(m, (mep / m.kernel_file).read_text(encoding="utf-8", errors="replace")
+                             if (mep / m.kernel_file).is_file() else "")
+    types = ElemTypes(decl, mep)
+    where = rec.fields.get("site", ["?"])[0]
+    origin = f"capture (sizes and scalars only): launch {rec.ordinal} of {seen if seen is not None else '?'} at {where}, run {run_cmd!r}"
+    params = []
+    for i, p in enumerate(m.params):
+        a = rec.args.get(i)
+        if a is None or a.kind in {"unset", "unsized", "badmem", "toolarge"} or any(int(w[0]) == i for w in rec.sptrs):
+            raise UserError(why, hint="raise --max-bytes, or capture a smaller problem")
+        if a.kind == "value":
+            value = types.decode(p.elem, bytes.fromhex(a.words[1]) if len(a.words) > 1 else b"")
+            if value is None or isinstance(value, dict):
+                raise UserError(why, hint="raise --max-bytes, or capture a smaller problem")
+            params.append(replace(p, value=value, source=origin, hint=""))
+        elif a.kind == "null":
+            params.append(replace(p, count=0, count_expr="a null pointer (captured)", fill="null", role="in",
+                                  source=origin, hint=""))
+        elif a.kind == "local":
+            esz = types.size(p.elem) or 1
+            params.append(replace(p, count=int(a.words[0]) // esz, count_expr=f"{a.words[0]} bytes (captured)",
+                                  source=origin, hint=""))
+        else:
+            esz = int(a.words[0]) if a.kind == "pointer" else types.size(p.elem) or 1
+            nbytes = int(a.words[1]) if a.kind == "pointer" else int(a.words[0])
+            params.append(replace(p, count=nbytes // max(esz, 1), count_expr=f"{nbytes} bytes (captured size)",
+                                  source=origin, hint=""))
+    for k, q in enumerate(params):  # one buffer passed twice: as collect()
+        if q.name in (shared := shared_buffers([rec], params)):
+            owner, offset = shared[q.name]
+            params[k] = replace(q, shares=owner, shares_offset=offset)
+    notes = ([deduced] if deduced else []) + [
+        f"{why}: the MEP has that launch's buffer sizes, scalars and launch configuration, and generated input sets "
+        "(its data were not recorded, nothing replays the application's values; buffer roles are the source's); raise "
+        "--max-bytes to replay the application's data"]
+    index = {"schema": 1, "kernel": m.kernel, "backend": m.backend, "run_cmd": run_cmd, "launches_seen": seen,
+             "selected": want, "sets": [], "notes": notes, "sizes_only": True}
+    kept = [n for n in m.notes if not n.startswith("no launch site found:")]
+    new = replace(m, params=params, launch=_launch_of(rec, m, origin), capture={},
                   notes=kept + [n for n in notes if n not in kept])
     return Collected(manifest=new, index=index, notes=notes)
 
