@@ -605,6 +605,25 @@ def shared_buffers(records: list[Record], params: list[ParamSpec]) -> dict[str, 
 
 
 def with_deduced_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Manifest, str]:
+    """with_kernel_template_args, then an extended lambda among them made the MEP's functor (capture/lambdas.py)."""
+    m, said = with_kernel_template_args(m, mep, rec)
+    if "__nv_dl_wrapper_t<" not in m.template_args:
+        return m, said
+    from .lambdas import functor_for, tree_sources
+
+    f = functor_for(m.template_args, tree_sources(Path(str(m.origin.get("tree", "")))))
+    if isinstance(f, str):
+        return replace(m, template_args=FILL_IN), f"template_args: FILL-IN: {f}"
+    path = mep / m.kernel_file
+    text = path.read_text(encoding="utf-8", errors="replace").replace(f.wrapper, f.name)
+    mark = text.find("// s2s: instantiations seen at launch sites")
+    path.write_text(text[:mark] + f.code + text[mark:] if mark >= 0 else text + "\n" + f.code, encoding="utf-8")
+    params = [replace(p, elem=f.name) if "__nv_dl_wrapper_t<" in p.elem else p for p in m.params]
+    return replace(m, template_args=m.template_args.replace(f.wrapper, f.name), params=params), (
+        f"{said}; the extended __device__ lambda it names ({f.where}) is the MEP's functor {f.name} (kernel file)")
+
+
+def with_kernel_template_args(m: Manifest, mep: Path, rec: Record) -> tuple[Manifest, str]:
     """A CUDA kernel template the application launches with its template arguments deduced (`k<<<g, b>>>(d_a, n)`):
     its template_args solved from the argument types the capture recorded, and the element types of its parameters
     with them (`T` -> `float`); else FILL-IN with the reason. The second value says which ("" where nothing was to do)."""
@@ -675,7 +694,9 @@ def with_instance_ran(m: Manifest, mep: Path, rec: Record, decls: tuple[str, ...
         return m, ""
     text = (mep / m.kernel_file).read_text(encoding="utf-8", errors="replace") if (mep / m.kernel_file).is_file() else ""
     known = set(re.findall(r"[A-Za-z_]\w*", text)) | _TYPE_WORDS
-    unknown = sorted({w for w in re.findall(r"(?<![\w:])[A-Za-z_]\w*", ran) if w not in known})
+    from .lambdas import wrapper_in  # an extended lambda's wrapper: the MEP's functor names it (with_deduced_template_args)
+
+    unknown = sorted({w for w in re.findall(r"(?<![\w:])[A-Za-z_]\w*", ran.replace(wrapper_in(ran), "")) if w not in known})
     if unknown:
         return m, (f"template_args: FILL-IN: launch {rec.ordinal} ran the instance <{ran}>, and the kernel file does not "
                    f"define {', '.join(unknown[:4])}")

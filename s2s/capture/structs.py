@@ -60,7 +60,7 @@ def declared_structs(text: str) -> list[StructSpec]:
         if not name:
             continue
         fields: list[tuple[str, str, int]] = []
-        for decl in text[m.end():end].split(";"):
+        for decl in _data_members(text[m.end():end]).split(";"):
             decl = " ".join(decl.split())
             if not decl:
                 continue
@@ -78,6 +78,26 @@ def declared_structs(text: str) -> list[StructSpec]:
         if fields:
             out.append(StructSpec(name=name, fields=tuple(fields)))
     return out
+
+
+def _data_members(body: str) -> str:
+    """A struct's body without its member functions defined in it, its typedefs and access labels (they take no
+    room); a nested type's definition is kept (the reader then leaves the struct out)."""
+    body = re.sub(r"\b(?:public|private|protected)\s*:(?!:)|\btypedef\b[^;{}]*;|\busing\b[^;{}]*;", " ", body)
+    at = 0
+    while (open_at := body.find("{", at)) >= 0:
+        start = max(body.rfind(";", 0, open_at), body.rfind("}", 0, open_at)) + 1
+        depth, close = 0, -1
+        for k in range(open_at, len(body)):
+            depth += {"{": 1, "}": -1}.get(body[k], 0)
+            if depth == 0:
+                close = k
+                break
+        if close < 0 or "(" not in body[start:open_at]:
+            break
+        body = body[:start] + body[close + 1:]
+        at = start
+    return body
 
 
 def with_declared(m: Manifest, kernel_text: str) -> Manifest:
