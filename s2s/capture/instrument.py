@@ -30,7 +30,7 @@ from s2s.mep.manifest import Manifest
 from s2s.scan.sources import CUDA_EXTS, HIP_EXTS, HOST_EXTS, language_of
 
 from .deduce import declared_template, split_args
-from .launch_forms import DEVICE_LAUNCH_KINDS, kernel_expression
+from .launch_forms import DEVICE_LAUNCH_KINDS, RUNTIME_LAUNCHES, kernel_expression, runtime_arguments
 
 HEADER = "s2s_capture_rt.h"
 _STATEMENT_PARENTS = {"compound_statement", "translation_unit", "case_statement", "labeled_statement"}
@@ -176,6 +176,9 @@ def _site_edits(data: bytes, tree, enc: str, site: LaunchSite, backend: str,  # 
                             file=site.file, line=site.line)
         before = f"s2s_cap_cl_before({items[0]}, {items[1]}, (cl_uint)({items[2]}), {items[3]}, {items[4]}, {items[5]}, {where});"
         after = f"s2s_cap_cl_after({items[0]}, {where});"
+    elif slot.indirect and site.kind in RUNTIME_LAUNCHES:
+        raise UserError(f"capture: {site.kind} at {site.file}:{site.line} launches through a pointer that names no kernel "
+                        "of the tree: the types behind its argument array are not known", file=site.file, line=site.line)
     elif slot.indirect:
         launched = kernel_expression(site, call, data, enc)
         before = (f"s2s_capture::before_fn(({launched}), {where}, dim3({site.grid}), dim3({site.block}), "
@@ -192,7 +195,11 @@ def _site_edits(data: bytes, tree, enc: str, site: LaunchSite, backend: str,  # 
         args = "".join(f", {a}" for a in site.args)
         at = f"<{slot.slot}>" if slot.slot else ""  # slot 0 is the runtime's default
         template = slot.template if slot.template is not None else _kernel_template(data, kernel.split("::")[-1])
-        if _deduced(kernel, template):
+        if site.kind in RUNTIME_LAUNCHES:  # the arguments behind the array of pointers, as the kernel's types
+            array = runtime_arguments(call, data, enc)[3]
+            before = (f"s2s_capture::before_array{at}({ref}, {where}, dim3({site.grid}), dim3({site.block}), "
+                      f"(size_t)({shmem}), (cudaStream_t)({stream}), (void**)({array}));")
+        elif _deduced(kernel, template):
             before = (f"s2s_capture::before_deduced{at}({where}, dim3({site.grid}), dim3({site.block}), (size_t)({shmem}), "
                       f"(cudaStream_t)({stream}){args});")
         else:
