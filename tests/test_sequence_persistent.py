@@ -150,7 +150,10 @@ def test_virtual_blocks_and_the_schedule_at_odd_sizes_give_the_original_state(tm
 
     mep = _mep(tmp_path, _heat_like(777, 5, 64, remainder=True), 777)
     manifest = json.loads((mep / "sequence.json").read_text())
-    assert manifest["persistent"] == {"applies": True, "iterations": 5, "threads": 64, "shmem": 0, "barriers": []}
+    summary = {k: v for k, v in manifest["persistent"].items() if k != "launches"}
+    assert summary == {"applies": True, "iterations": 5, "threads": 64, "shmem": 0, "barriers": []}
+    assert [(la["kernel"], la["threads"], [a["kind"] for a in la["args"]]) for la in manifest["persistent"]["launches"]] == [
+        ("relax", 64, ["rotating", "rotating", "fixed", "affine"]), ("pin", 32, ["rotating", "fixed", "periodic"])]
     text = (mep / "persistent.cu").read_text()
     assert "p.a0_0[it % 2], p.a0_1[it % 2], p.a0_2[0], s2s_persist_affine(p.a0_3[0], p.a0_3_step * it)" in text
     assert "p.a0_3_step = 3LL;" in text and "p.a1_2[it % 2]" in text
@@ -288,3 +291,146 @@ def test_the_persistent_form_reproduces_the_original_replay_on_the_gpu(tmp_path:
     assert "persistent" in m, r.get("persistent_refused")
     assert r["checks"]["replay_vs_capture"]["ok"] is True and r["checks"]["persistent"]["ok"] is True, r["checks"]
     assert r["verdict"] == "ok", r
+
+
+# ---- reintegration: the loop's launches as one cooperative launch per batch, a diff of the host code ----------------
+
+FAKE = ROOT / "tests" / "fixtures" / "fake_cuda"
+
+
+def _heat_app(tmp: Path, steps: int, extra: str = "") -> Path:
+    """heat1d_steps (STEPS made small, N 4096: 16 blocks of 256; `extra` after the source's launch) copied to tmp/app."""
+    app = tmp / "app"
+    shutil.copytree(HEAT, app)
+    src = app / "heat1d_steps.cu"
+    src.write_text(src.read_text().replace("#define STEPS 10000", f"#define STEPS {steps}")
+                   .replace("#define N (1 << 16)", "#define N (1 << 12)").replace("t, AMP);\n", f"t, AMP);\n{extra}\n"))
+    return src
+
+
+def _persistent_heat(tmp: Path, steps: int, batch: int, extra: str = "") -> Path:
+    """The heat app's loop rewritten into the persistent form, batches of `batch` iterations (the plan of a captured
+    window of 9, its batch set)."""
+    from dataclasses import replace
+
+    from s2s.scan.tree import scan_tree
+    from s2s.sequence.host_persistent import persistent_loop
+    from s2s.sequence.persistent import plan_from_dict
+
+    mep = zoo_mep(tmp / "mep", "heat1d_steps")
+    plan = replace(plan_from_dict(json.loads((mep / "sequence.json").read_text())["persistent"]), iterations=batch)
+    src = _heat_app(tmp, steps, extra)
+    sites = sorted(scan_tree(src.parent).launches, key=lambda s: s.start_byte)
+    edit = persistent_loop(src.read_bytes(), sites, plan)
+    assert edit.applies, edit.reason
+    src.write_bytes(edit.data)
+    return src
+
+
+def _run_on_fake(src: Path, tmp: Path) -> tuple[str, dict[str, int], list[str]]:
+    """The rewritten app built with g++ (C++20) against the fake runtime, its kernels and its persistent kernel run on
+    the host: its output, the runtime's counts, the loop's time lines."""
+    import os
+
+    text = src.read_text()
+    ns = text[text.index("namespace s2s_persist_"):].split()[1]
+    wrapper = tmp / "run.cpp"
+    wrapper.write_text(f'#include "{src}"\n#include <cstdio>\nstatic const bool registered = (fake_cuda_kernel(&heat_step), '
+                       f"fake_cuda_kernel(&heat_source), fake_cuda_kernel(&{ns}::s2s_persistent), std::atexit([] {{ "
+                       'std::fprintf(stderr, "stats %ld %ld %ld\\n", fake_cuda::stats().direct, fake_cuda::stats().graph_launches, '
+                       "fake_cuda::cooperative_launches()); }), true);\n")
+    proc = subprocess.run(["g++", "-std=c++20", "-O1", "-pthread", "-I", str(FAKE), str(wrapper), "-o", str(tmp / "app.exe")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    times = tmp / "times.txt"
+    ran = subprocess.run([str(tmp / "app.exe")], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "S2S_GRAPH_TIMES": str(times)})
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    counts = [int(x) for x in ran.stderr.split("stats ")[1].split()]
+    return ran.stdout, dict(zip(("direct", "graph", "cooperative"), counts)), times.read_text().splitlines()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ needed")
+def test_the_persistent_heat_app_runs_right_on_the_fake_runtime(tmp_path: Path) -> None:
+    """301 steps in batches of 100 iterations: three cooperative launches (16 virtual blocks of the stencil on the fake
+    device's 4 co-resident blocks, the time index from the schedule), the last step's two launches made as written;
+    the application's own check passes and the loop's time is written as for a graphed loop."""
+    src = _persistent_heat(tmp_path, 301, 100)
+    text = src.read_text()
+    assert "heat_step<<<" not in text and "s2s_body::launch(s2s_body_graph, heat_step, grid, block, 0, d_u, d_v, N, R);" in text
+    assert 's2s_body::Graph s2s_body_graph(200, "heat1d_steps.cu:68", false, &s2s_persist::run<s2s_persist_68::s2s_persist_plan>);' in text
+    assert text.index("namespace s2s_persist_68 {") < text.index("namespace s2s_persist {") < text.index("int main")
+    out, stats, times = _run_on_fake(src, tmp_path)
+    assert "heat1d_steps: ok (0 of 4096 values wrong)" in out, out
+    assert stats == {"direct": 2, "graph": 0, "cooperative": 3}, stats
+    (line,) = times
+    assert line.split()[:2] == ["graph_loop", "heat1d_steps.cu:68"] and line.split()[3] == "602", line
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ needed")
+def test_launches_that_leave_the_schedule_are_made_as_written(tmp_path: Path) -> None:
+    """A launch made only at some steps: the batches it falls in do not follow the body (another kernel at a
+    position, the iterations no longer aligned), so their launches are made as written; the result is the app's own."""
+    src = _persistent_heat(tmp_path, 61, 20, "        if (t == 45) heat_source<<<1, 32>>>(d_v, N / 3, t, 0.0f);")
+    out, stats, _times = _run_on_fake(src, tmp_path)
+    assert "heat1d_steps: ok (0 of 4096 values wrong)" in out, out
+    assert stats["cooperative"] == 2 and stats["direct"] == 2 * 61 + 1 - 2 * 40, stats  # steps 0-39 persistent
+
+
+def test_reintegration_is_refused_with_the_reason(tmp_path: Path) -> None:
+    from s2s.scan.tree import scan_tree
+    from s2s.sequence.host_persistent import persistent_loop
+    from s2s.sequence.persistent import plan_from_dict
+
+    mep = zoo_mep(tmp_path / "mep", "heat1d_steps")
+    plan = plan_from_dict(json.loads((mep / "sequence.json").read_text())["persistent"])
+
+    def reason(text: str) -> str:
+        app = tmp_path / f"app{len(list(tmp_path.iterdir()))}"
+        app.mkdir()
+        (app / "heat1d_steps.cu").write_text(text)
+        sites = sorted(scan_tree(app).launches, key=lambda s: s.start_byte)
+        return persistent_loop(text.encode(), sites, plan).reason
+
+    original = (HEAT / "heat1d_steps.cu").read_text()
+    # the host copies between iterations: work the window does not hold
+    assert "calls cudaMemcpy (line 71)" in reason(original.replace(
+        "t, AMP);\n", "t, AMP);\n        cudaMemcpy(d_u, d_v, 4, cudaMemcpyDeviceToDevice);\n"))
+    # a kernel defined after the loop's function: the persistent kernel before it could not call its body
+    moved = original.replace("__global__ void heat_source(float* v, int at, int t, float amp)\n{\n"
+                             "    if (blockIdx.x * blockDim.x + threadIdx.x == 0)\n        v[at] += amp * sinf(0.001f * (float)t);\n}\n",
+                             "__global__ void heat_source(float* v, int at, int t, float amp);\n")
+    moved += ("__global__ void heat_source(float* v, int at, int t, float amp)\n{\n"
+              "    if (threadIdx.x == 0)\n        v[at] += amp * sinf(0.001f * (float)t);\n}\n")
+    assert "heat_source is not defined in this file before the loop's function" in reason(moved)
+    refused = plan_from_dict({"applies": False, "reason": "relax:1 argument 3: varying"})
+    assert persistent_loop(original.encode(), [], refused).reason == "no persistent form: relax:1 argument 3: varying"
+
+
+@pytest.mark.slow
+@needs_nvcc
+@pytest.mark.parametrize("name", ["heat1d_steps", "wave2d_steps", "fisher1d_steps"])
+def test_each_zoo_app_made_persistent_by_its_diff_builds(tmp_path: Path, name: str) -> None:
+    """The diff of the zoo loop's MEP (persistent_diff: the host file checked unchanged since the capture) applies to a
+    copy of the app with patch, and the copy builds with nvcc."""
+    from s2s.scan.tree import scan_tree
+    from s2s.sequence.host_graph import file_sha256
+    from s2s.sequence.host_persistent import persistent_diff
+
+    app = {"heat1d_steps": HEAT, "wave2d_steps": WAVE, "fisher1d_steps": FISHER}[name]
+    mep = zoo_mep(tmp_path / "mep", name)
+    manifest = json.loads((mep / "sequence.json").read_text())
+    sites = sorted(scan_tree(app).launches, key=lambda s: s.start_byte)
+    manifest["origin"] = {"tree": str(app), "file": f"{name}.cu", "file_sha256": file_sha256(app / f"{name}.cu"),
+                          "sites": [f"{s.file}:{s.line}" for s in sites], "function": "main"}
+    (mep / "sequence.json").write_text(json.dumps(manifest))
+    diff = persistent_diff(mep).decode()
+    assert diff.startswith(f"--- a/{name}.cu\n+++ b/{name}.cu\n") and "+__global__ void s2s_persistent(" in diff
+    patched = tmp_path / "patched"
+    shutil.copytree(app, patched)
+    proc = subprocess.run(["patch", "-p1"], input=diff, cwd=patched, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = subprocess.run(["make"], cwd=patched, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -119,7 +119,7 @@ def _write(out: Path, window: Window, var: Variation, kernels_text: str, refs: d
     persist = persistent_plan(window, var, kernels_text, refs)
     (out / "persistent.cu").unlink(missing_ok=True)
     if persist.applies:
-        atomic_write(out / "persistent.cu", persistent_source(kernels_text, persist, var).encode())
+        atomic_write(out / "persistent.cu", persistent_source(kernels_text, persist).encode())
     atomic_write(out / "harness.cu", render("sequence/harness_cuda.cu.j2", launches=len(window.launches), kernels=names,
                                             kernel_refs=table_names, origin=str(origin.get("function", "?")),
                                             body=var.body_launches, period=var.period, rtol=RTOL,

@@ -78,7 +78,11 @@ class PersistentPlan:
         if self.reason:
             return {"applies": False, "reason": self.reason}
         return {"applies": True, "iterations": self.iterations, "threads": self.threads, "shmem": self.shmem,
-                "barriers": [la.kernel for la in self.launches if la.barrier]}
+                "barriers": [la.kernel for la in self.launches if la.barrier],
+                "launches": [{"position": la.position, "site": la.site, "kernel": la.kernel, "threads": la.threads,
+                              "barrier": la.barrier, "shared": la.shared, "sizes": list(la.sizes),
+                              "args": [{"index": a.index, "kind": a.kind, "period": a.period, "start": a.start,
+                                        "step": a.step} for a in la.args]} for la in self.launches]}
 
 
 def _refused(reason: str) -> PersistentPlan:
@@ -161,18 +165,45 @@ def persistent_plan(window: Window, var: Variation, kernels_text: str, refs: dic
 
 # ---- persistent.cu --------------------------------------------------------------------------------------------------
 
-_TRAITS = """\
-// the type of a device function's parameter I (top-level const and restrict gone, as in the function's type)
-template <int I, class... A> struct s2s_persist_nth;
-template <class H, class... A> struct s2s_persist_nth<0, H, A...> { typedef H type; };
-template <int I, class H, class... A> struct s2s_persist_nth<I, H, A...> { typedef typename s2s_persist_nth<I - 1, A...>::type type; };
-template <int I, class F> struct s2s_persist_param;
-template <int I, class R, class... A> struct s2s_persist_param<I, R (*)(A...)> { typedef typename s2s_persist_nth<I, A...>::type type; };
-// an affine argument: its first iteration's bits as a little-endian signed integer, plus `delta` (variation.py's reading)
-template <class T> static __device__ __forceinline__ T s2s_persist_affine(T base, long long delta)
+_CAPACITY = """\
+// the persistent launch's grid: the device's co-resident capacity for `kernel` in blocks of `threads` with `shmem` bytes
+// of dynamic shared memory, at most `most` (the largest original grid); 0 with the reason where it cannot run
+static unsigned s2s_persist_grid(const void* kernel, unsigned threads, size_t shmem, unsigned long long most, const char** why)
 {
-    T out;
-    if (sizeof(T) == 4) {
+    int dev = 0, coop = 0, sms = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || !coop) {
+        cudaGetLastError();
+        *why = "the device cannot launch cooperative kernels";
+        return 0;
+    }
+    if (shmem > 48 * 1024 && cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem) != cudaSuccess) {
+        cudaGetLastError();
+        *why = "its dynamic shared memory is more than a block may have";
+        return 0;
+    }
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, (int)threads, shmem) != cudaSuccess || per_sm < 1) {
+        cudaGetLastError();
+        *why = "no block of it fits on a multiprocessor (registers or shared memory)";
+        return 0;
+    }
+    unsigned long long grid = (unsigned long long)per_sm * (unsigned long long)sms;
+    return (unsigned)(grid < most ? grid : most);
+}
+"""
+
+_TRAITS = """\
+// the type of a device function's parameter s2s_I (top-level const and restrict gone, as in the function's type)
+template <int s2s_I, class... s2s_A> struct s2s_persist_nth;
+template <class s2s_H, class... s2s_A> struct s2s_persist_nth<0, s2s_H, s2s_A...> { typedef s2s_H type; };
+template <int s2s_I, class s2s_H, class... s2s_A> struct s2s_persist_nth<s2s_I, s2s_H, s2s_A...> { typedef typename s2s_persist_nth<s2s_I - 1, s2s_A...>::type type; };
+template <int s2s_I, class s2s_F> struct s2s_persist_param;
+template <int s2s_I, class s2s_R, class... s2s_A> struct s2s_persist_param<s2s_I, s2s_R (*)(s2s_A...)> { typedef typename s2s_persist_nth<s2s_I, s2s_A...>::type type; };
+// an affine argument: its first iteration's bits as a little-endian signed integer, plus `delta` (variation.py's reading)
+template <class s2s_T> static __device__ __forceinline__ s2s_T s2s_persist_affine(s2s_T base, long long delta)
+{
+    s2s_T out;
+    if (sizeof(s2s_T) == 4) {
         int v;
         memcpy(&v, &base, 4);
         v = (int)((long long)v + delta);
@@ -226,7 +257,7 @@ static __device__ __forceinline__ void s2s_persist_l{j}(const {ARGS}& p, long lo
 """
 
 
-def _host_functions(plan: PersistentPlan, steps: dict[tuple[int, int], int]) -> str:
+def _host_functions(plan: PersistentPlan) -> str:
     """s2s_persist_fill and s2s_persist_follows over a batch: `arg(k, i)` the bytes of argument i of the batch's
     launch k, `config(k, g, b)` its grid and block."""
     n = len(plan.launches)
@@ -243,23 +274,33 @@ def _host_functions(plan: PersistentPlan, steps: dict[tuple[int, int], int]) -> 
             fill.append(f"    for (long long r = 0; r < {_table(a)} && r < iterations; ++r) "
                         f"std::memcpy(&p.{f}[r], arg(r * {n} + {j}, {a.index}), {size});")
             if a.kind == "affine":
-                fill.append(f"    p.{f}_step = {steps[(j, a.index)]}LL;")
+                fill.append(f"    p.{f}_step = {int(a.step or 0)}LL;")
                 want = f"s2s_persist_affine_host(p.{f}[0], p.{f}_step * it)"
                 follows.append(f"        {{ auto w = {want}; if (std::memcmp(&w, arg(k + {j}, {a.index}), {size})) return false; }}")
             else:
                 at = f"it % {a.period}" if a.kind in {"rotating", "periodic"} else "0"
                 follows.append(f"        if (std::memcmp(&p.{f}[{at}], arg(k + {j}, {a.index}), {size})) return false;")
+    blocks = [f"    if (p.b{j}.x * p.b{j}.y * p.b{j}.z > most) most = p.b{j}.x * p.b{j}.y * p.b{j}.z;"
+              for j in (la.position for la in plan.launches)]
+    barriers = [f"p.b{la.position}.x * p.b{la.position}.y * p.b{la.position}.z == most" for la in plan.launches if la.barrier]
     return f"""\
 static bool s2s_persist_same(const dim3& a, const dim3& b) {{ return a.x == b.x && a.y == b.y && a.z == b.z; }}
-template <class T> static T s2s_persist_affine_host(T base, long long delta)
+// whether each body that synchronizes its block has the largest block of the body (every thread reaches its barriers)
+static bool s2s_persist_fits(const {ARGS}& p)
 {{
-    T out;
-    if (sizeof(T) == 4) {{ int v; std::memcpy(&v, &base, 4); v = (int)((long long)v + delta); std::memcpy(&out, &v, 4); }}
+    unsigned most = 0;
+{chr(10).join(blocks)}
+    return {" && ".join(barriers) or "most > 0"};
+}}
+template <class s2s_T> static s2s_T s2s_persist_affine_host(s2s_T base, long long delta)
+{{
+    s2s_T out;
+    if (sizeof(s2s_T) == 4) {{ int v; std::memcpy(&v, &base, 4); v = (int)((long long)v + delta); std::memcpy(&out, &v, 4); }}
     else {{ long long v; std::memcpy(&v, &base, 8); v += delta; std::memcpy(&out, &v, 8); }}
     return out;
 }}
 // the schedule from a batch of `iterations` whole iterations of the body ({n} launches each)
-template <class Arg, class Config> static void s2s_persist_fill({ARGS}& p, long long iterations, Arg arg, Config config)
+template <class s2s_Arg, class s2s_Config> static void s2s_persist_fill({ARGS}& p, long long iterations, s2s_Arg arg, s2s_Config config)
 {{
     (void)iterations;
     p = {ARGS}();
@@ -267,7 +308,7 @@ template <class Arg, class Config> static void s2s_persist_fill({ARGS}& p, long 
 }}
 // whether every launch of the batch is what the schedule filled from it gives (the rotations keep their period, the
 // affine arguments their step, the configurations and the fixed arguments stay)
-template <class Arg, class Config> static bool s2s_persist_follows(long long iterations, Arg arg, Config config)
+template <class s2s_Arg, class s2s_Config> static bool s2s_persist_follows(long long iterations, s2s_Arg arg, s2s_Config config)
 {{
     {ARGS} p;
     s2s_persist_fill(p, iterations, arg, config);
@@ -281,12 +322,15 @@ template <class Arg, class Config> static bool s2s_persist_follows(long long ite
 """
 
 
-def persistent_source(kernels_text: str, plan: PersistentPlan, var: Variation) -> str:
-    """persistent.cu: included after kernels.cu (the kernels' closure), before the harness's own code."""
+def persistent_source(kernels_text: str, plan: PersistentPlan, namespace: str = "") -> str:
+    """persistent.cu: included after the kernels' closure (kernels.cu in the harness; the application's own file
+    before the loop's function when reintegrated, its code then in `namespace`)."""
     data = kernels_text.encode()
     out = ["// s2s sequence: the loop body's launches in one cooperative launch, a grid barrier between consecutive",
            "// launches (s2s.sequence.persistent)", "#include <cooperative_groups.h>", "#include <cstring>",
-           "#ifndef S2S_PERSIST_TRAITS", "#define S2S_PERSIST_TRAITS", _TRAITS + "#endif"]
+           "#ifndef S2S_PERSIST_TRAITS", "#define S2S_PERSIST_TRAITS", _TRAITS + _CAPACITY + "#endif"]
+    if namespace:
+        out.append(f"namespace {namespace} {{")
     out += [f"#define {b} s2s_{b}" for b in BUILTINS]
     leading = ("const uint3 s2s_blockIdx", "const dim3 s2s_gridDim", "const uint3 s2s_threadIdx", "const dim3 s2s_blockDim")
     for la in plan.launches:
@@ -305,10 +349,9 @@ def persistent_source(kernels_text: str, plan: PersistentPlan, var: Variation) -
             if a.kind == "affine":
                 fields.append(f"    long long {_field(j, a)}_step;")
     out.append(f"struct {ARGS} {{\n" + "\n".join(fields) + "\n};")
-    sizes = [f"static_assert(sizeof({ARGS}::{_field(la.position, a)}) == {_table(a) * size}, \"{la.kernel} argument "
-             f"{a.index}: {size} bytes captured\");"
-             for la in plan.launches for a, size in zip(la.args, la.sizes) if size]
-    out += sizes
+    out += [f"static_assert(sizeof({ARGS}::{_field(la.position, a)}) == {_table(a) * size}, \"{la.kernel} argument "
+            f"{a.index}: {size} bytes captured\");"
+            for la in plan.launches for a, size in zip(la.args, la.sizes) if size]
     out += [_step_function(la.position, la) for la in plan.launches]
     calls = "\n        cooperative_groups::this_grid().sync();\n".join(
         f"        s2s_persist_l{la.position}(p, it);" for la in plan.launches)
@@ -323,6 +366,37 @@ __global__ void {KERNEL}(const {ARGS} p, long long iterations)
     }}
 }}
 """)
-    steps = {(a.position, a.index): int(a.step or 0) for a in var.args if a.kind == "affine"}
-    out.append(_host_functions(plan, steps))
+    out.append(_host_functions(plan))
+    out.append(_plan_struct(plan))
+    if namespace:
+        out.append(f"}}  // namespace {namespace}")
     return "\n".join(out) + "\n"
+
+
+def _plan_struct(plan: PersistentPlan) -> str:
+    """What the reintegrated loop's runtime (templates/sequence/persistent_loop.h.j2) needs of this body."""
+    kernels = ", ".join(f"(const void*)&{la.kernel}" for la in plan.launches)
+    return f"""\
+struct s2s_persist_plan {{
+    typedef {ARGS} Args;
+    static const size_t length = {len(plan.launches)};  // launches of one iteration
+    static const void* kernel() {{ return (const void*)&{KERNEL}; }}
+    static const void* launched(size_t j) {{ static const void* const k[] = {{{kernels}}}; return k[j]; }}
+    template <class s2s_Arg, class s2s_Config> static void fill(Args& p, long long n, s2s_Arg arg, s2s_Config config) {{ s2s_persist_fill(p, n, arg, config); }}
+    template <class s2s_Arg, class s2s_Config> static bool follows(long long n, s2s_Arg arg, s2s_Config config) {{ return s2s_persist_follows(n, arg, config); }}
+    static bool fits(const Args& p) {{ return s2s_persist_fits(p); }}
+}};
+"""
+
+
+def plan_from_dict(d: dict[str, object]) -> PersistentPlan:
+    """The plan as sequence.json keeps it (PersistentPlan.as_dict)."""
+    if not d.get("applies"):
+        return _refused(str(d.get("reason", "no persistent form was planned")))
+    launches = []
+    for la in d["launches"]:  # type: ignore[attr-defined]
+        args = tuple(ArgVariation(int(la["position"]), str(la["site"]), int(a["index"]), str(a["kind"]), int(a["period"]),
+                                  a.get("start"), a.get("step")) for a in la["args"])
+        launches.append(BodyLaunch(int(la["position"]), str(la["site"]), str(la["kernel"]), args, int(la["threads"]),
+                                   bool(la["barrier"]), bool(la["shared"]), tuple(int(s) for s in la["sizes"])))
+    return PersistentPlan(tuple(launches), int(d["iterations"]), int(d["threads"]), int(d["shmem"]))  # type: ignore[call-overload]
