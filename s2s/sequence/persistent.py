@@ -11,8 +11,8 @@ the body, each virtual block's thread its linear index's (so the warps are the o
 __syncthreads must have that largest block (a thread left out of a barrier would hang it); a body with shared memory
 gets a block barrier between its virtual blocks (the next one's writes would race with the last one's reads). The
 macros in the body see the parameters too (`#define blockIdx s2s_blockIdx` around it); a device function of the
-closure that reads the block index itself, inline PTX, device-side launches or CUDA API calls, a grid group of the
-kernel's own, and a `return` before a barrier (a thread that left the original stopped counting at its barriers; a
+closure that reads the block index itself, inline PTX, device-side launches or CUDA API calls, cooperative groups
+(their ranks and barriers are the real block's), and a `return` before a barrier (a thread that left the original stopped counting at its barriers; a
 device function's returns to the next virtual block) refuse the form.
 The arguments of each iteration come from the Variation: fixed, rotating or periodic (a table of one period, indexed
 by the iteration), affine (the first iteration's bits plus step * iteration, as the analysis read them); a varying
@@ -41,11 +41,13 @@ BUILTINS = ("blockIdx", "gridDim", "threadIdx", "blockDim")
 KERNEL = "s2s_persistent"
 ARGS = "s2s_persist_args"
 _BUILTIN = re.compile(r"\b(?:blockIdx|gridDim|threadIdx|blockDim)\b")
-_BARRIER = re.compile(r"\b(?:__syncthreads(?:_count|_and|_or)?|this_thread_block)\b")
+_BARRIER = re.compile(r"\b__syncthreads(?:_count|_and|_or)?\b")
 _FORBIDDEN = (
     (re.compile(r"<<<"), "launches a kernel from the device"),
     (re.compile(r"\bcuda[A-Z]\w*\s*\("), "calls the CUDA API from the device"),
     (re.compile(r"\b(?:this_grid|grid_group|this_multi_grid)\b"), "synchronizes a grid of its own"),
+    (re.compile(r"\b(?:cooperative_groups|this_thread_block|thread_block|tiled_partition|coalesced_threads)\b"),
+     "uses cooperative groups (their ranks and barriers are the real block's, not the virtual block's)"),
     (re.compile(r"\basm\b"), "holds inline PTX (it may read the block index or synchronize)"),
 )
 
