@@ -481,7 +481,7 @@ def test_auto_makes_the_loop_persistent_in_the_staged_copy_where_it_wins(tmp_pat
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ needed")
-def test_the_harness_runs_its_persistent_mode_on_the_fake_runtime(tmp_path: Path) -> None:
+def test_the_harness_runs_its_persistent_mode_on_the_fake_runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """heat1d's window (7 steps, 4099 points: 17 virtual blocks of the stencil on the fake device's 4 co-resident
     blocks) through the MEP's own harness built with g++ against the fake runtime: its grid sized by the occupancy
     calls, the trial launch, the schedule checked and filled in each run, the persistent kernel's final state the
@@ -494,6 +494,16 @@ def test_the_harness_runs_its_persistent_mode_on_the_fake_runtime(tmp_path: Path
     r = json.loads(ran.stdout.splitlines()[-1])
     assert "persistent" in r["modes"] and "persistent_refused" not in r, r
     assert r["checks"]["persistent"]["identical"] is True and r["checks"]["window_changes_state"] is True, r
+    # in batches of 4 iterations (4, 4, then 1: each batch's schedule filled from its own first iterations, the
+    # rotation starting over with the batch)
+    import s2s.sequence.mep as mep_module
+
+    monkeypatch.setattr(mep_module, "BATCH", 4)
+    batched = zoo_mep(tmp_path / "batched", "heat1d_steps")
+    assert "static const long long persist_batch = 4;" in (batched / "harness.cu").read_text()
+    ran = harness_on_host(batched, ["heat_step", "heat_source", "s2s_persistent"], tmp_path / "batched")
+    r = json.loads(ran.stdout.splitlines()[-1])
+    assert r["checks"]["persistent"]["identical"] is True, r
     # the persistent kernel not registered: its trial launch fails, the mode is left out, the others still run
     (tmp_path / "bare").mkdir()
     ran = harness_on_host(mep, ["heat_step", "heat_source"], tmp_path / "bare")

@@ -6,9 +6,10 @@ batch of iterations, as a diff of the host code.
 
 The loop's host code runs as written (its pointer swaps and time index decide each launch's arguments); its launches
 are held as for the body graph (host_graph.held_loop: each launch through s2s_body::launch), and each batch of the
-window's iteration count is handed to s2s_persist::run (templates/sequence/persistent_loop.h.j2), which launches its
-whole iterations as the persistent kernel where every launch follows the schedule, and leaves the others to be made
-as the application made them. The persistent kernel and its schedule (persistent.cu, made from the application's own
+window's iteration count, at most persistent.BATCH, is handed to s2s_persist::run
+(templates/sequence/persistent_loop.h.j2), which launches its whole iterations as the persistent kernel where every
+launch follows the schedule, and leaves the others to be made as the application made them (the host holds the next
+batch's launches while one runs). The persistent kernel and its schedule (persistent.cu, made from the application's own
 kernel bodies) go before the loop's function, in a namespace named for the loop's line. Refused, with the reason:
 what refuses a graph of the loop (host_graph.host_loop: other calls in the loop than its launches and pure host code,
 a launch the sequence does not hold, a stream of the application's, a return), a kernel not defined in the loop's
@@ -27,7 +28,7 @@ from s2s.lang.kernel_facts import find_kernel
 from s2s.lang.parsing import parse
 
 from .host_graph import BODY, GraphEdit, captured_host_file, held_loop, host_loop, top_level, unified_diff
-from .persistent import PersistentPlan, persistent_source, plan_from_dict
+from .persistent import BATCH, PersistentPlan, persistent_source, plan_from_dict
 
 
 def persistent_loop(data: bytes, sites: list[LaunchSite], plan: PersistentPlan) -> GraphEdit:
@@ -46,10 +47,11 @@ def persistent_loop(data: bytes, sites: list[LaunchSite], plan: PersistentPlan) 
                                   "kernel there could not call its body", line)
     namespace = f"s2s_persist_{line}"
     label = re.sub(r'[\s"\\]', "_", f"{sites[0].file}:{line}")  # as host_graph labels the loop's times
-    batch = plan.iterations * len(plan.launches)
+    iterations = min(plan.iterations, BATCH)
+    batch = iterations * len(plan.launches)
     prelude = persistent_source(data.decode("utf-8", "replace"), plan, namespace) + render("sequence/persistent_loop.h.j2") + "\n"
     decl = f"s2s_body::Graph {BODY}({batch}, \"{label}\", false, &s2s_persist::run<{namespace}::s2s_persist_plan>);"
-    what = (f"one cooperative launch per {plan.iterations} iterations ({batch} launches) where they follow the captured "
+    what = (f"one cooperative launch per {iterations} iterations ({batch} launches) where they follow the captured "
             "schedule (s2s.sequence.persistent), else as written")
     return held_loop(data, found, decl, what, prelude)
 

@@ -26,7 +26,7 @@ from s2s.base.fsutil import atomic_write
 from s2s.base.resources import render
 
 from .fusion import FusedLaunch, fused_launches, fused_source, fusions
-from .persistent import persistent_plan, persistent_source
+from .persistent import BATCH, persistent_plan, persistent_source
 from .variation import Variation
 from .window import Arg, Launch, Window
 
@@ -123,7 +123,7 @@ def _write(out: Path, window: Window, var: Variation, kernels_text: str, refs: d
     atomic_write(out / "harness.cu", render("sequence/harness_cuda.cu.j2", launches=len(window.launches), kernels=names,
                                             kernel_refs=table_names, origin=str(origin.get("function", "?")),
                                             body=var.body_launches, period=var.period, rtol=RTOL,
-                                            fused=bool(applied), persistent=persist.applies,
+                                            fused=bool(applied), persistent=persist.applies, persistent_batch=BATCH,
                                             body_length=len(var.body_sites)).encode())
     atomic_write(out / "Makefile", b"NVCC ?= nvcc\nNVCC_ARCH ?= sm_90\n\n"
                  b"harness: harness.cu kernels.cu $(wildcard fused.cu) $(wildcard persistent.cu)\n"

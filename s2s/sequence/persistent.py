@@ -24,7 +24,8 @@ persistent.cu holds the device functions, the schedule (`s2s_persist_args`), the
 (iteration it of the batch at `p`'s iteration 0), and two host functions over a batch of launches:
 `s2s_persist_fill(p, iterations, arg, config)` (the schedule from the batch's launches) and
 `s2s_persist_follows(iterations, arg, config)` (whether every launch of the batch is what the schedule gives: the
-reintegrated loop checks each batch before it launches it persistently).
+reintegrated loop checks each batch before it launches it persistently). A batch is at most BATCH iterations (the
+harness's runs and the reintegrated loop alike): the host holds the next batch's launches while one runs.
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ from .window import Window
 
 BUILTINS = ("blockIdx", "gridDim", "threadIdx", "blockDim")
 KERNEL = "s2s_persistent"
+BATCH = 512  # iterations in one cooperative launch at most: the host holds the next batch's launches while one runs
 ARGS = "s2s_persist_args"
 _BUILTIN = re.compile(r"\b(?:blockIdx|gridDim|threadIdx|blockDim)\b")
 _BARRIER = re.compile(r"\b__syncthreads(?:_count|_and|_or)?\b")
