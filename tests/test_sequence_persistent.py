@@ -411,23 +411,29 @@ def test_reintegration_is_refused_with_the_reason(tmp_path: Path) -> None:
     assert persistent_loop(original.encode(), [], refused).reason == "no persistent form: relax:1 argument 3: varying"
 
 
+def _captured_from(mep: Path, app: Path, name: str) -> Path:
+    """`mep` made to say it was captured from `app` as it is now (its origin: the tree, the host file and its hash)."""
+    from s2s.scan.tree import scan_tree
+    from s2s.sequence.host_graph import file_sha256
+
+    manifest = json.loads((mep / "sequence.json").read_text())
+    sites = sorted(scan_tree(app).launches, key=lambda s: s.start_byte)
+    manifest["origin"] = {"tree": str(app), "file": f"{name}.cu", "file_sha256": file_sha256(app / f"{name}.cu"),
+                          "sites": [f"{s.file}:{s.line}" for s in sites], "function": "main"}
+    (mep / "sequence.json").write_text(json.dumps(manifest))
+    return mep
+
+
 @pytest.mark.slow
 @needs_nvcc
 @pytest.mark.parametrize("name", ["heat1d_steps", "wave2d_steps", "fisher1d_steps"])
 def test_each_zoo_app_made_persistent_by_its_diff_builds(tmp_path: Path, name: str) -> None:
     """The diff of the zoo loop's MEP (persistent_diff: the host file checked unchanged since the capture) applies to a
     copy of the app with patch, and the copy builds with nvcc."""
-    from s2s.scan.tree import scan_tree
-    from s2s.sequence.host_graph import file_sha256
     from s2s.sequence.host_persistent import persistent_diff
 
     app = {"heat1d_steps": HEAT, "wave2d_steps": WAVE, "fisher1d_steps": FISHER}[name]
-    mep = zoo_mep(tmp_path / "mep", name)
-    manifest = json.loads((mep / "sequence.json").read_text())
-    sites = sorted(scan_tree(app).launches, key=lambda s: s.start_byte)
-    manifest["origin"] = {"tree": str(app), "file": f"{name}.cu", "file_sha256": file_sha256(app / f"{name}.cu"),
-                          "sites": [f"{s.file}:{s.line}" for s in sites], "function": "main"}
-    (mep / "sequence.json").write_text(json.dumps(manifest))
+    mep = _captured_from(zoo_mep(tmp_path / "mep", name), app, name)
     diff = persistent_diff(mep).decode()
     assert diff.startswith(f"--- a/{name}.cu\n+++ b/{name}.cu\n") and "+__global__ void s2s_persistent(" in diff
     patched = tmp_path / "patched"
@@ -510,3 +516,21 @@ def test_the_harness_runs_its_persistent_mode_on_the_fake_runtime(tmp_path: Path
     r = json.loads(ran.stdout.splitlines()[-1])
     assert "persistent" not in r["modes"] and r["persistent_refused"].startswith("the cooperative launch failed"), r
     assert r["checks"]["graph_body"]["identical"] is True
+
+
+def test_sequence_run_diff_writes_the_persistent_diff_where_it_measured_fastest(tmp_path: Path) -> None:
+    """`s2s sequence --run --diff FILE`: the form chosen by the measurement is the persistent one, so FILE holds its
+    diff; where the body graph measured faster, FILE holds the body graph's."""
+    import io
+
+    from rich.console import Console
+
+    from s2s.cli.sequence import write_graph_diff
+
+    mep = _captured_from(zoo_mep(tmp_path / "mep", "heat1d_steps"), HEAT, "heat1d_steps")
+    said = io.StringIO()
+    write_graph_diff(mep, _measured(12.0), str(tmp_path / "p.diff"), Console(file=said, width=400))
+    assert "the loop as persistent" in said.getvalue()
+    assert "&s2s_persist::run<s2s_persist_68::s2s_persist_plan>);" in (tmp_path / "p.diff").read_text()
+    write_graph_diff(mep, _measured(30.0), str(tmp_path / "g.diff"), Console(file=said, width=400))
+    assert 's2s_body::Graph s2s_body_graph(4, "heat1d_steps.cu:68");' in (tmp_path / "g.diff").read_text()

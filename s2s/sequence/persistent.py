@@ -1,8 +1,9 @@
-"""The persistent form of a loop body: a window's iterations in ONE cooperative launch, a grid-wide barrier between
-consecutive launches of the body.
+"""The persistent form of a loop body: a window's iterations in one cooperative launch (per batch), a grid-wide
+barrier between consecutive launches of the body.
 
     persistent_plan(window, var, kernels_text, refs) -> PersistentPlan     (applies, or the reason it does not)
-    persistent_source(kernels_text, plan) -> str                          (persistent.cu of the sequence MEP)
+    persistent_source(kernels_text, plan, namespace="") -> str            (persistent.cu of the sequence MEP)
+    plan_from_dict(sequence_json["persistent"]) -> PersistentPlan         (the plan a MEP keeps, for reintegration)
 
 Each body kernel becomes a device function (fusion.device_function) whose `blockIdx`, `gridDim`, `threadIdx` and
 `blockDim` are parameters: the persistent kernel runs its original blocks as virtual blocks over a grid-stride loop
@@ -10,22 +11,25 @@ Each body kernel becomes a device function (fusion.device_function) whose `block
 the body, each virtual block's thread its linear index's (so the warps are the original's). A body that calls
 __syncthreads must have that largest block (a thread left out of a barrier would hang it); a body with shared memory
 gets a block barrier between its virtual blocks (the next one's writes would race with the last one's reads). The
-macros in the body see the parameters too (`#define blockIdx s2s_blockIdx` around it); a device function of the
-closure that reads the block index itself, inline PTX, device-side launches or CUDA API calls, cooperative groups
-(their ranks and barriers are the real block's), and a `return` before a barrier (a thread that left the original stopped counting at its barriers; a
-device function's returns to the next virtual block) refuse the form.
+macros in the body see the parameters too (`#define blockIdx s2s_blockIdx` around it). Refused: a device function of
+the closure that reads the block index itself, inline PTX, device-side launches or CUDA API calls, cooperative groups
+(their ranks and barriers are the real block's), and a `return` before a barrier (a thread that left the original no
+longer counted at its barriers; a device function's return goes on to the next virtual block's).
 The arguments of each iteration come from the Variation: fixed, rotating or periodic (a table of one period, indexed
 by the iteration), affine (the first iteration's bits plus step * iteration, as the analysis read them); a varying
 argument, a configuration that changes between iterations (dynamic shared memory included), or a kernel in a
 namespace or a template (fusion.params_and_body cannot read it back) refuse it. Launches after the last whole
-iteration stay ordinary launches.
+iteration stay ordinary launches. Every pair of consecutive launches is separated by a grid barrier (whether two
+launches are independent depends on how their pointers alias at run time, which the schedule's check does not see).
 
 persistent.cu holds the device functions, the schedule (`s2s_persist_args`), the kernel `s2s_persistent(p, count)`
-(iteration it of the batch at `p`'s iteration 0), and two host functions over a batch of launches:
-`s2s_persist_fill(p, iterations, arg, config)` (the schedule from the batch's launches) and
+(iteration it of the batch at `p`'s iteration 0), host functions over a batch of launches,
+`s2s_persist_fill(p, iterations, arg, config)` (the schedule from the batch's launches),
 `s2s_persist_follows(iterations, arg, config)` (whether every launch of the batch is what the schedule gives: the
-reintegrated loop checks each batch before it launches it persistently). A batch is at most BATCH iterations (the
-harness's runs and the reintegrated loop alike): the host holds the next batch's launches while one runs.
+reintegrated loop checks each batch before it launches it persistently) and `s2s_persist_fits(p)` (the barriers'
+blocks), `s2s_persist_grid` (the co-resident capacity), and `s2s_persist_plan` (what the reintegrated loop's runtime
+needs). A batch is at most BATCH iterations (the harness's runs and the reintegrated loop alike): the host holds the
+next batch's launches while one runs.
 """
 from __future__ import annotations
 
