@@ -38,6 +38,7 @@ static std::barrier<>* s2s_grid;
 #define __device__
 #define __restrict__
 #define __forceinline__ inline
+#define __grid_constant__
 #define __shared__ static
 static void __syncthreads() { s2s_block->arrive_and_wait(); }
 namespace cooperative_groups {

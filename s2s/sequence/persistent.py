@@ -364,8 +364,9 @@ def persistent_source(kernels_text: str, plan: PersistentPlan, namespace: str = 
     calls = "\n        cooperative_groups::this_grid().sync();\n".join(
         f"        s2s_persist_l{la.position}(p, it);" for la in plan.launches)
     out.append(f"""\
-// {plan.iterations} iterations of the body in the measured window; `iterations` of them from the batch's first
-__global__ void {KERNEL}(const {ARGS} p, long long iterations)
+// {plan.iterations} iterations of the body in the measured window; `iterations` of them from the batch's first (the
+// schedule read in place: __grid_constant__, not copied to each thread's stack as a parameter whose address is taken)
+__global__ void {KERNEL}(const __grid_constant__ {ARGS} p, long long iterations)
 {{
     for (long long it = 0; it < iterations; ++it) {{
         if (it)
