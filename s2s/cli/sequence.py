@@ -49,6 +49,12 @@ def _sequence(args: argparse.Namespace, console: Console) -> int:
                   f"launches; {len(got.window.buffers)} buffers)", highlight=False)
     for line in v.as_dict()["arguments"]:  # type: ignore[attr-defined]
         console.print(f"  {line}", highlight=False, markup=False)
+    persistent = json.loads((got.mep / "sequence.json").read_text()).get("persistent", {})
+    if persistent.get("applies"):
+        console.print(f"  persistent form: the {persistent['iterations']} iterations as one cooperative launch of "
+                      f"{persistent['threads']}-thread blocks, a grid barrier between launches", highlight=False)
+    else:
+        console.print(f"  persistent form: not planned, {persistent.get('reason', '?')}", highlight=False, markup=False)
     for note in got.notes:
         console.print(f"[yellow]note[/] {note}", highlight=False)
     if not args.run:
