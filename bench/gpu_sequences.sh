@@ -9,10 +9,12 @@
 # launched once per body, nodes whose arguments change updated between launches (graph_body); it checks each final state
 # against the original replay's, the original replay against the state the application left, and times them all; where
 # two launches of the body fuse (s2s.sequence.fusion), also the fused window (fused) and it as one graph
-# (fused_graph_window).
+# (fused_graph_window); where the body can be one cooperative launch (s2s.sequence.persistent), the window's iterations
+# as one persistent kernel with a grid barrier between launches (persistent; its refusal reason printed otherwise).
 # Then the reintegration: the host-code diff that makes the loop a graph of one body period, instantiated once and
 # launched per body (s2s.sequence.host_graph, form graph_body), applied to a copy of the application, built and run: its
-# own check and loop time beside the original's.
+# own check and loop time beside the original's; and the same for the persistent form's diff (s2s.sequence.host_persistent:
+# one cooperative launch per batch of the window's iterations).
 # One device call, one to three minutes:
 #   bash bench/gpu_sequences.sh OUT_DIR [REPS]
 # prints per app the application's line, the variation found, the harness's JSON line and a summary line; exit 0 when
@@ -68,7 +70,19 @@ PY
   else
     echo "no graph diff: $(cat "$OUT/$app.graph.err")"
   fi
-  python3 - "$OUT/$app.harness.json" "$app" "$OUT/$app.app.txt" "$OUT/$app.graph.app.txt" <<'PY'
+  # the persistent form reintegrated: one cooperative launch per batch of iterations, in a copy of the app
+  python3 -c 'import sys; from s2s.sequence.host_persistent import persistent_diff; sys.stdout.buffer.write(persistent_diff(sys.argv[1]))' \
+      "$WORK/seq-$app" > "$OUT/$app.persistent.diff" 2> "$OUT/$app.persistent.err"
+  if [ -s "$OUT/$app.persistent.diff" ]; then
+    cp -r "$ROOT/bench/seqzoo/$app" "$WORK/$app-persistent"
+    (cd "$WORK/$app-persistent" && { patch -s -p1 < "$OUT/$app.persistent.diff" || git apply "$OUT/$app.persistent.diff"; } && make -s > /dev/null && "./$app") \
+      > "$OUT/$app.persistent.app.txt" 2>&1
+    echo "application, loop persistent: $(cat "$OUT/$app.persistent.app.txt")"
+  else
+    echo "no persistent diff: $(cat "$OUT/$app.persistent.err")"
+  fi
+  python3 - "$OUT/$app.harness.json" "$app" "$OUT/$app.app.txt" "$OUT/$app.graph.app.txt" "$OUT/$app.sequence.json" \
+      "$OUT/$app.persistent.app.txt" <<'PY'
 import json, os, re, sys
 try:
     r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
@@ -84,6 +98,21 @@ print(f"summary {sys.argv[2]}: {r['launches']} launches; the application's own l
 graphed = open(sys.argv[4]).read() if os.path.isfile(sys.argv[4]) else ""
 g = re.search(r": (ok|FAILED) .*in ([0-9.]+) ms", graphed)
 print(f"summary {sys.argv[2]} reintegrated: the application's loop as one graph {g.group(2) + ' ms, its check ' + g.group(1) if g else 'not run'}"
+      f" (the original application's loop {own.group(1) if own else '?'} ms)")
+# the persistent form's column: its time and speedup, or why it was not planned or not run
+plan = json.load(open(sys.argv[5])).get("persistent", {}) if os.path.isfile(sys.argv[5]) else {}
+if "persistent" in m:
+    col = (f"{m['persistent']['median_ms']:.3f} ms (x{r['speedup']['persistent']:.2f}, +{m['persistent']['setup_ms']:.1f} ms setup, "
+           f"{'identical' if c['persistent']['identical'] else 'max_rel %s' % c['persistent']['max_rel']}; grid barrier, "
+           f"{plan.get('iterations', '?')} iterations in one launch of {plan.get('threads', '?')}-thread blocks)")
+elif r.get("persistent_refused"):
+    col = f"not run on this device: {r['persistent_refused']}"
+else:
+    col = f"not planned: {plan.get('reason', 'no plan in sequence.json')}"
+print(f"summary {sys.argv[2]} persistent: {col}")
+persisted = open(sys.argv[6]).read() if os.path.isfile(sys.argv[6]) else ""
+q = re.search(r": (ok|FAILED) .*in ([0-9.]+) ms", persisted)
+print(f"summary {sys.argv[2]} reintegrated persistent: the application's loop {q.group(2) + ' ms, its check ' + q.group(1) if q else 'not run'}"
       f" (the original application's loop {own.group(1) if own else '?'} ms)")
 PY
 }

@@ -28,9 +28,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     c.add_argument("--run", action="store_true", help="then build and run the harness (needs nvcc and a GPU)")
     c.add_argument("--reps", type=at_least_one, default=15, help="timed repetitions of each mode with --run (default 15)")
     c.add_argument("--diff", metavar="FILE", help="with --run: write the host-code diff that makes the loop a CUDA Graph "
-                                                   "(of one body period, launched per body, or of the whole loop), the "
-                                                   "form whose time with its instantiation beat the original's fastest "
-                                                   "run by the most, when every check passed")
+                                                   "(of one body period, launched per body, or of the whole loop) or one "
+                                                   "cooperative launch per batch of iterations (persistent), the form "
+                                                   "whose time with its setup beat the original's fastest run by the "
+                                                   "most, when every check passed")
 
 
 @command("sequence")
@@ -48,6 +49,12 @@ def _sequence(args: argparse.Namespace, console: Console) -> int:
                   f"launches; {len(got.window.buffers)} buffers)", highlight=False)
     for line in v.as_dict()["arguments"]:  # type: ignore[attr-defined]
         console.print(f"  {line}", highlight=False, markup=False)
+    persistent = json.loads((got.mep / "sequence.json").read_text()).get("persistent", {})
+    if persistent.get("applies"):
+        console.print(f"  persistent form: the {persistent['iterations']} iterations as one cooperative launch of "
+                      f"{persistent['threads']}-thread blocks, a grid barrier between launches", highlight=False)
+    else:
+        console.print(f"  persistent form: not planned, {persistent.get('reason', '?')}", highlight=False, markup=False)
     for note in got.notes:
         console.print(f"[yellow]note[/] {note}", highlight=False)
     if not args.run:
@@ -67,6 +74,7 @@ def write_graph_diff(mep: Path, result: dict[str, Any], diff: str, console: Cons
     from s2s.base.fsutil import atomic_write
     from s2s.sequence.choice import FORMS, choose_form, estimated_runs, with_graph_run
     from s2s.sequence.host_graph import graph_diff
+    from s2s.sequence.host_persistent import persistent_diff
 
     manifest = json.loads((Path(mep) / "sequence.json").read_text())
     window = manifest.get("window", {})
@@ -77,5 +85,5 @@ def write_graph_diff(mep: Path, result: dict[str, Any], diff: str, console: Cons
     if not form:
         console.print(f"no diff written: {why}", highlight=False)
         return
-    atomic_write(Path(diff), graph_diff(mep, form))
+    atomic_write(Path(diff), persistent_diff(mep) if form == "persistent" else graph_diff(mep, form))
     console.print(f"wrote {diff}: the loop as {form} ({why})", highlight=False)

@@ -1,10 +1,12 @@
-"""Which graph form of a replayed sequence MEP to reintegrate, from the harness's result.
+"""Which form of a replayed sequence MEP to reintegrate, from the harness's result.
 
     choose_form(result, min_speedup) -> (form, why)     form "" when none wins; why says what was measured
 
 The forms the host code can take (s2s.sequence.host_graph): graph_body (a graph of one body period, instantiated once,
 launched per body), graph_window (the whole loop in one graph) and graph_run (a kept graph of a whole run of a loop
-the application runs many times, instantiated at its first run; with_graph_run adds it to a result). Each is timed by the harness over the captured
+the application runs many times, instantiated at its first run; with_graph_run adds it to a result), and persistent
+(s2s.sequence.host_persistent: the window's iterations as one cooperative launch; its setup the grid's sizing and a
+trial launch, the schedule's filling and check timed with each run). Each is timed by the harness over the captured
 window; its instantiation (setup_ms) is paid once per execution of the loop in the application, so it counts here:
 a form wins when the original's fastest run over (its median + its instantiation) is at least `min_speedup` and its
 final state passed the checks. The best such form is chosen.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-FORMS = ("graph_body", "graph_window")
+FORMS = ("graph_body", "graph_window", "persistent")
 
 
 def estimated_runs(profiled_launches: float, window_launches: int, whole_run: bool) -> float:
@@ -53,7 +55,7 @@ def choose_form(result: dict[str, Any], min_speedup: float = 1.0, forms: tuple[s
     modes, checks = result.get("modes", {}), result.get("checks", {})
     tried = [f for f in forms if f in modes and checks.get(f, {}).get("ok")]
     if not tried:
-        return "", "no graph form was measured"
+        return "", "no form was measured"
     best = max(tried, key=lambda f: form_speedup(result, f))
     said = "; ".join(f"{f}: {modes[f]['median_ms']:.3f} ms + {modes[f].get('setup_ms', 0.0):.3f} ms to instantiate, "
                      f"{form_speedup(result, f):.2f}x" for f in tried)

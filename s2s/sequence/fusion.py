@@ -155,6 +155,13 @@ def params_and_body(data: bytes, name: str) -> tuple[list[tuple[str, str]], str]
     return params, data[body.start_byte:body.end_byte].decode()
 
 
+def device_function(name: str, params: list[tuple[str, str]], body: str, leading: tuple[str, ...] = ()) -> str:
+    """A kernel's body as a device function `name` (its parameters as params_and_body read them, after `leading`
+    declarations of our own): an early `return` in the body ends only this call."""
+    own = ", ".join([*leading, *(d.format(n) for d, n in params)])
+    return f"static __device__ __forceinline__ void {name}({own})\n{body}"
+
+
 _RESTRICT = ("__restrict__", "__restrict", "restrict")
 
 
@@ -175,8 +182,7 @@ def fused_source(kernels_text: str, fusion: Fusion) -> str | None:
     formals: list[str] = []
     calls: list[str] = []
     for tag, (params, body) in (("a", parts[0]), ("b", parts[1])):
-        own = ", ".join(d.format(n) for d, n in params)
-        out.append(f"static __device__ __forceinline__ void {fusion.name}_{tag}({own})\n{body}")
+        out.append(device_function(f"{fusion.name}_{tag}", params, body))
         names = [f"s2s_{tag}{i}" for i in range(len(params))]
         formals += [_plain(d.format(n)) for (d, _), n in zip(params, names)]
         calls.append(f"{fusion.name}_{tag}({', '.join(names)});")

@@ -22,6 +22,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tree_sitter import Node
 
@@ -53,12 +54,12 @@ def _call_name(call: Node, data: bytes) -> str:
 
 
 @dataclass(frozen=True)
-class _Loop:
+class HostLoop:
     node: Node
     launches: list[Node]  # the loop's launch call expressions, in the file's order
 
 
-def _the_loop(root: Node, data: bytes, sites: list[LaunchSite]) -> _Loop | GraphEdit:
+def host_loop(root: Node, data: bytes, sites: list[LaunchSite]) -> HostLoop | GraphEdit:
     """The innermost loop holding every site, when a graph can hold what it does; else why not."""
     if not sites or any(s.kind != "chevron" for s in sites):
         return GraphEdit(b"", "only CUDA <<<>>> launches are graphed")
@@ -87,7 +88,7 @@ def _the_loop(root: Node, data: bytes, sites: list[LaunchSite]) -> _Loop | Graph
         if len(args) == 4 and _text(data, args[3]).strip() not in _DEFAULT_STREAMS:
             return GraphEdit(b"", f"the launch at line {node.start_point[0] + 1} runs on a stream of the application's", line)
         launches.append(node)
-    return _Loop(loop, launches)
+    return HostLoop(loop, launches)
 
 
 def _config(call: Node) -> Node | None:
@@ -121,14 +122,14 @@ def graph_loop(data: bytes, sites: list[LaunchSite], dialect: str = "cuda", *, b
     launches captured into one graph launched once. `keep` (graph_run: `body` is a whole run of the loop): the graph is
     a static one, instantiated at the loop's first run and relaunched by the later ones."""
     root = parse(data, dialect).root_node
-    found = _the_loop(root, data, sites)
+    found = host_loop(root, data, sites)
     if isinstance(found, GraphEdit):
         return found
     label = re.sub(r'[\s"\\]', "_", f"{sites[0].file}:{found.node.start_point[0] + 1}")  # a C string, one word
     return _body_graph(data, found, body, label, keep) if body > 0 else _window_graph(data, found)
 
 
-def _window_graph(data: bytes, found: _Loop) -> GraphEdit:
+def _window_graph(data: bytes, found: HostLoop) -> GraphEdit:
     loop, edits = found.node, []
     for node in found.launches:
         config = _config(node)
@@ -155,16 +156,31 @@ def _window_graph(data: bytes, found: _Loop) -> GraphEdit:
     return GraphEdit(_apply(data, edits), "", loop.start_point[0] + 1)
 
 
-def _top_level(node: Node) -> Node:
+def top_level(node: Node) -> Node:
     while node.parent is not None and node.parent.type != "translation_unit":
         node = node.parent
     return node
 
 
-def _body_graph(data: bytes, found: _Loop, body: int, label: str, keep: bool = False) -> GraphEdit:
+def _body_graph(data: bytes, found: HostLoop, body: int, label: str, keep: bool = False) -> GraphEdit:
     """Each launch `K<<<G, B[, S[, 0]]>>>(ARGS)` becomes `s2s_body::launch(s2s_body_graph, K, G, B, S, ARGS)`; the loop
     is wrapped in a block that declares the graph (`static` when kept) and ends the run after the loop (the launches of
     an unfinished body made ordinarily, the run's time written)."""
+    if keep:
+        what = (f"a CUDA Graph of its {body} launches (a whole run of the loop), instantiated at the first run, "
+                "relaunched by each later one")
+        decl = f"static s2s_body::Graph {BODY}({body}, \"{label}\", true);"
+    else:
+        what = f"a CUDA Graph of {body} launches (one period of its body), instantiated once, launched once a body"
+        decl = f"s2s_body::Graph {BODY}({body}, \"{label}\");"
+    return held_loop(data, found, decl, what, "")
+
+
+def held_loop(data: bytes, found: HostLoop, decl: str, what: str, prelude: str) -> GraphEdit:
+    """The loop's launches held by the body runtime (templates/sequence/body_graph.h.j2, inserted once before the
+    top-level declaration that holds the loop, `prelude` after it): each `K<<<G, B[, S[, 0]]>>>(ARGS)` becomes
+    `s2s_body::launch(s2s_body_graph, K, G, B, S, ARGS)`, the loop wrapped in a block that declares the runtime
+    (`decl`) and ends its run after the loop; `what` says in a comment what the loop's launches became."""
     from s2s.base.resources import render
 
     loop, edits = found.node, []
@@ -176,32 +192,27 @@ def _body_graph(data: bytes, found: _Loop, body: int, label: str, keep: bool = F
         head = ", ".join([BODY, _text(data, fn), cfg[0], cfg[1], cfg[2] if len(cfg) > 2 else "0"] + args)
         edits.append((node.start_byte, node.end_byte, f"s2s_body::launch({head})".encode()))
     indent = _indent(data, loop)
-    if keep:
-        what = (f"a CUDA Graph of its {body} launches (a whole run of the loop), instantiated at the first run, "
-                "relaunched by each later one")
-        decl = f"static s2s_body::Graph {BODY}({body}, \"{label}\", true);"
-    else:
-        what = f"a CUDA Graph of {body} launches (one period of its body), instantiated once, launched once a body"
-        decl = f"s2s_body::Graph {BODY}({body}, \"{label}\");"
     before = f"{{  /* s2s sequence: the loop's launches as {what} */\n{indent}    {decl}\n{indent}"
     after = f"\n{indent}    {BODY}.end_run();\n{indent}}}"
     edits += [(loop.start_byte, loop.start_byte, before.encode()), (loop.end_byte, loop.end_byte, after.encode())]
-    top = _top_level(loop)
-    edits.append((top.start_byte, top.start_byte, (render("sequence/body_graph.h.j2") + "\n").encode()))
+    top = top_level(loop)
+    edits.append((top.start_byte, top.start_byte, (render("sequence/body_graph.h.j2") + "\n" + prelude).encode()))
     return GraphEdit(_apply(data, edits), "", loop.start_point[0] + 1)
 
 
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def graph_diff(mep: Path, form: str = "graph_body") -> bytes:
-    """The diff that graphs the loop the sequence MEP was captured from (`form`: graph_body, a graph of one period of
-    the body launched per body; graph_run, a kept graph of a whole run of the loop, relaunched by each run;
-    graph_window, the whole loop captured into one graph), against its tree as it is now;
-    a file changed since the capture, or a loop that cannot be graphed, is one UserError with the reason."""
+def unified_diff(rel: str, before: bytes, after: bytes) -> bytes:
+    """`after` against `before` as a unified diff of the tree's file `rel`."""
     import difflib
 
+    name = rel.encode()
+    lines = difflib.diff_bytes(difflib.unified_diff, before.splitlines(keepends=True), after.splitlines(keepends=True),
+                               fromfile=b"a/" + name, tofile=b"b/" + name)
+    return b"".join(lines)
+
+
+def captured_host_file(mep: Path) -> tuple[dict[str, Any], Path, str, list[LaunchSite]]:
+    """(sequence.json, the tree, the host file's path in it, the loop's launch sites as the tree holds them now) of
+    a sequence MEP; a file gone or changed since the capture is one UserError."""
     from s2s.scan.tree import scan_tree
 
     manifest = json.loads((Path(mep) / "sequence.json").read_text())
@@ -214,6 +225,20 @@ def graph_diff(mep: Path, form: str = "graph_body") -> bytes:
         raise UserError("the host file changed since the sequence was captured; capture it again", file=str(path))
     wanted = set(origin.get("sites", []))
     sites = sorted((s for s in scan_tree(tree).launches if f"{s.file}:{s.line}" in wanted), key=lambda s: s.start_byte)
+    return manifest, tree, rel, sites
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def graph_diff(mep: Path, form: str = "graph_body") -> bytes:
+    """The diff that graphs the loop the sequence MEP was captured from (`form`: graph_body, a graph of one period of
+    the body launched per body; graph_run, a kept graph of a whole run of the loop, relaunched by each run;
+    graph_window, the whole loop captured into one graph), against its tree as it is now;
+    a file changed since the capture, or a loop that cannot be graphed, is one UserError with the reason."""
+    manifest, tree, rel, sites = captured_host_file(mep)
+    path = tree / rel
     data = path.read_bytes()
     body = 0
     if form == "graph_body":
@@ -226,7 +251,4 @@ def graph_diff(mep: Path, form: str = "graph_body") -> bytes:
     edit = graph_loop(data, sites, body=body, keep=form == "graph_run")
     if not edit.applies:
         raise UserError(f"the loop cannot be graphed: {edit.reason}", file=str(path), line=edit.line or None)
-    name = rel.encode()
-    lines = difflib.diff_bytes(difflib.unified_diff, data.splitlines(keepends=True), edit.data.splitlines(keepends=True),
-                               fromfile=b"a/" + name, tofile=b"b/" + name)
-    return b"".join(lines)
+    return unified_diff(rel, data, edit.data)

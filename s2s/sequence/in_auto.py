@@ -1,6 +1,6 @@
 """Sequences in `s2s auto TREE --build-cmd B --run-cmd R`: the launch-bound host loops of the measured profile that hold
-a large share of its GPU time, each captured as a sequence MEP, replayed, and, where a graph form wins, made that
-graph in auto's staged copy of the tree (the copy single-kernel winners go to), so that the combined diff, the
+a large share of its GPU time, each captured as a sequence MEP, replayed, and, where a graph form or the persistent
+form wins, made that form in auto's staged copy of the tree (the copy single-kernel winners go to), so that the combined diff, the
 application's rebuild and rerun with its output check and the before/after measurement cover it.
 
     candidates(found, total_ms, min_share) -> list[Sequence]
@@ -110,17 +110,27 @@ def _staged_sites(staged: Path, root_index: Index, q: Sequence) -> list[LaunchSi
     return sorted(found, key=lambda s: s.start_byte)
 
 
-def _graph_staged(staged: Path, root_index: Index, q: Sequence, body: int, keep: bool = False) -> tuple[str, str]:
-    """The loop made a body graph in the staged copy: ("", its label) when done, else (why not, "")."""
+def _graph_staged(staged: Path, root_index: Index, q: Sequence, body: int, keep: bool = False,
+                  persistent: Path | None = None) -> tuple[str, str]:
+    """The loop made a body graph in the staged copy (with `persistent`, that sequence MEP's persistent form): ("", its
+    label) when done, else (why not, "")."""
+    import json
+
     from .host_graph import graph_loop
+    from .host_persistent import persistent_loop
+    from .persistent import plan_from_dict
 
     sites = _staged_sites(staged, root_index, q)
     if isinstance(sites, str):
         return sites, ""
     path = staged / q.file
-    edit = graph_loop(path.read_bytes(), sites, body=body, keep=keep)
+    if persistent is not None:
+        plan = plan_from_dict(json.loads((persistent / "sequence.json").read_text()).get("persistent", {}))
+        edit = persistent_loop(path.read_bytes(), sites, plan)
+    else:
+        edit = graph_loop(path.read_bytes(), sites, body=body, keep=keep)
     if not edit.applies:
-        return f"the loop cannot be graphed: {edit.reason}", ""
+        return f"the loop cannot be {'made persistent' if persistent else 'graphed'}: {edit.reason}", ""
     atomic_write(path, edit.data)
     return "", f"{q.file}:{edit.line}"
 
@@ -132,7 +142,8 @@ def regraph(staged: Path, index: Index, found: list[Sequence], row: dict[str, An
     if q is None or not row.get("body"):
         return "the loop is not among the measured ones any more"
     try:
-        why, label = _graph_staged(staged, index, q, int(row["body"]), keep=row.get("form") == "graph_run")
+        why, label = _graph_staged(staged, index, q, int(row["body"]), keep=row.get("form") == "graph_run",
+                                   persistent=Path(row["mep"]) if row.get("form") == "persistent" else None)
     except UserError as err:
         return err.one_line()
     if not why:
@@ -170,7 +181,7 @@ def run_sequences(root: Path, staged: Path, index: Index, launches: list[Profile
         try:
             got = capture_sequence(root, build_cmd, run_cmd, mep, function=q.loop_id, profile=launches,
                                    index=index, timeout=timeout)
-            log(f"replaying {mep.name}: original, whole-loop graph, body graph")
+            log(f"replaying {mep.name}: original, whole-loop graph, body graph, persistent where it applies")
             result = replay(mep, REPS)
         except UserError as err:
             row["status"] = f"failed: {err.one_line()}"
@@ -181,7 +192,7 @@ def run_sequences(root: Path, staged: Path, index: Index, launches: list[Profile
         # whole-loop graph's (10,000+ nodes) would be too, unless the window is a whole run of a loop the application
         # runs again and again: then a kept graph (graph_run) is instantiated once for all the runs
         result = with_graph_run(result, estimated_runs(q.launches, len(got.window.launches), got.window.whole_run))
-        form, why = choose_form(result, min_speedup, forms=("graph_body", "graph_run"))
+        form, why = choose_form(result, min_speedup, forms=("graph_body", "graph_run", "persistent"))
         if not form:
             row["status"] = f"not reintegrated: {why}"
             continue
@@ -189,7 +200,8 @@ def run_sequences(root: Path, staged: Path, index: Index, launches: list[Profile
         body = len(got.window.launches) if form == "graph_run" else got.variation.body_launches
         row["body"] = body
         try:
-            why_not, row["label"] = _graph_staged(staged, index, q, body, keep=form == "graph_run")
+            why_not, row["label"] = _graph_staged(staged, index, q, body, keep=form == "graph_run",
+                                                  persistent=mep if form == "persistent" else None)
         except UserError as err:
             why_not = err.one_line()
         row["status"] = f"not reintegrated: {why_not}" if why_not else f"reintegrated ({row['form']}; {why})"

@@ -5,8 +5,10 @@
     sequence.json     where the window came from (tree, function, sites), its kernels, buffers, the argument variation
     kernels.cu        the loop body's kernels with their closure (kernels.py)
     harness.cu        templates/sequence/harness_cuda.cu.j2: replays the window as recorded (original), as one CUDA Graph
-                      (graph_window) and as a graph of the loop body launched once per body (graph_body), checks the
-                      final states, times the three, prints one JSON line
+                      (graph_window), as a graph of the loop body launched once per body (graph_body), fused (where
+                      pairs fuse) and persistent (where the body can be one cooperative launch), checks the final
+                      states, times them, prints one JSON line
+    persistent.cu     the window's whole iterations as one cooperative launch (s2s.sequence.persistent), when it applies
     Makefile          nvcc, -arch from NVCC_ARCH (sm_90 by default)
     data/replay.txt   the buffers (sizes, element types), the body graph (its launches, the nodes updated between
                       bodies), and every launch: kernel, grid, block, shared memory, arguments (a value's bytes, or a
@@ -24,6 +26,7 @@ from s2s.base.fsutil import atomic_write
 from s2s.base.resources import render
 
 from .fusion import FusedLaunch, fused_launches, fused_source, fusions
+from .persistent import BATCH, persistent_plan, persistent_source
 from .variation import Variation
 from .window import Arg, Launch, Window
 
@@ -113,17 +116,24 @@ def _write(out: Path, window: Window, var: Variation, kernels_text: str, refs: d
         atomic_write(out / "fused.cu", ("\n".join(str(sources[name]) for name in table_names[len(names):])).encode())
         plan = fused_launches(window, var, applied, {n: i for i, n in enumerate(table_names)}, kernel_of_site)
         atomic_write(data / "fused.txt", fused_table(plan).encode())
+    persist = persistent_plan(window, var, kernels_text, refs)
+    (out / "persistent.cu").unlink(missing_ok=True)
+    if persist.applies:
+        atomic_write(out / "persistent.cu", persistent_source(kernels_text, persist).encode())
     atomic_write(out / "harness.cu", render("sequence/harness_cuda.cu.j2", launches=len(window.launches), kernels=names,
                                             kernel_refs=table_names, origin=str(origin.get("function", "?")),
                                             body=var.body_launches, period=var.period, rtol=RTOL,
-                                            fused=bool(applied)).encode())
-    atomic_write(out / "Makefile", b"NVCC ?= nvcc\nNVCC_ARCH ?= sm_90\n\nharness: harness.cu kernels.cu $(wildcard fused.cu)\n"
+                                            fused=bool(applied), persistent=persist.applies, persistent_batch=BATCH,
+                                            body_length=len(var.body_sites)).encode())
+    atomic_write(out / "Makefile", b"NVCC ?= nvcc\nNVCC_ARCH ?= sm_90\n\n"
+                 b"harness: harness.cu kernels.cu $(wildcard fused.cu) $(wildcard persistent.cu)\n"
                  b"\t$(NVCC) -O2 -std=c++17 -arch=$(NVCC_ARCH) -o $@ harness.cu\n\nclean:\n\trm -f harness\n")
     manifest = {"origin": origin, "kernels": names, "sites": {s: names[k] for s, k in kernel_of_site.items()},
                 "window": {"launches": len(window.launches), "whole_run": window.whole_run},
                 "buffers": [{"id": b.id, "bytes": b.bytes, "kind": b.kind, "element": window.element_type(b.id)}
                             for b in window.buffers],
                 "harness_kernels": table_names, "variation": var.as_dict(), "fusions": [f.describe() for f in found],
+                "persistent": persist.as_dict(),
                 "rtol": RTOL, "notes": notes}
     atomic_write(out / "sequence.json", (json.dumps(manifest, indent=2) + "\n").encode())
     return out
