@@ -129,3 +129,30 @@ def test_capture_mode_records_a_failed_run_per_kernel(tmp_path: Path) -> None:
     s = json.loads((out / "fidelity_summary.json").read_text())
     assert s["kernels_compared"] == 0 and s["kernels_tried"] == 2 and s["values_wrong"] == 0
     assert "Traceback" not in (out / "apps" / f"{APP}.log").read_text()
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_held_out_split_is_reported_apart(tmp_path: Path) -> None:
+    apps, catalog = _lay_out(tmp_path)
+    out = tmp_path / "held"
+    res = _bench("--held-out", "--apps-dir", str(apps), "--catalog", str(catalog), "--out", str(out), "--no-build")
+    assert res.returncode == 0, res.stderr[-2000:]
+    s = json.loads((out / "fidelity_summary.json").read_text())
+    assert s["label"] == "held-out split" and s["applications"] == 1 and s["kernels_found"] == 2, s
+    doc = json.loads((out / "fidelity_catalog.json").read_text())
+    assert [a["name"] for a in doc["static"]] == [HELD] and doc["static"][0]["label"] == "held-out split"
+    md = (out / "fidelity_summary.md").read_text()
+    assert "held-out split" in md and "development corpus" not in md and "Not extracted" not in md
+    both = tmp_path / "both"  # --collect over a held-out run keeps the development rows out, and the other way round
+    res = _bench("--collect", str(out), "--out", str(both))
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads((both / "fidelity_summary.json").read_text())["applications"] == 0
+
+
+def test_capture_timeout_leaves_time_to_collect() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from fidelity_catalog import COLLECT_S, capture_timeout
+
+    assert capture_timeout(300.0) == 300.0 - COLLECT_S  # the capture kills its run before the worker is stopped
+    assert 0 < capture_timeout(20.0) < 20.0
