@@ -156,3 +156,20 @@ def test_capture_timeout_leaves_time_to_collect() -> None:
 
     assert capture_timeout(300.0) == 300.0 - COLLECT_S  # the capture kills its run before the worker is stopped
     assert 0 < capture_timeout(20.0) < 20.0
+
+
+def test_a_source_file_included_by_a_built_one_is_built(tmp_path: Path) -> None:
+    """`#include "impl.cu"` in the one file the Makefile compiles: impl.cu's kernels are launched from a built unit
+    (they were dropped as "not built"); a .cu file nobody builds or includes stays out."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from fidelity_catalog import launched_kernels
+
+    d = tmp_path / "app"
+    d.mkdir()
+    (d / "impl.cu").write_text("__global__ void twice(float* a) { a[threadIdx.x] *= 2.0f; }\n")
+    (d / "old.cu").write_text("__global__ void stale(float* a) { a[0] = 0.0f; }\nvoid f(float* a) { stale<<<1, 1>>>(a); }\n")
+    (d / "main.cu").write_text('#include "impl.cu"\nint main() { float* a = 0; twice<<<1, 32>>>(a); return 0; }\n')
+    (d / "Makefile").write_text("main: main.o\n\tnvcc -arch=$(ARCH) -o main main.o\n"
+                                "main.o: main.cu impl.cu\n\tnvcc -arch=$(ARCH) -c main.cu -o main.o\n")
+    found, _index = launched_kernels(d, "make ARCH=sm_90")
+    assert [(k["name"], k["file"]) for k in found] == [("twice", "impl.cu")]
