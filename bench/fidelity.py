@@ -252,12 +252,21 @@ def _built_files(tree: Path, build_cmd: str) -> set[str]:
         commands, _how = commands_from_build(tree, build_cmd)
     except Exception:  # noqa: BLE001 - no dry run: every scanned kernel stays a candidate
         return set()
+    if not commands:
+        return set()
+    from s2s.extract.extract import load_tree
+    from s2s.scan.includes import IncludeGraph
+
+    graph = IncludeGraph(load_tree(tree))
     out = set()
-    for f in commands:
-        try:
-            out.add(str(Path(f).resolve().relative_to(tree.resolve())))
-        except ValueError:
-            continue
+    for f, command in commands.items():  # each unit with the files it includes (`#include "kernels.cu"` is built too)
+        unit = Path(f).resolve()
+        files = graph.unit_order(unit, command.include_dirs)[0] if unit in graph.files else [unit]
+        for path in files:
+            try:
+                out.add(str(path.resolve().relative_to(tree.resolve())))
+            except ValueError:
+                continue
     return out
 
 

@@ -7,6 +7,11 @@ extract` infers without running anything compared with the value captured from t
                                       [--app-timeout 300] [--static CPU_RESULT.json]
     python bench/fidelity_catalog.py --merge GPU_OUT/fidelity_catalog.json [--static CPU_RESULT.json] --out DIR
     S2S_COMMIT=C python bench/fidelity_catalog.py --collect RUN_DIR [RUN_DIR ...] --out DIR     CPU runs over parts
+    python bench/fidelity_catalog.py --held-out --apps-dir HELD_DIR --out OUT      the CPU part over the held-out split
+
+--held-out runs the CPU part (or --collect) over the held-out split's applications only (laid out with layout.py
+--label held-out), every row and the summary labelled "held-out split" and its markdown the totals alone: reported
+beside the development corpus's figures, never mixed into them, never read to tune anything.
 
 DIR holds the applications laid out by bench/apps/layout.py (DIR/NAME/, the catalogue's commands run there).
 
@@ -57,6 +62,7 @@ from provenance import commit, write_result  # noqa: E402
 from split import label as label_of  # noqa: E402
 
 LABEL = "development corpus"
+HELD_OUT = "held-out split"
 HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inc", ".inl")
 MARK = "S2S_FIDELITY_CATALOG"  # in each worker's environment, inherited by every process it starts: found and ended by it
 SUMMARY_KEYS = ("commit", "kernels_compared", "values_equal", "values_fillin", "values_wrong", "kernels_found",
@@ -73,6 +79,17 @@ def dev_apps(catalog: Path, apps_dir: Path, names: str | None) -> list[dict[str,
     one (by its label, the rule or heldout.txt) is never among them, even when named."""
     held = heldout_names()
     apps = [a for a in load(catalog) if a["label"] == LABEL and label_of(a["name"]) == LABEL and a["name"] not in held]
+    if names:
+        want = [n.strip() for n in names.split(",") if n.strip()]
+        apps = [a for a in apps if a["name"] in want]
+    return [a for a in apps if (apps_dir / a["name"]).is_dir()]
+
+
+def heldout_apps(catalog: Path, apps_dir: Path, names: str | None) -> list[dict[str, Any]]:
+    """--held-out: the held-out split's applications laid out in `apps_dir` (by its label, the rule or heldout.txt),
+    never a development one; their figures are reported beside the development corpus's, never mixed into them."""
+    held = heldout_names()
+    apps = [a for a in load(catalog) if a["label"] == HELD_OUT or label_of(a["name"]) == HELD_OUT or a["name"] in held]
     if names:
         want = [n.strip() for n in names.split(",") if n.strip()]
         apps = [a for a in apps if a["name"] in want]
@@ -134,11 +151,12 @@ def chosen_kernels(tree: Path, build_cmd: str, per_app: int) -> tuple[list[dict[
 
 # ---------------------------------------------------------------- CPU part
 
-def static_app(app: dict[str, Any], apps_dir: Path, per_app: int, build: bool, scratch: Path) -> dict[str, Any]:
+def static_app(app: dict[str, Any], apps_dir: Path, per_app: int, build: bool, scratch: Path,
+               label: str = LABEL) -> dict[str, Any]:
     """One application's CPU part: the kernels it launches, and each chosen one extracted, compiled alone, built."""
     tree = apps_dir / app["name"]
     t0 = time.monotonic()
-    row: dict[str, Any] = {"name": app["name"], "label": LABEL, "compile_time_sized": compile_time_sized(app)}
+    row: dict[str, Any] = {"name": app["name"], "label": label, "compile_time_sized": compile_time_sized(app)}
     try:
         found, picked, index = chosen_kernels(tree, app["build"], per_app)
     except Exception as e:  # noqa: BLE001 - an application the scan cannot read is a result (no kernel found)
@@ -157,7 +175,7 @@ def static_app(app: dict[str, Any], apps_dir: Path, per_app: int, build: bool, s
 
 
 def static_part(apps: list[dict[str, Any]], apps_dir: Path, per_app: int, build: bool, jobs: int,
-                out: Path) -> list[dict[str, Any]]:
+                out: Path, label: str = LABEL) -> list[dict[str, Any]]:
     """Every application's CPU part, `jobs` at a time; each one's row also in OUT/apps/NAME.json as soon as it is done."""
     import concurrent.futures as cf
     import shutil
@@ -168,7 +186,7 @@ def static_part(apps: list[dict[str, Any]], apps_dir: Path, per_app: int, build:
     rows: list[dict[str, Any]] = []
     try:
         with cf.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futs = [pool.submit(static_app, a, apps_dir, per_app, build, scratch) for a in apps]
+            futs = [pool.submit(static_app, a, apps_dir, per_app, build, scratch, label) for a in apps]
             for f in futs:
                 r = f.result()
                 rows.append(r)
@@ -220,6 +238,8 @@ def capture_app(app: dict[str, Any], apps_dir: Path, work: Path, per_app: int, t
     try:
         run = capture_kernels(tree, jobs, app["build"], app["run"], compare_static=True, timeout=timeout, max_bytes=max_bytes)
         row.update(build_s=round(run.build_s, 1), run_s=round(run.run_s, 1))
+        if run.stopped:  # killed at its timeout: the kernels recorded before still count
+            row["run_stopped"] = run.stopped
         for rec, got in zip(kernels, run.results):
             if isinstance(got, Captured) and got.fidelity is not None:
                 rows = got.fidelity.get("values", [])
@@ -298,6 +318,16 @@ def _end(workers: list[tuple[subprocess.Popen[bytes], str]], grace: float = 10.0
         kill_until_none(lambda t=token: marked(t, MARK), 10.0)  # type: ignore[misc]
 
 
+COLLECT_S = 25.0  # of an application's time, kept for collecting and comparing what its run recorded
+
+
+def capture_timeout(allowed: float) -> float:
+    """The capture's own timeout within the `allowed` seconds of a worker: its build and run killed by the capture
+    COLLECT_S before the worker is, so the kernels recorded before the kill are still collected and compared
+    (`CaptureRun.stopped`), not lost with the worker."""
+    return max(1.0, allowed - min(COLLECT_S, allowed / 4))
+
+
 def capture_part(apps: list[dict[str, Any]], args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
     """Every application's worker, --parallel at a time, the costliest first (`cost_s`: its catalogue run and its
     kernels, else its run), within --deadline."""
@@ -329,7 +359,8 @@ def capture_part(apps: list[dict[str, Any]], args: argparse.Namespace, out: Path
                 log = open(out / "apps" / f"{app['name']}.log", "wb")  # noqa: SIM115 - closed when the worker ends
                 cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", app["name"], "--apps-dir", str(args.apps_dir),
                        "--catalog", str(args.catalog), "--per-app", str(args.per_app), "--row", str(out / "apps" / f"{app['name']}.json"),
-                       "--capture-timeout", str(min(args.app_timeout, t_end - now)), "--max-bytes", str(args.max_bytes)]
+                       "--capture-timeout", str(capture_timeout(min(args.app_timeout, t_end - now))),
+                       "--max-bytes", str(args.max_bytes)]
                 env = {**os.environ, MARK: token, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True, cwd=ROOT)
                 running[app["name"]] = (proc, token, now, min(t_end, now + args.app_timeout), log)
@@ -376,7 +407,8 @@ def newest_static() -> Path | None:
 
 def summarize(static: list[dict[str, Any]] | None, captured: list[dict[str, Any]] | None, meta: dict[str, Any]) -> dict[str, Any]:
     """The totals of issue 29 (None where that part did not run)."""
-    s: dict[str, Any] = {"commit": meta["commit"], "label": LABEL, "date": meta["date"], "gpu": meta.get("gpu", "")}
+    s: dict[str, Any] = {"commit": meta["commit"], "label": meta.get("label", LABEL), "date": meta["date"],
+                         "gpu": meta.get("gpu", "")}
     if static is not None:
         ks = [k for a in static for k in a["kernels"]]
         s.update(applications=len(static), kernels_found=sum(int(a.get("kernels_found", 0)) for a in static),
@@ -405,7 +437,9 @@ def summarize(static: list[dict[str, Any]] | None, captured: list[dict[str, Any]
 
 def markdown(summary: dict[str, Any], static: list[dict[str, Any]] | None, captured: list[dict[str, Any]] | None) -> str:
     s = summary
-    lines = [f"# Static values against the truth on the development catalogue ({LABEL})", "",
+    held_out = s.get("label") == HELD_OUT
+    title = "the held-out split of the catalogue" if held_out else "the development catalogue"
+    lines = [f"# Static values against the truth on {title} ({s.get('label', LABEL)})", "",
              f"{s.get('gpu') or 'no GPU (CPU part)'}, {s['date']}, commit {s['commit']}"
              + (f" (CPU part at {s['static_commit']})" if s.get("static_commit") not in (None, s["commit"]) else ""), "",
              "| figure | value |", "|---|---|"]
@@ -429,7 +463,7 @@ def markdown(summary: dict[str, Any], static: list[dict[str, Any]] | None, captu
         if wrong:
             lines += ["", "Wrong values:", ""] + [f"- {a} `{k}`: {w['value']} static {w['static']!r}, captured {w['captured']!r}"
                                                    for a, k, w in wrong]
-    if static is not None:
+    if static is not None and not held_out:  # held out: the totals only, nothing to read a kernel's defect from
         bad = [(a["name"], k) for a in static for k in a["kernels"] if not k.get("extracted") or not k.get("compiles_alone")]
         if bad:
             lines += ["", "Not extracted or not compiling alone:", ""]
@@ -463,18 +497,21 @@ def merge(gpu_json: Path, static_json: Path | None, out: Path) -> int:
     return 0
 
 
-def collect(catalog: list[dict[str, Any]], runs: list[Path], out: Path) -> int:
+def collect(catalog: list[dict[str, Any]], runs: list[Path], out: Path, label: str = LABEL) -> int:
     """--collect: the CPU rows of several runs (each application once, the first run's row), in catalogue order."""
     rows: dict[str, dict[str, Any]] = {}
     for run in runs:
         for f in sorted((run / "apps").glob("*.json")):
             row = json.loads(f.read_text())
+            if row.get("label", LABEL) != label:  # the two splits never mixed
+                continue
             if "kernels_found" in row and all("captured" not in k for k in row.get("kernels", [])):  # a CPU row
                 rows.setdefault(row["name"], row)
     static = [rows[a["name"]] for a in catalog if a["name"] in rows]
-    meta = {"date": datetime.date.today().isoformat(), "commit": commit(), "gpu": "", "collected_from": [str(r) for r in runs]}
+    meta = {"date": datetime.date.today().isoformat(), "commit": commit(), "gpu": "", "label": label,
+            "collected_from": [str(r) for r in runs]}
     summary = summarize(static, None, meta)
-    write_result(out, "fidelity_catalog", {**meta, "label": LABEL, "summary": summary, "static": static, "captured": None})
+    write_result(out, "fidelity_catalog", {**meta, "summary": summary, "static": static, "captured": None})
     write_result(out, "fidelity_summary", summary, markdown(summary, static, None))
     print(json.dumps(summary, indent=1))
     return 0
@@ -509,6 +546,9 @@ def main(argv: list[str] | None = None) -> int:
                     "the CPU part of --static (e.g. one committed after the GPU run), into --out")
     ap.add_argument("--collect", nargs="+", metavar="RUN_DIR", help="no run: one CPU result from the per-application rows "
                     "(RUN_DIR/apps/NAME.json) of CPU runs over parts of the catalogue, into --out (S2S_COMMIT: their commit)")
+    ap.add_argument("--held-out", action="store_true", help="CPU part (or --collect) over the held-out split's applications "
+                    "instead, its figures labelled and written apart (reported beside the development corpus's; never "
+                    "read to tune anything)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--row", help=argparse.SUPPRESS)
     ap.add_argument("--capture-timeout", type=float, default=300.0, help=argparse.SUPPRESS)
@@ -520,14 +560,18 @@ def main(argv: list[str] | None = None) -> int:
     out, apps_dir = Path(args.out), Path(args.apps_dir)
     if args.merge:
         return merge(Path(args.merge), Path(args.static) if args.static else newest_static(), out)
+    label = HELD_OUT if args.held_out else LABEL
+    if args.held_out and (args.capture or args.merge):
+        ap.error("--held-out is for the CPU part and --collect")
     if args.collect:
-        return collect(load(Path(args.catalog)), [Path(d) for d in args.collect], out)
+        return collect(load(Path(args.catalog)), [Path(d) for d in args.collect], out, label)
     args.apps_dir = apps_dir.resolve()
-    apps = dev_apps(Path(args.catalog), args.apps_dir, args.apps)
+    apps = (heldout_apps if args.held_out else dev_apps)(Path(args.catalog), args.apps_dir, args.apps)
     if not apps:
-        print(f"no development application laid out in {apps_dir}", file=sys.stderr)
+        print(f"no {label} application laid out in {apps_dir}", file=sys.stderr)
         return 2
-    meta = {"date": datetime.date.today().isoformat(), "commit": commit(), "gpu": gpu_name() if args.capture else ""}
+    meta = {"date": datetime.date.today().isoformat(), "commit": commit(), "gpu": gpu_name() if args.capture else "",
+            "label": label}
     static: list[dict[str, Any]] | None = None
     captured: list[dict[str, Any]] | None = None
     if args.capture:
@@ -538,9 +582,9 @@ def main(argv: list[str] | None = None) -> int:
             a["cost_s"] = float(a.get("run_seconds") or 0.0) + 8.0 * min(args.per_app, found.get(a["name"], 6))
         captured = capture_part(apps, args, out)
     else:
-        static = static_part(apps, args.apps_dir, args.per_app, not args.no_build, args.jobs, out)
+        static = static_part(apps, args.apps_dir, args.per_app, not args.no_build, args.jobs, out, label)
     summary = summarize(static, captured, meta)
-    doc = {**meta, "label": LABEL, "settings": {k: getattr(args, k) for k in ("per_app", "parallel", "deadline", "app_timeout", "max_bytes")},
+    doc = {**meta, "settings": {k: getattr(args, k) for k in ("per_app", "parallel", "deadline", "app_timeout", "max_bytes")},
            "summary": summary, "static": static, "captured": captured}
     write_result(out, "fidelity_catalog", doc)
     write_result(out, "fidelity_summary", summary, markdown(summary, static, captured))

@@ -129,3 +129,47 @@ def test_capture_mode_records_a_failed_run_per_kernel(tmp_path: Path) -> None:
     s = json.loads((out / "fidelity_summary.json").read_text())
     assert s["kernels_compared"] == 0 and s["kernels_tried"] == 2 and s["values_wrong"] == 0
     assert "Traceback" not in (out / "apps" / f"{APP}.log").read_text()
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_held_out_split_is_reported_apart(tmp_path: Path) -> None:
+    apps, catalog = _lay_out(tmp_path)
+    out = tmp_path / "held"
+    res = _bench("--held-out", "--apps-dir", str(apps), "--catalog", str(catalog), "--out", str(out), "--no-build")
+    assert res.returncode == 0, res.stderr[-2000:]
+    s = json.loads((out / "fidelity_summary.json").read_text())
+    assert s["label"] == "held-out split" and s["applications"] == 1 and s["kernels_found"] == 2, s
+    doc = json.loads((out / "fidelity_catalog.json").read_text())
+    assert [a["name"] for a in doc["static"]] == [HELD] and doc["static"][0]["label"] == "held-out split"
+    md = (out / "fidelity_summary.md").read_text()
+    assert "held-out split" in md and "development corpus" not in md and "Not extracted" not in md
+    both = tmp_path / "both"  # --collect over a held-out run keeps the development rows out, and the other way round
+    res = _bench("--collect", str(out), "--out", str(both))
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads((both / "fidelity_summary.json").read_text())["applications"] == 0
+
+
+def test_capture_timeout_leaves_time_to_collect() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from fidelity_catalog import COLLECT_S, capture_timeout
+
+    assert capture_timeout(300.0) == 300.0 - COLLECT_S  # the capture kills its run before the worker is stopped
+    assert 0 < capture_timeout(20.0) < 20.0
+
+
+def test_a_source_file_included_by_a_built_one_is_built(tmp_path: Path) -> None:
+    """`#include "impl.cu"` in the one file the Makefile compiles: impl.cu's kernels are launched from a built unit
+    (they were dropped as "not built"); a .cu file nobody builds or includes stays out."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from fidelity_catalog import launched_kernels
+
+    d = tmp_path / "app"
+    d.mkdir()
+    (d / "impl.cu").write_text("__global__ void twice(float* a) { a[threadIdx.x] *= 2.0f; }\n")
+    (d / "old.cu").write_text("__global__ void stale(float* a) { a[0] = 0.0f; }\nvoid f(float* a) { stale<<<1, 1>>>(a); }\n")
+    (d / "main.cu").write_text('#include "impl.cu"\nint main() { float* a = 0; twice<<<1, 32>>>(a); return 0; }\n')
+    (d / "Makefile").write_text("main: main.o\n\tnvcc -arch=$(ARCH) -o main main.o\n"
+                                "main.o: main.cu impl.cu\n\tnvcc -arch=$(ARCH) -c main.cu -o main.o\n")
+    found, _index = launched_kernels(d, "make ARCH=sm_90")
+    assert [(k["name"], k["file"]) for k in found] == [("twice", "impl.cu")]

@@ -8,6 +8,7 @@ application directory alone is extracted. Written here from scratch.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -76,3 +77,59 @@ def test_kernel_file_compiles_alone_with_the_flags(tmp_path: Path) -> None:
     p = subprocess.run(["nvcc", "-arch=sm_90", *flags, "-c", str(out / m.kernel_file), "-o", str(tmp_path / "k.o")],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+
+
+@needs_nvcc
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs an NVIDIA GPU")
+def test_auto_without_build_commands_optimizes_the_runnable_kernels_of_a_suite_app(tmp_path: Path) -> None:
+    """`s2s auto APP` with no build or run command on one application of the suite above (its headers in the sibling
+    `utilities/` and `include/` directories): the runnable kernel (its size the program's own) is extracted with
+    the siblings' headers, optimized on its harness and either reintegrated or reported below the bar; a kernel
+    sized by the command line is listed FILL-IN, not guessed; the user's tree is not changed."""
+    from conftest import run_cli
+
+    suite = _suite(tmp_path / "suite")
+    app = suite / "square"
+    (app / "norm.cu").write_text("""#include <cstdlib>
+#include <cuda_runtime.h>
+#include "../utilities/math_helpers.h"
+__global__ void norms(const float* a, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = squared(a[i]) + 1.0f;
+}
+int run_norms(int argc, char** argv) {
+  int n = std::atoi(argv[1]);
+  float *a, *o;
+  cudaMalloc((void**)&a, n * sizeof(float));
+  cudaMalloc((void**)&o, n * sizeof(float));
+  norms<<<(n + 255) / 256, 256>>>(a, o, n);
+  return 0;
+}
+""")
+    before = {p: p.read_bytes() for p in suite.rglob("*") if p.is_file()}
+    res = run_cli("auto", str(app), "--top", "4", "--max-evals", "3", "--rounds", "1", "--work", str(tmp_path / "work"),
+                  "--diff", str(tmp_path / "auto.diff"), "--no-patterns")
+    assert "Traceback" not in res.stderr, res.stderr[-3000:]
+    lines = {ln.split(" ", 1)[0]: ln for ln in res.stdout.splitlines() if ": " in ln and "; winner " in ln}
+    assert lines["square_all"].split(": ", 1)[1].startswith(("reintegrated", "not reintegrated: below")), res.stdout[-3000:]
+    assert "FILL-IN" in lines["norms"] and "params.n" in lines["norms"], lines["norms"]
+    assert {p: p.read_bytes() for p in suite.rglob("*") if p.is_file()} == before
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_the_harness_builds_with_read_once_headers_of_sibling_directories(tmp_path: Path) -> None:
+    """The harness holds the kernel file twice (reference and variant namespaces): a `#pragma once` or include-guarded
+    project header was empty the second time (`TILE`, `squared` undefined in the variant's copy), so no MEP including
+    one built. Both spellings of read-once header here, one reached by a relative include, one by the build's -I."""
+    from s2s.mep.backends import get_backend
+    from s2s.mep.backends.base import resolve_target
+
+    suite = _suite(tmp_path / "suite")
+    (suite / "include" / "tile.h").write_text("#ifndef TILE_H\n#define TILE_H\n#define TILE 128\n#endif\n")
+    out, m, _ = make_mep(str(suite / "square"), "square_all", str(tmp_path / "m"))
+    assert not m.unfilled()
+    res = get_backend(m.backend).build(resolve_target(out, m, None))
+    assert res.ok, res.messages

@@ -60,6 +60,7 @@ class CaptureRun:
     results: list[Captured | UserError]
     build_s: float = 0.0
     run_s: float = 0.0
+    stopped: str = ""  # the run killed at its timeout: why (the kernels recorded before the kill are still captured)
 
 
 def parse_bytes(text: str) -> int:
@@ -80,6 +81,10 @@ def _tail(text: str, n: int = 1) -> str:
     return " | ".join(lines[-n:]) if lines else "no output"
 
 
+class _TimedOut(UserError):
+    """The user's command killed at the capture's timeout."""
+
+
 def _run(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log: Path, what: str) -> float:
     """The user's command in its own process group (all of it killed on timeout or interrupt); its output streamed
     into a bounded buffer (the first and last MB) and appended to `log`."""
@@ -89,7 +94,7 @@ def _run(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log: Path, wh
         fh.write(f"$ {cmd}   (in the instrumented copy)\n")
     proc = run_group(cmd, cwd=cwd, env=env, timeout_s=timeout, log=log)
     if proc.timed_out:
-        raise UserError(f"capture: the {what} command {cmd!r} was killed after {timeout:g} s (with every process it started)")
+        raise _TimedOut(f"capture: the {what} command {cmd!r} was killed after {timeout:g} s (with every process it started)")
     if proc.returncode != 0:
         raise UserError(f"capture: the {what} command {cmd!r} failed with exit code {proc.returncode} in the instrumented "
                         f"copy: {_tail(proc.output)}", file=str(log), hint=f"its output is in {log}")
@@ -259,14 +264,17 @@ def _capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str
                 env[f"S2S_CAPTURE_LAUNCH_{slot}"] = str(k.job.launch or 1)
         if "OCL_ICD_VENDORS" not in env and os.path.isdir("/etc/OpenCL/vendors"):
             env["OCL_ICD_VENDORS"] = "/etc/OpenCL/vendors"
-        run.run_s = _run(run_cmd, ins.root, env, timeout, log, "run")
+        try:
+            run.run_s = _run(run_cmd, ins.root, env, timeout, log, "run")
+        except _TimedOut as err:  # a launch recorded in full before the kill is captured all the same
+            run.run_s, run.stopped = timeout, str(err)
         for slot, k in enumerate(live):
             if k.result is not None:
                 continue
             try:
                 k.result = _collect_one(k, dumps[slot], root, log, run_cmd, build_cmd, compare_static)
             except UserError as err:
-                k.result = err
+                k.result = UserError(f"{run.stopped}; {err}", file=err.file, hint=err.hint) if run.stopped else err
             except OSError as exc:
                 what = f"{exc.filename}: " if exc.filename else ""
                 k.result = UserError(f"capture stopped: {what}{exc.strerror or exc}", file=str(k.job.output or k.job.into or tree),
@@ -275,6 +283,8 @@ def _capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str
                 k.result.sites = list(ins.sites_of.get(slot, []))
                 k.result.files = list(ins.files)
                 k.result.notes = k.notes + ins.notes + ins.notes_of.get(slot, []) + k.result.notes
+                if run.stopped:
+                    k.result.notes.append(f"{run.stopped}; this kernel's launch was recorded in full before")
         log.unlink(missing_ok=True)
     run.results = [k.result if k.result is not None else UserError(f"capture: {k.job.kernel}: nothing recorded")
                    for k in kernels]

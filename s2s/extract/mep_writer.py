@@ -294,23 +294,90 @@ def _host_defines(site_file: str, tree: Path, ex: Extraction) -> dict[str, str]:
 def make_mep(tree_arg: str, kernel: str, output: str | None, compile_commands: str | None = None, mode: str = "auto",
              allow_missing: bool = False, overrides: dict[str, str] | None = None,
              index: Index | None = None, force: bool = False, build_cmd: str | None = None) -> tuple[Path, Manifest, Extraction]:
-    from s2s.base.meplock import mep_lock
-
-    from .output_dir import check_place, prepare_output
+    from .output_dir import check_place
 
     tree = check_tree(tree_arg)
     ex = extract(tree, kernel, compile_commands, mode, allow_missing, index=index, build_cmd=build_cmd)
+    generated = _build_written(tree, ex, build_cmd)
+    if generated:  # headers only the build writes (NPB's npbparams.hpp): extracted again from a copy that has them
+        import tempfile
+
+        from s2s.base.treefiles import copy_tree, owner_writable
+
+        with tempfile.TemporaryDirectory(prefix="s2s-built-headers-") as tmp:
+            built = Path(tmp) / tree.name
+            copy_tree(tree, built, (".git",))
+            owner_writable(built)
+            for rel, data in generated.items():
+                (built / rel).parent.mkdir(parents=True, exist_ok=True)
+                (built / rel).write_bytes(data)
+            ex2 = extract(built, kernel, compile_commands, mode, allow_missing, index=index, build_cmd=build_cmd)
+            ex2.notes.append(f"extracted with the header(s) the build command writes, {', '.join(sorted(generated)[:6])}: "
+                             "the build run in a scratch copy of the tree until they existed, then stopped")
+            out = Path(output or f"mep-{ex2.kernel.name}")
+            check_place(out, tree, ex2.kernel.qualified, force)
+            return _write(out, built, ex2, overrides, force, real_root=tree)
     out = Path(output or f"mep-{ex.kernel.name}")
     root = tree if tree.is_dir() else tree.parent
-    created = not out.exists()
     check_place(out, root, ex.kernel.qualified, force)
+    return _write(out, root, ex, overrides, force)
+
+
+def _write(out: Path, root: Path, ex: Extraction, overrides: dict[str, str] | None, force: bool,
+           real_root: Path | None = None) -> tuple[Path, Manifest, Extraction]:
+    """The MEP written to `out` from `root`; with `real_root`, `root` is a scratch copy of it (with the headers the
+    build writes) and every path into the copy the MEP's files hold names the real tree instead."""
+    from s2s.base.meplock import mep_lock
+
+    from .output_dir import prepare_output
+
+    created = not out.exists()
     with mep_lock(out, what="s2s extract"):  # never under a running optimize, nor beside another extract to the same -o
-        prepare_output(out, root, ex.kernel.qualified, force=force)
+        prepare_output(out, real_root or root, ex.kernel.qualified, force=force)
         try:
             manifest = write_mep(ex, out, root, overrides or {})
+            if real_root is not None:
+                manifest = _renamed_root(out, manifest, root, real_root)
         except OSError as exc:  # a full disk, a quota: named, and a directory made for it removed again
             if created:
                 shutil.rmtree(out, ignore_errors=True)
             raise UserError(f"cannot write the MEP ({exc.strerror or exc})" + ("" if created else "; it is incomplete"),
                             file=str(out), hint="free space (or choose another -o), then extract again") from None
     return out, manifest, ex
+
+
+def _renamed_root(out: Path, manifest: Manifest, copy: Path, real: Path) -> Manifest:
+    """The MEP's text files with the scratch copy's path (a unique temporary name) replaced by the real tree's."""
+    from s2s.mep.manifest import load
+
+    old, new = str(copy.resolve()), str(real.resolve())
+    for f in sorted(out.rglob("*")):
+        if not f.is_file() or f.suffix not in {".toml", ".json", ".md", ".cu", ".cuh", ".h", ".hpp", ".cl", ".hip", ""}:
+            continue
+        try:
+            text = f.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if old in text:
+            f.write_text(text.replace(old, new), encoding="utf-8")
+    return load(out) if (out / "mep.toml").is_file() else manifest
+
+
+def _build_written(tree: Path, ex: Extraction, build_cmd: str | None) -> dict[str, bytes]:
+    """{path: content} of the headers the unit includes that the tree lacks and its build writes (named by its build
+    files), from the build command run in a scratch copy until they exist; empty when there are none."""
+    if not build_cmd or not tree.is_dir():
+        return {}
+    from s2s.scan.generated_headers import build_written, generate
+    from s2s.scan.includes import IncludeGraph
+
+    root = tree.resolve()
+    unit = (root / ex.unit).resolve()
+    if unit not in ex.files:
+        return {}
+    dirs = list(ex.compile.include_dirs) if ex.compile else []
+    _order, external = IncludeGraph(ex.files).unit_order(unit, dirs)
+    names = [m.group(1) for line in external for m in re.finditer(r'#[ \t]*include[ \t]*"([^"\n]+)"', line)]
+    names = [n for n in names if not any((d / n).is_file() for d in [unit.parent, *dirs])]
+    wanted = build_written(root, names)
+    return generate(root, build_cmd, wanted) if wanted else {}

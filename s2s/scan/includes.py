@@ -116,6 +116,14 @@ def conditional_context(data: bytes, offset: int) -> list[str]:
     return [line for group in stack for line in group]
 
 
+_PRAGMA_ONCE = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+once\b", re.M)
+
+
+def is_guarded(data: bytes) -> bool:
+    """The header is read once a translation unit: `#pragma once` or an `#ifndef X` / `#define X` include guard."""
+    return bool(_PRAGMA_ONCE.search(data)) or _include_guard(data) >= 0
+
+
 def _include_guard(data: bytes) -> int:
     """Offset of the `#ifndef X` that opens a header as its include guard (followed by `#define X`), else -1."""
     it = _DIRECTIVE.finditer(data)

@@ -489,6 +489,29 @@ def scan_source(path: Path, include_dirs: list[Path], *, depth: int = 0, seen: s
     return SourceScan(tuple(dict.fromkeys(systems)), tuple(dict.fromkeys(locals_)), tuple(dict.fromkeys(macros)))
 
 
+def guarded_local_includes(path: Path, include_dirs: list[Path]) -> list[str]:
+    """The kernel file's own `#include "..."` lines (as written, quotes kept) that name a header of the tree read once
+    a translation unit (`#pragma once`, an include guard). The harness holds the kernel file twice, in two namespaces:
+    such a header is empty the second time, so it is included once before both, its names reached from each."""
+    from s2s.scan.includes import is_guarded
+
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out: list[str] = []
+    for kind, name in _INCLUDE.findall(text):
+        if kind != '"':
+            continue
+        found = next((d / name for d in [path.parent, *include_dirs] if (d / name).is_file()), None)
+        try:
+            if found is not None and is_guarded(found.read_bytes()):
+                out.append(f'"{name}"')
+        except OSError:
+            continue
+    return list(dict.fromkeys(out))
+
+
 def include_dirs_of(flags: list[str], base: Path) -> list[Path]:
     dirs: list[Path] = []
     it = iter(flags)

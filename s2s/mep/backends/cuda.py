@@ -28,6 +28,7 @@ from .base import (
     Backend,
     BuildResult,
     Target,
+    guarded_local_includes,
     include_dirs_of,
     run_tool,
     scan_source,
@@ -257,7 +258,8 @@ def render_harness(mep_dir: Path, m: Manifest) -> str:
         raise UserError("capture.struct_args: the captured data of the structs' pointers is missing",
                         file=str(Path(mep_dir) / "mep.toml"))
     scan = scan_source(mep_dir / m.kernel_file, include_dirs_of(m.flags, mep_dir) + [mep_dir])
-    ctx["pre_includes"] = list(scan.system_includes)
+    guarded = guarded_local_includes(mep_dir / m.kernel_file, include_dirs_of(m.flags, mep_dir) + [mep_dir])
+    ctx["pre_includes"] = [*scan.system_includes, *guarded]
     ctx["macros"] = [x for x in dict.fromkeys([*m.macros, *scan.macros]) if _IDENT.match(x)]
     ctx["common"] = (templates_dir() / "s2s_harness_common.cuh").read_text(encoding="utf-8")
     return render("cuda_harness.cu.j2", **ctx)

@@ -1,0 +1,33 @@
+"""A run killed at the capture's timeout keeps the kernels it recorded before the kill (one instrumented run for many
+kernels, as the fidelity bench's per-application deadline stops it): for real on the CPU (PoCL), with
+tests/fixtures/ocl_three (three kernels, each launched once a step), its run command sleeping past the timeout."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from s2s.base.errors import UserError
+
+pytest.importorskip("pyopencl")
+pytestmark = pytest.mark.skipif(shutil.which("make") is None or shutil.which("gcc") is None, reason="make and gcc needed")
+
+
+@pytest.mark.slow
+def test_kernels_recorded_before_the_kill_are_captured(tmp_path: Path) -> None:
+    from s2s.capture import Captured, KernelCapture, capture_kernels
+    from s2s.mep.manifest import load
+
+    app = tmp_path / "three"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "ocl_three", app)
+    jobs = [KernelCapture("scale", launch=2, output=str(tmp_path / "mep-scale")),
+            KernelCapture("axpy", launch=99, output=str(tmp_path / "mep-axpy"))]  # never reached: 4 steps
+    got = capture_kernels(app, jobs, "make", "./three && sleep 120", timeout=25)
+    assert "was killed after 25 s" in got.stopped
+    scale, axpy = got.results
+    assert isinstance(scale, Captured), scale
+    assert load(scale.mep).capture["sets"] == [2]
+    assert any("recorded in full before" in n for n in scale.notes), scale.notes
+    assert isinstance(axpy, UserError) and "was killed after 25 s" in str(axpy) and "later launch" in str(axpy)
