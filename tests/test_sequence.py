@@ -586,9 +586,9 @@ def test_replay_on_the_gpu_every_transformation_reproduces_the_original(tmp_path
     (tmp_path / "heat").mkdir()
     mep = _fisher_mep(tmp_path, 40)
     r = replay(mep, 3)
-    assert set(r["modes"]) == {"original", "graph_window", "graph_body", "fused", "fused_graph_window"}
+    assert set(r["modes"]) == {"original", "graph_window", "graph_body", "fused", "fused_graph_window", "persistent"}
     assert r["launches"] == 80 and r["fused_launches"] == 40 and r["checks"]["window_changes_state"] is True
-    for mode in ("graph_window", "graph_body", "fused", "fused_graph_window"):
+    for mode in ("graph_window", "graph_body", "fused", "fused_graph_window", "persistent"):
         assert r["checks"][mode]["ok"] is True, (mode, r["checks"][mode])
         assert r["modes"][mode]["median_ms"] > 0
     # a loop with a changing scalar (heat1d's time index): the body graph's nodes 1 and 3 updated between bodies
