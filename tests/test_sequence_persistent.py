@@ -534,3 +534,34 @@ def test_sequence_run_diff_writes_the_persistent_diff_where_it_measured_fastest(
     assert "&s2s_persist::run<s2s_persist_68::s2s_persist_plan>);" in (tmp_path / "p.diff").read_text()
     write_graph_diff(mep, _measured(30.0), str(tmp_path / "g.diff"), Console(file=said, width=400))
     assert 's2s_body::Graph s2s_body_graph(4, "heat1d_steps.cu:68");' in (tmp_path / "g.diff").read_text()
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_a_body_with_dynamic_shared_memory_builds_with_the_largest_size(tmp_path: Path) -> None:
+    """`extern __shared__` inside the body's device function (the dynamic shared memory of the one launch, the body's
+    largest): the harness builds with nvcc, and a block barrier follows each virtual block."""
+    kernels = KERNELS + """
+__global__ void dyn(const float* u, float* v, int n)
+{
+    extern __shared__ float tile[];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    tile[threadIdx.x] = i < n ? u[i] : 0.0f;
+    __syncthreads();
+    if (i < n)
+        v[i] = tile[threadIdx.x] + tile[(threadIdx.x + 1) % blockDim.x];
+}
+"""
+    launches = []
+    for t in range(4):
+        launches += [_la("dyn:1", (13, 1, 1), (64, 1, 1), _p(t % 2), _p(1 - t % 2), _value(777, "i"), shmem=256),
+                     _la("pin:1", (1, 1, 1), (32, 1, 1), _p(1 - t % 2), _value(3, "i"), _value(1.0, "f"))]
+    w = _dump_of(tmp_path / "dump", launches, 777)
+    w = Window(w.dump, tuple(launches), w.buffers)  # the dump's launch lines hold no shared memory size
+    mep = write_sequence_mep(tmp_path / "seq", w, variation(launches), kernels, {"dyn:1": "dyn", "pin:1": "pin"}, {}, [])
+    manifest = json.loads((mep / "sequence.json").read_text())
+    assert manifest["persistent"]["shmem"] == 256 and manifest["persistent"]["barriers"] == ["dyn"]
+    assert "l 0 13 1 1 64 1 1 256 3" in (mep / "data" / "replay.txt").read_text().splitlines()
+    assert (mep / "persistent.cu").read_text().count("__syncthreads();  // its shared memory") == 1
+    proc = subprocess.run(["make"], cwd=mep, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
