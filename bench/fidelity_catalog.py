@@ -236,7 +236,8 @@ def capture_app(app: dict[str, Any], apps_dir: Path, work: Path, per_app: int, t
     row["kernels"] = kernels
     print(f"{app['name']}: {len(found)} kernels launched, capturing {', '.join(j.kernel for j in jobs) or 'none'}", flush=True)
     try:
-        run = capture_kernels(tree, jobs, app["build"], app["run"], compare_static=True, timeout=timeout, max_bytes=max_bytes)
+        run = capture_kernels(tree, jobs, app["build"], app["run"], compare_static=True, timeout=timeout, max_bytes=max_bytes,
+                              total_s=timeout - (time.monotonic() - t0))  # the build's time counts: the worker's own limit
         row.update(build_s=round(run.build_s, 1), run_s=round(run.run_s, 1))
         if run.stopped:  # killed at its timeout: the kernels recorded before still count
             row["run_stopped"] = run.stopped
