@@ -26,7 +26,8 @@ program's own: NPB's class, a HeCBench program run as `./main`).
 GPU part (--capture): per application ONE instrumented build and run (`capture_kernels` with the chosen kernels and
 `compare_static`), in a worker process of its own, --parallel applications at a time, the costliest first (the
 catalogue run plus 8 s for each kernel the CPU part found); no application starts within 30 s of --deadline, and at the deadline (or after --app-timeout) a worker is
-stopped with every process it started. Per kernel: captured or why not, equal / FILL-IN / wrong / unknown counts, and
+stopped with every process it started; its capture kills the application's run COLLECT_S (25 s) earlier, the build's
+time counted, so the kernels recorded before the kill are still collected and compared (`run_stopped` in its row). Per kernel: captured or why not, equal / FILL-IN / wrong / unknown counts, and
 every wrong value with its field, static value and captured value. The CPU keys of the summary come from --static
 (a CPU part's fidelity_catalog.json; default: the newest under bench/results/fidelity/), matched by kernel.
 
@@ -236,7 +237,8 @@ def capture_app(app: dict[str, Any], apps_dir: Path, work: Path, per_app: int, t
     row["kernels"] = kernels
     print(f"{app['name']}: {len(found)} kernels launched, capturing {', '.join(j.kernel for j in jobs) or 'none'}", flush=True)
     try:
-        run = capture_kernels(tree, jobs, app["build"], app["run"], compare_static=True, timeout=timeout, max_bytes=max_bytes)
+        run = capture_kernels(tree, jobs, app["build"], app["run"], compare_static=True, timeout=timeout, max_bytes=max_bytes,
+                              total_s=timeout - (time.monotonic() - t0))  # the build's time counts: the worker's own limit
         row.update(build_s=round(run.build_s, 1), run_s=round(run.run_s, 1))
         if run.stopped:  # killed at its timeout: the kernels recorded before still count
             row["run_stopped"] = run.stopped

@@ -31,3 +31,20 @@ def test_kernels_recorded_before_the_kill_are_captured(tmp_path: Path) -> None:
     assert load(scale.mep).capture["sets"] == [2]
     assert any("recorded in full before" in n for n in scale.notes), scale.notes
     assert isinstance(axpy, UserError) and "was killed after 25 s" in str(axpy) and "later launch" in str(axpy)
+
+
+@pytest.mark.slow
+def test_total_s_bounds_the_build_and_the_run_together(tmp_path: Path) -> None:
+    """`total_s`: the run gets what the build left of it (the fidelity bench's worker limit), not a timeout of its own
+    that would outlast the caller's deadline; what it recorded before the kill is kept."""
+    import time
+
+    from s2s.capture import Captured, KernelCapture, capture_kernels
+
+    app = tmp_path / "three"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "ocl_three", app)
+    t0 = time.monotonic()
+    got = capture_kernels(app, [KernelCapture("scale", launch=1, output=str(tmp_path / "mep-scale"))],
+                          "make && sleep 5", "./three && sleep 120", timeout=100, total_s=30)
+    assert time.monotonic() - t0 < 80  # not the run's own 100 s
+    assert "was killed after" in got.stopped and isinstance(got.results[0], Captured), got.results

@@ -170,7 +170,12 @@ class _Kernel:
 def _capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str, run_cmd: str, *,
                      max_bytes: int = DEFAULT_MAX_BYTES, timeout: float = 1800.0, compile_commands: str | None = None,
                      mode: str = "auto", overrides: dict[str, str] | None = None, keep_copy: str | None = None,
-                     compare_static: bool = False) -> CaptureRun:
+                     compare_static: bool = False, total_s: float | None = None) -> CaptureRun:
+    """`timeout`: seconds for the build and for the run each; `total_s`: for both together (the run's timeout is
+    what the build left of it, so that a caller's own deadline finds the run killed, and its recorded kernels kept)."""
+    import time
+
+    t_start = time.monotonic()
     from s2s.extract.mep_writer import make_mep
     from s2s.scan.sources import check_tree
 
@@ -265,9 +270,10 @@ def _capture_kernels(tree: str | Path, jobs: list[KernelCapture], build_cmd: str
         if "OCL_ICD_VENDORS" not in env and os.path.isdir("/etc/OpenCL/vendors"):
             env["OCL_ICD_VENDORS"] = "/etc/OpenCL/vendors"
         try:
-            run.run_s = _run(run_cmd, ins.root, env, timeout, log, "run")
+            left = timeout if total_s is None else max(1.0, min(timeout, total_s - (time.monotonic() - t_start)))
+            run.run_s = _run(run_cmd, ins.root, env, left, log, "run")
         except _TimedOut as err:  # a launch recorded in full before the kill is captured all the same
-            run.run_s, run.stopped = timeout, str(err)
+            run.run_s, run.stopped = left, str(err)
         for slot, k in enumerate(live):
             if k.result is not None:
                 continue
