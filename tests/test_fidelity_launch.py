@@ -57,6 +57,12 @@ template <typename T> __global__ void via_alias(T* a) { a[threadIdx.x] = 1; }
 #endif
 template <typename T> void run_mixed(T* d) { mixed_k<<<1, 64>>>(d); }
 
+template <int N, bool Z> struct lam_traits { static constexpr int n = N; static constexpr bool z = Z; };
+template <class Tr> __global__ void by_lambda(float* a) { a[threadIdx.x] = Tr::z ? Tr::n : 0; }
+void dispatch_lambda(float* d, bool z) {  // C++20 template lambda: the instance depends on z at run time
+  auto go = [&]<bool Z>() { using Tr = lam_traits<64, Z>; by_lambda<Tr><<<1, 64>>>(d); };
+  if (z) go.operator()<true>(); else go.operator()<false>();
+}
 int main(int argc, char** argv) {
   float* d;
   cudaMalloc((void**)&d, LEN * sizeof(float));
@@ -108,6 +114,7 @@ int main(int argc, char** argv) {
   run_deduced(dd, dd, LEN);  // T deduced from the arguments' declared types
   run_mixed(dd);  // the first call that runs: T is double, not the float of the explicit call below
   run_mixed<float>(d);
+  dispatch_lambda(d, argc > 1);
   REAL_T* rd;  // a type macro of the host code: the kernel file need not define it
   cudaMalloc((void**)&rd, LEN * sizeof(REAL_T));
   via_alias<<<LEN / 64, 64>>>(rd);
@@ -182,6 +189,12 @@ def test_host_variable_as_template_argument(tree: Path, tmp_path: Path) -> None:
     out, m, _ = make_mep(str(tree), "sized_by_const", str(tmp_path / "const"))
     assert m.template_args == "128" and "FIXED_BLOCK" not in (out / m.kernel_file).read_text()  # a host constexpr
     assert _mep(tree, tmp_path, "moded").template_args == "FAST_MODE"  # an enumerator is no host variable
+
+
+def test_template_arguments_naming_a_template_lambdas_parameters_are_fill_in(tree: Path, tmp_path: Path) -> None:
+    m = _mep(tree, tmp_path, "by_lambda")  # not the text `lam_traits<64, Z>`: Z is the lambda's, chosen at run time
+    assert m.template_args == FILL_IN, m.template_args
+    assert any("template lambda" in n for n in m.notes), m.notes
 
 
 def test_template_kernel_launched_without_template_arguments(tree: Path, tmp_path: Path) -> None:

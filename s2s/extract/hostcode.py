@@ -414,6 +414,22 @@ class Scope:
                 out.append(words[-1])
         return out
 
+    def lambda_template_params(self) -> tuple[list[str], str]:
+        """Names of the template parameters of the template lambdas around this scope's point (`[&]<bool HZ>() {...}`,
+        C++20: instances made by `d.operator()<true>()`), and where the innermost is; ([], "") when none."""
+        names: list[str] = []
+        where = ""
+        for lam in self._nodes({"lambda_expression"}):
+            if not (lam.start_byte <= self.limit < lam.end_byte):
+                continue
+            plist = next((c for c in lam.children if c.type == "template_parameter_list"), None)
+            for p in plist.named_children if plist is not None else []:
+                words = re.findall(r"[A-Za-z_]\w*", text(p).split("=")[0])
+                if words:
+                    names.append(words[-1])
+                    where = self._loc(lam)
+        return names, where
+
     def caller_template_args(self) -> list[tuple[str, str, bool, tuple[str, ...]]]:
         """(explicit template arguments, file:line, whether the call runs whenever its function does, the calling
         function's own template parameters) of each call of this function template: run<float>(...); calls in a

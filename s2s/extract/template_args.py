@@ -32,6 +32,9 @@ def caller_resolutions(targs: str, scope: Scope) -> list[tuple[str, str, bool]]:
     T> void dispatch`) resolves to nothing the kernel file can name: "" for it. A call without template arguments
     (`run(n, d_a)`) resolves to what they deduce from the declared types of its arguments, else "" too."""
     targs = expand_local_aliases(targs, scope)
+    lambda_params, lambda_at = scope.lambda_template_params()
+    if any(re.search(rf"\b{re.escape(p)}\b", targs) for p in lambda_params):  # `[&]<bool HZ>() { k<T<HZ>><<<...>>> }`
+        return [("", f"{lambda_at} (a template lambda's own parameters)", True)]
     params = scope.template_params()
     if not params or not any(re.search(rf"\b{re.escape(p)}\b", targs) for p in params):
         return [(targs, "", True)]
