@@ -40,6 +40,10 @@ def test_declared_names_takes_every_declarator_and_the_items_own_macros() -> Non
     names = declared_names("{ double r43, c1345, c34; int a[3], *b = 0; x = y, z = w;\n#define lhsA(a, b) p[a]\n }")
     assert {"r43", "c1345", "c34", "a", "b", "lhsA"} <= names
     assert not {"y", "z", "w"} & names  # an expression with commas declares nothing
+    # direct initialization with qualified and multi-word types: locals, not calls of functions defined nowhere
+    direct = declared_names("{ constexpr unsigned int lanes(bx * by); unsigned int x(blockIdx.x + 1); "
+                            "static const long long base(7); for (int c0(1); c0 < 4; ++c0) s += f(x, c0); }")
+    assert {"lanes", "x", "base", "c0"} <= direct and "f" not in direct
 
 
 @pytest.mark.slow

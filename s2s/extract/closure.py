@@ -333,8 +333,10 @@ _NOT_TYPES = frozenset("return else case goto throw delete new sizeof typedef de
 _CONTROL = frozenset("if for while do switch using namespace template typename operator co_return co_yield".split())
 
 
-# `T random(seed, state);` (an object built in place) and `double rk_double() {` (a member function defined in the item)
-_CONSTRUCTED = re.compile(r"(?:^|[;{}(])\s*(?:const\s+)?([A-Za-z_][\w:]*(?:<[^<>;()]*>)?)\s*[*&]*\s+([A-Za-z_]\w*)\s*\(")
+# `T random(seed, state);` (an object built in place; also `constexpr unsigned int n(a * b);`, `unsigned int x(i);`)
+# and `double rk_double() {` (a member function defined in the item)
+_CONSTRUCTED = re.compile(r"(?:^|[;{}(])\s*(?:(?:const|constexpr|static|volatile|register|unsigned|signed|long|short)\s+)*"
+                          r"([A-Za-z_][\w:]*(?:<[^<>;()]*>)?)\s*[*&]*\s+([A-Za-z_]\w*)\s*\(")
 _DEFINED_FN = re.compile(r"([A-Za-z_][\w:<>]*|[*&])\s*[*&]*\s+([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)"
                          r"\s*(?:const\s*)?(?:noexcept\s*)?\{")
 
