@@ -35,6 +35,22 @@ def _private_pattern_library(tmp_path_factory: pytest.TempPathFactory, monkeypat
     monkeypatch.setenv("S2S_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "s2s-cache"))  # nor the scan cache
 
 
+POCL_FLAGS = "POCL_EXTRA_BUILD_FLAGS"  # appended by PoCL to every program's build options (part of its cache key)
+POCL_OPTIMIZED = "S2S_TEST_POCL_OPTIMIZED"  # set: the modules below compile their kernels as users' runs do
+
+
+@pytest.fixture
+def pocl_unoptimized(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PoCL compiles the kernels at -cl-opt-disable: for the modules that check a rewrite's outputs against the
+    original's on small sizes, neither timed (`pytestmark = pytest.mark.usefixtures("pocl_unoptimized")`). On a fresh
+    machine (an empty PoCL kernel cache) LLVM's optimization of each new variant's work-group function was most of an
+    evaluation's CPU time (about 1.7 of the 2.2 CPU-seconds a contraction-triangle variant took); both programs, the
+    reference and the variant, are compiled alike, so the comparison is the same one. A user's own
+    POCL_EXTRA_BUILD_FLAGS, or S2S_TEST_POCL_OPTIMIZED=1, keeps PoCL's defaults."""
+    if POCL_FLAGS not in os.environ and not os.environ.get(POCL_OPTIMIZED):
+        monkeypatch.setenv(POCL_FLAGS, "-cl-opt-disable")
+
+
 @pytest.fixture(scope="module")
 def solver(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A private copy of the OpenCL sample without build outputs, one per test module."""

@@ -1,4 +1,5 @@
-"""Run a CUDA kernel with barriers, shared memory, warp shuffles and atomics on the CPU: one OS thread per CUDA thread.
+"""Run a CUDA kernel with barriers, shared memory, warp shuffles and atomics on the CPU: one OS thread per CUDA thread
+of a block (started once a launch).
 
 tests/emulate_cuda.py runs threads one after another, a legal schedule only for kernels without collectives. Here the
 blocks run one after another and the threads of a block at once: `__syncthreads()` is a barrier of the block's
@@ -126,26 +127,45 @@ template <typename T> static T __shfl_xor_sync(unsigned mask, T v, int bits, int
     return out;
 }
 template <typename F> static void s2s_launch(F k, s2s_dim3 g, s2s_dim3 b) {
+    // one OS thread per thread of a block, started once a launch and reused block after block: between two blocks
+    // every thread waits at `gate` with the launcher (with new threads for each block, the bit-for-bit tests of
+    // contraction-blocking spent 24 of their 37 CPU-seconds in the kernel, creating and joining threads)
     gridDim = g; blockDim = b;
     int n = b.x * b.y * b.z;
+    std::barrier<> block(n);  // each block ends with every barrier's phase complete (else it never ends): reusable
+    s2s_block = &block;
+    s2s_warps.clear();
+    for (int w = 0; w * 32 < n; ++w) s2s_warps.push_back(new std::barrier<>(n - w * 32 < 32 ? n - w * 32 : 32));
+    for (int l = 1; l < 5; ++l) {
+        int w = 1 << l;
+        for (auto* x : s2s_segments[l]) delete x;
+        s2s_segments[l].clear();
+        for (int g = 0; g * w < n; ++g) s2s_segments[l].push_back(new std::barrier<>(n - g * w < w ? n - g * w : w));
+    }
+    std::barrier<> gate(n + 1);
+    bool done = false;
+    std::vector<std::thread> ts;
+    for (int t = 0; t < n; ++t)
+        ts.emplace_back([&, t] {
+            unsigned u = t;
+            threadIdx = {u % b.x, u / b.x % b.y, u / (b.x * b.y)};
+            for (;;) {
+                gate.arrive_and_wait();  // a block starts (blockIdx set) or the launch ends
+                if (done) return;
+                k();
+                gate.arrive_and_wait();  // every thread of the block has returned
+            }
+        });
     for (blockIdx.z = 0; blockIdx.z < g.z; ++blockIdx.z) for (blockIdx.y = 0; blockIdx.y < g.y; ++blockIdx.y)
     for (blockIdx.x = 0; blockIdx.x < g.x; ++blockIdx.x) {
-        std::barrier<> block(n);
-        s2s_block = &block;
-        s2s_warps.clear();
-        for (int w = 0; w * 32 < n; ++w) s2s_warps.push_back(new std::barrier<>(n - w * 32 < 32 ? n - w * 32 : 32));
-        for (int l = 1; l < 5; ++l) {
-            int w = 1 << l;
-            for (auto* x : s2s_segments[l]) delete x;
-            s2s_segments[l].clear();
-            for (int g = 0; g * w < n; ++g) s2s_segments[l].push_back(new std::barrier<>(n - g * w < w ? n - g * w : w));
-        }
-        std::vector<std::thread> ts;
-        for (int t = 0; t < n; ++t)
-            ts.emplace_back([&, t] { unsigned u = t; threadIdx = {u % b.x, u / b.x % b.y, u / (b.x * b.y)}; k(); });
-        for (auto& t : ts) t.join();
-        for (auto* w : s2s_warps) delete w;
+        gate.arrive_and_wait();
+        gate.arrive_and_wait();
     }
+    done = true;
+    gate.arrive_and_wait();
+    for (auto& t : ts) t.join();
+    for (auto* w : s2s_warps) delete w;
+    s2s_warps.clear();
 }
 """
 

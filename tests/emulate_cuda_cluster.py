@@ -1,5 +1,5 @@
-"""Run a CUDA kernel that uses thread-block clusters (sm_90) on the CPU: one OS thread per CUDA thread, a cluster's blocks
-at once.
+"""Run a CUDA kernel that uses thread-block clusters (sm_90) on the CPU: one OS thread per CUDA thread of a cluster
+(started once a launch), a cluster's blocks at once.
 
 Clusters of `cluster` blocks along y run one after another; the threads of all blocks of one cluster run at once.
 `__syncthreads()` is a barrier of the caller's block, `__cluster_barrier_arrive(); __cluster_barrier_wait();` one of
@@ -50,23 +50,40 @@ static void* __cluster_map_shared_rank(const void* p, unsigned r) {
     return s2s_arenas[r] + (static_cast<const char*>(p) - s2s_arena);
 }
 template <typename F> static void s2s_launch(F k, s2s_dim3 g, s2s_dim3 b, unsigned cluster) {
+    // one OS thread per thread of a cluster's blocks, started once a launch and reused cluster after cluster (as in
+    // emulate_cuda_block.py): between two clusters every thread waits at `gate` with the launcher; each cluster ends
+    // with every barrier's phase complete (else it never ends), so the barriers are reused too
     gridDim = g; blockDim = b;
     unsigned n = b.x * b.y * b.z;
-    for (unsigned z = 0; z < g.z; ++z) for (unsigned y0 = 0; y0 < g.y; y0 += cluster) for (unsigned x = 0; x < g.x; ++x) {
-        std::vector<std::barrier<>*> blocks;
-        for (unsigned r = 0; r < cluster; ++r) blocks.push_back(new std::barrier<>(n));
-        std::barrier<> whole(n * cluster);
-        s2s_cluster = &whole;
+    std::vector<std::barrier<>*> blocks;
+    for (unsigned r = 0; r < cluster; ++r) blocks.push_back(new std::barrier<>(n));
+    std::barrier<> whole(n * cluster);
+    s2s_cluster = &whole;
+    std::barrier<> gate(n * cluster + 1);
+    bool done = false;
+    unsigned x = 0, y0 = 0, z = 0;
+    std::vector<std::thread> ts;
+    for (unsigned r = 0; r < cluster; ++r) for (unsigned t = 0; t < n; ++t)
+        ts.emplace_back([&, r, t] {
+            threadIdx = {t % b.x, t / b.x % b.y, t / (b.x * b.y)};
+            s2s_block = blocks[r]; s2s_arena = s2s_arenas[r];
+            for (;;) {
+                gate.arrive_and_wait();  // a cluster starts (x, y0, z set, the arenas poisoned) or the launch ends
+                if (done) return;
+                blockIdx = {x, y0 + r, z};
+                k();
+                gate.arrive_and_wait();  // every thread of the cluster has returned
+            }
+        });
+    for (z = 0; z < g.z; ++z) for (y0 = 0; y0 < g.y; y0 += cluster) for (x = 0; x < g.x; ++x) {
         memset(s2s_arenas, 0xff, sizeof s2s_arenas);  // NaN bits: a value read before it was written shows
-        std::vector<std::thread> ts;
-        for (unsigned r = 0; r < cluster; ++r) for (unsigned t = 0; t < n; ++t)
-            ts.emplace_back([&, r, t] {
-                threadIdx = {t % b.x, t / b.x % b.y, t / (b.x * b.y)}; blockIdx = {x, y0 + r, z};
-                s2s_block = blocks[r]; s2s_arena = s2s_arenas[r]; k();
-            });
-        for (auto& t : ts) t.join();
-        for (auto* p : blocks) delete p;
+        gate.arrive_and_wait();
+        gate.arrive_and_wait();
     }
+    done = true;
+    gate.arrive_and_wait();
+    for (auto& t : ts) t.join();
+    for (auto* p : blocks) delete p;
 }
 """
 

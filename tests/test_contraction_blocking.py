@@ -21,6 +21,8 @@ from s2s.lang.kernel_facts import kernel_facts
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.registry import Applied, make_pass, run_pass, search_space
 
+pytestmark = pytest.mark.usefixtures("pocl_unoptimized")  # outputs compared, nothing timed (conftest)
+
 GEMM_CL = """\
 __kernel void gemm(__global const float* a, __global const float* b, __global float* c, float alpha, float beta,
                    int ni, int nj, int nk)

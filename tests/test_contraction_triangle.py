@@ -20,6 +20,8 @@ from s2s.lang.kernel_facts import kernel_facts
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.registry import Applied, make_pass, parse_pipeline, run_pass
 
+pytestmark = pytest.mark.usefixtures("pocl_unoptimized")  # outputs compared, nothing timed (conftest)
+
 HEAD = """__kernel void {name}(__global const float* a, __global float* c, float alpha, float beta, int n, int nk)
 {{
     int j = get_global_id(0);

@@ -19,6 +19,8 @@ from s2s.lang.kernel_facts import kernel_facts
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.registry import Applied, make_pass, run_pass
 
+pytestmark = pytest.mark.usefixtures("pocl_unoptimized")  # outputs compared, no timing asserted (conftest)
+
 GOLDEN = ROOT / "tests" / "golden" / "passes"
 NI, NJ, NK = 70, 50, 45
 

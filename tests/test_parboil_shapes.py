@@ -22,6 +22,8 @@ from s2s.lang.kernel_model import kernel_model
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.registry import Applied, make_pass, run_pass
 
+pytestmark = pytest.mark.usefixtures("pocl_unoptimized")  # outputs compared, no timing asserted (conftest)
+
 M, N, K = 48, 80, 45  # columns (x), rows (y), depth: no tile divides them
 LDX, LDY, LDZ = 53, 83, 50
 

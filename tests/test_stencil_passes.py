@@ -22,6 +22,8 @@ from s2s.lang.stencil import analyse, divide, rectangles
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.registry import Applied, make_pass, run_pass
 
+pytestmark = pytest.mark.usefixtures("pocl_unoptimized")  # outputs compared, no timing asserted (conftest)
+
 GOLDEN = ROOT / "tests" / "golden" / "passes"
 NX, NY = 45, 37
 
