@@ -315,23 +315,25 @@ def make_mep(tree_arg: str, kernel: str, output: str | None, compile_commands: s
             ex2.notes.append(f"extracted with the header(s) the build command writes, {', '.join(sorted(generated)[:6])}: "
                              "the build run in a scratch copy of the tree until they existed, then stopped")
             out = Path(output or f"mep-{ex2.kernel.name}")
+            created = not out.exists()  # before check_place, which may make it
             check_place(out, tree, ex2.kernel.qualified, force)
-            return _write(out, built, ex2, overrides, force, real_root=tree)
+            return _write(out, built, ex2, overrides, force, created, real_root=tree)
     out = Path(output or f"mep-{ex.kernel.name}")
     root = tree if tree.is_dir() else tree.parent
+    created = not out.exists()
     check_place(out, root, ex.kernel.qualified, force)
-    return _write(out, root, ex, overrides, force)
+    return _write(out, root, ex, overrides, force, created)
 
 
-def _write(out: Path, root: Path, ex: Extraction, overrides: dict[str, str] | None, force: bool,
+def _write(out: Path, root: Path, ex: Extraction, overrides: dict[str, str] | None, force: bool, created: bool,
            real_root: Path | None = None) -> tuple[Path, Manifest, Extraction]:
-    """The MEP written to `out` from `root`; with `real_root`, `root` is a scratch copy of it (with the headers the
-    build writes) and every path into the copy the MEP's files hold names the real tree instead."""
+    """The MEP written to `out` from `root` (`created`: `out` did not exist before, so a failed write removes it);
+    with `real_root`, `root` is a scratch copy of it (with the headers the build writes) and every path into the copy
+    the MEP's files hold names the real tree instead."""
     from s2s.base.meplock import mep_lock
 
     from .output_dir import prepare_output
 
-    created = not out.exists()
     with mep_lock(out, what="s2s extract"):  # never under a running optimize, nor beside another extract to the same -o
         prepare_output(out, real_root or root, ex.kernel.qualified, force=force)
         try:
