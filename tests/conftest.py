@@ -26,6 +26,7 @@ def cli():  # type: ignore[no-untyped-def]
 
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs an NVIDIA GPU")
 
 
 @pytest.fixture(autouse=True)

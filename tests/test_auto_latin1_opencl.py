@@ -16,11 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, needs_gpu, run_cli
 from safety_util import fingerprint
 
 APP = ROOT / "tests" / "fixtures" / "ocl_latin1"
-needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs an NVIDIA GPU")
 
 
 def _copy(tmp: Path) -> Path:

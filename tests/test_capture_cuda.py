@@ -9,14 +9,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SAMPLES, needs_nvcc, run_cli
+from conftest import ROOT, SAMPLES, needs_gpu, needs_nvcc, run_cli
 
 from s2s.capture.instrument import instrument
 from s2s.capture.npy import read_npy, write_npy
 from s2s.extract.mep_writer import make_mep
 
 HEAT = SAMPLES / "heat3d_cuda"
-needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs an NVIDIA GPU")
 
 
 def _make(app: Path, *targets: str) -> subprocess.CompletedProcess[str]:

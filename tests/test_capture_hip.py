@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, needs_nvcc, run_cli
+from conftest import SAMPLES, needs_gpu, needs_nvcc, run_cli
 from safety_util import fingerprint
 
 from s2s.base.errors import UserError
@@ -25,7 +25,6 @@ from s2s.extract.mep_writer import make_mep
 from s2s.scan.tree import scan_tree
 
 APP = SAMPLES / "hip_matrix"
-needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs an NVIDIA GPU")
 no_hipcc = pytest.mark.skipif(shutil.which("hipcc") is not None, reason="a real hipcc is installed")
 
 

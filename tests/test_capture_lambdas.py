@@ -11,7 +11,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, needs_nvcc, run_cli
+from conftest import ROOT, needs_gpu, needs_nvcc, run_cli
 
 from s2s.capture.collect import collect
 from s2s.capture.lambdas import functor_for
@@ -23,7 +23,6 @@ AXPY = ("_Z10apply_eachI17__nv_dl_wrapper_tI11__nv_dl_tagIM5FieldIdEFvdEXadL_ZNS
 WRAPPER = ("__nv_dl_wrapper_t<__nv_dl_tag<void (Field<double>::*)(double), &Field<double>::axpy, 1u>, "
            "double*, double, double*>")
 N = 4096
-needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs an NVIDIA GPU")
 
 
 def test_functor_members_follow_the_captures_first_use() -> None:

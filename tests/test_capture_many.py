@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, needs_nvcc, run_cli
+from conftest import ROOT, needs_gpu, needs_nvcc, run_cli
 
 from s2s.base.errors import UserError
 
@@ -127,7 +127,6 @@ def test_auto_captures_all_top_kernels_in_one_instrumented_run(tmp_path: Path) -
 
 # -- CUDA: the shared instrumented copy builds with nvcc here; the capture itself runs on a GPU only (-m gpu) -------
 HEAT = ROOT / "samples" / "heat3d_cuda"
-needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs an NVIDIA GPU")
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import ROOT, needs_nvcc, run_cli
+from conftest import ROOT, needs_gpu, needs_nvcc, run_cli
 
 from s2s.base.errors import UserError
 from s2s.capture.collect import collect
@@ -24,7 +24,6 @@ from s2s.mep.same_values import check_as_outputs, unchanged_inouts
 from s2s.optimize.loop import _first_check
 
 APP = ROOT / "tests" / "fixtures" / "same_values"
-needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs an NVIDIA GPU")
 NOTHING = ("params: the reference writes nothing on captured input set (launch 2 of the application, main.cu:44) "
            "(outputs: T_x, T_y); nothing could tell a variant from it (check the roles, the scalars and the launch in "
            "mep.toml)")

@@ -10,14 +10,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, needs_nvcc, run_cli
+from conftest import ROOT, needs_gpu, needs_nvcc, run_cli
 
 from s2s.capture.collect import read_record, shared_buffers
 from s2s.extract.mep_writer import make_mep
 from s2s.mep.manifest import LaunchSpec, load, save
 
 APP = ROOT / "tests" / "fixtures" / "inplace"
-needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs an NVIDIA GPU")
 
 
 def _record(root: Path, ordinal: int, lines: list[str]) -> Path:

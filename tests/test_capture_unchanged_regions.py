@@ -11,7 +11,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, needs_nvcc, run_cli
+from conftest import ROOT, needs_gpu, needs_nvcc, run_cli
 
 from s2s.capture.collect import collect
 from s2s.extract.mep_writer import make_mep
@@ -19,7 +19,6 @@ from s2s.mep.captured_only import check_captured_only, faulted_on_generated
 from s2s.mep.manifest import load
 
 APP = ROOT / "tests" / "fixtures" / "varied_fault"
-needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs an NVIDIA GPU")
 
 
 def test_a_region_marked_unchanged_is_its_bytes_before(tmp_path: Path) -> None:

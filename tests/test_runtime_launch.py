@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, needs_nvcc, run_cli
+from conftest import ROOT, needs_gpu, needs_nvcc, run_cli
 
 from s2s.capture.instrument import instrument_kernels
 from s2s.capture.profile import instrument_all
@@ -21,7 +21,6 @@ from s2s.extract.mep_writer import make_mep
 from s2s.scan.tree import scan_tree
 
 APP = ROOT / "tests" / "fixtures" / "runtime_launch"
-needs_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs an NVIDIA GPU")
 
 
 def _make(root: Path) -> subprocess.CompletedProcess[str]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from s2s.extract.closure import declared_names, identifiers, is_builtin
-from s2s.lang.textsplit import split_top_level
+from s2s.lang.textsplit import matching_close, split_top_level
 
 _WRAPPER = "__nv_dl_wrapper_t<"
 _TAG = re.compile(r"^__nv_dl(?:_trailing_return)?_tag<(?P<args>.*)>$", re.S)
@@ -52,21 +52,12 @@ def _blank(text: str) -> str:
     return _COMMENT_OR_STRING.sub(lambda m: " " * len(m.group(0)), text)
 
 
-def _closing(text: str, at: int, pair: str) -> int:
-    depth = 0
-    for i in range(at, len(text)):
-        depth += {pair[0]: 1, pair[1]: -1}.get(text[i], 0)
-        if depth == 0:
-            return i
-    return -1
-
-
 def _function_bodies(clean: str, cls: str, fn: str) -> list[tuple[int, int, int]]:
     """(start of the head, `{`, `}`) of each definition of `fn` that belongs to `cls` (out of class as `cls<...>::fn`,
     or inside `struct/class cls {...}`); of every free `fn` when `cls` is empty."""
     out = []
     for m in re.finditer(r"(?<![\w.>])" + re.escape(fn) + r"\s*\(", clean):
-        close = _closing(clean, m.end() - 1, "()")
+        close = matching_close(clean, m.end() - 1, "()")
         after = re.match(r"\s*(?:const\s*)?(?:noexcept\s*)?(?:override\s*)?\{", clean[close + 1:]) if close > 0 else None
         if after is None:
             continue
@@ -77,13 +68,13 @@ def _function_bodies(clean: str, cls: str, fn: str) -> list[tuple[int, int, int]
             continue
         if not cls and qualified:
             continue
-        out.append((m.start(), open_at, _closing(clean, open_at, "{}")))
+        out.append((m.start(), open_at, matching_close(clean, open_at, "{}")))
     return out
 
 
 def _inside_class(clean: str, at: int, cls: str) -> bool:
     for m in re.finditer(r"\b(?:struct|class)\s+" + re.escape(cls) + r"\b[^;{]*\{", clean[:at]):
-        if _closing(clean, m.end() - 1, "{}") > at:
+        if matching_close(clean, m.end() - 1, "{}") > at:
             return True
     return False
 
@@ -128,12 +119,12 @@ def functor_for(template_args: str, sources: dict[str, str]) -> Functor | str:
     cap = lam.group("cap").strip()
     if "&" in cap or "this" in cap:
         return f"{file}: the extended lambda of {qual} captures by reference or `this`; its functor would not be the same"
-    params_end = _closing(clean, lam.end() - 1, "()")
+    params_end = matching_close(clean, lam.end() - 1, "()")
     rest = re.match(r"\s*(?:mutable\s*)?(?:->\s*(?P<ret>[^{]+?))?\s*\{", clean[params_end + 1:])
     if params_end < 0 or rest is None:
         return f"{file}: the extended lambda of {qual} could not be read"
     body_at = params_end + 1 + rest.end() - 1
-    body_end = _closing(clean, body_at, "{}")
+    body_end = matching_close(clean, body_at, "{}")
     params = text[lam.end():params_end]
     body = text[body_at:body_end + 1]
     outer = declared_names(clean[head:lam.start()])  # the enclosing function's parameters and locals before it

@@ -16,6 +16,7 @@ from typing import Any
 
 from s2s.base.errors import UserError
 from s2s.lang.cexpr import ALIGNOF, SIZEOF
+from s2s.lang.textsplit import matching_close
 from s2s.mep.manifest import Manifest, StructSpec
 
 POINTER = 8
@@ -45,12 +46,7 @@ def declared_structs(text: str) -> list[StructSpec]:
     text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", text, flags=re.S)
     out: list[StructSpec] = []
     for m in _STRUCT.finditer(text):
-        depth, end = 0, -1
-        for k in range(m.end() - 1, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[k], 0)
-            if depth == 0:
-                end = k
-                break
+        end = matching_close(text, m.end() - 1)
         if end < 0:
             continue
         name = m.group(2)
@@ -87,12 +83,7 @@ def _data_members(body: str) -> str:
     at = 0
     while (open_at := body.find("{", at)) >= 0:
         start = max(body.rfind(";", 0, open_at), body.rfind("}", 0, open_at)) + 1
-        depth, close = 0, -1
-        for k in range(open_at, len(body)):
-            depth += {"{": 1, "}": -1}.get(body[k], 0)
-            if depth == 0:
-                close = k
-                break
+        close = matching_close(body, open_at)
         if close < 0 or "(" not in body[start:open_at]:
             break
         body = body[:start] + body[close + 1:]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from s2s.base.records import Kernel
 from s2s.base.resources import grammars_dir
-from s2s.lang.textsplit import split_top_level
+from s2s.lang.textsplit import matching_close, split_top_level
 from s2s.scan.sources import SourceFile
 
 from .decls import Decl, file_decls
@@ -361,7 +361,7 @@ def declared_names(code: str, stripped: bool = False) -> set[str]:
     names |= {m.group(1) for m in _TEMPLATE_PARAM.finditer(clean)}  # `template <typename Keep>`: `Keep (&k)[N]`
     for m in _LOCAL_TYPE.finditer(clean):  # `union view_t {`: its constructor `view_t(...)`; `} view(p);` an object
         names |= {n for n in m.groups() if n}
-        close = _matching_brace(clean, m.end() - 1)
+        close = matching_close(clean, m.end() - 1)
         after = _AFTER_BODY.match(clean, close + 1) if close > 0 else None
         if after:
             names.add(after.group(1))
@@ -380,13 +380,6 @@ _LOCAL_TYPE = re.compile(r"\b(?:struct|class|union)\s+(?:__align__\s*\([^()]*\)\
 _AFTER_BODY = re.compile(r"\s*[*&]*\s*([A-Za-z_]\w*)\s*(?=[(;,=\[{])")
 
 
-def _matching_brace(code: str, open_at: int) -> int:
-    depth = 0
-    for i in range(open_at, len(code)):
-        depth += {"{": 1, "}": -1}.get(code[i], 0)
-        if depth == 0:
-            return i
-    return -1
 _DECL_LIST = re.compile(r"(?:^|[;{}(])\s*(?:(?:const|static|volatile|register|unsigned|signed|long|short)\s+)*"
                         r"([A-Za-z_][\w:]*)(?:<[^<>;()]*>)?\s+([^;{}]+);")
 _DECLARATOR = re.compile(r"\s*[*&]*\s*([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:=.*)?$", re.S)

@@ -7,6 +7,17 @@ from collections.abc import Callable
 _OPEN, _CLOSE = "([{", ")]}"
 
 
+def matching_close(text: str, open_at: int, pair: str = "{}") -> int:
+    """The index of the bracket that closes the one at `open_at` (`pair`: its opening and closing characters), -1
+    when it is not closed."""
+    depth = 0
+    for i in range(open_at, len(text)):
+        depth += {pair[0]: 1, pair[1]: -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    return -1
+
+
 def split_top_level(text: str, sep: str = ",", angle: bool = False) -> list[str]:
     """`f(a, b), c[1, 2], d` -> ["f(a, b)", "c[1, 2]", "d"]; with `angle`, `<...>` nests too (template arguments)."""
     opens, closes = (_OPEN + "<", _CLOSE + ">") if angle else (_OPEN, _CLOSE)
