@@ -3,6 +3,7 @@ or accepts and never answers (minutes of waiting), and `--cluster slurm` where S
 (a traceback per job): one line each, exit 2, bounded in time. The servers are local sockets of the test."""
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import socket
@@ -102,3 +103,21 @@ def test_a_real_scheduler_is_still_reached(tmp_path: Path) -> None:
             assert client.submit(lambda x: x + 1, 41).result(timeout=20) == 42
         finally:
             client.close()
+
+
+def test_a_failed_connection_leaves_no_client_for_the_collector() -> None:
+    """A Client that failed half-way (a server answering garbage) stayed alive in a reference cycle and closed itself
+    whenever the cyclic collector ran: once inside a later Client's construction, whose thread then deadlocked on
+    LoopRunner's class-wide lock, and the next LocalCluster of the process waited forever (a hung test run)."""
+    from distributed import Client
+
+    from s2s.base.errors import UserError
+
+    def alive() -> int:
+        return sum(isinstance(o, Client) for o in gc.get_objects())
+
+    before = alive()
+    for reply in (b"\xff" * 4096, b"HTTP/1.0 200 OK\r\n\r\nhello\r\n" * 50):
+        with _server(reply) as port, pytest.raises(UserError, match="not as a Dask scheduler"):
+            dask_cluster.connect(f"tcp://127.0.0.1:{port}", timeout_s=3)
+    assert alive() <= before

@@ -224,6 +224,7 @@ def connect(spec: str, timeout_s: float | None = None) -> Any:
     """A Client of the scheduler at `spec`, within `timeout_s` all told: Client's own timeout bounds the TCP connect
     but not the handshake, so a server that accepts and stays silent held s2s for minutes, and one that answers
     garbage ended in a traceback (its first bytes read as a 3 EiB frame). Either is one line now."""
+    import gc
     import threading
 
     from distributed import Client
@@ -234,24 +235,40 @@ def connect(spec: str, timeout_s: float | None = None) -> Any:
     if refused is not None:
         raise UserError(f"cannot reach the Dask scheduler at {spec}: {refused}", hint=hint) from None
     box: dict[str, Any] = {}
+    guard, gave_up = threading.Lock(), threading.Event()
 
     def attempt() -> None:
         try:
-            box["client"] = Client(spec, timeout=limit)
-        except BaseException as exc:  # handed to the caller's thread
-            box["error"] = exc
+            client = Client(spec, timeout=limit)
+        except BaseException as exc:  # to the caller's thread as its name and text, never the exception itself
+            box["error"] = (type(exc).__name__, str(exc), isinstance(exc, OSError))
+        else:
+            with guard:
+                if not gave_up.is_set():
+                    box["client"] = client
+                    return
+            client.close()  # the caller is gone: nobody else would
+            return
+        # The Client that failed half-way is still alive here (the exception's frames held it, in a cycle) and closes
+        # itself in its finalizer. Left to the cyclic collector, that finalizer ran inside a later Client's
+        # construction, in whichever thread allocated then: LoopRunner.start holds a class-wide lock that close()
+        # takes too, so that thread deadlocked and every later Client or LocalCluster of the process waited forever
+        # (distributed 2026.8; a hung test run). Collected now, in this thread, no lock is held.
+        gc.collect()
 
     t = threading.Thread(target=attempt, name="s2s-dask-connect", daemon=True)  # left behind if it never returns
     t.start()
     t.join(limit + 5)
-    if t.is_alive():
+    with guard:
+        if "client" not in box and "error" not in box:
+            gave_up.set()
+    if gave_up.is_set():
         raise UserError(f"the Dask scheduler at {spec} did not answer within {limit:g} s", hint=hint)
-    exc = box.get("error")
-    if isinstance(exc, OSError):
-        raise UserError(f"cannot reach the Dask scheduler at {spec}: {exc}", hint=hint) from None
-    if exc is not None:
-        raise UserError(f"{spec} answered, but not as a Dask scheduler ({type(exc).__name__}: {str(exc)[:120]})",
-                        hint=hint) from None
+    if "error" in box:
+        name, text, is_os_error = box["error"]
+        if is_os_error:
+            raise UserError(f"cannot reach the Dask scheduler at {spec}: {text}", hint=hint) from None
+        raise UserError(f"{spec} answered, but not as a Dask scheduler ({name}: {text[:120]})", hint=hint) from None
     return box["client"]
 
 
