@@ -126,12 +126,61 @@ def locate_original(m: Manifest, root: Path, force: bool, toml: Path | None = No
     return path, data, s, e, notes
 
 
+_NESTING = {"template_declaration", "linkage_specification", "declaration_list", "namespace_definition", "preproc_ifdef",
+            "preproc_if", "preproc_else", "preproc_elif"}
+
+
+def _parameter_lists(data: bytes, dialect: str, name: str, bodies: bool) -> list[tuple[int, int]]:
+    """The byte spans of the parameter lists of the functions called `name` in `data`: of its definitions (`bodies`)
+    or of its prototypes, declarations without a body (also inside a template, an `extern "C"` block, a namespace or
+    a preprocessor conditional)."""
+    want = name.encode()
+    found: list[tuple[int, int]] = []
+
+    def visit(node) -> None:  # type: ignore[no-untyped-def]
+        for c in node.children:
+            if c.type in _NESTING:
+                visit(c)
+            elif c.type == ("function_definition" if bodies else "declaration"):
+                for d in c.children:
+                    ident, params = d.child_by_field_name("declarator"), d.child_by_field_name("parameters")
+                    if d.type == "function_declarator" and ident is not None and params is not None and \
+                            data[ident.start_byte:ident.end_byte].split(b"::")[-1].strip() == want:
+                        found.append((params.start_byte, params.end_byte))
+    visit(parse(data, dialect).root_node)
+    return found
+
+
+def _same_text(a: bytes, b: bytes) -> bool:
+    return b" ".join(a.split()) == b" ".join(b.split())
+
+
+def prototype_edits(data: bytes, dialect: str, name: str, old_params: bytes, new_params: bytes,
+                    skip: tuple[int, int] = (0, 0)) -> list[tuple[int, int, bytes]]:
+    """(start, end, text) edits giving the prototypes of kernel `name` in `data` (outside `skip`, the definition) the
+    variant's parameter list `new_params` where the variant changed the definition's `old_params`: a pass that made a
+    pointer `const` changes the kernel's type, and a launch compiled against the old prototype then called a kernel
+    defined nowhere (`undefined reference to solve(..., double*, double*)` at the application's link). The prototype's
+    own names go with it; a prototype with default arguments is left as it is."""
+    if _same_text(old_params, new_params):
+        return []
+    return [(s, e, new_params) for s, e in _parameter_lists(data, dialect, name, bodies=False)
+            if not (s < skip[1] and skip[0] < e) and b"=" not in data[s:e]]
+
+
+def _apply(data: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
+    for s, e, text in sorted(edits, reverse=True):
+        data = data[:s] + text + data[e:]
+    return data
+
+
 def splice_kernel(data: bytes, kernel: tuple[int, int], var_src: bytes, span: tuple[int, int], ref_src: bytes,
                   dialect: str, name: str) -> bytes:
     """The original file `data` with its kernel (bytes kernel[0]..kernel[1]) replaced by the variant's (`span` of
     `var_src`), and before it the variant's new top-level helpers (those neither the MEP's reference `ref_src` nor the
-    file has). The MEP is UTF-8; what goes into a file of another encoding is recoded to it, and every byte outside
-    the kernel and the helpers stays as it was."""
+    file has); the kernel's prototypes in the file take the variant's parameter list (prototype_edits). The MEP is
+    UTF-8; what goes into a file of another encoding is recoded to it, and every byte outside the kernel, the helpers
+    and the prototypes stays as it was."""
     enc = encoding_of(data)
     ref_funcs = {body for _n, body in _top_level_items(ref_src, dialect)}
     orig_funcs = {encode(decode(body, enc), UTF8) for _n, body in _top_level_items(data, dialect)}  # as the MEP has them
@@ -139,10 +188,47 @@ def splice_kernel(data: bytes, kernel: tuple[int, int], var_src: bytes, span: tu
                if body not in ref_funcs and body not in orig_funcs and name not in head.split()[-1:]]
     insert = b"".join(recode(h, enc) + b"\n\n" for h in helpers)
     start, end = kernel
-    new_data = data[:start] + insert + recode(var_src[span[0]:span[1]], enc) + data[end:]
+    edits = [(start, end, insert + recode(var_src[span[0]:span[1]], enc))]
+    edits += prototype_edits(data, dialect, name, *_old_and_new_parameters(data, kernel, var_src, span, dialect, name, enc),
+                             skip=kernel)
+    new_data = _apply(data, edits)
     if not new_data.endswith(b"\n") and data.endswith(b"\n"):
         new_data += b"\n"
     return new_data
+
+
+def _old_and_new_parameters(data: bytes, kernel: tuple[int, int], var_src: bytes, span: tuple[int, int], dialect: str,
+                            name: str, enc: str) -> tuple[bytes, bytes]:
+    """The parameter lists of the original definition (bytes `kernel` of `data`) and of the variant's (`span` of
+    `var_src`, recoded to the file's encoding); both the same text where either is not found."""
+    mine = data[kernel[0]:kernel[1]]
+    old = [mine[s:e] for s, e in _parameter_lists(mine, dialect, name, bodies=True)]
+    new = [recode(var_src[span[0]:span[1]][s:e], enc)
+           for s, e in _parameter_lists(var_src[span[0]:span[1]], dialect, name, bodies=True)]
+    if len(old) != 1 or len(new) != 1:
+        return b"", b""
+    return old[0], new[0]
+
+
+def header_prototypes(path: Path, data: bytes, kernel: tuple[int, int], var_src: bytes, span: tuple[int, int],
+                       dialect: str, name: str, root: Path) -> dict[Path, tuple[bytes, bytes]]:
+    """The headers of the tree that the kernel's file includes by a quoted name (`#include "kernels.h"`, next to the
+    file) whose prototypes of the kernel take the variant's parameter list: {header: (before, after)}."""
+    import re
+
+    out: dict[Path, tuple[bytes, bytes]] = {}
+    for inc in re.findall(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', data, re.M):
+        header = (path.parent / inc.decode("utf-8", "replace")).resolve()
+        if header in out or not header.is_file() or not inside(header, root):
+            continue
+        hdata = header.read_bytes()
+        if name.encode() not in hdata:
+            continue
+        old, new = _old_and_new_parameters(data, kernel, var_src, span, dialect, name, encoding_of(hdata))
+        edits = prototype_edits(hdata, dialect, name, old, new)
+        if edits:
+            out[header] = (hdata, _apply(hdata, edits))
+    return out
 
 
 def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force: bool = False) -> Plan:
@@ -163,6 +249,7 @@ def plan(mep: str | Path, variant: str = "best", tree: str | None = None, force:
     path, data, start, end, notes = locate_original(m, root, force, mep_dir / "mep.toml")
     new_data = splice_kernel(data, (start, end), var_src, span, ref_src, dialect, name)
     files = {path: (data, new_data)}
+    files.update(header_prototypes(path, data, (start, end), var_src, span, dialect, name, root))
     p = Plan(files=files, root=root, mep_dir=mep_dir.resolve(), notes=notes + [f"{m.kernel}: variant {vid} ({_row['origin']}, {_row['speedup']:.2f}x)"])
     for q in m.params:
         if q.tol_from and q.rtol is not None and q.rtol > m.rtol and not m.capture:  # widened by s2s, not held to real data
