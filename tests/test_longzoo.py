@@ -1,7 +1,8 @@
 """bench/longzoo/matmul_chain, our own application whose hot kernel takes a second or more a launch on an H200 (issue
 26's Done-when, bench/gpu_long_kernel.sh): it builds with nvcc through its Makefile (ARCH passed on), `s2s scan` finds
 its four kernels and five launch sites (the product and the rescale inside the host loop), and the profile-instrumented
-copy that capture-first `auto` builds first compiles too. The runs themselves need the GPU."""
+copy that capture-first `auto` builds first compiles too, and each kernel extracts into a file that compiles alone.
+The runs themselves need the GPU."""
 from __future__ import annotations
 
 import shutil
@@ -9,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, needs_nvcc
+from conftest import ROOT, needs_nvcc, run_cli
 
 from s2s.capture.profile import instrument_all
 from s2s.scan.tree import scan_tree
@@ -58,3 +59,18 @@ def test_profile_instrumented_copy_builds(app: Path, tmp_path: Path) -> None:
     proc = subprocess.run(["make", "ARCH=sm_90"], cwd=root, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert not (app / "matmul_chain").exists(), "instrumenting wrote into the application's tree"
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_each_kernel_extracts_and_compiles_alone(tmp_path: Path) -> None:
+    """What auto's capture builds on: every kernel's file, the fill's host-and-device hash function with it."""
+    for name in ("matmul", "fill_uniform", "rescale", "row_abs_sums"):
+        mep = tmp_path / name
+        proc = run_cli("extract", str(APP), "--kernel", name, "-o", str(mep))
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        if name == "fill_uniform":
+            assert "hash_uniform" in (mep / "kernel.cu").read_text()
+        cc = subprocess.run(["nvcc", "-arch=sm_90", "-c", str(mep / "kernel.cu"), "-o", str(tmp_path / f"{name}.o")],
+                            capture_output=True, text=True, timeout=600)
+        assert cc.returncode == 0, f"{name}: {cc.stderr[-2000:]}"
