@@ -237,6 +237,21 @@ def test_merge_keeps_each_shared_item_once() -> None:
     assert text.index("k1()") < text.index("k2()") and text.index("#define W") < text.index("k1()")
 
 
+def test_merge_keeps_preprocessor_conditionals_whole() -> None:
+    """Two conditionals that end in the same `#endif` line: merged line by line, one `#endif` was dropped and the
+    sequence harness stopped at an unterminated `#ifdef` (an application including an optional library's header,
+    nested in a `__has_include` test by extract)."""
+    head = ("#include <cstdio>\n#ifdef WITH_LIB\n#if __has_include(<lib.h>)\n#include <lib.h>\n#endif\n#endif\n"
+            "#ifndef N\n#define N 8\n#endif\n")
+    a = f"// s2s extract: kernel k1 from f.cu:9\n{head}// s2s: kernel from f.cu:9\n__global__ void k1() {{}}\n"
+    b = f"// s2s extract: kernel k2 from f.cu:12\n{head}// s2s: kernel from f.cu:12\n__global__ void k2() {{}}\n"
+    text = merge([a, b])
+    lines = text.splitlines()
+    assert sum(ln.startswith("#if") for ln in lines) == 3 and lines.count("#endif") == 3, text
+    assert text.count("#include <lib.h>") == 1 and text.count("#define N 8") == 1
+    assert text.index("#ifndef N") > text.index("#include <lib.h>")
+
+
 @pytest.mark.slow
 @needs_nvcc
 @pytest.mark.parametrize("name", ["heat1d_steps", "wave2d_steps", "fisher1d_steps"])

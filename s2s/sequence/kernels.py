@@ -24,6 +24,31 @@ class BodyKernels:
     notes: tuple[str, ...] = ()
 
 
+_OPENS = re.compile(r"^\s*#\s*if(n?def)?\b")
+_CLOSES = re.compile(r"^\s*#\s*endif\b")
+
+
+def _head_units(head: str) -> list[str]:
+    """The header lines of an extracted file, a preprocessor conditional (`#ifdef X` ... `#endif`, nested ones in it)
+    kept whole as one unit: taken line by line, an `#endif` that two conditionals end with was kept once and the
+    sequence harness stopped at an unterminated `#ifdef` (an application including an optional library's header)."""
+    units: list[str] = []
+    group: list[str] = []
+    depth = 0
+    for line in head.splitlines():
+        if depth or _OPENS.match(line):
+            group.append(line)
+            depth += 1 if _OPENS.match(line) else -1 if _CLOSES.match(line) else 0
+            if depth == 0:
+                units.append("\n".join(group))
+                group = []
+        else:
+            units.append(line)
+    if group:  # unbalanced in the extracted file itself: as it was
+        units.append("\n".join(group))
+    return units
+
+
 def merge(texts: list[str]) -> str:
     """One file from extracted files: the header lines of all (includes, flag macros) once each, then every item once."""
     head: list[str] = []
@@ -32,9 +57,9 @@ def merge(texts: list[str]) -> str:
     for text in texts:
         starts = [m.start() for m in _ITEM.finditer(text)]
         first = starts[0] if starts else len(text)
-        for line in text[:first].splitlines():
-            if line not in head and not line.startswith("// s2s extract:") and not line.startswith("// translation unit:"):
-                head.append(line)
+        for unit in _head_units(text[:first]):
+            if unit not in head and not unit.startswith("// s2s extract:") and not unit.startswith("// translation unit:"):
+                head.append(unit)
         for a, b in zip(starts, starts[1:] + [len(text)]):
             chunk = text[a:b]
             mark = chunk.split("\n", 1)[0]
