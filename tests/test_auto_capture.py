@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, needs_nvcc, run_cli
+from conftest import ROOT, SAMPLES, needs_nvcc, run_cli
 
 from s2s.base.errors import UserError
 from s2s.capture.appcheck import Run, compare_apps, same_output
@@ -280,6 +280,7 @@ def test_auto_capture_first_end_to_end_on_pocl(solver: Path, tmp_path: Path) -> 
         assert proc.returncode == 1 and diff.read_text() == "" and report["app"]["remeasured"] is False
         assert "not re-measured: nothing was reintegrated" in report["app"]["why"] and "not re-measured" in proc.stdout
         assert report["gpu"]["ms_after"] == report["gpu"]["ms_before"]
+    _long_kernel_summary_reads(work / "auto-report.json", proc.returncode, tmp_path / "summary")
     # a second auto on the same --work runs again (it ended in a FileExistsError traceback); --max-bytes reaches the
     # capture (auto's default is 8 GiB or a quarter of the free space: real hot launches touch 2-8 GiB)
     again = run_cli("auto", str(solver), "--build-cmd", "make", "--run-cmd", "./ocl_solver -k kernels", "--kernels", "matmul",
@@ -290,6 +291,41 @@ def test_auto_capture_first_end_to_end_on_pocl(solver: Path, tmp_path: Path) -> 
     # over --max-bytes: optimized on generated data at the captured sizes, and said (it stopped the kernel before)
     assert row["replays_capture"] is False and "over the limit of 1024 bytes" in " ".join(row["notes"]), row
     assert tree_hash(solver) == before
+
+
+def _long_kernel_summary_reads(report_path: Path, rc: int, out: Path) -> None:
+    """bench/long_kernel_report.py (bench/gpu_long_kernel.sh's summary, issue 26's 10-minute run) on the report of the
+    real run above: the tool's wall time per stage, every application run by purpose, each profiled kernel's time per
+    launch and outcome (its other verdicts: tests/test_long_kernel_report.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("long_kernel_report", ROOT / "bench" / "long_kernel_report.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    report = json.loads(report_path.read_text())
+    assert mod.main(["--report", str(report_path), "--wall-s", f"{report['stages']['total'] + 1:.3f}", "--rc", str(rc),
+                     "--deadline", "500", "--commit", "c0ffee", "--command", "s2s auto ocl_solver ...", "--out", str(out)]) == 0
+    s = json.loads((out / "long_kernel.json").read_text())
+    assert s["finished_within_limit"] == "yes" and s["auto_rc"] == rc and s["gpu"] == "unknown"
+    assert s["auto_wall_s"] >= report["stages"]["total"] > 0
+    assert {"scan", "profile", "capture", "optimize", "total"} <= set(s["stages_s"])
+    by = s["app_runs_by_purpose"]
+    assert by["profile"]["count"] == 2 and by["capture"]["count"] == 1
+    assert sum(r["count"] for r in by.values()) == len(report["app_runs"])
+    assert by["profile"]["total_s"] == pytest.approx(sum(r["seconds"] for r in report["app_runs"] if r["purpose"] == "profile"), abs=0.01)
+    assert "instrumented build" in by["capture"]["what"][0] and "matmul" in by["capture"]["what"][0]
+    if report["reintegrated"]:
+        assert s["unlisted_compare_s"] is not None and s["unlisted_compare_s"] >= 0
+        assert by["before"]["count"] == 2 and by["after"]["count"] == 2 and by["profile_after"]["count"] == 2
+    rows = {k["kernel"]: k for k in s["kernels"]}
+    assert set(rows) == {"matvec", "matmul", "jacobi2d", "residual_norm"}
+    assert rows["jacobi2d"]["launches"] == 200
+    assert rows["jacobi2d"]["ms_per_launch"] == pytest.approx(rows["jacobi2d"]["total_ms"] / 200, abs=0.002)
+    assert rows["matmul"]["status"] and rows["matmul"]["captured_launch"] >= 1 and isinstance(rows["matmul"]["evaluations"], int)
+    assert all(rows[k]["status"] == "not among the top kernels" for k in set(rows) - {"matmul"})
+    md = (out / "long_kernel.md").read_text()
+    assert "Finished within 600 s: yes" in md and "| jacobi2d | 200 |" in md and "| capture | 1 |" in md
 
 
 @pytest.mark.slow
