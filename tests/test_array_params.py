@@ -5,15 +5,13 @@ type" (both kernels of a development application's time loop, tool-error); the c
 pointee size as the element's, so a count read from them would have been 32 times too small."""
 from __future__ import annotations
 
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from capture_util import first_record
 from conftest import needs_nvcc
 
-from s2s.capture.collect import read_record
-from s2s.capture.instrument import instrument
 from s2s.extract.mep_writer import make_mep
 from s2s.mep.backends import write_mep_files
 from s2s.mep.manifest import save
@@ -66,13 +64,6 @@ def test_the_harness_builds_for_array_of_array_parameters(app: Path, tmp_path: P
 def test_the_capture_records_the_elements_size_not_the_rows(app: Path, tmp_path: Path) -> None:
     """The instrumented application built with nvcc and run here (no GPU: cudaMalloc fails, the pointers stay null and
     the record of the launch is still written, with each pointer's element size)."""
-    mep, m, ex = make_mep(str(app), "smooth", str(tmp_path / "mep"))
-    ins = instrument(app, tmp_path / "work", m, list(ex.launches))
-    proc = subprocess.run(["make"], cwd=ins.root, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    dump = tmp_path / "dump"
-    subprocess.run([str(ins.root / "app")], cwd=ins.root, capture_output=True, text=True, timeout=60,
-                   env={"S2S_CAPTURE_DIR": str(dump), "PATH": "/usr/bin:/bin"})
-    rec = read_record(dump / "launch1" / "record.txt")
+    _mep, _m, rec = first_record(app, "smooth", tmp_path)
     assert rec.args[0].kind == "null" and rec.args[1].kind == "null", rec.args
     assert rec.args[0].words == ["8"] and rec.args[1].words == ["8"], rec.args  # sizeof(double), not sizeof(double[NY][NZ])

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from capture_util import first_record
 from conftest import ROOT, needs_nvcc
 
 from s2s.base.errors import UserError
@@ -435,18 +436,11 @@ def test_a_null_pointer_argument_is_replayed_as_a_null_pointer(tmp_path: Path) -
 
 
 def _first_record(tmp_path: Path, kernel: str) -> tuple:  # type: ignore[type-arg]
-    """tmp_path/app/k.cu extracted for `kernel`, its copy instrumented, built with nvcc and run here (no GPU: the CUDA
-    calls fail, the record of launch 1 is still written): (the MEP, its manifest, that record)."""
+    """tmp_path/app/k.cu extracted for `kernel`, its copy instrumented, built with nvcc and run here (no GPU): (the MEP,
+    its manifest, the record of launch 1)."""
     app = tmp_path / "app"
     (app / "Makefile").write_text("app: k.cu\n\tnvcc -arch=sm_90 -o app k.cu\n")
-    mep, m, ex = make_mep(str(app), kernel, str(tmp_path / "mep"))
-    ins = instrument(app, tmp_path / "work", m, list(ex.launches))
-    proc = subprocess.run(["make"], cwd=ins.root, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    dump = tmp_path / "dump"
-    subprocess.run([str(ins.root / "app")], cwd=ins.root, capture_output=True, text=True, timeout=60,
-                   env={"S2S_CAPTURE_DIR": str(dump), "PATH": "/usr/bin:/bin"})
-    return mep, m, read_record(dump / "launch1" / "record.txt")
+    return first_record(app, kernel, tmp_path)
 
 
 def test_the_element_types_follow_the_instance_that_ran_not_extractions_guess(tmp_path: Path) -> None:
