@@ -252,3 +252,19 @@ def test_the_bounds_probe_runs_on_the_captured_data(tmp_path: Path) -> None:
     rc, res, err = run_json(out)
     assert rc == 0 and res["verdict"] == "ok", err
     assert any(m.startswith("bounds probe: the reference reads and writes within every buffer") for m in res["messages"])
+
+
+def test_captured_counts_are_watched_as_far_as_the_largest_buffer() -> None:
+    """A 1-D kernel of captured 64 KiB vectors with a scalar n = 16384 had 256 MiB watched after each buffer (the n*n
+    rule, for a matrix sized by one scalar whose count a person or the static extraction gave): on PoCL that was most
+    of the reference's check. A captured count is the buffer's allocation in the application."""
+    from s2s.mep.backends.opencl_types import PROBE_TAIL_MAX, probe_tail
+
+    n = {"name": "n", "role": "scalar", "elem": "int", "value": 16384}
+    x = {"name": "x", "role": "in", "elem": "float", "count": 16384}
+    assert probe_tail([{**x, "count_expr": "n"}, n], 65536) == PROBE_TAIL_MAX  # n*n*8 bytes
+    captured = [{**x, "count_expr": "65536 bytes (captured)"}, n]
+    assert probe_tail(captured, 65536) == 1 << 20 and probe_tail(captured, 4 << 20) == 4 << 20
+    assert probe_tail([*captured, {**x, "name": "y", "role": "out", "count_expr": "n"}], 65536) == PROBE_TAIL_MAX
+    local = {"name": "tile", "role": "in", "space": "local", "elem": "float", "count": 256, "count_expr": "256"}
+    assert probe_tail([*captured, local], 65536) == 1 << 20  # host-sized __local memory is no buffer the probe watches

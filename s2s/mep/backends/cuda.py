@@ -163,7 +163,8 @@ def harness_context(m: Manifest, kernel_source: str | None = None) -> dict[str, 
         "target_s": _cpp_number(float(m.target_s)),
         "rtol": _cpp_number(float(m.rtol)), "atol": _cpp_number(float(m.atol)),
         "flags_text": "".join(" " + f for f in m.flags),
-        "probe_tail": probe_tail([{"role": p.role, "value": p.value, "elem": p.elem} for p in m.params], 0),  # the harness
+        "probe_tail": probe_tail([{"role": p.role, "value": p.value, "elem": p.elem, "space": p.space,
+                                   "count_expr": p.count_expr} for p in m.params], 0),  # the harness
         # takes the largest buffer's size where that is more
         "smaller": _c_escape(", ".join(f"{m.params[i].name} = {v}" for i, v in sorted(smaller.items()))),
     }

@@ -163,8 +163,15 @@ PROBE_TAIL_MAX = 256 << 20
 def probe_tail(params: list[dict[str, Any]], largest_bytes: int) -> int:
     """Bytes watched after each buffer by the bounds probe: enough to see a kernel read or write as far as the
     largest buffer reaches, or as n*n 8-byte elements for an integer scalar n (a matrix sized by one scalar,
-    whose buffer mep.toml may give too few elements), at least 1 MiB, at most PROBE_TAIL_MAX."""
-    squares = [int(p["value"]) ** 2 * 8 for p in params
-               if p.get("role") == "scalar" and isinstance(p.get("value"), int) and not isinstance(p.get("value"), bool)
-               and _is_integer_type(str(p.get("elem", ""))) and int(p["value"]) >= MIN_SIZE]
+    whose buffer mep.toml may give too few elements), at least 1 MiB, at most PROBE_TAIL_MAX. The n*n rule is for
+    counts the static extraction or a person gave: where every buffer's count is its allocation's size in the
+    application (a capture's `count_expr = "N bytes (captured)"`), it would watch up to 256 MiB after a 64 KiB vector
+    for a 1-D kernel with n = 16384 (on a CPU OpenCL device, most of the reference's check: filled and read back twice
+    per buffer), and the allocation already bounds what the kernel touched in the application."""
+    buffers = [p for p in params if p.get("role") != "scalar" and p.get("space") != "local"]
+    captured = bool(buffers) and all("(captured" in str(p.get("count_expr", "")) for p in buffers)
+    squares = [] if captured else [
+        int(p["value"]) ** 2 * 8 for p in params
+        if p.get("role") == "scalar" and isinstance(p.get("value"), int) and not isinstance(p.get("value"), bool)
+        and _is_integer_type(str(p.get("elem", ""))) and int(p["value"]) >= MIN_SIZE]
     return min(max([largest_bytes, 1 << 20, *squares]), PROBE_TAIL_MAX)
