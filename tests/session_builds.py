@@ -298,7 +298,7 @@ def _compile(nvcc: str, flags: Sequence[str], files: Sequence[Path], output_dir:
         batch = [f for f in todo if done is None or not (done / keys[f]).exists()][:chunk]
         if not batch:
             break
-        cmd = [nvcc, *flags, *map(str, batch), "--output-directory", str(output_dir)]
+        cmd = [nvcc, *device_only(flags), *map(str, batch), "--output-directory", str(output_dir)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             return proc
@@ -316,9 +316,18 @@ def _mark(done: Path | None, keys: Sequence[str]) -> None:
             (done / k).touch()
 
 
+def device_only(flags: Sequence[str]) -> list[str]:
+    """A compile check's flags with `-c` run as `-cubin`: nvcc's front end parses and checks every function of the
+    file, host ones included, as for `-c`, and cicc and ptxas compile the device code the same way (-Werror
+    all-warnings holds as before: they are nvcc's warnings); only the host compiler, which compiled the host stubs and
+    the samples' unchanged host code, is not run (test_everything_compiles: 65 -> 34 s here)."""
+    return ["-cubin" if f == "-c" else f for f in flags]
+
+
 def nvcc_checks(nvcc: str, flags: Sequence[str], files: Sequence[Path], output_dir: Path,
                 timeout: float, chunk: int = 8) -> subprocess.CompletedProcess[str]:
-    """`nvcc FLAGS FILES --output-directory OUTPUT_DIR` (a compile check: the outputs are not read) over the files
+    """`nvcc FLAGS FILES --output-directory OUTPUT_DIR` (a compile check: the outputs are not read; `-c` runs as `-cubin`,
+    device_only) over the files
     whose check_key has not compiled cleanly yet in this session: a file with the same bytes, headers and flags as one
     another test (or this call) compiled is not compiled again.
 
@@ -347,7 +356,7 @@ def nvcc_checks(nvcc: str, flags: Sequence[str], files: Sequence[Path], output_d
                 continue
             unit = output_dir / f"s2s_batch_{key_of(*(keys[g[0]] for g in part))[:12]}.cu"
             unit.write_text(_combined(includes, part))
-            proc = subprocess.run([nvcc, *flags, str(unit), "-o", str(unit.with_suffix(".o"))], capture_output=True,
+            proc = subprocess.run([nvcc, *device_only(flags), str(unit), "-o", str(unit.with_suffix(".o"))], capture_output=True,
                                   text=True, timeout=timeout)
             if proc.returncode == 0:
                 _mark(done, [keys[g[0]] for g in part])
