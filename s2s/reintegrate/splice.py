@@ -189,8 +189,8 @@ def splice_kernel(data: bytes, kernel: tuple[int, int], var_src: bytes, span: tu
     insert = b"".join(recode(h, enc) + b"\n\n" for h in helpers)
     start, end = kernel
     edits = [(start, end, insert + recode(var_src[span[0]:span[1]], enc))]
-    edits += prototype_edits(data, dialect, name, *_old_and_new_parameters(data, kernel, var_src, span, dialect, name, enc),
-                             skip=kernel)
+    old, new = _old_and_new_parameters(data, kernel, var_src, span, dialect, name)
+    edits += prototype_edits(data, dialect, name, old, recode(new, enc), skip=kernel)
     new_data = _apply(data, edits)
     if not new_data.endswith(b"\n") and data.endswith(b"\n"):
         new_data += b"\n"
@@ -198,34 +198,33 @@ def splice_kernel(data: bytes, kernel: tuple[int, int], var_src: bytes, span: tu
 
 
 def _old_and_new_parameters(data: bytes, kernel: tuple[int, int], var_src: bytes, span: tuple[int, int], dialect: str,
-                            name: str, enc: str) -> tuple[bytes, bytes]:
+                            name: str) -> tuple[bytes, bytes]:
     """The parameter lists of the original definition (bytes `kernel` of `data`) and of the variant's (`span` of
-    `var_src`, recoded to the file's encoding); both the same text where either is not found."""
-    mine = data[kernel[0]:kernel[1]]
+    `var_src`, UTF-8 as the MEP holds it); both empty where either is not found."""
+    mine, theirs = data[kernel[0]:kernel[1]], var_src[span[0]:span[1]]
     old = [mine[s:e] for s, e in _parameter_lists(mine, dialect, name, bodies=True)]
-    new = [recode(var_src[span[0]:span[1]][s:e], enc)
-           for s, e in _parameter_lists(var_src[span[0]:span[1]], dialect, name, bodies=True)]
+    new = [theirs[s:e] for s, e in _parameter_lists(theirs, dialect, name, bodies=True)]
     if len(old) != 1 or len(new) != 1:
         return b"", b""
     return old[0], new[0]
 
 
 def header_prototypes(path: Path, data: bytes, kernel: tuple[int, int], var_src: bytes, span: tuple[int, int],
-                       dialect: str, name: str, root: Path) -> dict[Path, tuple[bytes, bytes]]:
-    """The headers of the tree that the kernel's file includes by a quoted name (`#include "kernels.h"`, next to the
-    file) whose prototypes of the kernel take the variant's parameter list: {header: (before, after)}."""
-    import re
+                      dialect: str, name: str, root: Path) -> dict[Path, tuple[bytes, bytes]]:
+    """The headers of the tree that the kernel's file includes by a quoted name (found next to it, and the headers
+    those include: scan_source) whose prototypes of the kernel take the variant's parameter list:
+    {header: (before, after)}."""
+    from s2s.mep.backends.base import scan_source
 
+    old, new = _old_and_new_parameters(data, kernel, var_src, span, dialect, name)
     out: dict[Path, tuple[bytes, bytes]] = {}
-    for inc in re.findall(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', data, re.M):
-        header = (path.parent / inc.decode("utf-8", "replace")).resolve()
-        if header in out or not header.is_file() or not inside(header, root):
+    if _same_text(old, new):
+        return out
+    for header in scan_source(path, []).local_files:
+        if not inside(header, root):
             continue
         hdata = header.read_bytes()
-        if name.encode() not in hdata:
-            continue
-        old, new = _old_and_new_parameters(data, kernel, var_src, span, dialect, name, encoding_of(hdata))
-        edits = prototype_edits(hdata, dialect, name, old, new)
+        edits = prototype_edits(hdata, dialect, name, old, recode(new, encoding_of(hdata))) if name.encode() in hdata else []
         if edits:
             out[header] = (hdata, _apply(hdata, edits))
     return out

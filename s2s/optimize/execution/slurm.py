@@ -97,10 +97,10 @@ def _log_directory() -> Path:
 SINFO_TIMEOUT_S = 30.0  # sinfo retries a configuration it cannot read for 60 s before it says so
 
 
-def check_slurm(timeout_s: float | None = None) -> None:
-    """Slurm is there and its controller answers (`sinfo`, within `timeout_s`, default SINFO_TIMEOUT_S), before any job
-    is submitted: without it the jobs failed in the background, a traceback per job, and the cluster waited for workers
-    that never came."""
+def check_slurm() -> None:
+    """Slurm is there and its controller answers (`sinfo`, within SINFO_TIMEOUT_S), before any job is submitted:
+    without it the jobs failed in the background, a traceback per job, and the cluster waited for workers that never
+    came."""
     import shutil
 
     from s2s.base.procs import run_group
@@ -109,8 +109,7 @@ def check_slurm(timeout_s: float | None = None) -> None:
         if shutil.which(tool) is None:
             raise UserError(f"--cluster slurm: Slurm's {tool} is not on PATH", hint="run s2s on a Slurm login node, or "
                             "use --cluster dask (this machine) or tcp://HOST:PORT (a running Dask scheduler)")
-    res = run_group(["sinfo", "--noheader", "--format=%P"], cwd=Path.cwd(),
-                    timeout_s=SINFO_TIMEOUT_S if timeout_s is None else timeout_s)
+    res = run_group(["sinfo", "--noheader", "--format=%P"], cwd=Path.cwd(), timeout_s=SINFO_TIMEOUT_S)
     if res.returncode != 0:
         last = (res.output.strip().splitlines() or ["no output"])[-1]
         raise UserError(f"--cluster slurm: Slurm does not answer here (sinfo: {last.strip()[:160]})",
