@@ -49,6 +49,6 @@ cat "$OUT/check.txt"
 python3 "$ROOT/bench/long_kernel_report.py" --report "$SCR/work/auto-report.json" --wall-s "$WALL" --rc "$RC" \
   --deadline "$DEADLINE" --limit 600 --gpu "$OUT/gpu.txt" --commit "$COMMIT" --label "in-sample (our own application)" \
   --check "$OUT/check.txt" --command "s2s auto $APP --build-cmd 'make ARCH=sm_90' --run-cmd ./$APP --top 4 --max-evals 20 --runs 2" \
-  --out "$OUT" > /dev/null
+  --out "$OUT" --work "$SCR/work" > /dev/null
 echo "summary rc=$? in $OUT/long_kernel.md; call ${SECONDS}s"
 rm -rf "$SCR"

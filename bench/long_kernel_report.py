@@ -5,12 +5,14 @@ launch, outcome and speedup, and the application's own check after reintegration
 
     python3 bench/long_kernel_report.py --report WORK/auto-report.json --wall-s 412.3 --rc 0 --deadline 500 \
         --limit 600 --gpu OUT/gpu.txt --commit C --label "in-sample (our own application)" --check OUT/check.txt \
-        --command "s2s auto ..." --out OUT [--name long_kernel]
+        --command "s2s auto ..." --out OUT [--name long_kernel] [--work WORK]
 
 writes OUT/NAME.json and OUT/NAME.md. A report that is missing (auto killed before its first write) gives a summary
 that says so. `finished` is "yes" when auto ended by itself (exit 0 or 1) within --limit seconds, "no" when it ran
 past --limit, "not decided" when it was killed at a deadline shorter than the limit (a device call is shorter than
-10 minutes), and "stopped with an error (exit N)" otherwise.
+10 minutes), and "stopped with an error (exit N)" otherwise. With --work (auto's --work directory), each kernel's
+evaluations from its MEP's history: where their time went (build, harness run, and the harness's phases: checks,
+timing, host work, waiting for the device), so that a slow evaluation says why.
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ import argparse
 import datetime
 import json
 import re
+import sqlite3
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -81,6 +85,39 @@ def kernels(report: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def evaluation_times(work: Path | None) -> list[dict[str, Any]]:
+    """Per MEP under `work` (mep-*/history.sqlite): its finished evaluations, each one's build and run seconds and the
+    harness's phases, and their medians and sums; a history that cannot be read is left out."""
+    out: list[dict[str, Any]] = []
+    for hist in sorted(work.glob("mep-*/history.sqlite")) if work is not None and work.is_dir() else []:
+        try:
+            with sqlite3.connect(f"file:{hist}?mode=ro", uri=True) as db:
+                rows = db.execute("SELECT id, origin, status, result FROM candidates WHERE result IS NOT NULL ORDER BY rowid").fetchall()
+        except sqlite3.Error:
+            continue
+        evals = []
+        for cid, origin, status, raw in rows:
+            try:
+                r = json.loads(raw) if raw else {}
+            except ValueError:
+                r = {}
+            if not isinstance(r, dict):
+                continue
+            evals.append({"id": cid, "origin": origin, "status": status, "build_s": float(r.get("build_seconds") or 0.0),
+                          "run_s": float(r.get("run_seconds") or 0.0),
+                          "phases_s": {str(k): float(v) for k, v in (r.get("phase_seconds") or {}).items()},
+                          "ref_cache": r.get("ref_cache")})
+        if not evals:
+            continue
+        phases = sorted({k for e in evals for k in e["phases_s"]})
+        out.append({"mep": hist.parent.name, "evaluations": evals,
+                    "median_build_s": round(statistics.median(e["build_s"] for e in evals), 3),
+                    "median_run_s": round(statistics.median(e["run_s"] for e in evals), 3),
+                    "total_run_s": round(sum(e["run_s"] for e in evals), 3),
+                    "median_phases_s": {k: round(statistics.median(e["phases_s"].get(k, 0.0) for e in evals), 3) for k in phases}})
+    return out
+
+
 def own_check(text: str) -> dict[str, Any]:
     """The application's own verdict from its output after reintegration: the first PASS/FAIL (or ok/FAILED) line."""
     for line in text.splitlines():
@@ -91,7 +128,8 @@ def own_check(text: str) -> dict[str, Any]:
 
 
 def summary(report: dict[str, Any] | None, *, wall_s: float, rc: int | None, deadline_s: float, limit_s: float,
-            gpu: str, commit: str, label: str, check_text: str, command: str, date: str) -> dict[str, Any]:
+            gpu: str, commit: str, label: str, check_text: str, command: str, date: str,
+            evaluations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     report = report or {}
     return {
         "gpu": gpu, "date": date, "commit": commit, "label": label, "command": command,
@@ -106,6 +144,7 @@ def summary(report: dict[str, Any] | None, *, wall_s: float, rc: int | None, dea
         "app": report.get("app", {}), "gpu_ms": report.get("gpu", {}), "reintegrated": report.get("reintegrated"),
         "notes": list(report.get("notes", [])),
         "own_check_after": own_check(check_text),
+        "evaluation_times": evaluations or [],
     }
 
 
@@ -135,6 +174,13 @@ def markdown(s: dict[str, Any]) -> str:
         lines.append(f"| {k['kernel']} | {k['launches']} | {_cell(k['ms_per_launch'])} | {_cell(k.get('captured_launch'))} | "
                      f"{_cell(k.get('evaluations'))} | {_cell(k.get('winner'))} | {f'{sp:.2f}x' if sp else ''} | "
                      f"{_cell(k['status'])[:200]} |")
+    if s.get("evaluation_times"):
+        lines += ["", "## Where each kernel's evaluations spent their time (medians, seconds)", "",
+                  "| MEP | evaluations | build | harness run | run total | harness phases |", "|---|---|---|---|---|---|"]
+        for t in s["evaluation_times"]:
+            ph = ", ".join(f"{k} {v:.1f}" for k, v in t["median_phases_s"].items())
+            lines.append(f"| {t['mep']} | {len(t['evaluations'])} | {t['median_build_s']:.1f} | {t['median_run_s']:.1f} | "
+                         f"{t['total_run_s']:.1f} | {_cell(ph)} |")
     app = s["app"]
     chk = s["own_check_after"]
     lines += ["", "## The application after", "",
@@ -162,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--command", default="")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--name", default="long_kernel")
+    ap.add_argument("--work", type=Path, help="auto's --work directory: each MEP's evaluations, where their time went")
     a = ap.parse_args(argv)
     report = json.loads(a.report.read_text()) if a.report.is_file() else None
     gpu = ""
@@ -171,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     check = a.check.read_text(errors="replace") if a.check is not None and a.check.is_file() else ""
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     s = summary(report, wall_s=a.wall_s, rc=a.rc, deadline_s=a.deadline, limit_s=a.limit, gpu=gpu or "unknown",
-                commit=a.commit, label=a.label, check_text=check, command=a.command, date=date)
+                commit=a.commit, label=a.label, check_text=check, command=a.command, date=date,
+                evaluations=evaluation_times(a.work))
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / f"{a.name}.json").write_text(json.dumps(s, indent=1) + "\n")
     md = markdown(s)

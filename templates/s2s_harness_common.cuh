@@ -35,6 +35,7 @@ namespace s2s {
 struct Options {
     bool time = true, check = true, post_check = true;
     bool probe = true;  // --no-probe: the caller holds a record of this reference's bounds probe (s2s/mep/probe_record.py)
+    std::string ref_cache;  // --ref-cache DIR: the reference's outputs per input set, kept across runs (Run::load_reference)
     int input_sets = 3, reps = 30, warmup = 3;  // reps, warmup: the most timed and warm-up pairs
     double target_s = 0.5;  // [timing] target_s: device seconds the timed pairs aim at (timed_pairs); 0: always reps
     unsigned long long seed = 1234;
@@ -501,6 +502,7 @@ constexpr unsigned char GUARD_BYTE = 0xA5;
 
 // ---- statistics -----------------------------------------------------------------------------
 // how many pairs: the same rule as the OpenCL runner's (opencl_runner.py, timed_pairs)
+inline constexpr char REF_MAGIC[8] = {'S', '2', 'S', 'R', 'E', 'F', '1', '\n'};  // --ref-cache files
 constexpr int MIN_TIMED_PAIRS = 3;  // the fewest timed pairs of a timing, however long the kernel
 // one more warm-up pair: always a first one (it also estimates the pair's time); then while the warm-ups so far and one
 // more pair (as long as the last) stay within a quarter of target_s (0: no limit)
@@ -613,6 +615,8 @@ inline void usage(const char* prog) {
             "  --time-only          time without checking outputs\n"
             "  --no-post-check      skip the check with a fresh input set after timing\n"
             "  --no-probe           skip the bounds probe (the caller recorded its result for this reference)\n"
+            "  --ref-cache DIR      read the reference's outputs of an input set from DIR where an earlier run wrote them,\n"
+            "                       else write them there (with a fixed --seed; the set after timing stays fresh)\n"
             "  --input-sets N       input sets to check (seeds seed, seed+1, ...)\n"
             "  --seed N             first seed (default: $S2S_SEED, else fresh each run; the result names it)\n"
             "  --reps N             the most timed repetitions of each kernel\n"
@@ -638,6 +642,7 @@ inline bool parse_args(int argc, char** argv, Options& o, std::string& err) {
         else if (a == "--time-only") o.check = false;
         else if (a == "--no-post-check") o.post_check = false;
         else if (a == "--no-probe") o.probe = false;
+        else if (a == "--ref-cache") { if (!(v = need("--ref-cache"))) return false; o.ref_cache = v; }
         else if (a == "-h" || a == "--help") { usage(argv[0]); exit(0); }
         else if (a == "--input-sets") { if (!(v = need("--input-sets"))) return false; o.input_sets = atoi(v); }
         else if (a == "--seed") { if (!(v = need("--seed"))) return false; o.seed = strtoull(v, nullptr, 10); o.has_seed = true; }
@@ -841,6 +846,7 @@ struct Buffer {
     size_t bytes = 0;
     std::vector<unsigned char> init, ref_after, var_after, prev_ref;  // prev_ref: the reference's output of the last set
     std::vector<unsigned char> ref_after2, var_after2;  // the second runs, over POISON2
+    bool cached_dev_in = false;  // --ref-cache: the reference left this input as it was, checked on the device
     bool is(const char* r) const { return strcmp(spec->role, r) == 0; }
 };
 
@@ -852,6 +858,7 @@ struct Run {
     std::vector<Check> checks;
     std::vector<std::string> messages;
     bool ref_once_said = false;  // the message that the reference ran once per input set is given once
+    int ref_read_sets = 0, ref_written_sets = 0, reproduce_read = 0;  // --ref-cache: what was read and written
     const CapturedData* shuffle_source = nullptr;  // the first captured set, where there is one (FILL_SHUFFLE)
     std::vector<void*> ptrs;
     cudaStream_t stream = nullptr;
@@ -1151,7 +1158,9 @@ struct Run {
 
     // the reference on the captured inputs must give the outputs the application produced (every
     // buffer as the real run left it); otherwise the MEP is not the application's kernel
-    void reproduce(const CapturedData& cd, const std::string& label) {
+    void reproduce(const CapturedData& cd, const std::string& label, const std::string& cache_key = "") {
+        const std::string mark = o.ref_cache.empty() || cache_key.empty() ? "" : o.ref_cache + "/" + cache_key + ".reproduced";
+        if (!mark.empty() && access(mark.c_str(), F_OK) == 0) { ++reproduce_read; return; }
         fill_set(o.seed, &cd);
         std::vector<std::vector<unsigned char>> got(bufs.size());
         {
@@ -1186,6 +1195,81 @@ struct Run {
                                                 "; the MEP does not reproduce the real run (check kernel_file, flags, the counts, "
                                                 "the symbols and the launch in mep.toml) and must not be optimized", true};
         messages.push_back("the reference reproduces the application's outputs on the " + label);
+        if (!mark.empty()) {
+            FILE* f = fopen(mark.c_str(), "wb");
+            if (f) fclose(f);
+        }
+    }
+
+    // ---- the reference's outputs of an input set, kept across runs (--ref-cache DIR) ----
+    // A long reference runs once per input set over all the evaluations of its MEP: the caller passes --ref-cache and
+    // a fixed --seed once it has timed the reference (s2s/mep/reference_cache.py), and makes DIR specific to the
+    // reference, mep.toml, the captured data and this harness. After a set's reference runs, DIR/<set>.bin holds its
+    // outputs, its second run's (over POISON2: which elements it writes) and whether it left each input unchanged;
+    // a later check of the same set (the captured set's number, or the seed and the size) reads them instead of
+    // launching the reference. A file that does not match the buffers is ignored and the reference runs.
+    std::string ref_cache_file(const std::string& key) const { return o.ref_cache + "/" + key + ".bin"; }
+
+    bool load_reference(const std::string& key, bool& ref_twice) {
+        if (o.ref_cache.empty() || key.empty()) return false;
+        FILE* f = fopen(ref_cache_file(key).c_str(), "rb");
+        if (!f) return false;
+        lock.host("reference outputs");
+        bool ok = true;
+        auto rd = [&](void* p, size_t n) { if (ok && n && fread(p, 1, n, f) != n) ok = false; };
+        char magic[8] = {0};
+        unsigned long long n = 0;
+        unsigned char twice = 0;
+        rd(magic, 8);
+        rd(&n, 8);
+        rd(&twice, 1);
+        ok = ok && memcmp(magic, REF_MAGIC, 8) == 0 && n == bufs.size();
+        for (size_t i = 0; ok && i < bufs.size(); ++i) {
+            Buffer& b = bufs[i];
+            unsigned long long bytes = 0;
+            unsigned char flags = 0;
+            rd(&bytes, 8);
+            rd(&flags, 1);
+            if (!ok || bytes != b.bytes) { ok = false; break; }
+            b.ref1_equal = flags & 1;
+            b.cached_dev_in = flags & 8;
+            if (flags & 2) { b.ref_after.resize(b.bytes); rd(b.ref_after.data(), b.bytes); }
+            if (flags & 4) { b.ref_after2.resize(b.bytes); rd(b.ref_after2.data(), b.bytes); }
+        }
+        fclose(f);
+        if (ok) ref_twice = twice != 0;
+        return ok;
+    }
+
+    void store_reference(const std::string& key, bool ref_twice) {
+        if (o.ref_cache.empty() || key.empty()) return;
+        lock.host("reference outputs");
+        const std::string path = ref_cache_file(key), tmp = path + ".tmp" + std::to_string((long)getpid());
+        FILE* f = fopen(tmp.c_str(), "wb");
+        bool ok = f != nullptr;
+        auto wr = [&](const void* p, size_t n) { if (ok && n && fwrite(p, 1, n, f) != n) ok = false; };
+        const unsigned long long n = bufs.size();
+        const unsigned char twice = ref_twice ? 1 : 0;
+        wr(REF_MAGIC, 8);
+        wr(&n, 8);
+        wr(&twice, 1);
+        for (const Buffer& b : bufs) {
+            const bool after = b.bytes && !(b.is("in") && b.ref1_equal);
+            const bool after2 = b.bytes && ref_twice && !(b.is("in") && b.dev_in);
+            const unsigned long long bytes = b.bytes;
+            const unsigned char flags = (b.ref1_equal ? 1 : 0) | (after ? 2 : 0) | (after2 ? 4 : 0) | (b.dev_in ? 8 : 0);
+            wr(&bytes, 8);
+            wr(&flags, 1);
+            if (after) wr(b.ref_after.data(), b.bytes);
+            if (after2) wr(b.ref_after2.data(), b.bytes);
+        }
+        if (f) ok = fclose(f) == 0 && ok;
+        if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+            remove(tmp.c_str());
+            messages.push_back("--ref-cache: could not write " + path + "; the reference runs again next time");
+            return;
+        }
+        ++ref_written_sets;
     }
 
     // the reference over outputs filled with `poison`; its results go to ref_after (POISON) or ref_after2
@@ -1263,15 +1347,21 @@ struct Run {
     // known exactly), then the variant twice on the same inputs; returns false when a check failed.
     // stale: the variant's first run finds the reference's results of the previous input set in its outputs (as
     // stale memory would) instead of the poison, so that a variant that keeps what it finds fails.
+    // cache_key: the set's name in --ref-cache ("" for a set whose reference must run: the fresh set after timing)
     bool check_set(unsigned long long seed, const std::string& label, bool stale = false, const CapturedData* cd = nullptr,
-                   bool refuse_empty = true) {
+                   bool refuse_empty = true, const std::string& cache_key = "") {
         fill_set(seed, cd);
         std::vector<std::vector<unsigned char>> written(bufs.size());
         std::vector<char> prefilled(bufs.size(), 0);
         bool any_prefilled = false;
         bool ref_twice = false;
+        const bool cached = load_reference(cache_key, ref_twice);
         {
         Held held(lock, false, "checks");
+        if (cached) {
+            ++ref_read_sets;
+            for (Buffer& b : bufs) b.dev_in = false;  // until the variant's first run has put the inputs on the device
+        } else {
         run_reference(seed, label, POISON);
         // the reference's second run only where its first left an output element holding the poison: elsewhere every
         // element is known written and the first run's outputs are all the checks need (a long kernel runs once less)
@@ -1283,8 +1373,11 @@ struct Run {
                                "element it writes is known from that run)");
             ref_once_said = true;
         }
+        }
         for (int run_no = 1; run_no <= 2; ++run_no) {
             reset(run_no == 1 ? POISON : POISON2);
+            if (cached && run_no == 1)  // an input the reference left unchanged is checked on the device where it can be
+                for (Buffer& b : bufs) b.dev_in = b.bytes && b.cached_dev_in && b.is("in") && b.pristine_ok;
             if (run_no == 1 && stale) {
                 for (size_t i = 0; i < bufs.size(); ++i) {
                     Buffer& b = bufs[i];
@@ -1304,6 +1397,7 @@ struct Run {
             }
         }
         }  // the device is released: the comparisons run on the host
+        if (!cached) store_reference(cache_key, ref_twice);
         for (size_t i = 0; i < bufs.size(); ++i) {
             Buffer& b = bufs[i];
             if (b.bytes && b.is("out"))
@@ -1354,7 +1448,7 @@ struct Run {
         const std::string label = std::string("smaller size (") + spec.smaller + "; seed " + std::to_string(seed) + ")";
         g_smaller = true;
         try {
-            const bool ok = check_set(seed, label, false, nullptr, false);
+            const bool ok = check_set(seed, label, false, nullptr, false, "smaller-seed" + std::to_string(seed));
             g_smaller = false;
             return ok ? 1 : 0;
         } catch (const Failure& f) {
@@ -1596,6 +1690,8 @@ struct Run {
         j += ",\"seed\":" + std::to_string(o.seed);
         j += ",\"probe\":" + (probe_state.empty() ? std::string("null")
                                                   : "{\"state\":" + jstr(probe_state) + ",\"message\":" + jstr(probe_message) + "}");
+        if (!o.ref_cache.empty())
+            j += ",\"ref_cache\":{\"read\":" + std::to_string(ref_read_sets) + ",\"written\":" + std::to_string(ref_written_sets) + "}";
         j += "}";
         return j;
     }
@@ -1645,25 +1741,32 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
                 CapturedData other;
                 if (&cs != &spec.captured.front()) other = run.load_captured(cs);
                 const CapturedData& cd = &cs == &spec.captured.front() ? first : other;
-                run.reproduce(cd, cs.label);
-                ok = run.check_set(run.o.seed, cs.label, false, &cd) && ok;
+                const std::string key = "captured" + std::to_string(sets_done + 1);
+                run.reproduce(cd, cs.label, key);
+                ok = run.check_set(run.o.seed, cs.label, false, &cd, true, key) && ok;
                 ++sets_done;
             }
             for (int s = 0; s < run.o.input_sets; ++s) {
                 const unsigned long long seed = run.o.seed + (unsigned long long)s;
-                ok = run.check_set(seed, "input set " + std::to_string(s + 1) + " (seed " + std::to_string(seed) + ")", s % 2 == 1) && ok;
+                ok = run.check_set(seed, "input set " + std::to_string(s + 1) + " (seed " + std::to_string(seed) + ")", s % 2 == 1,
+                                   nullptr, true, "seed" + std::to_string(seed)) && ok;
                 ++sets_done;
             }
             const int smaller = captured_only ? -1 : run.check_smaller_size(run.o.seed + 7919ULL);
             if (smaller >= 0) { ok = smaller == 1 && ok; ++sets_done; }
         }
+        if (!run.o.ref_cache.empty() && run.o.check)
+            run.messages.push_back("the reference's outputs of " + std::to_string(run.ref_read_sets) + " input set(s) read from --ref-cache, of " +
+                                   std::to_string(run.ref_written_sets) + " computed and kept there (computed once per input set for a long kernel)" +
+                                   (run.reproduce_read ? "; its reproduction of the application's outputs checked by an earlier run" : ""));
         if (!ok) return emit(run.result("wrong-output", nullptr, nullptr, "", sets_done));
         if (!run.o.time) return emit(run.result("ok", nullptr, nullptr, "", sets_done));
         Stats rs, vs;
         run.time_both(run.o.seed, rs, vs, run.o.check && !spec.captured.empty() ? &first : nullptr);
         std::string verdict = "ok";
         if (run.o.check && run.o.post_check && !captured_only) {
-            const unsigned long long seed = run.o.seed + (unsigned long long)run.o.input_sets;
+            // fresh where the other sets' reference outputs are kept (--ref-cache): one set no earlier run saw
+            const unsigned long long seed = run.o.ref_cache.empty() ? run.o.seed + (unsigned long long)run.o.input_sets : fresh_seed();
             if (!run.check_set(seed, "after timing, fresh input set (seed " + std::to_string(seed) + ")")) verdict = "wrong-output";
             ++sets_done;
         }

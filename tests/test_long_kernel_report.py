@@ -55,3 +55,32 @@ def test_no_report_says_so(mod: Any, tmp_path: Path) -> None:
 
 # the summary of a real capture-first auto run (on PoCL): tests/test_auto_capture.py's end-to-end test reads its report
 # with this script (one auto run for both)
+
+
+def test_each_meps_evaluations_say_where_their_time_went(mod: Any, tmp_path: Path) -> None:
+    from s2s.mep.history import History
+
+    work = tmp_path / "work"
+    (work / "mep-matmul").mkdir(parents=True)
+    h = History(work / "mep-matmul" / "history.sqlite")
+    for cid, run_s, checks in (("v1", 40.0, 30.0), ("v2", 10.0, 2.0), ("v3", 12.0, 3.0)):
+        h.add(cid, 1, "pass:x", None, cid, None)
+        h.finish(cid, "ok", {"verdict": "ok", "build_seconds": 8.0, "run_seconds": run_s, "speedup": 2.0,
+                             "phase_seconds": {"checks": checks, "timing": 6.0},
+                             **({"ref_cache": {"read": 4, "written": 0}} if cid != "v1" else {})})
+    h.add("v4", 1, "pass:y", None, "v4", None)  # never finished: not an evaluation
+    h.db.close()
+    (work / "mep-broken").mkdir()
+    (work / "mep-broken" / "history.sqlite").write_text("not a database")
+    times = mod.evaluation_times(work)
+    assert [t["mep"] for t in times] == ["mep-matmul"]
+    t = times[0]
+    assert [e["id"] for e in t["evaluations"]] == ["v1", "v2", "v3"] and t["evaluations"][1]["ref_cache"] == {"read": 4, "written": 0}
+    assert t["median_run_s"] == 12.0 and t["total_run_s"] == 62.0 and t["median_build_s"] == 8.0
+    assert t["median_phases_s"] == {"checks": 3.0, "timing": 6.0}
+    rc = mod.main(["--report", str(tmp_path / "missing.json"), "--wall-s", "100", "--rc", "0", "--deadline", "500",
+                   "--out", str(tmp_path / "out"), "--work", str(work)])
+    assert rc == 0
+    md = (tmp_path / "out" / "long_kernel.md").read_text()
+    assert "| mep-matmul | 3 | 8.0 | 12.0 | 62.0 | checks 3.0, timing 6.0 |" in md
+    assert mod.evaluation_times(tmp_path / "nowhere") == [] and mod.evaluation_times(None) == []

@@ -236,6 +236,21 @@ def test_the_noise_band_is_measured_with_the_timing_only_evaluate_where_given(tm
     assert best is not None and best.speedup == 1.9
 
 
+def test_a_long_originals_noise_band_takes_two_runs(tmp_path: Path) -> None:
+    from s2s.mep.measure import Measurement, Timing
+    from s2s.optimize.winner import LONG_NOISE_RUNS, LONG_NOISE_US, noise_band
+
+    h = _history(tmp_path, {})
+    calls: list[str | None] = []
+
+    def long_original(mep_dir: Path, variant: str | None = None) -> Measurement:
+        calls.append(variant)
+        return Measurement("ok", "cuda", "k", None, ref=Timing(LONG_NOISE_US * 17, 1.0), var=Timing(LONG_NOISE_US * 17, 1.0),
+                           speedup=1.0 + 0.001 * len(calls))
+    band = noise_band(tmp_path, h, long_original)
+    assert calls == [None] * LONG_NOISE_RUNS and band["runs"] == [1.001, 1.002]
+
+
 def test_a_timing_only_run_passes_time_only_to_the_harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from s2s.mep.backends import base as backend_base
     from s2s.mep.backends import get_backend

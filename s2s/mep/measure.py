@@ -113,6 +113,7 @@ class Measurement:
             "outputs": [o.to_json() for o in self.outputs], "verdict": self.verdict,
             "messages": list(self.messages), "input_error": self.input_error, "seed": self.seed,
             **({"phase_seconds": dict(self.phase_seconds)} if self.phase_seconds else {}),
+            **({"ref_cache": dict(self.extra["ref_cache"])} if isinstance(self.extra.get("ref_cache"), dict) else {}),
         }
 
     @staticmethod
@@ -125,6 +126,7 @@ class Measurement:
             outputs=tuple(OutputCheck.from_json(o) for o in d.get("outputs", [])), messages=tuple(d.get("messages", [])),
             input_error=d.get("input_error"), seed=None if d.get("seed") is None else int(d["seed"]),
             phase_seconds={str(k): float(v) for k, v in (d.get("phase_seconds") or {}).items()},
+            extra={"ref_cache": dict(d["ref_cache"])} if isinstance(d.get("ref_cache"), dict) else {},
         )
 
 
@@ -153,7 +155,7 @@ def from_harness(obj: dict[str, Any], *, backend: str, kernel: str, variant: str
         outputs=tuple(OutputCheck.from_json(c) for c in obj.get("checks", [])), input_sets=int(obj.get("input_sets", 0)),
         messages=tuple(str(m) for m in obj.get("messages", [])) + extra_messages,
         input_error=obj.get("input_error") or None, seed=None if obj.get("seed") is None else int(obj["seed"]),
-        extra={"probe": obj["probe"]} if isinstance(obj.get("probe"), dict) else {},
+        extra={k: obj[k] for k in ("probe", "ref_cache") if isinstance(obj.get(k), dict)},
     )
 
 

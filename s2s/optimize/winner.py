@@ -23,6 +23,10 @@ from s2s.mep.measure import Measurement
 TOP = 3  # candidates re-timed before a winner is declared
 EXTRA = 3  # more, when a re-timing drops the leader below a candidate not yet re-timed
 NOISE_RUNS = 3  # the original against itself
+# fewer for a long original (each run times at least three pairs of it: a 1.7 s kernel's three runs took 40 s of the
+# device before any candidate); two runs of three pairs each still give the band
+LONG_NOISE_US = 100_000.0
+LONG_NOISE_RUNS = 2
 # the least win ever declared, however narrow the band: three runs of a long, steady kernel can agree to 1.0000x,
 # and a variant 1.00002x "faster" is then no evidence of anything (the H200 samples run declared such a win)
 MIN_WIN = 1.01
@@ -44,11 +48,15 @@ def noise_band(mep_dir: Path, history: History, evaluate: Evaluate, runs: int = 
         except ValueError:
             pass
     speeds, device = [], ""
-    for _ in range(runs):
+    n = 0
+    while n < runs:
         m = evaluate(mep_dir, None)
+        n += 1
         if m.ok and m.speedup:
             speeds.append(float(m.speedup))
             device = m.device or device
+        if m.ref is not None and m.ref.median_us >= LONG_NOISE_US:  # a long kernel: its own timings are its band
+            runs = min(runs, LONG_NOISE_RUNS)
     if not speeds:
         return {"low": 1.0, "high": 1.0, "runs": [], "device": device, "note": "the original could not be timed against itself"}
     both = speeds + [1.0 / s for s in speeds]  # a ratio of two equal kernels is as likely s as 1/s

@@ -22,7 +22,8 @@ from typing import Any, ClassVar
 
 from s2s.base.devicelock import HARNESS_ENV, WAIT_PHASE
 from s2s.base.errors import UserError
-from s2s.mep import probe_record
+from s2s.mep import manifest as manifest_mod
+from s2s.mep import probe_record, reference_cache
 from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, ParamSpec
 from s2s.mep.measure import (
     COMPILE_FAILED,
@@ -34,6 +35,7 @@ from s2s.mep.measure import (
     failed,
     from_harness,
 )
+from s2s.mep.roofline import compulsory_bytes
 from s2s.mep.variant import FILE as VARIANT_FILE
 from s2s.mep.variant import Variant
 
@@ -110,6 +112,9 @@ class Backend(ABC):
     def run_argv(self, build: BuildResult, *, time: bool) -> list[str]:
         """The command line that runs a successful build."""
 
+    # the harness keeps a long reference's outputs per input set across evaluations (--ref-cache: reference_cache.py)
+    keeps_reference_outputs: ClassVar[bool] = False
+
     def run_env(self, build: BuildResult) -> dict[str, str]:
         env = dict(os.environ)
         env.update(dict(build.env))
@@ -129,12 +134,17 @@ class Backend(ABC):
         if record is not None:
             argv.append("--no-probe")
         env = self.run_env(build)
+        ref_key = str(build.extra.get("probe_key") or "")
+        if check and self.keeps_reference_outputs and not env.get("S2S_SEED"):  # a seed the user gave is theirs
+            argv += reference_cache.harness_args(build.mep_dir, ref_key, _buffer_bytes(build.mep_dir))
         env.pop(HARNESS_ENV, None)
         if harness_lock is not None:
             env[HARNESS_ENV] = str(harness_lock)
         m = run_harness_process(argv, env=env, cwd=build.mep_dir, timeout_s=build.timeout_s,
                                 backend=self.name, kernel=build.kernel, variant=build.variant,
                                 build_seconds=build.seconds)
+        if self.keeps_reference_outputs and m.ref is not None:
+            reference_cache.note_time(build.mep_dir, ref_key, m.ref.median_us, m.seed)
         if record is not None:
             m = m.with_messages(record.note())
         elif key:
@@ -149,6 +159,14 @@ class Backend(ABC):
     # -- shared checks of mep.toml ---------------------------------------------------------------
     def check_manifest(self, m: Manifest, path: Path) -> None:
         check_manifest(m, path, self)
+
+
+def _buffer_bytes(mep_dir: Path) -> float | None:
+    """The bytes of the MEP's buffers (mep.toml), for the room the reference's kept outputs need; None if unknown."""
+    try:
+        return compulsory_bytes(manifest_mod.load(Path(mep_dir)))
+    except (UserError, OSError, ValueError):  # a manifest the run itself refuses with its own message
+        return None
 
 
 # -- running a harness -----------------------------------------------------------------------------

@@ -271,6 +271,7 @@ class CudaBackend(Backend):
     name: ClassVar[str] = "cuda"
     kernel_suffixes: ClassVar[tuple[str, ...]] = (".cu", ".cuh")
     tool_hint: ClassVar[str] = "install the CUDA toolkit or point S2S_NVCC at nvcc"
+    keeps_reference_outputs: ClassVar[bool] = True  # the harness's --ref-cache
 
     # -- the compiler ----
     def compiler(self) -> list[str]:
