@@ -25,7 +25,7 @@ def test_a_long_reference_gets_a_cache_and_a_fixed_seed_once_timed(tmp_path: Pat
     reference_cache.note_time(tmp_path, KEY, reference_cache.LONG_REFERENCE_US / 2, seed=11)
     assert reference_cache.harness_args(tmp_path, KEY, 1e6) == []  # short: its reference runs in every evaluation
     (tmp_path / "build" / reference_cache.RECORD).unlink()
-    reference_cache.note_time(tmp_path, KEY, 1.5e6, seed=42)
+    reference_cache.note_time(tmp_path, KEY, reference_cache.LONG_REFERENCE_US * 2, seed=42)
     reference_cache.note_time(tmp_path, KEY, 2.0e6, seed=43)  # the first record of a key stays
     args = reference_cache.harness_args(tmp_path, KEY, 1e6)
     assert args[0] == "--ref-cache" and args[2:] == ["--seed", "42"], args
@@ -33,6 +33,11 @@ def test_a_long_reference_gets_a_cache_and_a_fixed_seed_once_timed(tmp_path: Pat
     assert cache.is_dir() and cache.parent == tmp_path / "build"
     assert reference_cache.harness_args(tmp_path, KEY, 1e6) == args  # the same place each time
     assert reference_cache.harness_args(tmp_path, "other" * 8, 1e6) == []  # another reference: not recorded
+
+
+def test_a_reference_of_a_tenth_of_a_second_is_checked_on_one_generated_set(tmp_path: Path) -> None:
+    reference_cache.note_time(tmp_path, KEY, reference_cache.FEWER_SETS_US, seed=9)
+    assert reference_cache.harness_args(tmp_path, KEY, 1.0)[2:] == ["--seed", "9", "--input-sets", "1"]
 
 
 def test_the_cache_is_per_capture_and_old_ones_go(tmp_path: Path) -> None:
@@ -103,7 +108,7 @@ def test_the_second_evaluation_reads_the_kept_reference_outputs(tmp_path: Path) 
     assert first.verdict == "ok", first.messages
     kept = first.extra.get("ref_cache")
     assert kept is not None and kept["read"] == 0 and kept["written"] >= 3, first.extra  # 3 seeds (+ the smaller size)
-    assert first.seed == 777
+    assert first.seed == 777 and first.extra["reference_check_us"] > 0  # its checks' shortest reference launch
     second = evaluate(mep, "fast")
     assert second.verdict == "ok", second.messages
     assert second.extra["ref_cache"] == {"read": kept["written"], "written": 0}, second.extra

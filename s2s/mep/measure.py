@@ -155,7 +155,9 @@ def from_harness(obj: dict[str, Any], *, backend: str, kernel: str, variant: str
         outputs=tuple(OutputCheck.from_json(c) for c in obj.get("checks", [])), input_sets=int(obj.get("input_sets", 0)),
         messages=tuple(str(m) for m in obj.get("messages", [])) + extra_messages,
         input_error=obj.get("input_error") or None, seed=None if obj.get("seed") is None else int(obj["seed"]),
-        extra={k: obj[k] for k in ("probe", "ref_cache") if isinstance(obj.get(k), dict)},
+        extra={**{k: obj[k] for k in ("probe", "ref_cache") if isinstance(obj.get(k), dict)},
+               **({"reference_check_us": float(obj["reference_check_us"])}
+                  if isinstance(obj.get("reference_check_us"), (int, float)) else {})},
     )
 
 
