@@ -129,6 +129,27 @@ def test_no_import_cycle() -> None:
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
+def _imported_names(path: Path) -> list[tuple[str, str]]:
+    """(module, name) of every `from MODULE import NAME` in the file, relative imports resolved."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: list[tuple[str, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []
+            target = ".".join(base + ([node.module] if node.module else []))
+            out += [(target, a.name) for a in node.names]
+    return out
+
+
+def test_no_pass_takes_another_modules_private_names() -> None:
+    """What modules of s2s/passes share is public (in a family's helper module or in passes/common/): none imports an
+    underscore name of another."""
+    taken = [f"{path.relative_to(PACKAGE)}: {module}.{name}" for path in sorted((PACKAGE / "passes").rglob("*.py"))
+             for module, name in _imported_names(path) if module.startswith("s2s.passes") and name.startswith("_")]
+    assert not taken, "private names imported:\n" + "\n".join(taken)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", ["s2s", "s2s.cli"])
 def test_every_subcommand_runs_as_a_module(entry: str) -> None:

@@ -22,7 +22,7 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.reduction_loop import ReductionLoop
 
 from ._column_quads import quad_factors
-from ._common import body_node, fresh
+from .common.tree import body_node, fresh
 
 ROWS = 8  # rows whose words a thread loads before it adds any
 ARCH_GUARD = ("#if defined(__HIP_PLATFORM_AMD__) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900)",

@@ -21,7 +21,7 @@ from s2s.lang.kernel_facts import KernelFacts
 
 from ._block_scan import declares
 from ._coarse_tree import block_size
-from ._common import fresh, indent_of, text
+from .common.tree import fresh, indent_of, text
 
 _EFFECT = re.compile(r"(?<![=!<>+\-*/%&|^])=(?!=)|\+\+|--|\batomic|__syncthreads|__shfl|\breturn\b")
 _AFTER = re.compile(r"__syncthreads|__shared__|\breturn\b|\bbreak\b|\bcontinue\b|\bgoto\b|__shfl")

@@ -19,9 +19,9 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.reduction_loop import ReductionLoop
 from s2s.lang.textsplit import split_top_level
 
-from ._common import fresh
-from ._elementwise import elem_type
-from .vector_loads import _FUNC_MACRO, _TERM, _expand, unit_stride
+from ._unit_stride import FUNC_MACRO, TERM, expand_macros, unit_stride
+from .common.thread_index import elem_type
+from .common.tree import fresh
 
 
 def column_quads(facts: KernelFacts, source: bytes, r: ReductionLoop, names: dict[str, str], splits: int, cols: int,
@@ -77,14 +77,14 @@ def quad_factors(facts: KernelFacts, source: bytes, r: ReductionLoop, part: str,
     if m is None or facts.dialect == "opencl":
         return None
     op, term = ("+=", m.group(1)) if m.lastindex == 1 else (m.group(1), m.group(2))
-    macros = {f.group(1): ([p.strip() for p in f.group(2).split(",")], f.group(3)) for f in _FUNC_MACRO.finditer(text)}
+    macros = {f.group(1): ([p.strip() for p in f.group(2).split(",")], f.group(3)) for f in FUNC_MACRO.finditer(text)}
     factors: list[tuple[str, str] | str] = []
     for factor in split_top_level(term, "*"):
-        e = _unwrap(_expand(factor, macros))
+        e = _unwrap(expand_macros(factor, macros))
         if not re.search(rf"\b{re.escape(v)}\b", e):
             factors.append(factor.strip())
             continue
-        t = _TERM.match(e)
+        t = TERM.match(e)
         p = facts.param(t.group(1)) if t is not None else None
         if t is None or p is None or not p.pointer or elem_type(p.type) != "float" or not unit_stride(t.group(2), v) or \
                 not _affine(t.group(2), k):

@@ -12,11 +12,11 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.macros import expand, function_macros
 from s2s.lang.parsing import src
 
-from ._common import text, walk
 from ._element_code import element_node
 from ._element_index import is_own_index, steps_with, unit_offset
+from .common.tree import text, walk
 
-_OBJ_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]+?)[ \t]*$", re.M)
+OBJ_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]+?)[ \t]*$", re.M)
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def accesses(source: bytes, facts: KernelFacts, nodes: list[Node], var: str, uni
     With `uniform` (the names that hold one value for every element of a thread's loop), `P[var + OFF]` counts as the
     element's own with the offset OFF, an expression of those names."""
     macros = function_macros(source)
-    objects = {m.group(1): m.group(2) for m in _OBJ_MACRO.finditer(source.decode("utf-8", "replace"))}
+    objects = {m.group(1): m.group(2) for m in OBJ_MACRO.finditer(source.decode("utf-8", "replace"))}
     pointers = {p.name for p in facts.params if p.pointer}
     written_params = {p.name for p in facts.params if p.pointer and p.written}
     declared: set[str] = set()

@@ -23,19 +23,14 @@ from tree_sitter import Node
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.parsing import src
 
-from ._common import body_node, statements, text
 from ._element_accesses import Access, accesses
 from ._stride_loop import stride_loop
+from .common.thread_index import GLOBAL_ID, compared_bound, elem_type, single_declaration, squeezed
+from .common.tree import body_node, statements, text
 
-_GID = {"cuda": re.compile(r"^(?:blockIdx\.x\*blockDim\.x\+threadIdx\.x|blockDim\.x\*blockIdx\.x\+threadIdx\.x|"
-                           r"threadIdx\.x\+blockIdx\.x\*blockDim\.x|threadIdx\.x\+blockDim\.x\*blockIdx\.x)$"),
-        "opencl": re.compile(r"^get_global_id0$")}
-_STRIDE = {"cuda": re.compile(r"^(?:blockDim\.x\*gridDim\.x|gridDim\.x\*blockDim\.x)$"),
-           "opencl": re.compile(r"^get_global_size0$")}
-_FORBIDDEN = re.compile(r"__syncthreads|__syncwarp|__shfl|__ballot|barrier\s*\(|\batomic\w*|\batom_\w*|__shared__|__local\b|"
+FORBIDDEN = re.compile(r"__syncthreads|__syncwarp|__shfl|__ballot|barrier\s*\(|\batomic\w*|\batom_\w*|__shared__|__local\b|"
                         r"\bthreadIdx|\bblockIdx|\bget_local_id|\bget_group_id")
-_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "__global", "global"}
-_FLAT = {"declaration", "expression_statement", "comment"}
+FLAT = {"declaration", "expression_statement", "comment"}
 _INDEX_TYPES = {"int", "unsigned", "unsigned int", "long", "long int", "unsigned long", "long long", "unsigned long long",
                 "size_t", "ptrdiff_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "std::size_t", "std::int64_t"}
 
@@ -56,57 +51,28 @@ class Shape:
     types: tuple[tuple[str, str], ...]  # (array, element type) in parameter order, of the arrays read or written at `i`
 
 
-def elem_type(declared: str) -> str:
-    """`unsigned int` of `const unsigned int* __restrict__` (the facts' base type drops `unsigned`)."""
-    return " ".join(w for w in re.sub(r"[*&]", " ", declared).split() if w not in _QUALIFIERS)
-
-
-def _flat(text: str) -> str:
-    return re.sub(r"\s+|[()]", "", text)
-
-
-def _declared(source: bytes, decl: Node) -> tuple[str, str, Node | None] | None:
-    """(type, name, value) of `T name = value;` with one declarator."""
-    inits = [c for c in decl.named_children if c.type == "init_declarator"]
-    if len(inits) != 1 or inits[0].child_by_field_name("declarator") is None:
-        return None
-    return text(source, decl.child_by_field_name("type")), text(source, inits[0].child_by_field_name("declarator")), \
-        inits[0].child_by_field_name("value")
-
-
 def shape(source: bytes, facts: KernelFacts) -> Shape | str:
     """The kernel's elementwise shape, or why it has none."""
-    gid = _GID.get(facts.dialect, _GID["cuda"])
+    gid = GLOBAL_ID.get(facts.dialect, GLOBAL_ID["cuda"])
     stmts = statements(body_node(source, facts))
     if stmts and stmts[-1].type == "for_statement" and all(x.type in {"declaration", "comment"} for x in stmts[:-1]):
-        return stride_loop(source, facts, stmts, _declared, _bound, _finish)
+        return stride_loop(source, facts, stmts, single_declaration, compared_bound, _finish)
     if len(stmts) < 2 or stmts[0].type != "declaration":
         return "neither `int i = GLOBAL_INDEX; if (i < n) ...` nor a grid-stride loop"
-    d = _declared(source, stmts[0])
-    if d is None or d[2] is None or not gid.match(_flat(src(source, d[2]))):
+    d = single_declaration(source, stmts[0])
+    if d is None or d[2] is None or not gid.match(squeezed(src(source, d[2]))):
         return "the first statement does not declare the global thread index"
     guard = stmts[1]
     cond = guard.child_by_field_name("condition") if guard.type == "if_statement" else None
     then = guard.child_by_field_name("consequence") if cond is not None else None
     if cond is None or then is None or guard.child_by_field_name("alternative") is not None:
         return f"`{d[1]}` is not followed by its guard `if ({d[1]} < BOUND)`"
-    if len(stmts) == 2 and (bound := _bound(source, cond, d[1])) is not None:
+    if len(stmts) == 2 and (bound := compared_bound(source, cond, d[1])) is not None:
         return _finish(source, facts, "guarded", d, bound, "", guard, then, stmts[0])
-    bound = _bound(source, cond, d[1], ">=")
-    if bound is None or len(stmts) < 3 or _flat(src(source, then)) not in {"return;", "{return;}"}:
+    bound = compared_bound(source, cond, d[1], ">=")
+    if bound is None or len(stmts) < 3 or squeezed(src(source, then)) not in {"return;", "{return;}"}:
         return f"the guard is not `if ({d[1]} < BOUND) ...` or `if ({d[1]} >= BOUND) return;`"
     return _finish(source, facts, "guarded", d, bound, "", stmts[-1], None, stmts[0], lane_from=stmts[2])
-
-
-def _bound(source: bytes, cond: Node | None, var: str, op: str = "<") -> str | None:
-    """BOUND of the condition `var OP BOUND`."""
-    node = cond
-    while node is not None and node.type in {"parenthesized_expression", "condition_clause"} and len(node.named_children) == 1:
-        node = node.named_children[0]
-    if node is None or node.type != "binary_expression" or text(source, node.child_by_field_name("operator")) != op:
-        return None
-    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    return src(source, right) if left is not None and right is not None and src(source, left) == var else None
 
 
 def _finish(source: bytes, facts: KernelFacts, kind: str, d: tuple[str, str, Node | None], bound: str, stride: str,
@@ -124,9 +90,9 @@ def _finish(source: bytes, facts: KernelFacts, kind: str, d: tuple[str, str, Nod
     else:  # after `if (i >= n) return;`: the statements from lane_from to the end of the body
         lane_start, lane_end = (lane_from or last).start_byte, last.end_byte
         nodes = [n for n in statements(body_node(source, facts)) if n.start_byte >= lane_start]
-    if not nodes or any(n.type not in _FLAT for n in nodes):
+    if not nodes or any(n.type not in FLAT for n in nodes):
         return "the element's code is not straight-line declarations and expression statements"
-    if _FORBIDDEN.search(source[lane_start:lane_end].decode("utf-8", "replace")):
+    if FORBIDDEN.search(source[lane_start:lane_end].decode("utf-8", "replace")):
         return "barriers, shuffles, atomics, shared memory or thread indices in the element's code"
     found = accesses(source, facts, nodes, var, uniform)
     if isinstance(found, str):

@@ -18,11 +18,12 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.macros import function_macros
 from s2s.lang.parsing import src
 
-from ._common import body_node, statements, text, walk
-from ._element_accesses import _OBJ_MACRO
+from ._element_accesses import OBJ_MACRO
 from ._element_accesses import subscript as _subscript
 from ._element_code import element_node
-from ._elementwise import _FLAT, _FORBIDDEN, _GID, _declared, _flat
+from ._elementwise import FLAT, FORBIDDEN
+from .common.thread_index import GLOBAL_ID, single_declaration, squeezed
+from .common.tree import body_node, statements, text, walk
 
 
 @dataclass(frozen=True)
@@ -105,13 +106,13 @@ def _terms(source: bytes, node: Node | None, out: list[Node]) -> list[Node]:
 
 def shape(source: bytes, facts: KernelFacts) -> Shape | str:
     """The kernel's 2-D elementwise shape, or why it has none."""
-    gid = _GID.get(facts.dialect, _GID["cuda"])
+    gid = GLOBAL_ID.get(facts.dialect, GLOBAL_ID["cuda"])
     stmts = statements(body_node(source, facts))
-    at = next((k for k, s in enumerate(stmts) if s.type == "declaration" and (d := _declared(source, s)) is not None
-               and d[2] is not None and gid.match(_flat(src(source, d[2])))), None)
+    at = next((k for k, s in enumerate(stmts) if s.type == "declaration" and (d := single_declaration(source, s)) is not None
+               and d[2] is not None and gid.match(squeezed(src(source, d[2])))), None)
     if at is None:
         return "no `int j = blockIdx.x * blockDim.x + threadIdx.x;` at the top of the body"
-    ty, var, value = _declared(source, stmts[at]) or ("", "", None)
+    ty, var, value = single_declaration(source, stmts[at]) or ("", "", None)
     if ty not in {"int", "unsigned", "unsigned int", "long", "size_t", "long long"}:
         return f"the index `{var}` is a {ty}"
     if any(s.type not in {"declaration", "preproc_call"} for s in stmts[:at]):
@@ -131,10 +132,10 @@ def shape(source: bytes, facts: KernelFacts) -> Shape | str:
         return f"the guard `{text(source, guard.child_by_field_name('condition'))}` is not plain comparisons of the parameters"
     body = guard.child_by_field_name("consequence")
     nodes = _children(body) if body is not None else []
-    if body is None or not nodes or any(n.type not in _FLAT for n in nodes):
+    if body is None or not nodes or any(n.type not in FLAT for n in nodes):
         return "the element's code is not straight-line declarations and expression statements"
     lane = (body.start_byte + 1, body.end_byte - 1) if body.type == "compound_statement" else (body.start_byte, body.end_byte)
-    if _FORBIDDEN.search(source[lane[0]:lane[1]].decode("utf-8", "replace")):
+    if FORBIDDEN.search(source[lane[0]:lane[1]].decode("utf-8", "replace")):
         return "barriers, shuffles, atomics, shared memory or thread indices in the element's code"
     found = _accesses(source, facts, nodes, var)
     if isinstance(found, str):
@@ -146,7 +147,7 @@ def shape(source: bytes, facts: KernelFacts) -> Shape | str:
 
 def _accesses(source: bytes, facts: KernelFacts, nodes: list[Node], var: str) -> tuple[list[Access], list[Group]] | str:
     macros = function_macros(source)
-    objects = {m.group(1): m.group(2) for m in _OBJ_MACRO.finditer(source.decode("utf-8", "replace"))}
+    objects = {m.group(1): m.group(2) for m in OBJ_MACRO.finditer(source.decode("utf-8", "replace"))}
     pointers = {p.name for p in facts.params if p.pointer}
     declared: set[str] = set()
     keys: list[tuple[str, tuple[int, ...]]] = []

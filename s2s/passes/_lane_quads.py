@@ -24,9 +24,9 @@ import re
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.textsplit import split_top_level
 
-from ._common import fresh
-from ._elementwise import elem_type
-from .vector_loads import _FUNC_MACRO, _TERM, _expand, unit_stride
+from ._unit_stride import FUNC_MACRO, TERM, expand_macros, unit_stride
+from .common.thread_index import elem_type
+from .common.tree import fresh
 
 
 def lane_quads(facts: KernelFacts, source: bytes, k: str, start: str, cond: str, lanes: int, lane: str, stmt: str) -> list[str] | None:
@@ -38,7 +38,7 @@ def lane_quads(facts: KernelFacts, source: bytes, k: str, start: str, cond: str,
     if bound is None or m is None or re.search(rf"\b{re.escape(k)}\b", bound.group(1)):
         return None
     acc, op = m.group(1), "-=" if m.group(2) == "-=" else "+="
-    macros = {f.group(1): ([p.strip() for p in f.group(2).split(",")], f.group(3)) for f in _FUNC_MACRO.finditer(text)}
+    macros = {f.group(1): ([p.strip() for p in f.group(2).split(",")], f.group(3)) for f in FUNC_MACRO.finditer(text)}
     arrays: list[tuple[str, str, str, str]] = []  # (array read in words, its index, word type, gathered array or "")
     for factor in split_top_level(m.group(3), "*"):
         word = _word(facts, factor, acc, k, macros)
@@ -93,19 +93,19 @@ def _word(facts: KernelFacts, factor: str, acc: str, k: str,
           macros: dict[str, tuple[list[str], str]]) -> tuple[str, str, str, str] | None:
     """`A[e]` (float A, e steps by one with k) or `P[Q[e]]` (float P gathered at int Q, e steps by one) as
     (array read in words, e, word type, gathered array or ""), else None."""
-    t = _TERM.match(factor)
+    t = TERM.match(factor)
     p = facts.param(t.group(1)) if t is not None else None
     reads_acc = re.compile(rf"\b{re.escape(acc)}\b").search
     if t is None or p is None or not p.pointer or elem_type(p.type) != "float" or reads_acc(t.group(2)) or not _balanced(t.group(2)):
         return None
-    inner = _TERM.match(t.group(2))
+    inner = TERM.match(t.group(2))
     if inner is not None and _balanced(inner.group(2)) and k not in re.findall(r"\w+", inner.group(1)):
         qp = facts.param(inner.group(1))
         if qp is None or not qp.pointer or elem_type(qp.type) not in _WORDS or reads_acc(inner.group(2)) \
-                or not unit_stride(_expand(inner.group(2), macros), k):
+                or not unit_stride(expand_macros(inner.group(2), macros), k):
             return None
         return inner.group(1), inner.group(2).strip(), _WORDS[elem_type(qp.type)], t.group(1)
-    if not unit_stride(_expand(t.group(2), macros), k):
+    if not unit_stride(expand_macros(t.group(2), macros), k):
         return None
     return t.group(1), t.group(2).strip(), "float4", ""
 

@@ -11,9 +11,9 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import ArrayAccess, KernelModel
 from s2s.lang.stencil import Stencil
 
-from ._common import fresh, indent_of, text, walk
 from ._stencil import plus
-from .thread_coarsen import _assigned, _declared_before, _returns_only, _uses_axis
+from .common.statements import assigned, declared_before, returns_only, uses_axis
+from .common.tree import fresh, indent_of, text, walk
 
 _PASS_THROUGH = {"compound_statement", "expression_statement", "declaration", "init_declarator", "parenthesized_expression",
                  "cast_expression", "unary_expression", "argument_list", "call_expression", "binary_expression",
@@ -186,7 +186,7 @@ def y_header(source: bytes, stmts: list[Node], yv: str, xv: str) -> tuple[Node, 
                     return f"{xv} must be declared before {yv}: the register window is loaded before the loop over {yv}"
                 return s, stmts[i + 1:]
             seen_x = seen_x or xv in declared
-        elif not (s.type == "if_statement" and _returns_only(source, s)):
+        elif not (s.type == "if_statement" and returns_only(source, s)):
             return f"a statement before {yv}'s declaration other than a declaration or `if (...) return;`"
     return f"{yv} is not declared at the top of the body"
 
@@ -194,14 +194,14 @@ def y_header(source: bytes, stmts: list[Node], yv: str, xv: str) -> tuple[Node, 
 def moved_between_points(source: bytes, facts: KernelFacts, stmts: list[Node], decl: Node, end: int, rest_text: str,
                          yv: str, xv: str) -> str:
     """Why the statements after y's declaration cannot run once per point of the thread, or ''."""
-    if _uses_axis(rest_text, "y") or (facts.dialect == "opencl" and "(1)" in rest_text and "get_" in rest_text):
+    if uses_axis(rest_text, "y") or (facts.dialect == "opencl" and "(1)" in rest_text and "get_" in rest_text):
         return "the body uses the y thread or block index beyond y's declaration: the block's extent matters"
     x_end = max((d.end_byte for d in stmts if d.start_byte < decl.start_byte and d.type == "declaration"
                  and xv in {text(source, c.child_by_field_name("declarator")) for c in d.named_children if c.type == "init_declarator"}),
                 default=facts.body_start)
     after_x = source[x_end:end].decode("utf-8", "replace")
-    moved = next((v for v, t in ((yv, rest_text), (xv, after_x)) if _assigned(v, t)), "")
+    moved = next((v for v, t in ((yv, rest_text), (xv, after_x)) if assigned(v, t)), "")
     if moved:
         return f"`{moved}` is assigned or its address taken after its declaration"
-    carried = [n for n in _declared_before(source, stmts, decl) if _assigned(n, rest_text)]
+    carried = [n for n in declared_before(source, stmts, decl) if assigned(n, rest_text)]
     return f"`{carried[0]}` is declared before {yv} and changed after it: it would carry over between points" if carried else ""

@@ -9,7 +9,7 @@ from tree_sitter import Node
 
 from s2s.lang.kernel_facts import idents
 
-from ._common import text, walk
+from .common.tree import text, walk
 
 _SELECT_CALLS = frozenset({"max", "min", "fmax", "fmin", "fmaxf", "fminf", "::max", "::min", "std::max", "std::min"})
 _COMPARE = frozenset({"<", ">", "<=", ">="})

@@ -13,11 +13,11 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 
-from ._common import body_node, fresh, indent_of, statements, text, walk
-from ._guards import loop_block
 from ._row_loops import RowLoop, combine, row_loop, unit_step
 from ._row_scalars import COUNT_UP, declares, moving, row_pointers, starts_at_zero
 from ._warp_scan import value_of
+from .common.guards import loop_block
+from .common.tree import body_node, fresh, indent_of, statements, text, walk
 
 
 def _declared(source: bytes, stmts: list[Node]) -> set[str]:

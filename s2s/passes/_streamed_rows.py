@@ -23,10 +23,10 @@ from s2s.lang.kernel_model import KernelModel
 from s2s.lang.stencil import Stencil
 
 from ._column_stores import row_stores
-from ._common import text, walk
 from ._register_window import Coefficients
 from ._stencil import spliced
-from .thread_coarsen import _returns_only
+from .common.statements import returns_only
+from .common.tree import text, walk
 
 _EXITS = {"return_statement", "break_statement", "continue_statement", "goto_statement"}
 
@@ -64,7 +64,7 @@ def streamed(source: bytes, facts: KernelFacts, rest: list[Node], edits: list[tu
         return "more than one stencil array"
     i = 0
     guards: list[str] = []
-    while i < len(rest) and rest[i].type == "if_statement" and _returns_only(source, rest[i]) \
+    while i < len(rest) and rest[i].type == "if_statement" and returns_only(source, rest[i]) \
             and rest[i].child_by_field_name("alternative") is None:
         cond = rest[i].child_by_field_name("condition")
         if cond is None:

@@ -17,10 +17,10 @@ from s2s.lang.edits import Edit, Refused
 from s2s.lang.kernel_facts import KernelFacts, Loop, idents
 from s2s.lang.parsing import src
 
-from ._common import fresh, indent_of, walk
-from ._index_steps import diff, offset, whole
 from ._stencil import builtin
-from .thread_coarsen import _assigned, _declares
+from .common.index_steps import diff, offset, whole
+from .common.statements import assigned, declares
+from .common.tree import fresh, indent_of, walk
 
 _Z = re.compile(r"\b(?:blockIdx|gridDim|threadIdx|blockDim)\.z\b|\bget_(?:group_id|num_groups|global_id|local_id|global_size"
                 r"|local_size|global_offset)\s*\(\s*2\s*\)|__cluster|\batomic\w*\s*\(")
@@ -37,14 +37,14 @@ def chunk_edits(source: bytes, facts: KernelFacts, lp: Loop, node: Node, body: N
     if lp.depth != 1 or node.parent is None or node.parent.start_byte != facts.body_start:
         return Refused(f"the loop over `{lp.var}` is nested: chunks split a loop of the kernel's body")
     inner = src(source, body)
-    declared = {_declares(source, s) for s in stmts if s.type == "declaration"} - {""}
-    carried = sorted(a for a in idents(inner) if _assigned(a, inner) and a not in declared and a != lp.var)
+    declared = {declares(source, s) for s in stmts if s.type == "declaration"} - {""}
+    carried = sorted(a for a in idents(inner) if assigned(a, inner) and a not in declared and a != lp.var)
     if carried:
         return Refused(f"`{carried[0]}` is assigned in the loop over `{lp.var}` and lives across its steps")
     init = node.child_by_field_name("initializer")
     cond = node.child_by_field_name("condition")
     m = _BOUND.fullmatch(lp.cond)
-    if init is None or cond is None or init.type != "declaration" or _declares(source, init) != lp.var or m is None \
+    if init is None or cond is None or init.type != "declaration" or declares(source, init) != lp.var or m is None \
             or m.group(1) != lp.var:
         return Refused(f"chunks need `for (int {lp.var} = LO; {lp.var} < HI; ...)`")
     value = init.named_children[-1].child_by_field_name("value")
@@ -54,7 +54,7 @@ def chunk_edits(source: bytes, facts: KernelFacts, lp: Loop, node: Node, body: N
     if m.group(2) == "<=":
         hi = f"({hi}) + 1"
     for b in (lo, hi):
-        if "[" in b or re.search(r"\w\s*\(", b) or idents(b) & ({lp.var} | {a for a in idents(inner) if _assigned(a, inner)}):
+        if "[" in b or re.search(r"\w\s*\(", b) or idents(b) & ({lp.var} | {a for a in idents(inner) if assigned(a, inner)}):
             return Refused(f"the bound `{b}` of the loop over `{lp.var}` is not invariant (reads an array, a call or a name the loop assigns)")
     for s in walk(node):
         if s.type != "subscript_expression" or s.parent is None:

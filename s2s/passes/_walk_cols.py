@@ -22,11 +22,11 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts, Loop, idents
 from s2s.lang.parsing import src
 
-from ._common import fresh, statements, walk
-from ._index_steps import elem, value, word
 from ._walk_chunks import chunk_edits
 from ._walk_emit import emit
-from .thread_coarsen import _declares
+from .common.index_steps import elem, value, word
+from .common.statements import declares
+from .common.tree import fresh, statements, walk
 
 _XDECL = re.compile(r"(?:const\s+)?(?:int|unsigned|unsigned int|size_t)\s+(\w+)\s*=\s*(\(?\s*(?:blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*"
                     r"threadIdx\.x|threadIdx\.x\s*\+\s*blockIdx\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*blockIdx\.x\s*\+\s*"
@@ -81,12 +81,12 @@ def cols_loop(source: bytes, facts: KernelFacts, lp: Loop, node: Node, stmts: li
     # the index locals: leading declarations with no subscript, renamed per point
     locs: list[Node] = []
     for s in stmts:
-        if s.type != "declaration" or "[" in src(source, s) or not _declares(source, s):
+        if s.type != "declaration" or "[" in src(source, s) or not declares(source, s):
             break
         locs.append(s)
     rest = stmts[len(locs):]
-    names = [_declares(source, s) for s in locs]
-    later = {_declares(source, s) for s in rest if s.type == "declaration"} - {""}
+    names = [declares(source, s) for s in locs]
+    later = {declares(source, s) for s in rest if s.type == "declaration"} - {""}
     if any(idents(e) & later for _, _, e in reads):
         return Refused("an index reads a name the loop body computes")
     x0 = fresh(facts, source, f"{xv}0")

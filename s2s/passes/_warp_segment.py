@@ -26,8 +26,8 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
 from ._coarse_tree import Prefix, block_size, per_element, prefix
-from ._common import fresh, indent_of, text
-from ._elementwise import elem_type
+from .common.thread_index import elem_type
+from .common.tree import fresh, indent_of, text
 
 _WORDS = {"float": "float4", "int": "int4", "unsigned": "uint4", "unsigned int": "uint4"}
 
@@ -55,7 +55,7 @@ def warp_segments(source: bytes, facts: KernelFacts, stmts: list[Node], k: int, 
         return Refused("a block of several warps needs a 1-D grid and no gridDim (the grid shrinks)")
     lane, seg, v, off = (fresh(facts, source, w) for w in ("lane", "seg", "v", "off"))
     index = _segment_index(p, source, extent)
-    bound = _bound(p.value, index, p.names)
+    bound = compared_bound(p.value, index, p.names)
     if warps > 1 and bound is None:
         return Refused("a block of several warps needs the value guarded as `i < BOUND ? ... : ...` with i = "
                        "blockIdx.x * B + t (the number of original blocks is not known in the kernel); warps=1 keeps the grid")
@@ -106,7 +106,7 @@ def _segment_index(p: Prefix, source: bytes, extent: str) -> str | None:
     return m.group(1) if flat in forms else None
 
 
-def _bound(value: str, index: str | None, names: set[str]) -> tuple[str, str] | None:
+def compared_bound(value: str, index: str | None, names: set[str]) -> tuple[str, str] | None:
     """(BOUND, TERM) of `i < BOUND ? TERM : ...`, BOUND the same for every thread; None otherwise."""
     m = re.fullmatch(r"\s*\(?\s*(\w+)\s*<\s*([^?:]+?)\s*\)?\s*\?([^?:]+):([^?:]+)", value, re.S)
     if m is None or index is None or m.group(1) != index:

@@ -12,9 +12,9 @@ from s2s.lang.edits import Edit
 from s2s.lang.kernel_model import KernelModel
 from s2s.lang.stencil import Stencil, StencilArray
 
-from ._common import text
 from ._stencil import condition, index_text, plus
-from .thread_coarsen import _uses_axis
+from .common.statements import uses_axis
+from .common.tree import text
 
 _VEC = {1: "", 2: "float2", 4: "float4"}
 _LANES = ("x", "y", "z", "w")
@@ -35,7 +35,7 @@ def x_declaration(source: bytes, stmts: list[Node], decl_y: Node, xv: str, diale
         if len(names) != 1:
             return f"{xv} must be declared alone for cols > 1"
         between = source[s.end_byte:decl_y.start_byte].decode("utf-8", "replace")
-        if _uses_axis(between, "x") or any(w == xv for w in _words(between)):
+        if uses_axis(between, "x") or any(w == xv for w in _words(between)):
             return f"{xv} or the x thread index is used before {xv}'s points are known (cols > 1)"
         return s
     return f"{xv} is not declared before the loop over the outputs (cols > 1)"

@@ -23,8 +23,8 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, Atomic, KernelFacts, idents
 
 from ._block_sum import block_sum, quad_sum
-from ._common import body_node, fresh, indent_of, statements, text
-from ._elementwise import _GID, _bound, _declared, _flat, elem_type
+from .common.thread_index import GLOBAL_ID, compared_bound, elem_type, single_declaration, squeezed
+from .common.tree import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -132,21 +132,21 @@ Head = tuple[str, str, str, str]  # index type, index, GID, bound
 
 def _per_element(source: bytes, facts: KernelFacts, stmts: list[Node], a: Atomic) -> tuple[Head, str, str, bool] | Refused:
     """`int i = GID; if (i < n) atomicAdd(T, V);` or `if (i >= n) return; atomicAdd(T, V);`: (head, V, "", True)."""
-    d = _declared(source, stmts[0]) if stmts and stmts[0].type == "declaration" else None
-    if d is None or d[2] is None or not _GID["cuda"].match(_flat(text(source, d[2]))) or len(stmts) not in (2, 3):
+    d = single_declaration(source, stmts[0]) if stmts and stmts[0].type == "declaration" else None
+    if d is None or d[2] is None or not GLOBAL_ID["cuda"].match(squeezed(text(source, d[2]))) or len(stmts) not in (2, 3):
         return Refused("needs `int i = GLOBAL_INDEX;` then the guarded atomic, and nothing else")
     var, guard = d[1], stmts[1]
     cond = guard.child_by_field_name("condition") if guard.type == "if_statement" else None
     then = guard.child_by_field_name("consequence") if cond is not None else None
     if cond is None or then is None or guard.child_by_field_name("alternative") is not None:
         return Refused(f"`{var}` is not followed by its guard")
-    bound = _bound(source, cond, var) if len(stmts) == 2 else _bound(source, cond, var, ">=")
+    bound = compared_bound(source, cond, var) if len(stmts) == 2 else compared_bound(source, cond, var, ">=")
     call_stmt = then if len(stmts) == 2 else stmts[2]
-    if len(stmts) == 3 and _flat(text(source, then)) not in {"return;", "{return;}"}:
+    if len(stmts) == 3 and squeezed(text(source, then)) not in {"return;", "{return;}"}:
         return Refused(f"the guard is neither `if ({var} < n) atomicAdd(...)` nor `if ({var} >= n) return;`")
     if bound is None or re.search(r"[\[=]|\+\+|--|\w\s*\(", bound) or re.search(rf"\b{var}\b", bound):
         return Refused(f"the guard is not `{var} < BOUND` with BOUND a plain expression of the parameters")
-    if _flat(text(source, call_stmt)).removeprefix("{").removesuffix("}") != _flat(source[a.start:a.end].decode()) + ";":
+    if squeezed(text(source, call_stmt)).removeprefix("{").removesuffix("}") != squeezed(source[a.start:a.end].decode()) + ";":
         return Refused("the guarded code must be the atomicAdd alone")
     return (d[0], var, text(source, d[2]), bound.strip()), _added(source, a), "", True
 
@@ -154,25 +154,25 @@ def _per_element(source: bytes, facts: KernelFacts, stmts: list[Node], a: Atomic
 def _grid_stride(source: bytes, facts: KernelFacts, stmts: list[Node], a: Atomic) -> tuple[Head, str, str, bool] | Refused:
     """`T acc = 0; for (int i = GID; i < n; i += STRIDE) acc += V; atomicAdd(T, acc);` (dot_atomic): (head, V, acc,
     False); the launch stays (the loop covers any grid)."""
-    d = _declared(source, stmts[0]) if len(stmts) == 3 and stmts[0].type == "declaration" else None
+    d = single_declaration(source, stmts[0]) if len(stmts) == 3 and stmts[0].type == "declaration" else None
     loop = stmts[1] if d is not None and stmts[1].type == "for_statement" else None
     init = loop.child_by_field_name("initializer") if loop is not None else None
-    h = _declared(source, init) if init is not None and init.type == "declaration" else None
+    h = single_declaration(source, init) if init is not None and init.type == "declaration" else None
     body = loop.child_by_field_name("body") if loop is not None else None
     items = statements(body) if body is not None and body.type == "compound_statement" else [body] if body else []
     why = "needs `T acc = 0; for (int i = GLOBAL_INDEX; i < n; i += GRID_STRIDE) acc += V; atomicAdd(T, acc);`"
     if d is None or loop is None or h is None or h[2] is None or len(items) != 1 or d[2] is None:
         return Refused(why)
-    acc, var, upd = d[1], h[1], _flat(text(source, loop.child_by_field_name("update")))
-    bound = _bound(source, loop.child_by_field_name("condition"), var)
+    acc, var, upd = d[1], h[1], squeezed(text(source, loop.child_by_field_name("update")))
+    bound = compared_bound(source, loop.child_by_field_name("condition"), var)
     m = re.fullmatch(rf"{acc}\s*\+=\s*(.+?);", text(source, items[0]).strip(), re.S)
-    if not _GID["cuda"].match(_flat(text(source, h[2]))) or upd.removeprefix(f"{var}+=") not in {"blockDim.x*gridDim.x",
+    if not GLOBAL_ID["cuda"].match(squeezed(text(source, h[2]))) or upd.removeprefix(f"{var}+=") not in {"blockDim.x*gridDim.x",
                                                                                                 "gridDim.x*blockDim.x"}:
         return Refused(why)
-    if m is None or bound is None or _flat(text(source, d[2])) not in {"0", "0.0f", "0.0", "0.f", "0u"} or \
+    if m is None or bound is None or squeezed(text(source, d[2])) not in {"0", "0.0f", "0.0", "0.f", "0u"} or \
             re.search(r"[\[=]|\+\+|--|\w\s*\(", bound) or re.search(rf"\b({var}|{acc})\b", bound):
         return Refused(why)
-    if _flat(text(source, stmts[2])) != _flat(f"atomicAdd({a.target},{acc});") or re.search(rf"\b{acc}\b", m.group(1)):
+    if squeezed(text(source, stmts[2])) != squeezed(f"atomicAdd({a.target},{acc});") or re.search(rf"\b{acc}\b", m.group(1)):
         return Refused(f"the loop must be followed by `atomicAdd(TARGET, {acc});` alone, and the term must not read {acc}")
     return (h[0], var, text(source, h[2]), bound.strip()), m.group(1).strip(), acc, False
 

@@ -21,8 +21,8 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
 from ._coarse_tree import coarse_prefix
-from ._common import body_node, fresh, indent_of, statements, text
 from ._warp_segment import warp_segments
+from .common.tree import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -33,7 +33,7 @@ from ._block_scan import (
     whole_lines,
 )
 from ._coarse_scan import coarse_scan
-from ._common import body_node, fresh, indent_of, statements, text
+from .common.tree import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

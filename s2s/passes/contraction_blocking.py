@@ -29,7 +29,7 @@ from ._blocking_body import body
 from ._blocking_code import THREADS, TILE, BlockingCode
 from ._blocking_full import rectangle
 from ._blocking_store import is_float, one_store
-from ._common import body_node, fresh
+from .common.tree import body_node, fresh
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

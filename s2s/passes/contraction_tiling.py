@@ -18,8 +18,8 @@ from s2s.lang.contraction import Contraction, find_contraction
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
-from ._common import fresh
 from ._cover import builtins, cover, linear
+from .common.tree import fresh
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

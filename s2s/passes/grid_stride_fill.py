@@ -27,9 +27,9 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
-from ._common import body_node, statements, text
-from ._elementwise import _GID, _STRIDE, _bound, _declared, _flat
 from ._vector_words import vectorized
+from .common.thread_index import GLOBAL_ID, GLOBAL_STRIDE, compared_bound, single_declaration, squeezed
+from .common.tree import body_node, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -153,16 +153,16 @@ _Found = tuple[Node, Node, tuple[str, str, str], str, Node]
 def _guarded(source: bytes, facts: KernelFacts, stmts: list[Node]) -> _Found | Refused | None:
     """`T i = GID; if (i < BOUND) S`: (declaration, guard, (T, i, GID), BOUND, S)."""
     cl = facts.dialect == "opencl"
-    k = next((j for j, s in enumerate(stmts[:-1]) if s.type == "declaration" and (d := _declared(source, s)) is not None
-              and d[2] is not None and _GID["opencl" if cl else "cuda"].match(_flat(text(source, d[2])))), None)
+    k = next((j for j, s in enumerate(stmts[:-1]) if s.type == "declaration" and (d := single_declaration(source, s)) is not None
+              and d[2] is not None and GLOBAL_ID["opencl" if cl else "cuda"].match(squeezed(text(source, d[2])))), None)
     if k is None:
         return None
-    d = _declared(source, stmts[k])
+    d = single_declaration(source, stmts[k])
     assert d is not None and d[2] is not None
     var, guard = d[1], stmts[k + 1]
     cond = guard.child_by_field_name("condition") if guard.type == "if_statement" else None
     then = guard.child_by_field_name("consequence") if cond is not None else None
-    bound = _bound(source, cond, var)
+    bound = compared_bound(source, cond, var)
     if then is None or bound is None or guard.child_by_field_name("alternative") is not None:
         return Refused(f"`{var}` is not followed by its guard `if ({var} < BOUND) ...`")
     return stmts[k], guard, (d[0], var, text(source, d[2])), bound, then
@@ -175,11 +175,11 @@ def _looped(source: bytes, facts: KernelFacts, stmts: list[Node]) -> _Found | No
         init, cond, step, then = (s.child_by_field_name(f) for f in ("initializer", "condition", "update", "body"))
         if s.type != "for_statement" or init is None or init.type != "declaration" or step is None or then is None:
             continue
-        d = _declared(source, init)
-        if d is None or d[2] is None or not _GID[dialect].match(_flat(text(source, d[2]))):
+        d = single_declaration(source, init)
+        if d is None or d[2] is None or not GLOBAL_ID[dialect].match(squeezed(text(source, d[2]))):
             continue
-        bound = _bound(source, cond, d[1])
-        m = re.fullmatch(rf"{re.escape(d[1])}\+=(.+)", _flat(text(source, step)))
-        if bound is not None and m and _STRIDE[dialect].match(m.group(1)):
+        bound = compared_bound(source, cond, d[1])
+        m = re.fullmatch(rf"{re.escape(d[1])}\+=(.+)", squeezed(text(source, step)))
+        if bound is not None and m and GLOBAL_STRIDE[dialect].match(m.group(1)):
             return s, s, (d[0], d[1], text(source, d[2])), bound, then
     return None

@@ -24,9 +24,9 @@ from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts, idents
 from s2s.lang.parsing import src
 
-from ._common import body_node, fresh, indent_of, statements
-from ._index_steps import elem
-from .thread_coarsen import _BARRIERS
+from .common.index_steps import elem
+from .common.statements import BARRIERS
+from .common.tree import body_node, fresh, indent_of, statements
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -70,7 +70,7 @@ class LoadsFirst:
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         body = body_node(source, facts)
-        if _BARRIERS.search(src(source, body)) or facts.atomics:
+        if BARRIERS.search(src(source, body)) or facts.atomics:
             return Refused("barriers, shared memory, warp collectives or atomics")
         stmts = statements(body)
         run: list[tuple[Node, str, str, str, str, str]] = []  # (stmt, guard, array, index, op, value)

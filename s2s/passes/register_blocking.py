@@ -16,8 +16,8 @@ from s2s.lang.contraction import Contraction, find_contraction
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 
-from ._common import body_node, fresh, indent_of, statements, text
 from ._cover import builtins, cover, linear, product_inputs
+from .common.tree import body_node, fresh, indent_of, statements, text
 from .smem_tiling import acc_declaration, contraction_product, guard_bounds, index_type, is_guard
 
 EXAMPLE_DIALECT = "cuda"

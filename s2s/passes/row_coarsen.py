@@ -26,10 +26,10 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.parsing import src
 
-from ._common import body_node, fresh, indent_of, statements, text
-from ._index_steps import constant, word
 from ._row_words import vector_lines
-from .thread_coarsen import _BARRIERS, _assigned, _declares, _global_index, _returns_only
+from .common.index_steps import constant, word
+from .common.statements import BARRIERS, assigned, declares, global_index, returns_only
+from .common.tree import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -109,14 +109,14 @@ class RowCoarsen:
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         body = body_node(source, facts)
-        if _BARRIERS.search(src(source, body)) or facts.atomics:
+        if BARRIERS.search(src(source, body)) or facts.atomics:
             return Refused("barriers, shared memory, warp collectives or atomics: threads of a block must stay in step")
         stmts = statements(body)
         head = stmts[0] if stmts else None
-        t = _declares(source, head) if head is not None and head.type == "declaration" else ""
+        t = declares(source, head) if head is not None and head.type == "declaration" else ""
         init = head.named_children[-1] if head is not None and t else None
         value = init.child_by_field_name("value") if init is not None else None
-        if head is None or not t or value is None or not _global_index(src(source, value), "x"):
+        if head is None or not t or value is None or not global_index(src(source, value), "x"):
             return Refused("the body does not start with `int t = blockIdx.x * blockDim.x + threadIdx.x;`")
         macros = ix.int_macros(source)
         i = next((k for k in range(1, len(stmts)) if stmts[k].type != "declaration"), len(stmts))
@@ -124,14 +124,14 @@ class RowCoarsen:
         found = [(d, m) for d in decls if (m := re.fullmatch(rf"\w+\s+\w+\s*=\s*\(?\s*{t}\s*\)?\s*%\s*(.+?)\s*;", src(source, d), re.S))]
         if len(found) != 1:
             return Refused(f"no single column `c = {t} % D` among the declarations after the index")
-        cols, col, row_len = [found[0][0]], _declares(source, found[0][0]), constant(found[0][1].group(1), macros)
+        cols, col, row_len = [found[0][0]], declares(source, found[0][0]), constant(found[0][1].group(1), macros)
         if row_len is None or not 2 <= row_len <= MAX_ROW or row_len % self.vec:
             return Refused(f"the row length of `{col}` is not a compile-time constant 2-{MAX_ROW} (a multiple of {self.vec})")
         row = fresh(facts, source, "row")
         rest = stmts[i:]
         # the guard: `if (...) return;` exits, then the sum; or one `if (...) { sum }` without else
         exits = []
-        while rest and rest[0].type == "if_statement" and _returns_only(source, rest[0]):
+        while rest and rest[0].type == "if_statement" and returns_only(source, rest[0]):
             exits.append(rest.pop(0))
         work: list[Node] = rest
         guard = None
@@ -153,7 +153,7 @@ class RowCoarsen:
         for s in pre:
             if s.type != "declaration" or re.search(word(col), src(source, s)) or re.search(word(t), src(source, s)):
                 return Refused("a statement before the sum that is not a declaration free of the column")
-        acc = _declares(source, acc_decl) if acc_decl.type == "declaration" else ""
+        acc = declares(source, acc_decl) if acc_decl.type == "declaration" else ""
         acc_init = acc_decl.named_children[-1].child_by_field_name("value") if acc else None
         if not acc or acc_init is None or re.search(word(col), src(source, acc_init)):
             return Refused("the accumulator is not declared with an initial value free of the column right before the loop")
@@ -174,7 +174,7 @@ class RowCoarsen:
             return Refused(f"the sum is not stored as `OUT[index] = {acc};` right after the loop")
         head_text = hm.group(1)
         expr, out, out_index = sm.group(2), st.group(1), st.group(2)
-        if _assigned(col, expr) or any(_assigned(n, expr) for n in (t, acc)):
+        if assigned(col, expr) or any(assigned(n, expr) for n in (t, acc)):
             return Refused("the summed expression assigns")
 
         def sub_t(code: str) -> str:

@@ -22,8 +22,8 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
-from ._common import body_node, fresh, indent_of, node_at, statements, text
 from ._histogram_copies import spread
+from .common.tree import body_node, fresh, indent_of, node_at, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

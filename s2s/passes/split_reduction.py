@@ -28,8 +28,8 @@ from s2s.lang.reduction_loop import ReductionLoop, find_reduction_loop
 
 from ._cluster_columns import cluster_rewrite
 from ._column_quads import column_quads
-from ._common import fresh
 from ._lane_quads import lane_quads
+from .common.tree import fresh
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -32,12 +32,12 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import kernel_model
 from s2s.lang.stencil import analyse
 
-from ._common import body_node, fresh, indent_of, statements, text, walk
 from ._register_window import elem, merged, moved_between_points, uniform_reads, unroll_windows, with_macros, y_header
 from ._stencil import builtin, plus, spliced
 from ._streamed_rows import Points, streamed
 from ._window_columns import column_loop, window_load, x_declaration, xbase_edit
-from .thread_coarsen import _assigned, _declared_before
+from .common.statements import assigned, declared_before
+from .common.tree import body_node, fresh, indent_of, statements, text, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -154,8 +154,8 @@ class StencilRegisters:
         xdecl = x_declaration(source, stmts, decl, xv, facts.dialect) if self.cols > 1 else None  # past the last x: its guard
         if isinstance(xdecl, str):
             return Refused(xdecl)
-        known = set(macros) | {n for n, _, p in model.params if not p and not _assigned(n, rest_text)} | \
-            set(_declared_before(source, stmts, decl))
+        known = set(macros) | {n for n, _, p in model.params if not p and not assigned(n, rest_text)} | \
+            set(declared_before(source, stmts, decl))
         f, cname, xname = self.factor, fresh(facts, source, f"c{yv}"), fresh(facts, source, f"c{xv}")
         names = {w: fresh(facts, source, w) for w in ("ybase", "wr", "wc", "gy", "gx", "xbase", "ok", "v")}
         edits: list[tuple[int, int, str]] = []

@@ -21,8 +21,9 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import LOOPS, THREAD_BUILTIN, KernelFacts
 from s2s.lang.parsing import src
 
-from ._common import body_node, fresh, indent_of, statements, walk
 from ._jam import jam
+from .common.statements import BARRIERS, assigned, declared_before, declares, global_index, returns_only, uses_axis
+from .common.tree import body_node, fresh, indent_of, statements, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -46,23 +47,6 @@ __global__ void smooth(const float* u, float* v, int nx, int nz)
     }
 }
 """
-_BARRIERS = re.compile(r"__syncthreads|__syncwarp|__shared__|__shfl\w*|__ballot\w*|__any_sync|__all_sync|__activemask|"
-                       r"\bbarrier\s*\(|this_thread_block|grid_group|\bgoto\b")
-
-
-def _global_index(value: str, a: str) -> bool:
-    v = re.sub(r"[\s()]", "", value)
-    b, d, t = f"blockIdx.{a}", f"blockDim.{a}", f"threadIdx.{a}"
-    return v in {f"{b}*{d}+{t}", f"{d}*{b}+{t}", f"{t}+{b}*{d}", f"{t}+{d}*{b}"}
-
-
-def _assigned(name: str, text: str) -> bool:
-    """`name` is assigned, incremented or has its address taken (unary `&`) in `text`."""
-    n = re.escape(name)
-    return bool(re.search(rf"(?<![\w.]){n}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*{n}\b|(?<![\w.]){n}\s*(?:\+\+|--)"
-                          rf"|(?:^|[(,=;{{?:]|return)\s*&\s*{n}\b(?!\s*[.\[])", text))
-
-
 @dataclass(frozen=True)
 class ThreadCoarsen:
     name: ClassVar[str] = "thread-coarsen"
@@ -92,41 +76,41 @@ class ThreadCoarsen:
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         a, f = self.axis, self.factor
         if self.jam:
-            if _BARRIERS.search(source[facts.body_start:facts.body_end].decode("utf-8", "replace")) or facts.atomics:
+            if BARRIERS.search(source[facts.body_start:facts.body_end].decode("utf-8", "replace")) or facts.atomics:
                 return Refused("barriers, shared memory, warp collectives, atomics or goto: threads of a block must stay in step")
             return jam(source, facts, a, f)
         var = facts.var_for(a)
         body = body_node(source, facts)
         stmts = statements(body)
-        decl = next((s for s in stmts if s.type == "declaration" and _declares(source, s) == var), None)
+        decl = next((s for s in stmts if s.type == "declaration" and declares(source, s) == var), None)
         init = decl.named_children[-1] if decl is not None else None
         value = init.child_by_field_name("value") if init is not None and init.type == "init_declarator" else None
         offset = ""  # `+ NG` of a ghost-cell offset: `k = blockIdx.z * blockDim.z + threadIdx.z + NG`
-        if value is not None and value.type == "binary_expression" and not _global_index(src(source, value), a):
+        if value is not None and value.type == "binary_expression" and not global_index(src(source, value), a):
             left, op, right = (value.child_by_field_name(field) for field in ("left", "operator", "right"))
             if (left is not None and op is not None and right is not None and src(source, op) in {"+", "-"}
-                    and _global_index(src(source, left), a) and not THREAD_BUILTIN.search(src(source, right))):
+                    and global_index(src(source, left), a) and not THREAD_BUILTIN.search(src(source, right))):
                 offset, value = f" {src(source, op)} {src(source, right)}", left
-        if decl is None or init is None or value is None or not _global_index(src(source, value), a):
+        if decl is None or init is None or value is None or not global_index(src(source, value), a):
             return Refused(f"`{var}` is not declared at the top of the body as blockIdx.{a} * blockDim.{a} + threadIdx.{a}")
         end = body.end_byte - 1
         rest = source[decl.end_byte:end].rstrip()
-        if _BARRIERS.search(source[body.start_byte:end].decode("utf-8", "replace")):
+        if BARRIERS.search(source[body.start_byte:end].decode("utf-8", "replace")):
             return Refused("barriers, shared memory, warp collectives or goto: threads of a block must stay in step")
         rest_text = rest.decode("utf-8", "replace")
-        if _uses_axis(rest_text, a):
+        if uses_axis(rest_text, a):
             return Refused(f"the body uses blockIdx/threadIdx/blockDim/gridDim.{a} beyond the index: the block's extent matters")
-        if _assigned(var, rest_text):
+        if assigned(var, rest_text):
             return Refused(f"`{var}` is assigned or its address taken after its declaration")
         for s in stmts:
             if s.start_byte >= decl.start_byte:
                 break
-            if not (s.type == "declaration" or (s.type == "if_statement" and _returns_only(source, s))):
+            if not (s.type == "declaration" or (s.type == "if_statement" and returns_only(source, s))):
                 return Refused("a statement before the index other than a declaration or `if (...) return;`: with fewer "
                                "threads it would run fewer times")
-            if _uses_axis(src(source, s), a):
+            if uses_axis(src(source, s), a):
                 return Refused(f"blockIdx/threadIdx/blockDim/gridDim.{a} used before the index")
-        carried = [n for n in _declared_before(source, stmts, decl) if _assigned(n, rest_text)]
+        carried = [n for n in declared_before(source, stmts, decl) if assigned(n, rest_text)]
         if carried:
             return Refused(f"`{carried[0]}` is declared before the index and changed after it: it would carry over between points")
         for ret in sorted(_returns(body, decl.end_byte), key=lambda n: -n.start_byte):
@@ -149,38 +133,6 @@ class ThreadCoarsen:
         start = line_start if alone else decl.start_byte
         edit = Edit(start, decl.end_byte + len(source[decl.end_byte:end].rstrip()), (ind if alone else "\n") + text)
         return Rewrite((edit,), LaunchChange(None, f"coarsen-{a}", per_item=f), f"{f} points per thread along {a}")
-
-
-def _uses_axis(code: str, a: str) -> bool:
-    return re.search(rf"\b(?:blockIdx|threadIdx|blockDim|gridDim)\.{a}\b", code) is not None
-
-
-def _declares(source: bytes, decl: Node) -> str:
-    items = [c for c in decl.named_children if c.type in {"init_declarator", "identifier"}]
-    if len(items) != 1:
-        return ""
-    name = items[0].child_by_field_name("declarator") if items[0].type == "init_declarator" else items[0]
-    return src(source, name) if name is not None and name.type == "identifier" else ""
-
-
-def _declared_before(source: bytes, stmts: list[Node], decl: Node) -> list[str]:
-    names: list[str] = []
-    for s in stmts:
-        if s.start_byte >= decl.start_byte:
-            break
-        if s.type == "declaration" and not re.match(r"\s*(?:static\s+)?const\b", src(source, s)):
-            for c in s.named_children:
-                d = c.child_by_field_name("declarator") if c.type == "init_declarator" else c
-                if d is not None and d.type == "identifier":
-                    names.append(src(source, d))
-    return names
-
-
-def _returns_only(source: bytes, stmt: Node) -> bool:
-    """`if (cond) return;` (braces allowed), no else."""
-    body = stmt.child_by_field_name("consequence")
-    return (stmt.child_by_field_name("alternative") is None and body is not None
-            and re.fullmatch(r"\{?\s*return\s*;\s*\}?", src(source, body)) is not None)
 
 
 def _returns(body: Node, after: int) -> list[Node]:

@@ -24,10 +24,10 @@ from s2s.lang.affine import Poly
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
-from ._common import fresh, indent_of, statements, text, walk
 from ._strip_solve import SolveParts, strip_lines
 from ._substitution import block_lines, check_memory, own_rows, renamed
-from ._thread_loop import thread_loop
+from .common.thread_loop import thread_loop
+from .common.tree import fresh, indent_of, statements, text, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -26,8 +26,8 @@ from typing import ClassVar
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
-from ._common import fresh, indent_of, insert_before_kernel
 from ._elementwise import Shape, shape
+from .common.tree import fresh, indent_of, insert_before_kernel
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -63,8 +63,8 @@ __global__ void axpy(int n, float a, const float* x, float* y)
     }
 }
 """
-_VECTOR = {"float": "float4", "int": "int4", "unsigned": "uint4", "unsigned int": "uint4"}
-QUAD = "s2s_quad"  # four elements of any type in one aligned word (QUAD_DEFINITION), where _VECTOR has no type
+VECTOR_TYPES = {"float": "float4", "int": "int4", "unsigned": "uint4", "unsigned int": "uint4"}
+QUAD = "s2s_quad"  # four elements of any type in one aligned word (QUAD_DEFINITION), where VECTOR_TYPES has no type
 QUAD_DEFINITION = """\
 #ifndef S2S_QUAD
 #define S2S_QUAD
@@ -103,7 +103,7 @@ class VectorElementwise:
         sh = shape(source, facts)
         if isinstance(sh, str):
             return Refused(sh)
-        bad = [f"{a} ({t})" for a, t in sh.types if t not in _VECTOR and (facts.dialect == "opencl" or _no_word(t))]
+        bad = [f"{a} ({t})" for a, t in sh.types if t not in VECTOR_TYPES and (facts.dialect == "opencl" or _no_word(t))]
         if bad:
             return Refused(f"no 4-wide vector type for {', '.join(bad)}")
         if self.fill and sh.kind != "stride":
@@ -122,14 +122,14 @@ class VectorElementwise:
             launch = LaunchChange(None, f"extent:{facts.device.thread_slots}")
         note = f"{', '.join(_word(t) for _, t in sh.types)} words, 4 elements per thread" + (" (grid fills the device)" if self.fill else "")
         edits = [Edit(sh.start, sh.end, new)]
-        if any(t not in _VECTOR for _, t in sh.types):
+        if any(t not in VECTOR_TYPES for _, t in sh.types):
             edits.append(insert_before_kernel(source, facts, QUAD_DEFINITION))
         return Rewrite(tuple(edits), launch, note)
 
 
 def _word(ty: str) -> str:
     """The type of one word of four `ty` elements."""
-    return _VECTOR.get(ty, f"{QUAD}<{ty}>")
+    return VECTOR_TYPES.get(ty, f"{QUAD}<{ty}>")
 
 
 def _generate(source: bytes, facts: KernelFacts, sh: Shape, q: str, c: str, lanes: dict[str, str], ind: str, cl: bool) -> str:
@@ -139,15 +139,15 @@ def _generate(source: bytes, facts: KernelFacts, sh: Shape, q: str, c: str, lane
         pos = a.end
     replaced += source[pos:]
     shift = len(replaced) - len(source)  # the lane's end moves by what the replacements added
-    vector_lane = _lines(replaced, sh.lane_start, sh.lane_end + shift)
-    scalar_lane = _lines(source, sh.lane_start, sh.lane_end)
+    vector_lane = source_lines(replaced, sh.lane_start, sh.lane_end + shift)
+    scalar_lane = source_lines(source, sh.lane_start, sh.lane_end)
     loads, stores = [], []
     needed = {a.array for a in sh.accesses if a.load_needed and not a.gather}
     written = {a.array for a in sh.accesses if a.written}
     at = {a.array: f"({a.array} + ({a.offset}))" if a.offset else a.array for a in sh.accesses if not a.gather}  # word 0
     for arr, ty in sh.types:
         vt, la, ptr = _word(ty), lanes[arr], at[arr]
-        comps = _CL_LANES if cl else _CUDA_LANES if ty in _VECTOR else tuple(f"v[{k}]" for k in range(4))
+        comps = _CL_LANES if cl else _CUDA_LANES if ty in VECTOR_TYPES else tuple(f"v[{k}]" for k in range(4))
         if arr in needed:
             word = f"vload4({q}, {ptr})" if cl else f"reinterpret_cast<const {vt}*>({ptr})[{q}]"
             loads += [f"const {vt} {la}4 = {word};", f"{ty} {la}[4] = {{{', '.join(f'{la}4.{k}' for k in comps)}}};"]
@@ -156,7 +156,7 @@ def _generate(source: bytes, facts: KernelFacts, sh: Shape, q: str, c: str, lane
         if arr in written:
             parts = ", ".join(f"{la}[{k}]" for k in range(4))
             stores.append(f"vstore4(({vt})({parts}), {q}, {ptr});" if cl else
-                          f"reinterpret_cast<{vt}*>({ptr})[{q}] = make_{vt}({parts});" if ty in _VECTOR else
+                          f"reinterpret_cast<{vt}*>({ptr})[{q}] = make_{vt}({parts});" if ty in VECTOR_TYPES else
                           f"reinterpret_cast<{vt}*>({ptr})[{q}] = {vt}{{{{{parts}}}}};")
     index = [f"    {sh.var_type} {sh.var} = {q} * 4 + {c};"] if re.search(rf"\b{sh.var}\b", "\n".join(vector_lane)) else []
     lanes_loop = ["#pragma unroll", f"for (int {c} = 0; {c} < 4; ++{c}) {{", *index, *(f"    {ln}" for ln in vector_lane), "}"]
@@ -173,7 +173,7 @@ def _generate(source: bytes, facts: KernelFacts, sh: Shape, q: str, c: str, lane
                  f"for ({sh.var_type} {sh.var} = ({sh.bound}) / 4 * 4 + {sh.gid}; {sh.var} < ({sh.bound}); {sh.var} += {sh.stride}) {{",
                  *(f"    {ln}" for ln in scalar_lane), "}"]
         body = quads if cl else [f"if ({aligned}) {{", *(f"    {ln}" for ln in quads), "} else {",
-                                 *(f"    {ln}" for ln in _lines(source, sh.start, sh.end)), "}"]
+                                 *(f"    {ln}" for ln in source_lines(source, sh.start, sh.end)), "}"]
     lines = head + body
     return lines[0] + "".join(f"\n{ind}{ln}" if ln else "\n" for ln in lines[1:])
 
@@ -182,14 +182,14 @@ def _aligned(types: tuple[tuple[str, str], ...], at: dict[str, str]) -> list[str
     """The run-time checks that every array's first word (`at`: the array, or the array plus a loop's offset) starts on
     its word's boundary: the float4/int4 arrays together (16 bytes), each other type on its quad's own alignment."""
     out = []
-    fixed = [at[a] for a, t in types if t in _VECTOR]
+    fixed = [at[a] for a, t in types if t in VECTOR_TYPES]
     if fixed:
         out.append("((" + " | ".join(f"reinterpret_cast<unsigned long long>({a})" for a in fixed) + ") & 15) == 0")
-    out += [f"(reinterpret_cast<unsigned long long>({at[a]}) & (alignof({_word(t)}) - 1)) == 0" for a, t in types if t not in _VECTOR]
+    out += [f"(reinterpret_cast<unsigned long long>({at[a]}) & (alignof({_word(t)}) - 1)) == 0" for a, t in types if t not in VECTOR_TYPES]
     return out
 
 
-def _lines(data: bytes, start: int, end: int) -> list[str]:
+def source_lines(data: bytes, start: int, end: int) -> list[str]:
     """The text between start and end as lines, edges stripped, later lines losing the first line's indentation."""
     while start < end and data[start:start + 1].isspace():
         start += 1

@@ -19,11 +19,11 @@ from typing import ClassVar
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
-from ._common import fresh, indent_of
-from ._elementwise import elem_type
 from ._elementwise import shape as shape_1d
 from ._elementwise_2d import Shape, shape
-from .vector_elementwise import _VECTOR, _lines
+from .common.thread_index import elem_type
+from .common.tree import fresh, indent_of
+from .vector_elementwise import VECTOR_TYPES, source_lines
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -89,7 +89,7 @@ class VectorElementwise2d:
         if isinstance(sh, str):
             return Refused(sh)
         types = {p.name: elem_type(p.type) for p in facts.params}
-        bad = sorted({f"{g.array} ({types.get(g.array, '?')})" for g in sh.groups if g.row and types.get(g.array) not in _VECTOR})
+        bad = sorted({f"{g.array} ({types.get(g.array, '?')})" for g in sh.groups if g.row and types.get(g.array) not in VECTOR_TYPES})
         if bad:
             return Refused(f"no 4-wide vector type for {', '.join(bad)}")
         if not any(g.row for g in sh.groups):
@@ -104,7 +104,7 @@ class VectorElementwise2d:
         head = (f"/* s2s: vector-elementwise-2d, 4 consecutive {sh.var} per thread in 16-byte words */\n"
                 f"{indent_of(source, sh.decl[0])}{sh.var_type} {q} = {sh.gid};")
         body = _guarded(source, sh, types, names, q, c, indent_of(source, sh.guard[0]), facts.dialect == "opencl")
-        words = ", ".join(sorted({_VECTOR[types[g.array]] for g in sh.groups if g.row}))
+        words = ", ".join(sorted({VECTOR_TYPES[types[g.array]] for g in sh.groups if g.row}))
         return Rewrite((Edit(sh.decl[0], sh.decl[1], head), Edit(sh.guard[0], sh.guard[1], body)),
                        LaunchChange(None, "coarsen-x", 4), f"{words} words, 4 consecutive {sh.var} per thread")
 
@@ -117,7 +117,7 @@ def _guarded(source: bytes, sh: Shape, types: dict[str, str], names: list[str], 
         pos = a.end
     replaced += source[pos:]
     shift = len(replaced) - len(source)
-    lane = _lines(replaced, sh.lane[0], sh.lane[1] + shift)
+    lane = source_lines(replaced, sh.lane[0], sh.lane[1] + shift)
     base = f"({q} * 4)"
     loads, stores, addresses = [], [], []
     for g, la in zip(sh.groups, names):
@@ -125,7 +125,7 @@ def _guarded(source: bytes, sh: Shape, types: dict[str, str], names: list[str], 
         if not g.row:
             loads.append(f"const {ty} {la} = {g.sample};")
             continue
-        vt, at = _VECTOR[ty], "&" + re.sub(rf"\b{sh.var}\b", base, g.sample)
+        vt, at = VECTOR_TYPES[ty], "&" + re.sub(rf"\b{sh.var}\b", base, g.sample)
         addresses.append(f"reinterpret_cast<unsigned long long>({at})")
         if g.load_needed:
             word = f"vload4(0, {at})" if cl else f"*reinterpret_cast<const {vt}*>({at})"
@@ -142,7 +142,7 @@ def _guarded(source: bytes, sh: Shape, types: dict[str, str], names: list[str], 
     others = " && ".join(t if re.fullmatch(r"[\w\s.<>=!+\-*/%()\[\]]*", t) else f"({t})" for t in sh.others)
     aligned = "" if cl else f"(({' | '.join(addresses)}) & 15) == 0"
     cond = " && ".join(x for x in (others, f"{q} * 4 + 3 < ({sh.bound})", aligned) if x)
-    original = _lines(source, sh.guard[0], sh.guard[1])
+    original = source_lines(source, sh.guard[0], sh.guard[1])
     lines = [f"if ({cond}) {{", *(f"    {ln}" for ln in vector), "} else {", f"    for (int {c} = 0; {c} < 4; ++{c}) {{",
              f"        {sh.var_type} {sh.var} = {q} * 4 + {c};", *(f"        {ln}" for ln in original), "    }", "}"]
     return lines[0] + "".join(f"\n{ind}{ln}" if ln else "\n" for ln in lines[1:])

@@ -14,15 +14,15 @@ their products are added one at a time in the original order, so the result is b
 """
 from __future__ import annotations
 
-import random
 import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from s2s.lang.cexpr import EvalError, evaluate
 from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.textsplit import split_top_level
+
+from ._unit_stride import FUNC_MACRO, TERM, expand_macros, unit_stride
 
 EXAMPLE_DIALECT = "opencl"
 EXAMPLE_BEFORE = """\
@@ -61,55 +61,7 @@ __kernel void mv(__global const float* A, __global const float* x, __global floa
 
 _LOOP = re.compile(r"for\s*\(\s*int\s+(\w+)\s*=\s*([^;]+);\s*\1\s*<\s*([^;]+);\s*(?:\+\+\1|\1\+\+|\1\s*\+=\s*1)\s*\)\s*"
                    r"(\{\s*)?(\w+)\s*\+=\s*(.+?);\s*(\})?\s*$", re.S)
-_FUNC_MACRO = re.compile(r"^\s*#\s*define\s+(\w+)\(([^)]*)\)\s+(.+)$", re.M)
 _OBJ_MACRO = re.compile(r"^\s*#\s*define\s+(\w+)\s+(\w+)\s*$", re.M)
-_TERM = re.compile(r"^\s*(\w+)\s*\[(.+)\]\s*$", re.S)
-
-
-def _expand(expr: str, macros: dict[str, tuple[list[str], str]]) -> str:
-    for _ in range(8):
-        changed = False
-        for name, (params, body) in macros.items():
-            m = re.search(rf"\b{name}\s*\(", expr)
-            if not m:
-                continue
-            depth, j = 1, m.end()
-            while j < len(expr) and depth:
-                depth += {"(": 1, ")": -1}.get(expr[j], 0)
-                j += 1
-            args = split_top_level(expr[m.end():j - 1])
-            if len(args) != len(params):
-                continue
-            out = body
-            for p, a in zip(params, args):
-                out = re.sub(rf"\b{p}\b", f"({a})", out)
-            expr = expr[:m.start()] + f"({out})" + expr[j:]
-            changed = True
-        if not changed:
-            break
-    return expr
-
-
-def unit_stride(expr: str, var: str) -> bool:
-    """True when expr(var + 1) - expr(var) == 1 for random integer values of every name."""
-    rng = random.Random(7)
-    for _ in range(4):
-        env: dict[str, int] = {}
-
-        def value(name: str, env: dict[str, int] = env) -> int:
-            return env.setdefault(name, rng.randint(3, 997))
-
-        def at(k: int, env: dict[str, int] = env) -> float | int:
-            return evaluate(expr, lambda n: k if n == var else env.setdefault(n, rng.randint(3, 997)))
-
-        try:
-            base = value(var)
-            a, b = at(base), at(base + 1)
-        except (EvalError, ZeroDivisionError):
-            return False
-        if b - a != 1:
-            return False
-    return True
 
 
 @dataclass(frozen=True)
@@ -130,7 +82,7 @@ class VectorLoads:
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         text = source.decode("utf-8", "replace")
-        macros = {m.group(1): ([p.strip() for p in m.group(2).split(",")], m.group(3)) for m in _FUNC_MACRO.finditer(text)}
+        macros = {m.group(1): ([p.strip() for p in m.group(2).split(",")], m.group(3)) for m in FUNC_MACRO.finditer(text)}
         types = {m.group(1): m.group(2) for m in _OBJ_MACRO.finditer(text)}
         for loop in facts.loops:
             if not (loop.innermost and loop.kind == "for_statement"):
@@ -143,7 +95,7 @@ class VectorLoads:
             if acc not in facts.locals:
                 return Refused(f"the accumulator '{acc}' is not a private local")
             factors = split_top_level(rhs, "*")
-            terms = [_TERM.match(f) for f in factors]
+            terms = [TERM.match(f) for f in factors]
             if not all(terms):
                 return Refused("the loop body is not a sum of products of array elements")
             elems = set()
@@ -153,7 +105,7 @@ class VectorLoads:
                 if p is None or not p.pointer or p.written:
                     return Refused(f"'{t.group(1)}' is not a read-only pointer parameter")
                 elems.add(types.get(p.base_type, p.base_type))
-                if not unit_stride(_expand(t.group(2), macros), var):
+                if not unit_stride(expand_macros(t.group(2), macros), var):
                     return Refused(f"'{t.group(0).strip()}' does not step by one element with {var}")
             if elems - {"float", "double"} or len(elems) != 1:
                 return Refused(f"element type {', '.join(sorted(elems))} has no vector type here")

@@ -31,11 +31,11 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts, idents
 from s2s.lang.parsing import src
 
-from ._common import fresh, indent_of, node_at, statements, walk
-from ._index_steps import elem
 from ._walk_chunks import chunk_edits, step_columns
 from ._walk_cols import cols_rewrite
-from .thread_coarsen import _BARRIERS, _assigned, _declares
+from .common.index_steps import elem
+from .common.statements import BARRIERS, assigned, declares
+from .common.tree import fresh, indent_of, node_at, statements, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -96,7 +96,7 @@ class WalkRegisters:
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         kernel_text = source[facts.body_start:facts.body_end].decode("utf-8", "replace")
-        if _BARRIERS.search(kernel_text):
+        if BARRIERS.search(kernel_text):
             return Refused("barriers, shared memory or warp collectives")
         written = {s.array for s in facts.subscripts if s.write}
         why = "no for loop stepping its variable by one"
@@ -119,19 +119,19 @@ class WalkRegisters:
         inner = src(source, body)
         if _BRANCHES.search(re.sub(r"//.*|/\*.*?\*/", "", inner[1:-1], flags=re.S)):
             return Refused(f"the loop over `{lp.var}` branches, exits or nests a loop: a step could skip the rotation")
-        if _assigned(lp.var, inner):
+        if assigned(lp.var, inner):
             return Refused(f"`{lp.var}` is assigned in its loop")
         stmts = statements(body)
         local: dict[str, str] = {}
-        assigned: set[str] = set()
+        changed: set[str] = set()
         for s in stmts:
-            name = _declares(source, s) if s.type == "declaration" else ""
+            name = declares(source, s) if s.type == "declaration" else ""
             init = s.named_children[-1].child_by_field_name("value") if name else None
             if name and init is not None:
                 local[name] = src(source, init)
             elif name:
-                assigned.add(name)
-        assigned |= {a for a in idents(inner) if _assigned(a, inner) and a not in local}
+                changed.add(name)
+        changed |= {a for a in idents(inner) if assigned(a, inner) and a not in local}
         macros = ix.int_macros(source)
         reads: list[tuple[Node, str, str, int]] = []  # (node, array, index text, statement number)
         for k, s in enumerate(stmts):
@@ -155,7 +155,7 @@ class WalkRegisters:
             for name in {nm for _, _, e, _ in reads for nm in idents(expand(e))} - set(macros):
                 env.setdefault(name, rng.randint(3, 997))
         for _, _, e, _ in reads:
-            if idents(expand(e)) & assigned:
+            if idents(expand(e)) & changed:
                 return Refused(f"the index `{e}` reads a name the loop body assigns")
         if self.cols > 1:
             assert node is not None
@@ -170,7 +170,7 @@ class WalkRegisters:
         if len(col) != hi - lo + 1 or len(col) > MAX_WINDOW:
             return Refused(f"`{arr}`'s reads along `{lp.var}` are not {MAX_WINDOW} or fewer contiguous steps")
         first_stmt = min(k for items in col.values() for _, _, k in items)
-        later = {nm for s in stmts[first_stmt:] for nm in ([_declares(source, s)] if s.type == "declaration" else [])}
+        later = {nm for s in stmts[first_stmt:] for nm in ([declares(source, s)] if s.type == "declaration" else [])}
         if any(idents(items[0][1]) & later for items in col.values()):
             return Refused("an index reads a name declared after the first read")
         ety = elem(source, facts, arr)
@@ -191,7 +191,7 @@ class WalkRegisters:
             pre, edits = got
         edits.append(Edit(node.start_byte, node.start_byte, f"{pre}{ety} {', '.join(regs)};\n{ind}bool {flag} = true;\n{ind}"))
         bound = re.fullmatch(rf"\s*{re.escape(lp.var)}\s*(<=?)\s*(.+?)\s*", lp.cond)
-        if self.ahead and (bound is None or idents(bound.group(2)) & (assigned | set(local) | {lp.var})):
+        if self.ahead and (bound is None or idents(bound.group(2)) & (changed | set(local) | {lp.var})):
             return Refused(f"ahead={self.ahead} needs the loop condition `{lp.var} < BOUND` with a bound the body keeps")
 
         def at(m: int) -> str:

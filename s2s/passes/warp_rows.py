@@ -22,12 +22,12 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
 
-from ._common import body_node, fresh, indent_of, statements, text
-from ._guards import loop_block
 from ._lane_quads import lane_quads
 from ._row_scalars import COUNT_UP, declares, starts_at_zero
 from ._row_walks import row_walks
 from ._warp_scan import scan_loop, scan_shape, value_of
+from .common.guards import loop_block
+from .common.tree import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

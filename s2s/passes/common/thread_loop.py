@@ -13,7 +13,7 @@ from s2s.lang.edits import Refused
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 from s2s.lang.kernel_model import Guard, KernelModel, LoopNest, kernel_model
 
-from ._common import body_node, statements, text
+from .tree import body_node, statements, text
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from tree_sitter import Node
 
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 
-from ._common import statements, text
+from .tree import statements, text
 
 
 def loop_block(source: bytes, top: list[Node], loop_start: int, var: str) -> tuple[list[Node], Node | None]:
