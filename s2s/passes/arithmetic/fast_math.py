@@ -31,8 +31,8 @@ from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.parsing import parse, src
 
+from ..common.tree import insert_before_kernel, walk
 from ._rsqrt import divisor_locals, float_argument, sqrt_division
-from .common.tree import insert_before_kernel, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -7,7 +7,7 @@ from typing import ClassVar
 from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
-from .common.tree import indent_of
+from ..common.tree import indent_of
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

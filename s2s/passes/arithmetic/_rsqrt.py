@@ -9,7 +9,7 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit
 from s2s.lang.parsing import src
 
-from .common.tree import text, walk
+from ..common.tree import text, walk
 
 _ONE = re.compile(r"1(?:\.0*)?[fF]|1\.0*[fF]?")
 

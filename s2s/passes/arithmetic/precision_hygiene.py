@@ -12,7 +12,7 @@ from typing import ClassVar
 from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
-from .common.tree import body_node, text, walk
+from ..common.tree import body_node, text, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
