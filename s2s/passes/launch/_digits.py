@@ -8,7 +8,7 @@ from s2s.lang import index_split as ix
 from s2s.lang.affine import Poly
 from s2s.lang.parsing import parse
 
-from .common.tree import statements, text, walk
+from ..common.tree import statements, text, walk
 
 
 def header(source: bytes, stmts: list[Node], t: str, sizes: set[str]) -> tuple[list[ix.Digit] | str, list[Node]]:

@@ -6,7 +6,7 @@ values (loads of a neighbour plane can be reused from registers by the unrolled 
 blocks stride by blockDim.x, so that neighbouring threads still touch neighbouring addresses. The grid
 shrinks by `factor` along the axis (launch rule `coarsen-<axis>`).
 
-With `jam=1` (passes/_jam.py) the launch is kept instead: a block does the points of `factor` neighbouring blocks
+With `jam=1` (passes/launch/_jam.py) the launch is kept instead: a block does the points of `factor` neighbouring blocks
 and the kernel's one loop runs once for all of them, so what it loads is shared (Parboil's cp along x).
 """
 from __future__ import annotations
@@ -21,9 +21,9 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import LOOPS, THREAD_BUILTIN, KernelFacts
 from s2s.lang.parsing import src
 
+from ..common.statements import BARRIERS, assigned, declared_before, declares, global_index, returns_only, uses_axis
+from ..common.tree import body_node, fresh, indent_of, statements, walk
 from ._jam import jam
-from .common.statements import BARRIERS, assigned, declared_before, declares, global_index, returns_only, uses_axis
-from .common.tree import body_node, fresh, indent_of, statements, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -47,6 +47,8 @@ __global__ void smooth(const float* u, float* v, int nx, int nz)
     }
 }
 """
+
+
 @dataclass(frozen=True)
 class ThreadCoarsen:
     name: ClassVar[str] = "thread-coarsen"

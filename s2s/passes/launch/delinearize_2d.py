@@ -23,8 +23,8 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
 from s2s.lang.kernel_model import kernel_model
 
+from ..common.tree import body_node, indent_of, statements, text, walk
 from ._digits import decl_type, guard_cond, header, returns, spelled
-from .common.tree import body_node, indent_of, statements, text, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -21,7 +21,7 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import KernelModel, kernel_model
 from s2s.lang.parsing import src
 
-from .common.tree import body_node, fresh, indent_of, statements, walk
+from ..common.tree import body_node, fresh, indent_of, statements, walk
 
 _JUMPS = re.compile(r"\b(return|break|goto|continue)\b")
 _BUILTIN = {"cuda": ("blockIdx.{a}", "gridDim.{a}"), "opencl": ("get_group_id({d})", "get_num_groups({d})")}

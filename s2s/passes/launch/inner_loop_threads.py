@@ -18,8 +18,8 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.index_split import int_macros, value_text
 from s2s.lang.kernel_facts import KernelFacts, idents
 
-from .common.thread_loop import thread_loop
-from .common.tree import body_node, indent_of, text, walk
+from ..common.thread_loop import thread_loop
+from ..common.tree import body_node, indent_of, text, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
