@@ -21,9 +21,9 @@ from s2s.lang.target_device import TargetDevice
 # pass name -> (family, class name): the class is in s2s.passes.<family>.<name with underscores> (the family is the
 # computation it transforms, a folder of s2s/passes/; "" for a pass of every family); keep sorted.
 BUILTIN: dict[str, tuple[str, str]] = {
-    "allpairs-bodies": ("", "AllpairsBodies"),
-    "allpairs-lanes": ("", "AllpairsLanes"),
-    "allpairs-pack": ("", "AllpairsPack"),
+    "allpairs-bodies": ("allpairs", "AllpairsBodies"),
+    "allpairs-lanes": ("allpairs", "AllpairsLanes"),
+    "allpairs-pack": ("allpairs", "AllpairsPack"),
     "atomic-accumulate": ("", "AtomicAccumulate"),
     "block-reduce-shuffle": ("", "BlockReduceShuffle"),
     "block-scan-shuffle": ("", "BlockScanShuffle"),
@@ -47,7 +47,7 @@ BUILTIN: dict[str, tuple[str, str]] = {
     "restrict-const": ("arithmetic", "RestrictConst"),
     "row-coarsen": ("", "RowCoarsen"),
     "shared-histogram": ("", "SharedHistogram"),
-    "smem-allpairs": ("", "SmemAllpairs"),
+    "smem-allpairs": ("allpairs", "SmemAllpairs"),
     "smem-tiling": ("", "SmemTiling"),
     "smem-transpose": ("", "SmemTranspose"),
     "split-reduction": ("", "SplitReduction"),

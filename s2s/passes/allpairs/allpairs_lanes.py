@@ -19,8 +19,8 @@ from typing import ClassVar
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
+from ..common.tree import body_node, fresh, indent_of, text
 from ._pair_loop import EXAMPLE_FORM, accumulators, is_mapping, missing_form, pair_loop
-from .common.tree import body_node, fresh, indent_of, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = EXAMPLE_FORM

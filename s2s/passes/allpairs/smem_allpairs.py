@@ -18,8 +18,8 @@ from typing import ClassVar
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, Loop, idents
 
-from .common.guards import guard_bound, uniform_names, wrapper, wrapper_bound
-from .common.tree import body_node, fresh, indent_of, statements, text
+from ..common.guards import guard_bound, uniform_names, wrapper, wrapper_bound
+from ..common.tree import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

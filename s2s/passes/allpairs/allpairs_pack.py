@@ -20,7 +20,7 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
-from .common.tree import body_node, fresh, text, walk
+from ..common.tree import body_node, fresh, text, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

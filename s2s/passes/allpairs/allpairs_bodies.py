@@ -19,10 +19,10 @@ from typing import ClassVar
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
+from ..common.tree import body_node, indent_of, text
 from ._allpairs_copies import copies_of
 from ._allpairs_skip import SKIPS
 from ._pair_loop import EXAMPLE_FORM, is_mapping, missing_form
-from .common.tree import body_node, indent_of, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = EXAMPLE_FORM

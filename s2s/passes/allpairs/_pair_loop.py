@@ -9,7 +9,7 @@ from tree_sitter import Node
 
 from s2s.lang.kernel_facts import KernelFacts
 
-from .common.tree import text, walk
+from ..common.tree import text, walk
 
 # a potential kernel in smem-allpairs' guarded form: the example both passes start from
 EXAMPLE_FORM = """\

@@ -12,7 +12,7 @@ import re
 
 from tree_sitter import Node
 
-from .common.tree import indent_of, text
+from ..common.tree import indent_of, text
 
 SKIPS = ("branch", "select", "subtract")
 

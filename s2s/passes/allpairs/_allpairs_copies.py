@@ -9,9 +9,9 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit
 from s2s.lang.kernel_facts import KernelFacts, idents
 
+from ..common.tree import fresh, indent_of, scalar_type, text
 from ._allpairs_skip import without_skip
 from ._pair_loop import accumulators, pair_loop
-from .common.tree import fresh, indent_of, scalar_type, text
 
 
 @dataclass
