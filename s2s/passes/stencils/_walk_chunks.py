@@ -17,10 +17,10 @@ from s2s.lang.edits import Edit, Refused
 from s2s.lang.kernel_facts import KernelFacts, Loop, idents
 from s2s.lang.parsing import src
 
+from ..common.index_steps import diff, offset, whole
+from ..common.statements import assigned, declares
+from ..common.tree import fresh, indent_of, walk
 from ._stencil import builtin
-from .common.index_steps import diff, offset, whole
-from .common.statements import assigned, declares
-from .common.tree import fresh, indent_of, walk
 
 _Z = re.compile(r"\b(?:blockIdx|gridDim|threadIdx|blockDim)\.z\b|\bget_(?:group_id|num_groups|global_id|local_id|global_size"
                 r"|local_size|global_offset)\s*\(\s*2\s*\)|__cluster|\batomic\w*\s*\(")

@@ -22,11 +22,11 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts, Loop, idents
 from s2s.lang.parsing import src
 
+from ..common.index_steps import elem, value, word
+from ..common.statements import declares
+from ..common.tree import fresh, statements, walk
 from ._walk_chunks import chunk_edits
 from ._walk_emit import emit
-from .common.index_steps import elem, value, word
-from .common.statements import declares
-from .common.tree import fresh, statements, walk
 
 _XDECL = re.compile(r"(?:const\s+)?(?:int|unsigned|unsigned int|size_t)\s+(\w+)\s*=\s*(\(?\s*(?:blockIdx\.x\s*\*\s*blockDim\.x\s*\+\s*"
                     r"threadIdx\.x|threadIdx\.x\s*\+\s*blockIdx\.x\s*\*\s*blockDim\.x|blockDim\.x\s*\*\s*blockIdx\.x\s*\+\s*"

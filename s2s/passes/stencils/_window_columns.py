@@ -12,9 +12,9 @@ from s2s.lang.edits import Edit
 from s2s.lang.kernel_model import KernelModel
 from s2s.lang.stencil import Stencil, StencilArray
 
+from ..common.statements import uses_axis
+from ..common.tree import text
 from ._stencil import condition, index_text, plus
-from .common.statements import uses_axis
-from .common.tree import text
 
 _VEC = {1: "", 2: "float2", 4: "float4"}
 _LANES = ("x", "y", "z", "w")

@@ -11,9 +11,9 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import ArrayAccess, KernelModel
 from s2s.lang.stencil import Stencil
 
+from ..common.statements import assigned, declared_before, returns_only, uses_axis
+from ..common.tree import fresh, indent_of, text, walk
 from ._stencil import plus
-from .common.statements import assigned, declared_before, returns_only, uses_axis
-from .common.tree import fresh, indent_of, text, walk
 
 _PASS_THROUGH = {"compound_statement", "expression_statement", "declaration", "init_declarator", "parenthesized_expression",
                  "cast_expression", "unary_expression", "argument_list", "call_expression", "binary_expression",

@@ -7,8 +7,8 @@ from s2s.lang.kernel_facts import KernelFacts, idents
 from s2s.lang.parsing import src
 from s2s.lang.stencil import Bound, Stencil
 
+from ..common.tree import statements, text
 from ._stencil import builtin
-from .common.tree import statements, text
 
 
 def is_exit(s: Node, data: bytes) -> bool:

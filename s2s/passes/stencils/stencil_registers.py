@@ -32,12 +32,12 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import kernel_model
 from s2s.lang.stencil import analyse
 
+from ..common.statements import assigned, declared_before
+from ..common.tree import body_node, fresh, indent_of, statements, text, walk
 from ._register_window import elem, merged, moved_between_points, uniform_reads, unroll_windows, with_macros, y_header
 from ._stencil import builtin, plus, spliced
 from ._streamed_rows import Points, streamed
 from ._window_columns import column_loop, window_load, x_declaration, xbase_edit
-from .common.statements import assigned, declared_before
-from .common.tree import body_node, fresh, indent_of, statements, text, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

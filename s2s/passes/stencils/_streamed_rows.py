@@ -22,11 +22,11 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import KernelModel
 from s2s.lang.stencil import Stencil
 
+from ..common.statements import returns_only
+from ..common.tree import text, walk
 from ._column_stores import row_stores
 from ._register_window import Coefficients
 from ._stencil import spliced
-from .common.statements import returns_only
-from .common.tree import text, walk
 
 _EXITS = {"return_statement", "break_statement", "continue_statement", "goto_statement"}
 

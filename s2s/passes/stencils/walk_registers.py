@@ -31,11 +31,11 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts, idents
 from s2s.lang.parsing import src
 
+from ..common.index_steps import elem
+from ..common.statements import BARRIERS, assigned, declares
+from ..common.tree import fresh, indent_of, node_at, statements, walk
 from ._walk_chunks import chunk_edits, step_columns
 from ._walk_cols import cols_rewrite
-from .common.index_steps import elem
-from .common.statements import BARRIERS, assigned, declares
-from .common.tree import fresh, indent_of, node_at, statements, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -18,8 +18,8 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import kernel_model
 from s2s.lang.stencil import Stencil, analyse
 
+from ..common.tree import body_node, fresh, indent_of, statements
 from ._stencil import space, sync, tile_load, tile_read, tile_shape
-from .common.tree import body_node, fresh, indent_of, statements
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -17,9 +17,9 @@ from s2s.lang.affine import Poly
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts, idents
 
+from ..common.tree import body_node, fresh, indent_of, statements, text
 from ._stencil import builtin, condition, index_text, space, spliced, sync, tile_read, tile_ring, tile_shape
 from ._streaming import boundary_copy, chunk_start, declares, exit_block, inner, is_exit, loop_range, loop_var, without, zrange
-from .common.tree import body_node, fresh, indent_of, statements, text
 from .stencil_tiling import SMEM_LIMIT, stencil
 
 EXAMPLE_DIALECT = "cuda"

@@ -10,8 +10,8 @@ from s2s.lang.edits import Refused
 from s2s.lang.kernel_facts import KernelFacts, Loop
 from s2s.lang.parsing import src
 
-from .common.index_steps import word
-from .common.tree import fresh, indent_of, single_store, walk
+from ..common.index_steps import word
+from ..common.tree import fresh, indent_of, single_store, walk
 
 MAX_WINDOW = 9
 _SIZE = {"float": 4, "double": 8, "int": 4, "unsigned int": 4, "uint": 4}

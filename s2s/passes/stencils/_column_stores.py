@@ -11,8 +11,8 @@ from s2s.lang.affine import Poly
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import KernelModel
 
+from ..common.tree import single_store, text, walk
 from ._stencil import spliced
-from .common.tree import single_store, text, walk
 
 _WORD = {2: "float2", 4: "float4"}
 
