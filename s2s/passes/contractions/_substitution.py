@@ -6,7 +6,7 @@ from tree_sitter import Node
 from s2s.lang.affine import Poly
 from s2s.lang.kernel_model import ArrayAccess
 
-from .common.tree import indent_of, text, walk
+from ..common.tree import indent_of, text, walk
 
 
 def check_memory(accesses: tuple[ArrayAccess, ...], start: int, end: int, inner: tuple[int, int], c: str, i: str, k: str) -> str:

@@ -1,4 +1,4 @@
-"""The assembled body of contraction-blocking's tiled kernel (the pieces are `BlockingCode`'s, s2s/passes/_blocking_code.py).
+"""The assembled body of contraction-blocking's tiled kernel (the pieces are `BlockingCode`'s, s2s/passes/contractions/_blocking_code.py).
 
 With `groups` > 1 (contraction-triangle's `kgroups`) the block holds that many copies of the 16 x 16 (8 x 8 at tile 64)
 threads along z, each with its own shared tiles, taking every groups-th k slice: the same outputs with more threads an
@@ -49,7 +49,7 @@ def body(code: BlockingCode, origin: list[str] | None = None, start: list[str] |
     main = loop(code, sync)
     if not code.full or gs > 1:
         return head + main + tail
-    # blocks wholly inside the sizes, their operands float4-aligned: the same sums without a guard (s2s/passes/_blocking_full.py)
+    # blocks wholly inside the sizes, their operands float4-aligned: the same sums without a guard (s2s/passes/contractions/_blocking_full.py)
     cut = head.index(f"int {live} = 0;")
     checks = code.checks()
     rest = head[cut:len(head) - len(checks)]

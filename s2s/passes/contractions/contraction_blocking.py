@@ -10,7 +10,7 @@ and leading dimension 16-byte aligned, a stride of one along the loads' index) a
 the sizes; otherwise one element at a time, guarded and zero-padded. A block with no output inside the guard (above
 the diagonal of a triangular update, as in the example) leaves at once; CUDA gets __launch_bounds__(256, lb). Where the
 guard is a rectangle (`row < R && col < C`), blocks wholly inside it run an unguarded copy of the loop (`full`,
-s2s/passes/_blocking_full.py; `vstore`: float4 stores there). With `prefetch`, the next k slice is loaded into registers while the current one is
+s2s/passes/contractions/_blocking_full.py; `vstore`: float4 stores there). With `prefetch`, the next k slice is loaded into registers while the current one is
 multiplied (one barrier per slice, two shared buffers). Every output still adds its terms in ascending k, starting
 from the accumulator's value after the statements before the loop, so the result is the original's bit for bit.
 """
@@ -25,11 +25,11 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import model_and_body
 
+from ..common.tree import body_node, fresh
 from ._blocking_body import body
 from ._blocking_code import THREADS, TILE, BlockingCode
 from ._blocking_full import rectangle
 from ._blocking_store import is_float, one_store
-from .common.tree import body_node, fresh
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -163,7 +163,7 @@ class ContractionBlocking:
     bk: int = 8  # the k slice staged per step
     vec: bool = True  # float4 global loads where the run-time check allows them
     prefetch: bool = False  # load the next slice into registers while the current one is multiplied
-    full: bool = True  # also an unguarded copy of the loop for blocks wholly inside the sizes (s2s/passes/_blocking_full.py)
+    full: bool = True  # also an unguarded copy of the loop for blocks wholly inside the sizes (s2s/passes/contractions/_blocking_full.py)
     lb: int = 2  # CUDA: __launch_bounds__(256, lb): 2 caps a thread at 128 registers, 1 at 255
     vstore: bool = False  # a full block's one store after the loop as float4 where a run-time check allows it
 

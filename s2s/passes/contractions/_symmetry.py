@@ -10,7 +10,7 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import ArrayAccess, Guard, KernelModel
 from s2s.lang.parsing import parse, src
 
-from .common.tree import fresh
+from ..common.tree import fresh
 
 
 def fresh_names(taken: dict[str, str], source: bytes, facts: KernelFacts, want: str) -> str:

@@ -1,4 +1,4 @@
-"""The text of contraction-blocking's tiled body (s2s/passes/contraction_blocking.py says what it computes and why).
+"""The text of contraction-blocking's tiled body (s2s/passes/contractions/contraction_blocking.py says what it computes and why).
 
 Layout (`size` 128; 64 halves every length, 8 x 8 outputs a thread still): 256 threads (tx, ty in 16 x 16); the
 block's 128 x 128 outputs; thread (tx, ty) holds rows ty*4 + {0..3} and ty*4 + 64 + {0..3}, columns tx*4 + {0..3} and
@@ -13,16 +13,16 @@ from s2s.lang.contraction import Contraction, Operand
 TILE, THREADS = 128, 256
 
 class BlockingCode:
-    """The pieces of the tiled body's text; s2s/passes/_blocking_body.py's `body` assembles them into one list of
+    """The pieces of the tiled body's text; s2s/passes/contractions/_blocking_body.py's `body` assembles them into one list of
     lines (joined at the body's indent)."""
 
     def __init__(self, bk: int, vec: bool, prefetch: bool, c: Contraction, n: dict[str, str], cl: bool, source: bytes,
                  size: int = TILE, groups: int = 1, full: bool = False, stores: tuple[str, str] | None = None) -> None:
         self.bk, self.vec, self.prefetch, self.c, self.n, self.cl, self.src = bk, vec, prefetch, c, n, cl, source
-        # full: also the text for blocks wholly inside the sizes, without guards (s2s/passes/_blocking_full.py);
+        # full: also the text for blocks wholly inside the sizes, without guards (s2s/passes/contractions/_blocking_full.py);
         # stores: (place, value) of the one store after the loop, for float4 stores there where the check allows
         self.full, self.stores = full, stores
-        self.groups = groups  # k groups along z (s2s/passes/_blocking_body.py)
+        self.groups = groups  # k groups along z (s2s/passes/contractions/_blocking_body.py)
         self.size, self.dim, self.threads = size, size // 8, (size // 8) ** 2  # outputs a side, threads a side, threads
         self.ops = [("A", i, o) for i, o in enumerate(c.a)] + [("B", i, o) for i, o in enumerate(c.b)]
 

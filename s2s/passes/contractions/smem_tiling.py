@@ -16,7 +16,7 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 
-from .common.tree import body_node, fresh, indent_of, statements, text
+from ..common.tree import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -1,4 +1,4 @@
-"""contraction-triangle's tiled body: contraction-blocking's (s2s/passes/_blocking_code.py) on one side of the diagonal.
+"""contraction-triangle's tiled body: contraction-blocking's (s2s/passes/contractions/_blocking_code.py) on one side of the diagonal.
 
 With `tri` ("lower": column tile <= row tile, "upper": the other way) the launched blocks, numbered in launch order,
 take only the tiles on that side (row by row, each row's tiles clipped to the launched columns); the blocks left over
@@ -49,7 +49,7 @@ class TriangleCode(BlockingCode):
         self.tri, self.mirror = tri, mirror
 
     def lines(self) -> list[str]:
-        """The body (s2s/passes/_blocking_body.py) with the triangle's tile origin and, with `mirror`, its stores."""
+        """The body (s2s/passes/contractions/_blocking_body.py) with the triangle's tile origin and, with `mirror`, its stores."""
         gx, gy = ("get_group_id(0)", "get_group_id(1)") if self.cl else ("blockIdx.x", "blockIdx.y")
         # mirror: each output's sum from zero, the statements before the loop at the store
         return body(self, self.origin(gx, gy), [] if self.mirror else None, self.store() if self.mirror else None)

@@ -26,10 +26,10 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.parsing import src
 
+from ..common.index_steps import constant, word
+from ..common.statements import BARRIERS, assigned, declares, global_index, returns_only
+from ..common.tree import body_node, fresh, indent_of, statements, text
 from ._row_words import vector_lines
-from .common.index_steps import constant, word
-from .common.statements import BARRIERS, assigned, declares, global_index, returns_only
-from .common.tree import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -1,5 +1,5 @@
 """What contraction-blocking reads off the kernel's text: which store its full blocks may write as float4
-(s2s/passes/_blocking_full.py writes them), whether a type name means float."""
+(s2s/passes/contractions/_blocking_full.py writes them), whether a type name means float."""
 from __future__ import annotations
 
 import re

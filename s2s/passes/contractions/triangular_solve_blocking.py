@@ -11,7 +11,7 @@ statements after the inner loop). Each element sums the same products in the sam
 condition, so every thread reaches the barriers. Refused: other writes, a second thread axis, a column stride not one.
 `per` > 1: each thread sums `per` rows in one loop over k (the solved element loaded once for all); not in the search's
 space, since the model cannot read its clamped rows (a row past the end becomes the block's first, never read back).
-`strip` > 0: the strip form (s2s/passes/_strip_solve.py): a block of `strip` columns x rows/rpt threads keeps its
+`strip` > 0: the strip form (s2s/passes/contractions/_strip_solve.py): a block of `strip` columns x rows/rpt threads keeps its
 columns' solutions in shared memory for the whole solve, each thread summing `rpt` rows of each `rows`-row block.
 """
 from __future__ import annotations
@@ -24,10 +24,10 @@ from s2s.lang.affine import Poly
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
+from ..common.thread_loop import thread_loop
+from ..common.tree import fresh, indent_of, statements, text, walk
 from ._strip_solve import SolveParts, strip_lines
 from ._substitution import block_lines, check_memory, own_rows, renamed
-from .common.thread_loop import thread_loop
-from .common.tree import fresh, indent_of, statements, text, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -16,8 +16,8 @@ from s2s.lang.contraction import Contraction, find_contraction
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 
+from ..common.tree import body_node, fresh, indent_of, statements, text
 from ._cover import builtins, cover, linear, product_inputs
-from .common.tree import body_node, fresh, indent_of, statements, text
 from .smem_tiling import acc_declaration, contraction_product, guard_bounds, index_type, is_guard
 
 EXAMPLE_DIALECT = "cuda"
@@ -113,7 +113,7 @@ class RegisterBlocking:
 
     def rewrite(self, source: bytes, facts: KernelFacts) -> Rewrite | Refused:
         c = find_contraction(source, facts.dialect, facts.name)
-        if not isinstance(c, str) and not c.guarded:  # Parboil's sgemm: the launch is kept (passes/_cover.py)
+        if not isinstance(c, str) and not c.guarded:  # Parboil's sgemm: the launch is kept (passes/contractions/_cover.py)
             return self._unguarded(source, facts, c)
         row, col, loop = facts.var_for("y"), facts.var_for("x"), facts.loops[0]
         stmts = statements(body_node(source, facts))

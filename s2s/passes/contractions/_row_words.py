@@ -7,8 +7,8 @@ from s2s.lang.edits import Refused
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.parsing import parse, src
 
-from .common.index_steps import constant, elem, steps, word
-from .common.tree import walk
+from ..common.index_steps import constant, elem, steps, word
+from ..common.tree import walk
 
 _K_LOOP = re.compile(r"\s*int\s+(\w+)\s*=\s*0\s*;\s*\1\s*<\s*(.+?)\s*;\s*(?:\1\s*\+\+|\+\+\s*\1|\1\s*\+=\s*1)\s*")
 

@@ -23,8 +23,8 @@ from s2s.lang.index_split import int_macros
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import ArrayAccess
 
+from ..common.tree import fresh, text, walk
 from ._substitution import block_lines, renamed
-from .common.tree import fresh, text, walk
 
 SHARED_BYTES = 48 * 1024  # static shared memory a block may declare without cudaFuncSetAttribute (a rewrite cannot call it)
 

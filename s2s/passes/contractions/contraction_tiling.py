@@ -7,7 +7,7 @@ loads coalesce for either layout), zero-padded past the sizes. Every output stil
 starting from the accumulator's value after the statements before the loop, so the result is the original's,
 bit for bit; the guard is kept per output and every thread reaches every barrier.
 
-A kernel without a guard (its launch covers the outputs exactly: Parboil's sgemm) keeps its launch (passes/_cover.py).
+A kernel without a guard (its launch covers the outputs exactly: Parboil's sgemm) keeps its launch (passes/contractions/_cover.py).
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from s2s.lang.contraction import Contraction, find_contraction
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
+from ..common.tree import fresh
 from ._cover import builtins, cover, linear
-from .common.tree import fresh
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
