@@ -26,7 +26,7 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.kernel_model import ArrayAccess, LoopNest, kernel_model
 from s2s.lang.parsing import parse, src
 
-from .common.tree import fresh, indent_of, walk
+from ..common.tree import fresh, indent_of, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

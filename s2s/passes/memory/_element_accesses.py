@@ -12,9 +12,9 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.macros import expand, function_macros
 from s2s.lang.parsing import src
 
+from ..common.tree import text, walk
 from ._element_code import element_node
 from ._element_index import is_own_index, steps_with, unit_offset
-from .common.tree import text, walk
 
 OBJ_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]+?)[ \t]*$", re.M)
 

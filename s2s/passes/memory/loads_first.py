@@ -24,9 +24,9 @@ from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts, idents
 from s2s.lang.parsing import src
 
-from .common.index_steps import elem
-from .common.statements import BARRIERS
-from .common.tree import body_node, fresh, indent_of, statements
+from ..common.index_steps import elem
+from ..common.statements import BARRIERS
+from ..common.tree import body_node, fresh, indent_of, statements
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -22,7 +22,7 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts, idents
 from s2s.lang.macros import expand, function_macros
 
-from .common.tree import body_node, fresh, statements, text
+from ..common.tree import body_node, fresh, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -18,12 +18,12 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.macros import function_macros
 from s2s.lang.parsing import src
 
+from ..common.thread_index import GLOBAL_ID, single_declaration, squeezed
+from ..common.tree import body_node, statements, text, walk
 from ._element_accesses import OBJ_MACRO
 from ._element_accesses import subscript as _subscript
 from ._element_code import element_node
 from ._elementwise import FLAT, FORBIDDEN
-from .common.thread_index import GLOBAL_ID, single_declaration, squeezed
-from .common.tree import body_node, statements, text, walk
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ but with one 4-byte load and store per thread the memory system holds too few by
 floor on the H200, where axpy in float4 words reaches it). Here the thread of column quad q takes j = 4q .. 4q + 3:
 every array indexed at `row + j` (`A[i * ld + j]`, `y[j]`) comes in as one float4 (int4, uint4) word, every array
 indexed free of j (`x[i]`) is read once into a register, the element's code runs four times on registers and each
-array it writes goes back as one word. The shape (passes/_elementwise_2d.py) guarantees that each element computes
+array it writes goes back as one word. The shape (passes/memory/_elementwise_2d.py) guarantees that each element computes
 exactly what it did before. The grid's x shrinks by 4 (launch rule coarsen-x). A quad whose words are not 16-byte
 aligned (checked at run time at the row: an `ld` that is not a multiple of 4, an offset base pointer) or that crosses
 the guard's bound takes the original code for each of its four elements. OpenCL uses vload4/vstore4 (no alignment).
@@ -19,10 +19,10 @@ from typing import ClassVar
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
+from ..common.thread_index import elem_type
+from ..common.tree import fresh, indent_of
 from ._elementwise import shape as shape_1d
 from ._elementwise_2d import Shape, shape
-from .common.thread_index import elem_type
-from .common.tree import fresh, indent_of
 from .vector_elementwise import VECTOR_TYPES, source_lines
 
 EXAMPLE_DIALECT = "cuda"

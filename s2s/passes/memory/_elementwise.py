@@ -3,7 +3,7 @@
 Three launches are recognized: one thread per element (`int i = GID; if (i < E) S` or `if (i >= E) return; S...`), a
 grid-stride loop (`for (int i = GID; i < E; i += STRIDE) S`) and a block-stride loop over a block's own row
 (`for (int i = threadIdx.x; i < E; i += blockDim.x) S`), each loop after any declarations of values the same for every
-element of the loop (passes/_stride_loop.py). S is straight-line code (declarations and expression
+element of the loop (passes/memory/_stride_loop.py). S is straight-line code (declarations and expression
 statements, no branches, loops, barriers or atomics) whose every pointer parameter that the code writes is subscripted
 by exactly `i`: checked numerically with the file's object-like macros substituted (`#define INCX 1`,
 `X(i) x[(i) * INCX]`), so `x[(i) * INCX]` counts and `x[2 * i]`, `x[i + 1]` or `x[i * incx]` do not. A pointer the code
@@ -23,10 +23,10 @@ from tree_sitter import Node
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.parsing import src
 
+from ..common.thread_index import GLOBAL_ID, compared_bound, elem_type, single_declaration, squeezed
+from ..common.tree import body_node, statements, text
 from ._element_accesses import Access, accesses
 from ._stride_loop import stride_loop
-from .common.thread_index import GLOBAL_ID, compared_bound, elem_type, single_declaration, squeezed
-from .common.tree import body_node, statements, text
 
 FORBIDDEN = re.compile(r"__syncthreads|__syncwarp|__shfl|__ballot|barrier\s*\(|\batomic\w*|\batom_\w*|__shared__|__local\b|"
                         r"\bthreadIdx|\bblockIdx|\bget_local_id|\bget_group_id")

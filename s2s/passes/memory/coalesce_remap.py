@@ -15,7 +15,7 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 from s2s.lang.kernel_model import kernel_model
 
-from .common.tree import body_node, statements, text
+from ..common.tree import body_node, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -17,7 +17,7 @@ from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.parsing import src
 
-from .common.tree import body_node, insert_before_kernel, text, walk
+from ..common.tree import body_node, insert_before_kernel, text, walk
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

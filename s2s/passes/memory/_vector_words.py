@@ -13,8 +13,8 @@ import re
 from s2s.lang.edits import Refused
 from s2s.lang.kernel_facts import KernelFacts
 
-from .common.thread_index import elem_type
-from .common.tree import fresh
+from ..common.thread_index import elem_type
+from ..common.tree import fresh
 
 # element types with no constructor only: a union member with one (__half, __nv_bfloat16) deletes the union's own
 _SIZES = {"char": 1, "signed char": 1, "unsigned char": 1, "uchar": 1, "int8_t": 1, "uint8_t": 1, "bool": 1,

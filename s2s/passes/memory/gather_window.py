@@ -23,9 +23,9 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts, idents, shape_bound
 
+from ..common.guards import loop_block
+from ..common.tree import body_node, fresh, indent_of, node_at, statements, text
 from ._gather import declared, early_return, first_trip, gathers, pure, returns
-from .common.guards import loop_block
-from .common.tree import body_node, fresh, indent_of, node_at, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -11,7 +11,7 @@ Refused unless the block-level code is the same in every block (no blockIdx, gri
 outside the index), S has no barrier, return or jump, S changes no variable declared outside it (elements stay
 independent), and the index is not used after the guard. What S adds up (atomics) is then added in another grouping.
 vec=N (4, 8 or 16 bytes; CUDA/HIP): every array that S only reads at [i] comes in as N-byte words unpacked in
-registers (passes/_vector_words.py): histo_shared's one byte per load moved 32 B per warp instruction, 512 B with
+registers (passes/memory/_vector_words.py): histo_shared's one byte per load moved 32 B per warp instruction, 512 B with
 uint4 words. It also applies to a kernel that already loops grid-stride (`for (i = GID; i < n; i += STRIDE) S`; its
 grid then fills the device too, unless the block-level code depends on the block); it refuses arrays S writes and
 element sizes that do not divide N.
@@ -27,9 +27,9 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
+from ..common.thread_index import GLOBAL_ID, GLOBAL_STRIDE, compared_bound, single_declaration, squeezed
+from ..common.tree import body_node, statements, text
 from ._vector_words import vectorized
-from .common.thread_index import GLOBAL_ID, GLOBAL_STRIDE, compared_bound, single_declaration, squeezed
-from .common.tree import body_node, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -4,7 +4,7 @@ A streaming kernel (axpy, a scale, a grid-stride `y[i] = a * x[i] + b * y[i]`) i
 in flight, not by arithmetic: a 4-byte load per array per thread leaves the memory system idle when the launch holds
 few threads (a grid-stride loop over a fixed grid). Here each thread loads every array it reads as one float4 (int4,
 uint4) for four consecutive elements, runs the element's code four times on registers, and stores each array it writes
-as one word. The shape (passes/_elementwise.py) guarantees that elements are independent and every pointer is touched
+as one word. The shape (passes/memory/_elementwise.py) guarantees that elements are independent and every pointer is touched
 only at `P[i]`, so each element computes exactly what it did before, bit for bit.
 
 One thread per element (`if (i < n) ...`): the grid shrinks by 4 (launch rule coarsen-x); the last, partial quad and
@@ -26,8 +26,8 @@ from typing import ClassVar
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
+from ..common.tree import fresh, indent_of, insert_before_kernel
 from ._elementwise import Shape, shape
-from .common.tree import fresh, indent_of, insert_before_kernel
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -5,7 +5,7 @@ from tree_sitter import Node
 
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, Subscript, idents
 
-from .common.tree import statements, text, walk
+from ..common.tree import statements, text, walk
 
 INT = {"int", "int32_t", "signed int", "signed"}
 _IMPURE = {"assignment_expression", "update_expression", "call_expression", "comma_expression"}

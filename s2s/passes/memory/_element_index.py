@@ -10,7 +10,7 @@ from s2s.lang.affine import poly_of
 from s2s.lang.cexpr import EvalError, evaluate
 from s2s.lang.parsing import parse
 
-from .common.tree import walk
+from ..common.tree import walk
 
 
 def steps_with(index: str, var: str) -> bool:
