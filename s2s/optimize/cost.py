@@ -313,7 +313,7 @@ def _other_branch(source: bytes, model: KernelModel) -> frozenset[int]:
 
 
 def _fallback(source: bytes, dialect: str, model: KernelModel) -> frozenset[int]:
-    """Global accesses in the `else` of `if (in range) atomicAdd(&shared[..], v); else ...` (passes/shared_histogram.py:
+    """Global accesses in the `else` of `if (in range) atomicAdd(&shared[..], v); else ...` (passes/reductions/shared_histogram.py:
     a bin outside the block's shared copy falls back to the global histogram): counted as their shared add."""
     if not model.shared:
         return frozenset()

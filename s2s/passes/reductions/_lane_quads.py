@@ -5,7 +5,7 @@ lane still issues one 4-byte load per array and trip. gemv_rows and row_sums the
 on an H200 that holds 270336, each with one load of the matrix in flight, about 0.5 MB over the GPU against the
 2.5 MB or so that 4.2 TB/s at ~600 ns latency needs (57-58% of the copy bandwidth measured). Here lane l takes the
 quad k = S + 4 l + 4 lanes t instead, one float4 load per array: four times the bytes in flight, the same rows and
-lanes. Every array must step by one element with k (checked numerically, macros expanded: passes/vector_loads.py)
+lanes. Every array must step by one element with k (checked numerically, macros expanded: passes/reductions/vector_loads.py)
 and start 16-byte aligned at k = S for this row (checked at run time: a row-major matrix whose row length is not a
 multiple of 4 has misaligned rows, which take the original loop); the elements past the last whole quad follow one
 per lane. The order of additions changes (within the MEP's tolerance), as the split itself already did.
@@ -24,9 +24,9 @@ import re
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.textsplit import split_top_level
 
+from ..common.thread_index import elem_type
+from ..common.tree import fresh
 from ._unit_stride import FUNC_MACRO, TERM, expand_macros, unit_stride
-from .common.thread_index import elem_type
-from .common.tree import fresh
 
 
 def lane_quads(facts: KernelFacts, source: bytes, k: str, start: str, cond: str, lanes: int, lane: str, stmt: str) -> list[str] | None:

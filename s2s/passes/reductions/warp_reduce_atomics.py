@@ -16,9 +16,9 @@ from typing import ClassVar
 from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 
+from ..common.thread_index import elem_type
+from ..common.tree import fresh, node_at, text
 from ._block_sum import block_sum
-from .common.thread_index import elem_type
-from .common.tree import fresh, node_at, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

@@ -10,7 +10,7 @@ import re
 from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
-from .common.tree import body_node, fresh, indent_of, node_at, statements, text
+from ..common.tree import body_node, fresh, indent_of, node_at, statements, text
 
 
 def spread(source: bytes, facts: KernelFacts, copies: int, types: set[str]) -> Rewrite | Refused:

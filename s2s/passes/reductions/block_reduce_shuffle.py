@@ -7,7 +7,7 @@ S[0]. Each warp reduces its 32 values with `__shfl_down_sync`, lane 0 stores the
 those B / 32 values the same way into S[0]; what follows the loop is unchanged. B must be a power of two from 32 to
 1024, a compile-time constant (a `static_assert` checks it); threads past B take no part, as in the tree. Sums are added in
 another order (within the MEP's tolerance); maxima and minima are exact. warps=W: one warp reduces each block's
-elements, W warps a block, no shared memory (passes/_warp_segment.py).
+elements, W warps a block, no shared memory (passes/reductions/_warp_segment.py).
 """
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
+from ..common.tree import body_node, fresh, indent_of, statements, text
 from ._coarse_tree import coarse_prefix
 from ._warp_segment import warp_segments
-from .common.tree import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -80,8 +80,8 @@ class BlockReduceShuffle:
     name: ClassVar[str] = "block-reduce-shuffle"
     priority: ClassVar[int] = 45  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("block-reduce-shuffle{warps=8}", "block-reduce-shuffle", "block-reduce-shuffle{coarsen=4}")
-    coarsen: int = 1  # F > 1: B / F threads per block, each combining F values in registers (passes/_coarse_tree.py)
-    warps: int = 0  # W > 0: one warp per block's elements, W of them a block, no shared memory (passes/_warp_segment.py)
+    coarsen: int = 1  # F > 1: B / F threads per block, each combining F values in registers (passes/reductions/_coarse_tree.py)
+    warps: int = 0  # W > 0: one warp per block's elements, W of them a block, no shared memory (passes/reductions/_warp_segment.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if facts.dialect == "opencl":

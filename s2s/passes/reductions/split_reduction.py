@@ -11,7 +11,7 @@ for gemv_cols). 8 outputs (512 blocks) measured no faster than 32: a warp's 32-b
 the statements before the loop first and then the sum of the terms: the order of additions changes, within the
 MEP's tolerance; no atomics. The guard becomes a condition, so every thread reaches the shuffle or the barrier.
 In lanes mode each lane reads quads of the row in float4 words where every array steps by one element and the row
-starts 16-byte aligned (passes/_lane_quads.py; `vec=1` keeps one element per lane and trip). `lanes` under 32 shares
+starts 16-byte aligned (passes/reductions/_lane_quads.py; `vec=1` keeps one element per lane and trip). `lanes` under 32 shares
 an output among 4-16 lanes (a shuffle of that width): for short rows, such as batched_gemv16's 16 floats once
 inner-loop-threads and coalesce-remap put the row on x and the batch on y (a kernel's y index is kept, only with
 lanes under 32: a 2-D grid of long sums is a contraction; splits mode, which needs threadIdx.y, is refused there), 4
@@ -26,10 +26,10 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.reduction_loop import ReductionLoop, find_reduction_loop
 
+from ..common.tree import fresh
 from ._cluster_columns import cluster_rewrite
 from ._column_quads import column_quads
 from ._lane_quads import lane_quads
-from .common.tree import fresh
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -84,10 +84,10 @@ class SplitReduction:
     canonical: ClassVar[bool] = True  # each step tried behind `normalize` too (C89 counters, unbraced guards, `= x +`)
     # splits=32 cols=16: gemv_cols 23.5 µs, gemv_colmajor 24.8 on the H200 (splits=16: 27.1 / 29.9; 64 x 8: 27.5 / 27.9;
     # 64 x 16: 24.2 / 25.0, so 16 x 16, fewer threads with longer loops, is tried after it, not yet measured)
-    # quad=4 (passes/_column_quads.py): 4 outputs a thread in float4 words; 64 x 8 quads = 128 blocks of 512 threads with 16 B
+    # quad=4 (passes/reductions/_column_quads.py): 4 outputs a thread in float4 words; 64 x 8 quads = 128 blocks of 512 threads with 16 B
     # loads (twice the bytes in flight of 32 x 16 scalar), not yet measured, so tried first and 32 x 16 right after it;
     # 128 x 4 quads: 32 x 16's 256 blocks of 512 threads with 16 B loads, a 128-deep sum of partials
-    # cluster=8 (passes/_cluster_columns.py): 32 quads x 8 splits a block, 8 blocks a cluster, 8 rows' loads in flight: the hand
+    # cluster=8 (passes/reductions/_cluster_columns.py): 32 quads x 8 splits a block, 8 blocks a cluster, 8 rows' loads in flight: the hand
     # probe on the H200 gemv_cols 21.8 us, gemv_colmajor 22.0 (72% of the copy bandwidth; sm_90 only), so tried first
     space: ClassVar[tuple[str, ...]] = ("split-reduction{splits=8 cols=32 quad=4 cluster=8}",
                                         "split-reduction{splits=64 cols=8 quad=4}", "split-reduction{splits=32 cols=16}",
@@ -98,8 +98,8 @@ class SplitReduction:
     cols: int = 32  # splits mode: outputs (quads with quad=4) per block along x; 8 or 16 give 2-4x the blocks for as many outputs
     block: int = 256  # threads per block (lanes mode)
     lanes: int = 32  # lanes mode: threads sharing an output (4: a warp reads 8 rows of 16 floats in one float4 load each)
-    quad: int = 1  # splits mode: 4 = each thread owns 4 adjacent outputs read in float4 words (passes/_column_quads.py)
-    vec: int = 4  # lanes mode: 4 = each lane reads quads of the row in float4 words where they qualify (passes/_lane_quads.py)
+    quad: int = 1  # splits mode: 4 = each thread owns 4 adjacent outputs read in float4 words (passes/reductions/_column_quads.py)
+    vec: int = 4  # lanes mode: 4 = each lane reads quads of the row in float4 words where they qualify (passes/reductions/_lane_quads.py)
     cluster: int = 1  # splits mode with quad=4: 2-8 blocks along y, one thread-block cluster, share each output (sm_90; _cluster_columns.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:

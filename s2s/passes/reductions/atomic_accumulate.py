@@ -7,7 +7,7 @@ threads) and each thread sums its elements of a grid-stride loop. `T acc = 0; fo
 STRIDE) acc += EXPR; atomicAdd(total, acc);` (dot_atomic) keeps its launch. Either way the block then adds its
 threads' sums with warp shuffles and shared memory and thread 0 adds the block's sum (reduce_atomic: 1056 atomics; one
 per thread left 270336, about 380 µs of the 508 µs measured). Where EXPR reads its arrays only at `P[i]` (4-byte
-elements, no macros), the loop moves whole quads through 16-byte loads (passes/_block_sum.py): with one thread per
+elements, no macros), the loop moves whole quads through 16-byte loads (passes/reductions/_block_sum.py): with one thread per
 SM slot, four times the bytes in flight. The sum's order changes, as any order of the atomics could: floating-point
 results match within the MEP's tolerance, integer ones exactly.
 """
@@ -22,9 +22,9 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, Atomic, KernelFacts, idents
 
+from ..common.thread_index import GLOBAL_ID, compared_bound, elem_type, single_declaration, squeezed
+from ..common.tree import body_node, fresh, indent_of, statements, text
 from ._block_sum import block_sum, quad_sum
-from .common.thread_index import GLOBAL_ID, compared_bound, elem_type, single_declaration, squeezed
-from .common.tree import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

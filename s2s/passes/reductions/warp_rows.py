@@ -6,11 +6,11 @@ The same shape covers the column walk of a transposed (column-major) layout, and
 `if (row < n) { ... }`. A running sum (`out[..c..] = run; run += e(c);`, exclusive or inclusive) becomes a warp scan:
 the lanes take consecutive c, scan their terms with `__shfl_up_sync`, store, and carry the chunk's total.
 A reduction whose arrays step by one element reads quads of the row in float4 words where the row starts 16-byte
-aligned (passes/_lane_quads.py; `vec=1` keeps one element per lane and trip); a gathered factor `x[cols[k]]` reads
+aligned (passes/reductions/_lane_quads.py; `vec=1` keeps one element per lane and trip); a gathered factor `x[cols[k]]` reads
 cols in int4 words. A sum that enters the loop with a value (`acc = out[i]`, a bias) keeps it in lane 0 only; `-=` too.
 A row walked by several loops, or by one that is not sums alone (softmax: max, sum, normalize; layer norm; row minima
 and maxima; stores to the row's elements), splits every loop among the lanes and combines each reduction with a
-`__shfl_xor_sync` butterfly so every lane holds it for what follows (passes/_row_loops.py, passes/_row_walks.py).
+`__shfl_xor_sync` butterfly so every lane holds it for what follows (passes/reductions/_row_loops.py, passes/reductions/_row_walks.py).
 """
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
 
+from ..common.guards import loop_block
+from ..common.tree import body_node, fresh, indent_of, statements, text
 from ._lane_quads import lane_quads
 from ._row_scalars import COUNT_UP, declares, starts_at_zero
 from ._row_walks import row_walks
 from ._warp_scan import scan_loop, scan_shape, value_of
-from .common.guards import loop_block
-from .common.tree import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -86,7 +86,7 @@ class WarpRows:
     lanes: int = 32
     block: int = 256
     unroll: int = 1  # a scan's chunks whose loads one trip issues together (running sums only)
-    vec: int = 4  # a reduction's lanes read quads of the row in float4 words where they qualify (passes/_lane_quads.py)
+    vec: int = 4  # a reduction's lanes read quads of the row in float4 words where they qualify (passes/reductions/_lane_quads.py)
 
     def applies(self, facts: KernelFacts) -> bool | str:
         if facts.dialect == "opencl":
@@ -126,7 +126,7 @@ class WarpRows:
         scan = scan_shape(source, stmts[at], loop.var) if isinstance(accs, str) else None
         if isinstance(accs, str) and isinstance(scan, tuple):
             accs = [scan[0]]
-        if isinstance(accs, str):  # not sums alone: a walk of maxima, stores to the row, ... (passes/_row_walks.py)
+        if isinstance(accs, str):  # not sums alone: a walk of maxima, stores to the row, ... (passes/reductions/_row_walks.py)
             walks = self._walks(source, facts)
             if isinstance(walks, Rewrite):
                 return walks

@@ -25,9 +25,9 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
+from ..common.thread_index import elem_type
+from ..common.tree import fresh, indent_of, text
 from ._coarse_tree import Prefix, block_size, per_element, prefix
-from .common.thread_index import elem_type
-from .common.tree import fresh, indent_of, text
 
 _WORDS = {"float": "float4", "int": "int4", "unsigned": "uint4", "unsigned int": "uint4"}
 

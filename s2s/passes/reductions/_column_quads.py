@@ -19,9 +19,9 @@ from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.reduction_loop import ReductionLoop
 from s2s.lang.textsplit import split_top_level
 
+from ..common.thread_index import elem_type
+from ..common.tree import fresh
 from ._unit_stride import FUNC_MACRO, TERM, expand_macros, unit_stride
-from .common.thread_index import elem_type
-from .common.tree import fresh
 
 
 def column_quads(facts: KernelFacts, source: bytes, r: ReductionLoop, names: dict[str, str], splits: int, cols: int,

@@ -9,7 +9,7 @@ so no index the original did not touch is written). Top-level `if (..) return;` 
 blocks so that every thread reaches both barriers; any other return is refused. Works for any block shape.
 copies=N (a power of two up to 32): N sub-histograms, bin-major (`bin * N + tid % N`), summed at the flush: with 32,
 the lanes of a warp never share a bank; a kernel that already has its own shared histogram gets it spread the same way
-(passes/_histogram_copies.py). Refused where the copies would exceed 48 KiB of shared memory.
+(passes/reductions/_histogram_copies.py). Refused where the copies would exceed 48 KiB of shared memory.
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
+from ..common.tree import body_node, fresh, indent_of, node_at, statements, text
 from ._histogram_copies import spread
-from .common.tree import body_node, fresh, indent_of, node_at, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

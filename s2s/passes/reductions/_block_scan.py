@@ -11,7 +11,7 @@ from tree_sitter import Node
 from s2s.lang.edits import Refused
 from s2s.lang.kernel_facts import KernelFacts
 
-from .common.tree import text, walk
+from ..common.tree import text, walk
 
 _SUB = r"\[([^\[\]]*)\]"
 

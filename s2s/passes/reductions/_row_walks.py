@@ -1,5 +1,5 @@
 """warp-rows on a thread-per-row kernel whose row is walked by several loops, or by one loop that is not sums alone
-(passes/_row_loops.py reads the loops): `lanes` threads per row, each loop's iterations split among them, every
+(passes/reductions/_row_loops.py reads the loops): `lanes` threads per row, each loop's iterations split among them, every
 reduction combined across the lanes by a `__shfl_xor_sync` butterfly right after its loop (so every lane holds it for
 what follows), `__syncwarp` after a loop when memory it touches is stored by it or by a later loop, and lane 0 alone
 running what follows the last loop. The row loops are the innermost loops: loops and ifs around them (a search that
@@ -13,11 +13,11 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts, idents
 
+from ..common.guards import loop_block
+from ..common.tree import body_node, fresh, indent_of, statements, text, walk
 from ._row_loops import RowLoop, combine, row_loop, unit_step
 from ._row_scalars import COUNT_UP, declares, moving, row_pointers, starts_at_zero
 from ._warp_scan import value_of
-from .common.guards import loop_block
-from .common.tree import body_node, fresh, indent_of, statements, text, walk
 
 
 def _declared(source: bytes, stmts: list[Node]) -> set[str]:

@@ -2,7 +2,7 @@
 
 `splits` warps-worth of threads along y in each block and `cluster` blocks along y (one cluster, `__cluster_dims__`)
 share each output: thread x of a block owns the 4 adjacent outputs of a quad, read as one float4 per row as in
-passes/_column_quads.py; block b of the cluster takes the b-th of `cluster` contiguous chunks of the rows, and its
+passes/reductions/_column_quads.py; block b of the cluster takes the b-th of `cluster` contiguous chunks of the rows, and its
 threads along y take every `splits`-th row of the chunk. The rows are walked 8 at a time, the 8 rows' words loaded before any is used (8 loads in
 flight a thread; `__launch_bounds__` keeps the registers for them), then one at a time. Each block adds its threads'
 partials in order through shared memory; block 0 of the cluster adds the blocks' sums, in rank order, read through
@@ -21,8 +21,8 @@ from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 from s2s.lang.reduction_loop import ReductionLoop
 
+from ..common.tree import body_node, fresh
 from ._column_quads import quad_factors
-from .common.tree import body_node, fresh
 
 ROWS = 8  # rows whose words a thread loads before it adds any
 ARCH_GUARD = ("#if defined(__HIP_PLATFORM_AMD__) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900)",

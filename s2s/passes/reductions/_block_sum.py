@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 from s2s.lang.kernel_facts import KernelFacts, idents
 
-from .common.thread_index import elem_type
-from .common.tree import fresh
+from ..common.thread_index import elem_type
+from ..common.tree import fresh
 
 
 def block_sum(facts: KernelFacts, source: bytes, value: str, ty: str, target: str) -> list[str]:

@@ -9,7 +9,7 @@ from tree_sitter import Node
 from s2s.lang.edits import Refused
 from s2s.lang.kernel_facts import KernelFacts, idents
 
-from .common.tree import fresh, indent_of, statements, text
+from ..common.tree import fresh, indent_of, statements, text
 
 
 def scan_loop(source: bytes, facts: KernelFacts, loop: Node, scan: tuple[str, Node, Node, bool], ty: str, lanes: int,

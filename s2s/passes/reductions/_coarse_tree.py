@@ -23,7 +23,7 @@ from s2s.lang.cexpr import try_evaluate
 from s2s.lang.edits import Refused
 from s2s.lang.kernel_facts import KernelFacts
 
-from .common.tree import fresh, text
+from ..common.tree import fresh, text
 
 _OBJ_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]+?)[ \t]*$", re.M)
 _EFFECT = re.compile(r"(?<![=!<>+\-*/%&|^])=(?!=)|\+\+|--|\batomic|__syncthreads|__shfl|\breturn\b")

@@ -1,4 +1,4 @@
-"""The names of a row walk (passes/_row_loops.py, passes/_row_walks.py): declarations, sums that enter their loop at
+"""The names of a row walk (passes/reductions/_row_loops.py, passes/reductions/_row_walks.py): declarations, sums that enter their loop at
 zero, selections (max / min by a call, a conditional expression or an `if`), pointers to the row, and names that move
 with a loop around the row loops."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from tree_sitter import Node
 
 from s2s.lang.kernel_facts import idents
 
-from .common.tree import text, walk
+from ..common.tree import text, walk
 
 _SELECT_CALLS = frozenset({"max", "min", "fmax", "fmin", "fmaxf", "fminf", "::max", "::min", "std::max", "std::min"})
 _COMPARE = frozenset({"<", ">", "<=", ">="})

@@ -9,7 +9,7 @@ may only read a thread's own element: those reads become the scanned register. E
 the totals of the warps before it: 2 barriers instead of 2 log2(B), no bank traffic for S. B must be a multiple of 32 up
 to 1024, a compile-time constant (a `static_assert` checks it), and the block must hold B threads in x, as the loop's
 bound already assumes. Sums are added in another order (within the MEP's tolerance). With `coarsen=F` the block has B / F
-threads that load and scan F elements each (passes/_coarse_scan.py): F times the loads in flight per thread.
+threads that load and scan F elements each (passes/reductions/_coarse_scan.py): F times the loads in flight per thread.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, LaunchChange, Refused, Rewrite
 from s2s.lang.kernel_facts import KernelFacts
 
+from ..common.tree import body_node, fresh, indent_of, statements, text
 from ._block_scan import (
     aliases,
     declares,
@@ -33,7 +34,6 @@ from ._block_scan import (
     whole_lines,
 )
 from ._coarse_scan import coarse_scan
-from .common.tree import body_node, fresh, indent_of, statements, text
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\

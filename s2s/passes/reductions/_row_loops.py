@@ -20,8 +20,8 @@ from tree_sitter import Node
 
 from s2s.lang.kernel_facts import idents
 
+from ..common.tree import statements, text, walk
 from ._row_scalars import compared, select, strip
-from .common.tree import statements, text, walk
 
 
 @dataclass

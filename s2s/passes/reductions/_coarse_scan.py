@@ -19,9 +19,9 @@ from tree_sitter import Node
 from s2s.lang.edits import Edit, Refused
 from s2s.lang.kernel_facts import KernelFacts
 
+from ..common.tree import fresh, indent_of, text
 from ._block_scan import declares
 from ._coarse_tree import block_size
-from .common.tree import fresh, indent_of, text
 
 _EFFECT = re.compile(r"(?<![=!<>+\-*/%&|^])=(?!=)|\+\+|--|\batomic|__syncthreads|__shfl|\breturn\b")
 _AFTER = re.compile(r"__syncthreads|__shared__|\breturn\b|\bbreak\b|\bcontinue\b|\bgoto\b|__shfl")
