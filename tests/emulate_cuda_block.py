@@ -20,7 +20,7 @@ from emulate_cuda import Launch, kernel_text
 from session_builds import compile_threaded
 
 from s2s.lang.kernel_facts import kernel_facts
-from s2s.passes._elementwise import elem_type
+from s2s.passes.common.thread_index import elem_type
 
 SHIM = """\
 #include <barrier>

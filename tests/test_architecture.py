@@ -23,7 +23,7 @@ LAYERS: tuple[str, ...] = (
     "extract",      # stage 2: a kernel's closure and sizes pulled into an MEP
     "capture",      # a real run's data recorded into an MEP, and variants held to it
     "sequence",     # a host loop's window of launches captured into a sequence MEP, replayed original and as a graph
-    "passes",       # one rewrite pass per module
+    "passes",       # one rewrite pass per module, a folder per computation (family), shared analysis in passes/common
     "optimize",     # stage 3: proposers, the pass registry, verified rounds, patterns, the report
     "reintegrate",  # stage 4: the winner spliced back into the application
     "auto",         # the whole pipeline in one command
@@ -127,6 +127,44 @@ def test_no_import_cycle() -> None:
         if m not in state:
             visit(m)
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def _imported_names(path: Path) -> list[tuple[str, str]]:
+    """(module, name) of every `from MODULE import NAME` in the file, relative imports resolved."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: list[tuple[str, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []
+            target = ".".join(base + ([node.module] if node.module else []))
+            out += [(target, a.name) for a in node.names]
+    return out
+
+
+def test_no_pass_takes_another_modules_private_names() -> None:
+    """What modules of s2s/passes share is public (in a family's helper module or in passes/common/): none imports an
+    underscore name of another."""
+    taken = [f"{path.relative_to(PACKAGE)}: {module}.{name}" for path in sorted((PACKAGE / "passes").rglob("*.py"))
+             for module, name in _imported_names(path) if module.startswith("s2s.passes") and name.startswith("_")]
+    assert not taken, "private names imported:\n" + "\n".join(taken)
+
+
+def test_a_pass_family_imports_only_itself_and_common() -> None:
+    """s2s/passes/FAMILY/ takes from its own folder and from passes/common/ (what several families read), never from
+    another family: each family's analysis stays beside its passes."""
+    passes = PACKAGE / "passes"
+    families = {p.name for p in passes.iterdir() if p.is_dir() and (p / "__init__.py").is_file()} - {"common"}
+    assert families, "no family folder under s2s/passes"
+    crossing = []
+    for path in sorted(passes.rglob("*.py")):
+        own = path.relative_to(passes).parts[0] if len(path.relative_to(passes).parts) > 1 else ""
+        for module in _imports(path):
+            parts = module.split(".")
+            other = parts[2] if module.startswith("s2s.passes.") and len(parts) > 2 and parts[2] in families else ""
+            if other and other != own:
+                crossing.append(f"{path.relative_to(PACKAGE)} -> {module}")
+    assert not crossing, "imports across pass families:\n" + "\n".join(crossing)
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
 """Lanes that read a CSR row's column indices and values in 16-byte words and gather x at each word's four components
-(issue 15: spmv_csr at 24% of the copy bandwidth; passes/_lane_quads.py's gathered factor `x[cols[k]]`). The rewrites
+(issue 15: spmv_csr at 24% of the copy bandwidth; passes/reductions/_lane_quads.py's gathered factor `x[cols[k]]`). The rewrites
 run threaded on the CPU against the original (tests/emulate_cuda_block.py): the emulator's index fill makes row pointers
 that are not monotonic, so rows of 31 elements starting at every residue mod 4 (aligned and not) sit beside empty rows."""
 from __future__ import annotations

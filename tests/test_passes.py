@@ -20,6 +20,7 @@ from s2s.optimize.registry import (
     example,
     get_pass,
     make_pass,
+    module_name,
     parse_pipeline,
     run_pass,
 )
@@ -31,8 +32,9 @@ PASS_DIR = ROOT / "s2s" / "passes"
 # -- registry --------------------------------------------------------------------------------------
 def test_registry_is_sorted_and_complete() -> None:
     assert list(BUILTIN) == sorted(BUILTIN)
-    modules = {p.stem.replace("_", "-") for p in PASS_DIR.glob("*.py") if not p.stem.startswith("_")}
-    assert modules == set(BUILTIN)
+    modules = {p.relative_to(PASS_DIR).with_suffix("").as_posix() for p in PASS_DIR.rglob("*.py")
+               if not p.stem.startswith("_") and p.parent.name != "common"}
+    assert modules == {"/".join(filter(None, (family, name.replace("-", "_")))) for name, (family, _) in BUILTIN.items()}
     assert set(BUILTIN) <= set(all_passes())
 
 
@@ -40,7 +42,7 @@ def test_registry_is_sorted_and_complete() -> None:
 def test_every_entry_is_named_right(name: str) -> None:
     cls = get_pass(name)
     assert cls.name == name
-    assert cls.__module__ == "s2s.passes." + name.replace("-", "_")
+    assert cls.__module__ == module_name(name) and cls.__module__.endswith("." + name.replace("-", "_"))
     assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
     cls()  # every option has a default
 
@@ -178,9 +180,9 @@ def test_everything_compiles(tmp_path: Path, shard: int) -> None:
 
 
 def test_pass_modules_are_small() -> None:
-    for p in PASS_DIR.glob("*.py"):
+    for p in PASS_DIR.rglob("*.py"):
         assert len(p.read_text().splitlines()) < 220, p.name
-    importlib.import_module("s2s.passes._common")
+    importlib.import_module("s2s.passes.common.tree")
 
 
 def test_no_pass_raises_on_any_sample_kernel() -> None:

@@ -148,8 +148,8 @@ def test_swapped_launch_follows_the_recorded_rule(tmp_path: Path) -> None:
 @needs_nvcc
 def test_helpers_reaching_one_unit_twice_compile(tmp_path: Path) -> None:
     """Two kernels in two headers of one translation unit, each reintegrated with the same helpers: guarded, once."""
-    from s2s.passes.fast_math import EXAMPLE_AFTER as FAST
-    from s2s.passes.struct_wide_io import HELPER
+    from s2s.passes.arithmetic.fast_math import EXAMPLE_AFTER as FAST
+    from s2s.passes.memory.struct_wide_io import HELPER
 
     fast_copy = FAST[FAST.index("#ifndef"):FAST.index("#endif") + len("#endif")]
     (tmp_path / "a.cuh").write_text(HELPER + fast_copy + "\n")

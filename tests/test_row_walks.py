@@ -1,5 +1,5 @@
 """warp-rows on thread-per-row kernels that walk their row in several loops or in one loop that is not sums alone
-(softmax, layer norm, row minima and maxima: passes/_row_loops.py, passes/_row_walks.py). Each spelling of our fixture
+(softmax, layer norm, row minima and maxima: passes/reductions/_row_loops.py, passes/reductions/_row_walks.py). Each spelling of our fixture
 (tests/fixtures/row_walks/, one kernel a file) is rewritten, run threaded on the CPU against the original (tests/emulate_cuda_block.py)
 with odd sizes, rows shorter than a warp and sub-warp rows, compiled by nvcc, and the walks that must stay refused are."""
 from __future__ import annotations

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from s2s.lang.kernel_facts import kernel_facts
-from s2s.passes.launch_config import LaunchConfig
+from s2s.passes.launch.launch_config import LaunchConfig
 
 
 def _bound(body: str, dialect: str = "cuda") -> str:

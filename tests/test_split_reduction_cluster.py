@@ -1,4 +1,4 @@
-"""split-reduction{cluster=C} (passes/_cluster_columns.py; issue 15: gemv_cols and gemv_colmajor at 67% / 64% of the
+"""split-reduction{cluster=C} (passes/reductions/_cluster_columns.py; issue 15: gemv_cols and gemv_colmajor at 67% / 64% of the
 copy bandwidth with 32 x 16 splits, a hand probe with clusters of 8 blocks at 72%): a column walk's splits spread over
 the blocks of a thread-block cluster, summed through distributed shared memory. The zoo kernels' rewrites run threaded
 on the CPU against the originals with the cluster's blocks at once (tests/emulate_cuda_cluster.py), on the float4

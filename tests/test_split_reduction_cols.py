@@ -17,7 +17,7 @@ from session_builds import nvcc_checks
 from s2s.lang.edits import Refused
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.registry import Applied, build_pipeline, run_pass, search_space
-from s2s.passes.split_reduction import SplitReduction
+from s2s.passes.reductions.split_reduction import SplitReduction
 
 ZOO = ROOT / "bench" / "zoo"
 NEW = ("split-reduction{splits=64 cols=8}", "split-reduction{splits=32 cols=16}")

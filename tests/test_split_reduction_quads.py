@@ -1,4 +1,4 @@
-"""split-reduction{quad=4} (passes/_column_quads.py; issue 15: gemv_cols and gemv_colmajor at 68% / 64% of the copy
+"""split-reduction{quad=4} (passes/reductions/_column_quads.py; issue 15: gemv_cols and gemv_colmajor at 68% / 64% of the copy
 bandwidth with 16 scalar outputs a block): four adjacent outputs a thread read in float4 words. The zoo kernels'
 rewrites run threaded on the CPU against the originals (tests/emulate_cuda_block.py) with aligned rows (the float4
 path) and odd row lengths or buffers off a 16-byte boundary (the scalar path), mutants that must fail, refusals, the

@@ -88,6 +88,6 @@ def test_the_mep_measured_device_sets_the_grid(tmp_path: Path) -> None:
 def test_no_pass_module_holds_device_constants() -> None:
     """Passes read `facts.device`; none builds a device description or imports the default."""
     passes = Path(__file__).resolve().parents[1] / "s2s" / "passes"
-    for path in sorted(passes.glob("*.py")):
+    for path in sorted(passes.rglob("*.py")):
         text = path.read_text()
         assert not re.search(r"\bTargetDevice\(|\bDevice\(\)|import[^\n]*\bH200\b|target_device import", text), path.name

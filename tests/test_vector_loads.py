@@ -13,7 +13,7 @@ from s2s.mep.manifest import load
 from s2s.optimize.loop import write_variant
 from s2s.optimize.proposers.base import State
 from s2s.optimize.proposers.builtin import apply_pipeline
-from s2s.passes.vector_loads import unit_stride
+from s2s.passes.reductions._unit_stride import unit_stride
 
 
 def test_unit_stride_is_checked_numerically() -> None:

@@ -313,7 +313,7 @@ def _other_branch(source: bytes, model: KernelModel) -> frozenset[int]:
 
 
 def _fallback(source: bytes, dialect: str, model: KernelModel) -> frozenset[int]:
-    """Global accesses in the `else` of `if (in range) atomicAdd(&shared[..], v); else ...` (passes/shared_histogram.py:
+    """Global accesses in the `else` of `if (in range) atomicAdd(&shared[..], v); else ...` (passes/reductions/shared_histogram.py:
     a bin outside the block's shared copy falls back to the global histogram): counted as their shared add."""
     if not model.shared:
         return frozenset()
@@ -449,7 +449,7 @@ _GID_LAST = re.compile(r"=\s*\S.*\+\s*(?:blockIdx\.x\s*\*\s*blockDim\.x|blockDim
 
 def _offset_grid_stride(source: bytes, model: KernelModel, a: ArrayAccess, strided: frozenset[int]) -> bool:
     """`P[i]` in `for (int i = START + GID; ...; i += GRID STRIDE)` (the scalar tail after whole words,
-    passes/_vector_words.py): consecutive threads read consecutive elements whatever START, which the model cannot read."""
+    passes/memory/_vector_words.py): consecutive threads read consecutive elements whatever START, which the model cannot read."""
     lp = model.loops[a.nest[-1]] if a.nest else None
     if lp is None or a.nest[-1] not in strided or a.flat is None or a.flat.terms != (((lp.var,), 1),):
         return False

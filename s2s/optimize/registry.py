@@ -18,50 +18,51 @@ from s2s.lang.edits import Failure, LaunchChange, Refused, Rewrite, apply_edits
 from s2s.lang.kernel_facts import KernelFacts, TooDeep, kernel_facts
 from s2s.lang.target_device import TargetDevice
 
-# pass name -> class name in s2s.passes.<name with underscores>; keep sorted.
-BUILTIN: dict[str, str] = {
-    "allpairs-bodies": "AllpairsBodies",
-    "allpairs-lanes": "AllpairsLanes",
-    "allpairs-pack": "AllpairsPack",
-    "atomic-accumulate": "AtomicAccumulate",
-    "block-reduce-shuffle": "BlockReduceShuffle",
-    "block-scan-shuffle": "BlockScanShuffle",
-    "coalesce-remap": "CoalesceRemap",
-    "contraction-blocking": "ContractionBlocking",
-    "contraction-tiling": "ContractionTiling",
-    "contraction-triangle": "ContractionTriangle",
-    "delinearize-2d": "Delinearize2d",
-    "fast-math": "FastMath",
-    "gather-window": "GatherWindow",
-    "grid-stride-fill": "GridStrideFill",
-    "hoist-invariants": "HoistInvariants",
-    "inner-loop-threads": "InnerLoopThreads",
-    "launch-config": "LaunchConfig",
-    "loads-first": "LoadsFirst",
-    "loop-unroll": "LoopUnroll",
-    "normalize": "Normalize",
-    "precision-hygiene": "PrecisionHygiene",
-    "register-accumulation": "RegisterAccumulation",
-    "register-blocking": "RegisterBlocking",
-    "restrict-const": "RestrictConst",
-    "row-coarsen": "RowCoarsen",
-    "shared-histogram": "SharedHistogram",
-    "smem-allpairs": "SmemAllpairs",
-    "smem-tiling": "SmemTiling",
-    "smem-transpose": "SmemTranspose",
-    "split-reduction": "SplitReduction",
-    "stencil-registers": "StencilRegisters",
-    "stencil-streaming": "StencilStreaming",
-    "stencil-tiling": "StencilTiling",
-    "struct-wide-io": "StructWideIo",
-    "thread-coarsen": "ThreadCoarsen",
-    "triangular-solve-blocking": "TriangularSolveBlocking",
-    "vector-elementwise": "VectorElementwise",
-    "vector-elementwise-2d": "VectorElementwise2d",
-    "vector-loads": "VectorLoads",
-    "walk-registers": "WalkRegisters",
-    "warp-reduce-atomics": "WarpReduceAtomics",
-    "warp-rows": "WarpRows",
+# pass name -> (family, class name): the class is in s2s.passes.<family>.<name with underscores> (the family is the
+# computation it transforms, a folder of s2s/passes/; "" for a pass of every family); keep sorted.
+BUILTIN: dict[str, tuple[str, str]] = {
+    "allpairs-bodies": ("allpairs", "AllpairsBodies"),
+    "allpairs-lanes": ("allpairs", "AllpairsLanes"),
+    "allpairs-pack": ("allpairs", "AllpairsPack"),
+    "atomic-accumulate": ("reductions", "AtomicAccumulate"),
+    "block-reduce-shuffle": ("reductions", "BlockReduceShuffle"),
+    "block-scan-shuffle": ("reductions", "BlockScanShuffle"),
+    "coalesce-remap": ("memory", "CoalesceRemap"),
+    "contraction-blocking": ("contractions", "ContractionBlocking"),
+    "contraction-tiling": ("contractions", "ContractionTiling"),
+    "contraction-triangle": ("contractions", "ContractionTriangle"),
+    "delinearize-2d": ("launch", "Delinearize2d"),
+    "fast-math": ("arithmetic", "FastMath"),
+    "gather-window": ("memory", "GatherWindow"),
+    "grid-stride-fill": ("memory", "GridStrideFill"),
+    "hoist-invariants": ("memory", "HoistInvariants"),
+    "inner-loop-threads": ("launch", "InnerLoopThreads"),
+    "launch-config": ("launch", "LaunchConfig"),
+    "loads-first": ("memory", "LoadsFirst"),
+    "loop-unroll": ("arithmetic", "LoopUnroll"),
+    "normalize": ("", "Normalize"),
+    "precision-hygiene": ("arithmetic", "PrecisionHygiene"),
+    "register-accumulation": ("reductions", "RegisterAccumulation"),
+    "register-blocking": ("contractions", "RegisterBlocking"),
+    "restrict-const": ("arithmetic", "RestrictConst"),
+    "row-coarsen": ("contractions", "RowCoarsen"),
+    "shared-histogram": ("reductions", "SharedHistogram"),
+    "smem-allpairs": ("allpairs", "SmemAllpairs"),
+    "smem-tiling": ("contractions", "SmemTiling"),
+    "smem-transpose": ("memory", "SmemTranspose"),
+    "split-reduction": ("reductions", "SplitReduction"),
+    "stencil-registers": ("stencils", "StencilRegisters"),
+    "stencil-streaming": ("stencils", "StencilStreaming"),
+    "stencil-tiling": ("stencils", "StencilTiling"),
+    "struct-wide-io": ("memory", "StructWideIo"),
+    "thread-coarsen": ("launch", "ThreadCoarsen"),
+    "triangular-solve-blocking": ("contractions", "TriangularSolveBlocking"),
+    "vector-elementwise": ("memory", "VectorElementwise"),
+    "vector-elementwise-2d": ("memory", "VectorElementwise2d"),
+    "vector-loads": ("reductions", "VectorLoads"),
+    "walk-registers": ("stencils", "WalkRegisters"),
+    "warp-reduce-atomics": ("reductions", "WarpReduceAtomics"),
+    "warp-rows": ("reductions", "WarpRows"),
 }
 
 
@@ -74,13 +75,14 @@ class Pass(Protocol):
 
 
 def module_name(name: str) -> str:
-    return "s2s.passes." + name.replace("-", "_")
+    family = BUILTIN[name][0] if name in BUILTIN else ""
+    return ".".join(["s2s.passes", *([family] if family else []), name.replace("-", "_")])
 
 
 def get_pass(name: str) -> type[Any]:
     """The pass class registered under `name` (built-in first, then the `s2s.passes` entry points)."""
     if name in BUILTIN:
-        return getattr(importlib.import_module(module_name(name)), BUILTIN[name])  # type: ignore[no-any-return]
+        return getattr(importlib.import_module(module_name(name)), BUILTIN[name][1])  # type: ignore[no-any-return]
     for ep in entry_points(group="s2s.passes"):
         if ep.name == name:
             return ep.load()  # type: ignore[no-any-return]
