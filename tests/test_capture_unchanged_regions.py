@@ -49,6 +49,37 @@ def test_a_region_marked_unchanged_is_its_bytes_before(tmp_path: Path) -> None:
     for name, data in (("table", table), ("code", code)):
         after = (mep / entry[name]["after"]).read_bytes()
         assert after.endswith(data)  # the .npy of the bytes before
+        assert entry[name]["after"] == entry[name]["before"]  # one file in the MEP too, not a second copy
+    assert entry["out"]["after"] != entry["out"]["before"] and (mep / entry["out"]["after"]).read_bytes().endswith(out_a)
+    assert sorted(p.name for p in (mep / "capture" / "launch2").iterdir()) == [
+        "code.before.npy", "out.after.npy", "out.before.npy", "table.before.npy"]
+    # the data's digest names the bytes: another value in an unchanged input, another digest
+    (d / "arg2.before.bin").write_bytes(code[:-4] + struct.pack("<f", 99.0))
+    again = collect(tmp_path / "dump", mep, m, want="--launch 2", run_cmd="./row_code", build_cmd="make")
+    assert again.manifest.capture["digest"] != got.manifest.capture["digest"]
+
+
+def test_a_dump_file_shorter_than_its_record_is_an_error_and_a_copy_streams(tmp_path: Path) -> None:
+    import hashlib
+
+    import numpy as np
+
+    from s2s.capture.npy import copy_to_npy, read_npy, same_bytes
+
+    src = tmp_path / "a.bin"
+    data = np.arange(3_000_000, dtype="<f4").tobytes()  # more than one chunk
+    src.write_bytes(data + b"tail")
+    h = hashlib.sha256()
+    copy_to_npy(src, len(data), tmp_path / "a.npy", "<f4", 3_000_000, h)
+    raw, descr, count = read_npy(tmp_path / "a.npy")
+    assert raw == data and descr == "<f4" and count == 3_000_000 and h.digest() == hashlib.sha256(data).digest()
+    assert np.load(tmp_path / "a.npy")[-1] == 2_999_999.0
+    with pytest.raises(OSError, match="holds 12000004 bytes, 12000008 expected"):
+        copy_to_npy(src, len(data) + 8, tmp_path / "b.npy", "<f4", 3_000_002)
+    (tmp_path / "c.bin").write_bytes(data + b"tail")
+    (tmp_path / "d.bin").write_bytes(data + b"tall")
+    assert same_bytes(src, tmp_path / "c.bin") and not same_bytes(src, tmp_path / "d.bin")
+    assert not same_bytes(src, tmp_path / "a.npy")
 
 
 @pytest.mark.gpu

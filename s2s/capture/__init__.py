@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from s2s.base.errors import UserError
+from s2s.base.fsutil import move_into
 from s2s.base.treefiles import copy_tree, owner_writable
 from s2s.mep.manifest import Manifest, load, save
 
@@ -337,7 +338,7 @@ def _write_one(k: _Kernel, dump: Path, out: Path, root: Path, log: Path, run_cmd
         shutil.copy2(log, k.staged / "capture.log")
         if (out / "capture").is_dir():
             shutil.rmtree(out / "capture")
-        shutil.copytree(k.staged, out, dirs_exist_ok=True)
+        move_into(k.staged, out)  # renamed, not copied, where the temporary directory shares out's file system
     report = None
     if compare_static:  # the statically extracted manifest against the captured truth
         from .fidelity import compare, write

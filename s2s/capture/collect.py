@@ -21,7 +21,7 @@ from s2s.lang.typedefs import typedefs
 from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, ParamSpec, StructSpec, SymbolSpec
 
 from .deduce import Unsolvable, builtin_spelling, declared_template, solve, split_args, substitute
-from .npy import descr_of, write_npy
+from .npy import copy_to_npy, descr_of, same_bytes, write_npy
 from .structs import depth_error, layout_table, pointer_field, with_declared
 
 _CUDA_RUNTIME = frozenset({"cuda", "hip"})  # backends whose launches the CUDA runtime records (HIP: built for NVIDIA GPUs)
@@ -82,13 +82,18 @@ def read_record(path: Path) -> Record:
     return rec
 
 
-def _after(d: Path, stem: str, before: bytes) -> bytes:
-    """A region's bytes after the launch: STEM.after.bin, or its bytes before where the runtime found them unchanged
-    and wrote STEM.after.same instead (an input of gigabytes is stored once)."""
+def _after(d: Path, stem: str) -> Path | None:
+    """A region's file after the launch: STEM.after.bin, or None where the runtime found its bytes unchanged and wrote
+    STEM.after.same instead (an input of gigabytes is stored once, in the dump and in the MEP)."""
     path = d / f"{stem}.after.bin"
     if not path.exists() and (d / f"{stem}.after.same").exists():
-        return before
-    return path.read_bytes()
+        return None
+    return path
+
+
+def _head(path: Path, n: int = 16 << 20) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(n)
 
 
 def launches_seen(dump: Path) -> int | None:
@@ -327,6 +332,20 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
         write_npy(cap / rel.removeprefix("capture/"), data, descr, count)
         digest.update(rel.encode() + b"\0" + data)
 
+    def put_region(d: Path, stem: str, b_rel: str, a_rel: str, nbytes: int, descr: str, count: int) -> tuple[str, bool]:
+        """A region's dump files (STEM.before.bin, STEM.after.bin or .after.same) as .npy files, streamed: the after
+        file's name in the MEP (the before file's where the launch left the region unchanged) and whether it changed."""
+        src = d / f"{stem}.before.bin"
+        digest.update(b_rel.encode() + b"\0")
+        copy_to_npy(src, nbytes, cap / b_rel.removeprefix("capture/"), descr, count, digest)
+        after = _after(d, stem)
+        if after is None:
+            digest.update(a_rel.encode() + b"\0same\0")
+            return b_rel, False
+        digest.update(a_rel.encode() + b"\0")
+        copy_to_npy(after, nbytes, cap / a_rel.removeprefix("capture/"), descr, count, digest)
+        return a_rel, not same_bytes(src, after)
+
     if cap.exists():
         import shutil
 
@@ -368,7 +387,7 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
                 value = types.decode(p.elem, raw)
                 entry["params"][p.name] = {"kind": "value", "bytes": raw.hex(), "value": value}
                 if m.backend in _CUDA_RUNTIME and _number_type(_clean(p.elem)) not in _FMT and not isinstance(value, (int, float)):
-                    ptrs = struct_pointers(rec, i, p.name, p.elem, decl, put, ranges)
+                    ptrs = struct_pointers(rec, i, p.name, p.elem, decl, put_region, ranges)
                     entry["params"][p.name]["pointers"] = ptrs
                     struct_layouts.setdefault(p.name, layout_table(decl, p.name, p.elem, len(raw)))
                     if rec in replay:
@@ -388,8 +407,6 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
             if "*" in _clean_ptr(p.elem):
                 raise UserError(f"capture: params.{p.name} holds pointers ({p.elem}): structures of pointers are not captured "
                                 "(the addresses would not be valid in the MEP)")
-            before = (rec.dir / f"arg{i}.before.bin").read_bytes()
-            after = _after(rec.dir, f"arg{i}", before)
             count = nbytes // esz
             if nbytes % esz:
                 notes.append(f"params.{p.name}: the allocation ({nbytes} bytes) is not a multiple of the element size {esz}; "
@@ -397,11 +414,10 @@ def collect(dump: Path, mep: Path, m: Manifest, *, want: str, run_cmd: str, buil
             descr = descr_of(_clean(p.elem), esz)
             b_rel = f"capture/launch{rec.ordinal}/{p.name}.before.npy"
             a_rel = f"capture/launch{rec.ordinal}/{p.name}.after.npy"
-            put(b_rel, before[: count * esz], descr, count)
-            put(a_rel, after[: count * esz], descr, count)
-            if before != after and rec in replay:
+            a_rel, changed = put_region(rec.dir, f"arg{i}", b_rel, a_rel, count * esz, descr, count)
+            if changed and rec in replay:
                 changed_in.add(p.name)
-            hits = _pointer_words(before, ranges) if esz % 8 == 0 or esz >= 8 else 0
+            hits = _pointer_words(_head(rec.dir / f"arg{i}.before.bin"), ranges) if esz % 8 == 0 or esz >= 8 else 0
             if hits:
                 notes.append(f"limit: params.{p.name} holds {hits} value(s) that look like device addresses of the "
                              "application (a structure of pointers?); the MEP cannot replay pointers stored inside buffers")
@@ -765,28 +781,25 @@ def _clean_ptr(t: str) -> str:
     return re.sub(r"\b(const|volatile|restrict|__restrict__|struct)\b", " ", t).strip()
 
 
-def struct_pointers(rec: Record, i: int, name: str, elem: str, m: Manifest, put: Any,
+def struct_pointers(rec: Record, i: int, name: str, elem: str, m: Manifest, put_region: Any,
                     ranges: list[tuple[int, int]]) -> list[dict[str, Any]]:
-    """The device allocations the struct argument `i` points into: written as .npy (before and after), named
-    after the struct's fields (structs.py)."""
+    """The device allocations the struct argument `i` points into: written as .npy (before and after, `put_region`
+    of collect), named after the struct's fields (structs.py)."""
     out = []
     for w in rec.sptrs:
         if int(w[0]) != i:
             continue
         offset, nbytes, inner, alloc_kind = int(w[1]), int(w[2]), int(w[3]), w[5]
         fname, fel, esz = pointer_field(m, name, elem, offset)
-        before = (rec.dir / f"arg{i}.f{offset}.before.bin").read_bytes()
-        after = _after(rec.dir, f"arg{i}.f{offset}", before)
-        hits = _pointer_words(before, ranges)
+        hits = _pointer_words(_head(rec.dir / f"arg{i}.f{offset}.before.bin"), ranges)
         if hits:
             raise depth_error(name, fname, hits)
         count = nbytes // esz
         descr = descr_of(_clean(fel), esz)
         b_rel = f"capture/launch{rec.ordinal}/{name}.{fname}.before.npy"
         a_rel = f"capture/launch{rec.ordinal}/{name}.{fname}.after.npy"
-        put(b_rel, before[: count * esz], descr, count)
-        put(a_rel, after[: count * esz], descr, count)
+        a_rel, changed = put_region(rec.dir, f"arg{i}.f{offset}", b_rel, a_rel, count * esz, descr, count)
         out.append({"field": fname, "offset": offset, "elem": fel, "elem_size": esz, "count": count,
                     "bytes": count * esz, "inner": inner, "memory": alloc_kind, "before": b_rel, "after": a_rel,
-                    "changed": before != after})
+                    "changed": changed})
     return out

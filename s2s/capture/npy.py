@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import struct
 from pathlib import Path
+from typing import Any
 
 MAGIC = b"\x93NUMPY"
 
@@ -31,14 +32,52 @@ def descr_of(elem: str, itemsize: int) -> str:
     return f"|V{itemsize}"
 
 
-def write_npy(path: Path, data: bytes, descr: str, count: int) -> None:
+def npy_header(descr: str, count: int) -> bytes:
+    """The bytes before the data of a one-dimensional .npy file of `count` elements (version 1.0)."""
     header = f"{{'descr': {descr!r}, 'fortran_order': False, 'shape': ({int(count)},), }}"
     pad = 64 - (len(MAGIC) + 2 + 2 + len(header) + 1) % 64
     text = (header + " " * (pad % 64) + "\n").encode("latin1")
+    return MAGIC + b"\x01\x00" + struct.pack("<H", len(text)) + text
+
+
+def write_npy(path: Path, data: bytes, descr: str, count: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as fh:
-        fh.write(MAGIC + b"\x01\x00" + struct.pack("<H", len(text)) + text)
+        fh.write(npy_header(descr, count))
         fh.write(data)
+
+
+CHUNK = 8 << 20  # bytes a streamed copy holds at once
+
+
+def copy_to_npy(src: Path, nbytes: int, path: Path, descr: str, count: int, digest: Any = None) -> None:
+    """The first `nbytes` of the raw file `src` as the .npy file `path`, streamed (a buffer of gigabytes is never held
+    in memory), each chunk also fed to `digest` (a hashlib object) where given. A shorter `src` is an OSError."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(src, "rb") as fi, open(path, "wb") as fo:
+        fo.write(npy_header(descr, count))
+        left = nbytes
+        while left > 0:
+            chunk = fi.read(min(CHUNK, left))
+            if not chunk:
+                raise OSError(f"{src}: holds {nbytes - left} bytes, {nbytes} expected")
+            if digest is not None:
+                digest.update(chunk)
+            fo.write(chunk)
+            left -= len(chunk)
+
+
+def same_bytes(a: Path, b: Path) -> bool:
+    """Whether two files hold the same bytes, compared in chunks."""
+    if a.stat().st_size != b.stat().st_size:
+        return False
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            x, y = fa.read(CHUNK), fb.read(CHUNK)
+            if x != y:
+                return False
+            if not x:
+                return True
 
 
 def read_npy(path: Path) -> tuple[bytes, str, int]:
