@@ -130,3 +130,54 @@ def test_the_second_evaluation_reads_the_kept_reference_outputs(tmp_path: Path) 
         del os.environ["S2S_SEED"]
     assert mine.verdict == "ok" and "ref_cache" not in mine.extra and mine.seed == 5
     shutil.rmtree(cache)
+
+
+# ---- on PoCL: the OpenCL runner keeps them the same way --------------------------------------------------
+OCL = r'''
+__kernel void split(__global const float* x, __global float* s, __global float* m, const int n)
+{
+    int i = get_global_id(0);
+    if (i < n) {
+        s[i] = 2.0f * x[i] + 1.0f;
+        if (x[i] > 0.0f) m[i] = x[i] * x[i];
+    }
+}
+'''
+
+
+def _ocl_manifest():  # type: ignore[no-untyped-def]
+    return manifest("split", "opencl", "kernel.cl", [
+        ParamSpec("x", "__global const float*", "in", "float", count=N, space="global"),
+        ParamSpec("s", "__global float*", "out", "float", count=N, space="global"),
+        ParamSpec("m", "__global float*", "out", "float", count=N, space="global"),
+        ParamSpec("n", "const int", "scalar", "int", value=N, space="private"),
+    ], (N, 1, 1), (64, 1, 1), repetitions=3, warmup=1, timeout_s=120.0)
+
+
+@pytest.mark.slow
+def test_the_opencl_runner_keeps_and_reads_the_reference_outputs(tmp_path: Path) -> None:
+    pytest.importorskip("pyopencl")
+    mep = make_mep(tmp_path / "mep", OCL, _ocl_manifest(), {
+        "fast": OCL.replace("2.0f * x[i] + 1.0f", "fma(2.0f, x[i], 1.0f)"),
+        "wrong": OCL.replace("if (x[i] > 0.0f) m[i]", "if (x[i] >= -1.0f) m[i]"),
+    })
+    first = evaluate(mep, "fast", time=False)  # not yet known to be long: nothing kept, its launches timed
+    assert first.verdict == "ok" and "ref_cache" not in first.extra and first.extra["reference_check_us"] > 0
+    key = build(mep, None).extra["probe_key"]
+    (mep / "build" / reference_cache.RECORD).unlink(missing_ok=True)  # a short kernel here: plant a long one's record
+    reference_cache.note_time(mep, key, 2 * reference_cache.LONG_REFERENCE_US, seed=4242)
+    kept = evaluate(mep, "fast")
+    assert kept.verdict == "ok" and kept.seed == 4242, kept.messages
+    written = kept.extra["ref_cache"]["written"]
+    assert kept.extra["ref_cache"]["read"] == 0 and written >= 3, kept.extra
+    again = evaluate(mep, "fast")
+    assert again.verdict == "ok" and again.extra["ref_cache"] == {"read": written, "written": 0}, again.extra
+    assert any("read from --ref-cache" in m for m in again.messages)
+    assert again.input_sets == written + 1  # and the fresh set after the timing, whose reference ran
+    wrong = evaluate(mep, "wrong", time=False)
+    assert wrong.verdict == "wrong-output" and wrong.extra["ref_cache"]["read"] == written, wrong.messages
+    cache = next((mep / "build").glob("refcache-*"))
+    victim = sorted(cache.glob("seed*.bin"))[0]
+    victim.write_bytes(victim.read_bytes()[:50])
+    third = evaluate(mep, "fast", time=False)
+    assert third.verdict == "ok" and third.extra["ref_cache"] == {"read": written - 1, "written": 1}, third.extra

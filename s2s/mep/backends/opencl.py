@@ -35,6 +35,7 @@ def opencl_env() -> dict[str, str]:
 class OpenCLBackend(Backend):
     name: ClassVar[str] = "opencl"
     kernel_suffixes: ClassVar[tuple[str, ...]] = (".cl", ".ocl", ".clc")
+    keeps_reference_outputs: ClassVar[bool] = True  # the runner's --ref-cache
 
     def write_files(self, mep_dir: Path, manifest: Manifest, *, readme: bool = False) -> list[Path]:
         mep_dir = Path(mep_dir)

@@ -456,6 +456,10 @@ class Run:
     scalar_override: dict[int, int] = field(default_factory=dict)  # the smaller size's set: index -> value
     probe: dict[str, str] | None = None  # the bounds probe's outcome (state: clean | fault | skipped, message)
     shuffle_source: Captured | None = None  # the first captured set, where there is one (the "shuffle" fill)
+    ref_cache: Path | None = None  # --ref-cache: the reference's outputs per input set, kept across runs (RefCache)
+    ref_read: int = 0
+    ref_written: int = 0
+    ref_check_us: float | None = None  # the shortest reference launch of the checks, for the caller
 
     # -- build ----
     def build(self, want_device: str = "") -> None:
@@ -671,8 +675,12 @@ class Run:
         g, lsz = self.sizes(grid, block)
         try:
             self.set_args(kernel, seed, reference)
+            t0 = time.perf_counter()
             ev = cl.enqueue_nd_range_kernel(self.queue, kernel, g, lsz)
             ev.wait()
+            if reference and not self.scalar_override:  # the shortest reference launch, for the caller (a long one's
+                us = (time.perf_counter() - t0) * 1e6   # outputs are kept across evaluations: reference_cache.py)
+                self.ref_check_us = us if self.ref_check_us is None else min(self.ref_check_us, us)
             return ev
         except cl.Error as exc:
             msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -732,9 +740,13 @@ class Run:
             raise Failure("runtime-failed", f"capture.sets: no replayable launch in {index_path}", True)
         return out
 
-    def reproduce(self, c: Captured) -> None:
+    def reproduce(self, c: Captured, key: str = "") -> None:
         """The reference on the captured inputs must give the captured outputs (every buffer, as the real
-        run left it); otherwise the MEP is not the application's kernel and nothing it says can be trusted."""
+        run left it); otherwise the MEP is not the application's kernel and nothing it says can be trusted.
+        With --ref-cache, once per captured set (`key`) over all runs."""
+        mark = self.ref_cache / f"{key}.reproduced" if self.ref_cache is not None and key else None
+        if mark is not None and mark.exists():
+            return
         cl = self.cl
         for b in self.bufs:
             if b.base is not None:
@@ -756,6 +768,64 @@ class Run:
                           "(check kernel_file, flags, the counts and the launch in mep.toml) and must not be optimized",
                           True)
         self.messages.append(f"the reference reproduces the application's outputs on the {c.label}")
+        if mark is not None:
+            mark.touch()
+
+    # -- the reference's outputs of an input set, kept across runs (--ref-cache DIR; the CUDA harness's same) ----
+    # After a set's reference runs, DIR/<key>.bin holds its outputs (and its second run's, over POISON2: which elements
+    # it writes); a later check of the same set reads them instead of launching the reference. A file that does not
+    # match the buffers is ignored.
+    def load_reference(self, key: str) -> bool | None:
+        """Each buffer's ref_after (and ref_after2) from the kept file of `key`: whether the reference ran twice, or
+        None when nothing usable is kept."""
+        if self.ref_cache is None or not key:
+            return None
+        try:
+            raw = (self.ref_cache / f"{key}.bin").read_bytes()
+            head, _, body = raw.partition(b"\n")
+            meta = json.loads(head)
+            bufs = [b for b in self.bufs if b.base is not None]
+            if meta.get("v") != 1 or [tuple(x[:2]) for x in meta["bufs"]] != [(b.index, b.nbytes) for b in bufs]:
+                return None
+            at, got = 0, []
+            for b, (_i, n, has2) in zip(bufs, meta["bufs"]):
+                first, at = body[at:at + n], at + n
+                second = b""
+                if has2:
+                    second, at = body[at:at + n], at + n
+                got.append((b, first, second))
+            if at != len(body):
+                return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        host_phase("reference outputs")
+        for b, first, second in got:
+            b.ref_after, b.ref_after2 = first, second
+        self.ref_read += 1
+        return bool(meta.get("twice"))
+
+    def store_reference(self, key: str, twice: bool) -> None:
+        if self.ref_cache is None or not key:
+            return
+        host_phase("reference outputs")
+        bufs = [b for b in self.bufs if b.base is not None]
+        has2 = [twice and len(b.ref_after2) == b.nbytes for b in bufs]
+        head = json.dumps({"v": 1, "twice": twice, "bufs": [[b.index, b.nbytes, h] for b, h in zip(bufs, has2)]}).encode()
+        path = self.ref_cache / f"{key}.bin"
+        tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(head + b"\n")
+                for b, h in zip(bufs, has2):
+                    fh.write(b.ref_after)
+                    if h:
+                        fh.write(b.ref_after2)
+            os.replace(tmp, path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            self.messages.append(f"--ref-cache: could not write {path}; the reference runs again next time")
+            return
+        self.ref_written += 1
 
     def run_reference(self, seed: int, label: str, poison: int) -> None:
         """The reference over outputs filled with `poison`; its results go to ref_after (POISON) or ref_after2."""
@@ -774,7 +844,7 @@ class Run:
                 b.ref_after2 = self.download(b)
 
     def check_set(self, seed: int, label: str, stale: bool = False, captured: Captured | None = None,
-                  refuse_empty: bool = True) -> bool:
+                  refuse_empty: bool = True, key: str = "") -> bool:
         """One input set: the reference twice (outputs poisoned with POISON, then POISON2: the elements it
         writes are known exactly), then the variant twice on the same inputs. With `stale`, the variant's
         first run finds the reference's results of the previous set in its outputs (as stale memory would)
@@ -783,7 +853,7 @@ class Run:
         self.fill_set(seed, captured)
         with device_held(False, "checks"):  # the device for the runs only: the comparisons below run on the host
             written, prefill = self._run_set(seed, label, stale, refuse_empty, captured is not None or not self.cfg.capture,
-                                             captured)
+                                             captured, key)
         return self._compare_set(label, written, prefill)
 
     def outputs_ignore_prior_contents(self, c: Captured, written: dict[int, Any], label: str) -> None:
@@ -803,23 +873,30 @@ class Run:
                               "role is inout", True)
 
     def _run_set(self, seed: int, label: str, stale: bool, refuse_empty: bool,
-                 fatal: bool = True, captured: Captured | None = None) -> tuple[dict[int, Any], dict[int, bytes]]:
-        """check_set's device part: the reference twice, then the variant twice; what each wrote is downloaded."""
+                 fatal: bool = True, captured: Captured | None = None, key: str = "") -> tuple[dict[int, Any], dict[int, bytes]]:
+        """check_set's device part: the reference twice (or its kept outputs, `key`), then the variant twice; what
+        each wrote is downloaded."""
         np = self.np
-        self.run_reference(seed, label, POISON)
         outs = [b for b in self.bufs if b.base is not None and b.role == "out"]
-        # the reference's second run only where its first left an output element holding the poison: elsewhere every
-        # element is known written and the first run's outputs are all the checks need (a long kernel runs once less)
-        if any(kept_poison(b.ref_after, b.dtype, b.count) for b in outs):
-            self.run_reference(seed, label + ", outputs poisoned with zeros", POISON2)
+        twice = self.load_reference(key)
+        cached = twice is not None
+        if not cached:
+            self.run_reference(seed, label, POISON)
+            # the reference's second run only where its first left an output element holding the poison: elsewhere
+            # every element is known written and the first run's outputs are all the checks need
+            twice = any(kept_poison(b.ref_after, b.dtype, b.count) for b in outs)
+            if twice:
+                self.run_reference(seed, label + ", outputs poisoned with zeros", POISON2)
+            self.store_reference(key, twice)
+        if twice:
             written = {b.index: written_mask(b.ref_after, b.ref_after2, b.dtype, b.count) for b in outs}
         else:
             written = {b.index: np.ones(b.count, dtype=bool) for b in outs}
             note = ("the reference ran once per input set where its outputs held no poisoned element (each element it "
                     "writes is known from that run)")
-            if note not in self.messages:
+            if note not in self.messages and not cached:
                 self.messages.append(note)
-        if captured is not None:
+        if captured is not None and not cached:  # a kept set's was checked when it was kept
             self.outputs_ignore_prior_contents(captured, written, label)
         if refuse_empty:
             self.refuse_empty_reference(written, label, fatal)
@@ -903,7 +980,7 @@ class Run:
         what = ", ".join(f"{self.cfg.params[i]['name']} = {v}" for i, v in sorted(sizes.items()))
         label = f"smaller size ({what}; seed {seed})"
         try:
-            return self.check_set(seed, label, refuse_empty=False)
+            return self.check_set(seed, label, refuse_empty=False, key=f"smaller-seed{seed}")
         except Failure as f:
             if not f.input_error:
                 raise
@@ -1158,6 +1235,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-probe", action="store_true", help="skip the bounds probe (the caller recorded its result for this "
                     "reference)")
     ap.add_argument("--build-only", action="store_true", help="build both programs and stop")
+    ap.add_argument("--ref-cache", type=Path, default=None, help="read the reference's outputs of an input set from this "
+                    "directory where an earlier run wrote them, else write them there (with a fixed --seed; the set after "
+                    "timing stays fresh)")
     ap.add_argument("--input-sets", type=int, default=None)
     ap.add_argument("--seed", type=int, default=None, help="first seed (default: fresh from the OS each run, or $S2S_SEED; "
                     "the seeds used are in the result)")
@@ -1200,7 +1280,7 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError as exc:
             raise Failure("runtime-failed", f"the OpenCL harness needs numpy and pyopencl: {exc}", True) from None
         host_phase("setup")
-        run = Run(cfg=cfg, cl=cl, np=np)
+        run = Run(cfg=cfg, cl=cl, np=np, ref_cache=args.ref_cache if args.ref_cache and args.ref_cache.is_dir() else None)
         run.build(args.device)
         result["device"] = run.device
         result["build_seconds"] = run.build_seconds
@@ -1218,9 +1298,10 @@ def main(argv: list[str] | None = None) -> int:
             elif not args.time_only:
                 run.messages.append("bounds probe: not repeated (--no-probe: the caller holds its record)")
             for cap in caps:
+                key = f"captured{sets + 1}"
                 with device_held(False, "checks"):
-                    run.reproduce(cap)
-                ok = run.check_set(cfg.seed, cap.label, captured=cap) and ok
+                    run.reproduce(cap, key)
+                ok = run.check_set(cfg.seed, cap.label, captured=cap, key=key) and ok
                 sets += 1
             captured_only = cfg.input_sets <= 0 and bool(caps)  # [check] input_sets = 0: the captured data only
             if captured_only:
@@ -1231,7 +1312,7 @@ def main(argv: list[str] | None = None) -> int:
             if not args.time_only:
                 for s in range(cfg.input_sets):
                     seed = cfg.seed + s
-                    ok = run.check_set(seed, f"input set {s + 1} (seed {seed})", stale=s % 2 == 1) and ok
+                    ok = run.check_set(seed, f"input set {s + 1} (seed {seed})", stale=s % 2 == 1, key=f"seed{seed}") and ok
                     sets += 1
                 smaller = None if captured_only else run.check_smaller_size(cfg.seed + 7919)
                 if smaller is not None:
@@ -1249,7 +1330,8 @@ def main(argv: list[str] | None = None) -> int:
                 result["reference"], result["variant"] = ref, var
                 result["speedup"] = ref["median_us"] / var["median_us"] if var["median_us"] > 0 else None
                 if not args.time_only and not args.no_post_check and not captured_only:
-                    seed = cfg.seed + cfg.input_sets
+                    # fresh where the other sets' reference outputs are kept (--ref-cache): one set no earlier run saw
+                    seed = cfg.seed + cfg.input_sets if run.ref_cache is None else fresh_seed()
                     if not run.check_set(seed, f"after timing, fresh input set (seed {seed})"):
                         verdict = "wrong-output"
                     sets += 1
@@ -1269,6 +1351,13 @@ def main(argv: list[str] | None = None) -> int:
     if run is not None:
         result["device"] = run.device
         result["probe"] = run.probe
+        if run.ref_check_us is not None:
+            result["reference_check_us"] = run.ref_check_us
+        if run.ref_cache is not None:
+            result["ref_cache"] = {"read": run.ref_read, "written": run.ref_written}
+            if not args.time_only:
+                run.messages.append(f"the reference's outputs of {run.ref_read} input set(s) read from --ref-cache, of "
+                                    f"{run.ref_written} computed and kept there (computed once per input set for a long kernel)")
         result["checks"] = [c.json() for c in run.checks]
         result["messages"] = run.messages + result["messages"]
     print("S2S_RESULT " + json.dumps(result), flush=True)
