@@ -16,7 +16,7 @@ from s2s.lang.cexpr import ALIGNOF, SIZEOF, try_evaluate
 from s2s.lang.dialect import dialect_of
 from s2s.lang.macros import Macro
 from s2s.lang.parsing import text
-from s2s.lang.textsplit import split_top_level
+from s2s.lang.textsplit import conditional, split_top_level
 from s2s.mep.manifest import FILL_IN, LaunchSpec, ParamSpec, StructSpec, SymbolSpec
 from s2s.scan.sources import SourceFile, language_of
 
@@ -476,7 +476,6 @@ def collect_macros(files: list[SourceFile], defines: dict[str, str], where_flags
     return out
 
 
-_PP_LINE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
 
 
 def active_text(source_text: str, macros: dict[str, tuple[str, str]]) -> str | None:
@@ -492,12 +491,12 @@ def active_text(source_text: str, macros: dict[str, tuple[str, str]]) -> str | N
     out: list[str] = []
     stack: list[tuple[bool, bool]] = []  # per open group: (this branch active, a branch of it already taken)
     for line in source_text.splitlines():
-        m = _PP_LINE.match(line)
+        m = conditional(line)
         if not m:
             if all(a for a, _t in stack):
                 out.append(line)
             continue
-        word, cond = m.group(1), m.group(2)
+        word, cond = m
         if word in {"if", "ifdef", "ifndef"}:
             v = holds(word, cond)
             if v is None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 
 from s2s.lang.cexpr import try_evaluate
+from s2s.lang.textsplit import CONDITIONALS
 
 Macros = dict[str, tuple[str, str]]
-_PP = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)$", re.M)
 _DEFINE = re.compile(rb"\s*#[ \t]*define[ \t]+(\w+)([^\n]*)")
 
 
@@ -77,7 +77,7 @@ def branch_ranges(data: bytes, macros: Macros) -> tuple[list[tuple[int, int]], l
             dropped.append((start, at))
 
     keep: list[bool] = []  # whether the current branch of each open group is kept (decided groups only)
-    for m in _PP.finditer(data):
+    for m in CONDITIONALS.finditer(data):
         word, cond = m.group(1).decode(), m.group(2)
         body = m.end() + 1
         if word in {"if", "ifdef", "ifndef"}:

@@ -38,7 +38,17 @@ def split_top_level(text: str, sep: str = ",", angle: bool = False) -> list[str]
     return parts
 
 
-_COND = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)", re.M)
+# the preprocessor's conditional directives, one reader for the project: CONDITIONALS over a file's bytes (group 1 the
+# directive, group 2 the rest of its line), conditional() on one line of text
+CONDITIONALS = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)", re.M)
+_CONDITIONAL_LINE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+OPENING = ("if", "ifdef", "ifndef")
+
+
+def conditional(line: str) -> tuple[str, str] | None:
+    """(directive, the rest of the line) where `line` is a conditional directive (`#if`, `# ifdef X`, `#endif`, ...)."""
+    m = _CONDITIONAL_LINE.match(line)
+    return (m.group(1), m.group(2)) if m else None
 _DEFINED = re.compile(r"^\s*!?\s*defined\s*\(?\s*([A-Za-z_]\w*)\s*\)?\s*$")
 
 
@@ -66,7 +76,7 @@ def blank_directives_in_lists(data: bytes, defined: Callable[[str], bool | None]
     is_defined = defined or (lambda _name: False)
     out = bytearray(data)
     stack: list[tuple[bool, bool]] = []  # per open group: (this branch active, some branch already taken)
-    for m in _COND.finditer(data):
+    for m in CONDITIONALS.finditer(data):
         if _paren_depth(data, m.start()) <= 0 and not stack:
             continue
         word, cond = m.group(1).decode(), m.group(2).decode("utf-8", "replace")
@@ -86,7 +96,7 @@ def blank_directives_in_lists(data: bytes, defined: Callable[[str], bool | None]
         end = len(data) if end < 0 else end
         out[m.start():end] = _spaces(data[m.start():end])
         if stack and not all(a for a, _ in stack):
-            nxt = _COND.search(data, end)
+            nxt = CONDITIONALS.search(data, end)
             stop = nxt.start() if nxt else len(data)
             out[end:stop] = _spaces(data[end:stop])
     return bytes(out)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from s2s.base.records import Index
+from s2s.lang.textsplit import OPENING, conditional
 
 _ITEM = re.compile(r"^// s2s: (?:kernel )?from .*$", re.M)
 
@@ -24,10 +25,6 @@ class BodyKernels:
     notes: tuple[str, ...] = ()
 
 
-_OPENS = re.compile(r"^\s*#\s*if(n?def)?\b")
-_CLOSES = re.compile(r"^\s*#\s*endif\b")
-
-
 def _head_units(head: str) -> list[str]:
     """The header lines of an extracted file, a preprocessor conditional (`#ifdef X` ... `#endif`, nested ones in it)
     kept whole as one unit: taken line by line, an `#endif` that two conditionals end with was kept once and the
@@ -36,9 +33,10 @@ def _head_units(head: str) -> list[str]:
     group: list[str] = []
     depth = 0
     for line in head.splitlines():
-        if depth or _OPENS.match(line):
+        word = (conditional(line) or ("", ""))[0]
+        if depth or word in OPENING:
             group.append(line)
-            depth += 1 if _OPENS.match(line) else -1 if _CLOSES.match(line) else 0
+            depth += 1 if word in OPENING else -1 if word == "endif" else 0
             if depth == 0:
                 units.append("\n".join(group))
                 group = []
