@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from s2s.base import journal
@@ -73,6 +74,10 @@ def _kernel_span(data: bytes, dialect: str, name: str) -> tuple[int, int] | None
     return None
 
 
+# one parse of a text for the splice's readers of it (its items, its parameter lists; the same file is read for the
+# helpers, the original's items and the prototypes of one reintegration): trees are only read here
+_parsed = lru_cache(maxsize=8)(parse)
+
 _ITEMS = {"function_definition", "template_declaration", "struct_specifier", "class_specifier", "type_definition", "declaration",
           "preproc_ifdef", "preproc_if"}
 
@@ -81,7 +86,7 @@ def _top_level_items(data: bytes, dialect: str, skip: tuple[int, int] = (0, 0)) 
     """(head, text) of each top-level definition or declaration: functions, templates, structures, typedefs,
     variables, guarded blocks (`#ifndef S2S_... #endif`); a comment right before an item goes with it, and a
     structure keeps its `;`. Items overlapping `skip` (the kernel itself) are left out."""
-    tree = parse(data, dialect)
+    tree = _parsed(data, dialect)
     out = []
     kids = tree.root_node.children
     for i, node in enumerate(kids):
@@ -147,7 +152,7 @@ def _parameter_lists(data: bytes, dialect: str, name: str, bodies: bool) -> list
                     if d.type == "function_declarator" and ident is not None and params is not None and \
                             data[ident.start_byte:ident.end_byte].split(b"::")[-1].strip() == want:
                         found.append((params.start_byte, params.end_byte))
-    visit(parse(data, dialect).root_node)
+    visit(_parsed(data, dialect).root_node)
     return found
 
 
