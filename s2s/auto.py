@@ -291,6 +291,8 @@ def capture_limit(work: Path) -> int:
 
 
 def _profile_runs(purpose: str, prof: Any) -> list[dict[str, Any]]:
+    if getattr(prof, "reused", False):  # no build, no run: an earlier auto's profile of the same tree and commands
+        return []
     return [{"purpose": purpose, "what": "instrumented build", "seconds": round(prof.build_s, 3)},
             {"purpose": purpose, "what": "instrumented run", "seconds": round(prof.run_s, 3)}]
 
@@ -333,8 +335,10 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
         log(f"profiling {root} (instrumented copy: {build_cmd!r}, then {run_cmd!r})")
         with stage("profile"):
             prof = measure(root, work / "profile", build_cmd, run_cmd, timeout=timeout, launches=list(index.launches),
-                           kernel_names={k.name for k in index.kernels})
+                           kernel_names={k.name for k in index.kernels}, reuse=True)
         result.profile, result.profile_how, result.notes = [k.as_dict() for k in prof.kernels], prof.how, list(prof.notes)
+        if prof.reused:
+            log(prof.notes[-1])
         result.notes += [hip_note] if hip_note else []
         result.app_runs += _profile_runs("profile", prof)
         from s2s.capture.sequences import sequences

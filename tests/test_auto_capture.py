@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -287,10 +288,23 @@ def test_auto_capture_first_end_to_end_on_pocl(solver: Path, tmp_path: Path) -> 
                     "--max-evals", "1", "--rounds", "1", "--runs", "2", "--work", str(work), "--diff", str(diff),
                     "--max-bytes", "1K")
     assert "Traceback" not in again.stderr and again.returncode in (0, 1), again.stderr[-2000:]
-    (row,) = json.loads((work / "auto-report.json").read_text())["kernels"]
+    second = json.loads((work / "auto-report.json").read_text())
+    (row,) = second["kernels"]
     # over --max-bytes: optimized on generated data at the captured sizes, and said (it stopped the kernel before)
     assert row["replays_capture"] is False and "over the limit of 1024 bytes" in " ".join(row["notes"]), row
     assert tree_hash(solver) == before
+    # the same tree and commands: the first run's profile ranked them, so no profile build or run this time
+    assert not [r for r in second["app_runs"] if r["purpose"] == "profile"], second["app_runs"]
+    assert any(n.startswith("profile: reused the one taken at") for n in second["notes"]) and "profile: reused" in again.stdout
+    assert second["profile"] == report["profile"]
+    from s2s.capture.profile import _reused, tree_stamp
+
+    cmds = ("make", "./ocl_solver -k kernels")
+    assert _reused(work / "profile", tree_stamp(solver, *cmds)) is not None
+    assert _reused(work / "profile", tree_stamp(solver, "make -j2", cmds[1])) is None  # other commands: profiled again
+    src = next(p for p in sorted(solver.rglob("*.cl")))
+    os.utime(src, ns=(src.stat().st_atime_ns, src.stat().st_mtime_ns + 10**9))  # an edited tree: profiled again
+    assert _reused(work / "profile", tree_stamp(solver, *cmds)) is None
 
 
 def _long_kernel_summary_reads(report_path: Path, rc: int, out: Path) -> None:

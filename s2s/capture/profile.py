@@ -1,15 +1,21 @@
 """A measured profile of the whole application: every launch of every kernel timed in one instrumented run.
 
-    measure(tree, work, build_cmd, run_cmd) -> Profile
+    measure(tree, work, build_cmd, run_cmd, reuse=False) -> Profile
 
 A copy of the tree (never the original) gets, around every launch statement, a call before and after it
 (templates/capture/profile_*.h.j2): CUDA records events on the launch's stream and waits for the second;
 OpenCL finishes the queue before and after the launch and takes the wall time between. The copy is built
 and run with the user's commands; kernels are ranked by their measured GPU time, and for each one a launch
 in the steady state is chosen for `s2s capture --launch` (the median-time launch after the first few).
+
+With `reuse`, a profile this work directory holds of the same tree (every file's path, size and modification
+time), the same commands on the same machine is read again instead of building and running the application once
+more (`auto` run again on its --work: the ranking is known); WORK/profile.stamp.json names what it was taken of.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import statistics
@@ -20,6 +26,7 @@ from pathlib import Path
 from s2s.base.devicelock import device_lock
 from s2s.base.encoding import decode, encode, encoding_of
 from s2s.base.errors import UserError
+from s2s.base.fsutil import atomic_write
 from s2s.base.records import LaunchSite
 from s2s.base.resources import render
 from s2s.base.treefiles import read_in_copy, write_in_copy
@@ -71,6 +78,7 @@ class Profile:
     build_s: float = 0.0  # the instrumented build's and run's wall times
     run_s: float = 0.0
     launches: list[Launch] = field(default_factory=list)  # in the application's order
+    reused: bool = False  # read again from an earlier run of the same tree and commands (measure's `reuse`)
 
     @property
     def total_ms(self) -> float:
@@ -235,10 +243,50 @@ def run_output_tail(log: Path, run_cmd: str, lines: int = 3) -> str:
     return " | ".join(kept)[-400:] if kept else "(no output)"
 
 
+STAMP = "profile.stamp.json"
+
+
+def tree_stamp(tree: Path, build_cmd: str, run_cmd: str) -> str:
+    """What a profile was taken of: the commands, the machine, and every file of the tree by path, size and
+    modification time (the tree is only ever read by s2s: an edit changes the time)."""
+    h = hashlib.sha256(json.dumps([build_cmd, run_cmd, os.uname().nodename]).encode())
+    for dirpath, dirnames, filenames in os.walk(tree):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            h.update(f"{path.relative_to(tree)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def _reused(work: Path, stamp: str) -> Profile | None:
+    """The profile WORK holds of `stamp`, or None."""
+    try:
+        meta = json.loads((work / STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    out = work / "profile.txt"
+    if not isinstance(meta, dict) or meta.get("stamp") != stamp or not out.is_file():
+        return None
+    order = read_launches(out)
+    kernels = sorted(kernel_times(order).values(), key=lambda k: -k.total_ms)
+    if not kernels:
+        return None
+    notes = [str(n) for n in meta.get("notes", [])]
+    notes.append(f"profile: reused the one taken at {meta.get('taken', '?')} of the same tree and commands ({work / 'profile.txt'}; "
+                 f"remove {work} to profile again)")
+    return Profile(kernels=kernels, sites=[str(x) for x in meta.get("sites", [])], notes=notes, how=str(meta.get("how", "")),
+                   launches=order, reused=True)
+
+
 def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: float = 1800.0,
-            launches: list[LaunchSite] | None = None, kernel_names: set[str] | None = None) -> Profile:
+            launches: list[LaunchSite] | None = None, kernel_names: set[str] | None = None, reuse: bool = False) -> Profile:
     """One instrumented build and run of the application; kernels ranked by measured time. `launches` and
-    `kernel_names` (the names the tree defines kernels by): the tree's scan, where the caller has it."""
+    `kernel_names` (the names the tree defines kernels by): the tree's scan, where the caller has it. `reuse`: the
+    profile WORK holds of the same tree and commands, where it has one (the module's docstring)."""
     from s2s.scan.tree import scan_tree
 
     from . import _run
@@ -260,6 +308,10 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
     if hip:  # timed with CUDA events: on an NVIDIA GPU only
         refuse_hip_on_amd()
     work = Path(work).resolve()
+    stamp = tree_stamp(tree, build_cmd, run_cmd) if reuse else ""
+    if reuse and (kept := _reused(work, stamp)) is not None:
+        return kept
+    (work / STAMP).unlink(missing_ok=True)
     work.mkdir(parents=True, exist_ok=True)
     root, sites, notes, backend = instrument_all(tree, work, launches, kernel_names)
     log = work / "profile.log"
@@ -287,4 +339,7 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
                         hint="check that the run command runs the GPU part of the application (its inputs present)")
     how = ("CUDA events around each launch (synchronized after it)" if backend == "cuda"
            else "wall time of each clEnqueueNDRangeKernel between two clFinish")
+    if reuse:
+        atomic_write(work / STAMP, json.dumps({"stamp": stamp, "sites": sites, "notes": notes, "how": how,
+                                               "taken": time.strftime("%Y-%m-%d %H:%M:%S")}).encode())
     return Profile(kernels=kernels, sites=sites, notes=notes, how=how, build_s=t1 - t0, run_s=t2 - t1, launches=order)
