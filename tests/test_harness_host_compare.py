@@ -1,6 +1,7 @@
 """The CUDA harness's host comparisons on outputs large enough to be split across the host's cores (map_chunks): the
 same verdicts, counts and first indices as one pass over the buffer would give, and a constant output told from one
-that is constant only within each chunk. Compiled with nvcc and run on the host (no GPU)."""
+that is constant only within each chunk; and its reader of captured .npy files (one sized, parallel read). Compiled with
+nvcc and run on the host (no GPU)."""
 from __future__ import annotations
 
 import json
@@ -23,7 +24,16 @@ static void run(const char* name, const std::vector<float>& r, const std::vector
     compare_buffer<float, VisitPrim>(c, "", rb.data(), vb.data(), r.size(), wr, vw, 1e-3, 1e-4);
     printf("%s\n", c.json().c_str());
 }
-int main() {
+int main(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {  // read_npy on each file named: its size, first and last float, or its error
+        std::vector<unsigned char> d;
+        std::string err;
+        const bool ok = read_npy(argv[i], d, err);
+        float first = 0, last = 0;
+        if (ok && d.size() >= 4) { memcpy(&first, d.data(), 4); memcpy(&last, d.data() + d.size() - 4, 4); }
+        printf("{\"npy\": %d, \"ok\": %d, \"bytes\": %zu, \"first\": %.9g, \"last\": %.9g, \"err\": \"%s\"}\n", i, (int)ok,
+               d.size(), first, last, err.c_str());
+    }
     const size_t n = (size_t)5 << 20;  // 5M elements: up to six chunks
     std::vector<float> r(n), v(n);
     for (size_t i = 0; i < n; ++i) r[i] = v[i] = 1.0f + (float)(i % 1000) * 0.5f;
@@ -69,8 +79,26 @@ def test_chunked_comparisons_give_the_one_pass_verdicts(tmp_path: Path) -> None:
     cc = subprocess.run([*CudaBackend().compiler(), f"-I{templates_dir()}", "t.cu", "-o", "t"], cwd=tmp_path,
                         capture_output=True, text=True)
     assert cc.returncode == 0, cc.stderr
-    out = [json.loads(line) for line in subprocess.run([str(tmp_path / "t")], capture_output=True, text=True,
-                                                         check=True).stdout.splitlines()]
+    import numpy as np
+
+    big = np.arange(3_000_000, dtype="<f4")  # read in parallel chunks (the harness's read_npy)
+    np.save(tmp_path / "big.npy", big)
+    with open(tmp_path / "v2.npy", "wb") as fh:
+        np.lib.format.write_array(fh, big[:10], version=(2, 0))
+    raw = (tmp_path / "big.npy").read_bytes()
+    (tmp_path / "short.npy").write_bytes(raw[:9])
+    (tmp_path / "header.npy").write_bytes(raw[:40])  # the header says more than the file holds
+    (tmp_path / "text.npy").write_text("not numpy at all")
+    files = ["big.npy", "v2.npy", "short.npy", "header.npy", "text.npy", "missing.npy"]
+    out = [json.loads(line) for line in subprocess.run([str(tmp_path / "t"), *files], capture_output=True, text=True,
+                                                         check=True, cwd=tmp_path).stdout.splitlines()]
+    npy = {files[o["npy"] - 1]: o for o in out if "npy" in o}
+    assert npy["big.npy"]["ok"] and npy["big.npy"]["bytes"] == big.nbytes and npy["big.npy"]["last"] == 2_999_999.0
+    assert npy["v2.npy"]["ok"] and npy["v2.npy"]["bytes"] == 40 and npy["v2.npy"]["last"] == 9.0
+    assert not npy["short.npy"]["ok"] and "not a .npy file" in npy["short.npy"]["err"]
+    assert not npy["header.npy"]["ok"] and "truncated .npy header" in npy["header.npy"]["err"]
+    assert not npy["text.npy"]["ok"] and "not a .npy file" in npy["text.npy"]["err"]
+    assert not npy["missing.npy"]["ok"] and "cannot open missing.npy" in npy["missing.npy"]["err"]
     c = {o["name"]: o for o in out if "name" in o and o["name"] != "nan"}
     nan = [o for o in out if o.get("name") == "nan"]
     # two values off, in different chunks: both counted, the first named with its values, the largest error kept
