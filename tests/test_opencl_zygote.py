@@ -102,10 +102,11 @@ def test_a_killed_or_crashed_harness_is_reported_as_before(saxpy: Path, fresh_zy
 
 
 def test_nothing_outlives_a_killed_s2s(saxpy: Path, tmp_path: Path) -> None:
-    """s2s killed with -9 while a harness spins: the zygote and the harness end too."""
+    """s2s killed with -9 while a harness spins: the zygote and the harness end too, though a process s2s forked
+    (a scan worker) still lives."""
     script = tmp_path / "parent.py"
     script.write_text(textwrap.dedent(f"""
-        import sys, time
+        import os, sys, time
         from pathlib import Path
         from s2s.mep.backends import opencl_zygote
         from s2s.mep.backends.opencl import OpenCLBackend
@@ -113,15 +114,19 @@ def test_nothing_outlives_a_killed_s2s(saxpy: Path, tmp_path: Path) -> None:
         b = build(Path({str(saxpy)!r}), "hang")
         backend = OpenCLBackend()
         child = opencl_zygote.start(backend.run_argv(b, time=False), b.mep_dir, backend.run_env(b))
-        print(opencl_zygote._zygote.proc.pid, child.pid, flush=True)
+        worker = os.fork()
+        if worker == 0:
+            time.sleep(600)
+            os._exit(0)
+        print(opencl_zygote._zygote.proc.pid, child.pid, worker, flush=True)
         time.sleep(600)
         """))
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     try:
         assert proc.stdout is not None
-        zygote, child = (int(x) for x in proc.stdout.readline().split())
-        assert _children_of(proc.pid) == {zygote} and _children_of(zygote) == {child}
+        zygote, child, worker = (int(x) for x in proc.stdout.readline().split())
+        assert _children_of(proc.pid) == {zygote, worker} and _children_of(zygote) == {child}
         time.sleep(0.5)
         assert _alive(zygote) and _alive(child)
     finally:
@@ -131,8 +136,11 @@ def test_nothing_outlives_a_killed_s2s(saxpy: Path, tmp_path: Path) -> None:
     while (_alive(zygote) or _alive(child)) and time.monotonic() - t0 < 10:
         time.sleep(0.1)
     left = [pid for pid in (zygote, child) if _alive(pid)]
-    for pid in left:  # the test's own cleanup, whatever the outcome
-        os.kill(pid, signal.SIGKILL)
+    for pid in [*left, worker]:  # the test's own cleanup, whatever the outcome
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     assert left == []
 
 

@@ -21,6 +21,7 @@ process that s2s forks, so that only s2s holds it.
 from __future__ import annotations
 
 import array
+import atexit
 import json
 import os
 import select
@@ -182,16 +183,15 @@ def stop() -> None:
 
 def _forget_in_child() -> None:
     """In a process forked from s2s (a scan worker): close the copy of the socket, so that s2s's exit still ends the
-    zygote, and never use s2s's zygote (its children would be s2s's)."""
-    global _zygote
+    zygote, and never use s2s's zygote (its children would be s2s's); a lock another thread held at the fork is free."""
+    global _zygote, _start_lock
     if _zygote is not None:
         _zygote.sock.close()
     _zygote = None
+    _start_lock = threading.Lock()
 
 
 os.register_at_fork(after_in_child=_forget_in_child)
-import atexit  # noqa: E402 (registered with the fork handler above)
-
 atexit.register(stop)
 
 
