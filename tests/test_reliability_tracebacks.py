@@ -159,13 +159,16 @@ def test_kill_9_of_s2s_run_takes_the_opencl_harness_with_it(env: tuple[Path, Pat
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def on_mep(harness_only: bool = False) -> list[int]:
+        """The processes that name the MEP or run in it: a harness forked by the pre-imported runner
+        (s2s/mep/backends/opencl_zygote.py) has the zygote's command line, its cwd the MEP and its name s2s-ocl-run."""
         import psutil
 
         out = []
-        for p in psutil.process_iter(["pid", "cmdline"]):
+        for p in psutil.process_iter(["pid", "cmdline", "cwd", "name"]):
             args = " ".join(p.info["cmdline"] or [])
-            if str(mep) in args and p.info["pid"] != os.getpid() and p.status() != psutil.STATUS_ZOMBIE and (
-                    not harness_only or ("opencl_runner" in args and "--build-only" not in args)):
+            if (str(mep) in args or p.info["cwd"] == str(mep)) and p.info["pid"] != os.getpid() and (
+                    p.status() != psutil.STATUS_ZOMBIE) and (not harness_only or p.info["name"] == "s2s-ocl-run" or (
+                        "opencl_runner" in args and "--build-only" not in args)):
                 out.append(p.info["pid"])
         return out
 

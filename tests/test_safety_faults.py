@@ -214,5 +214,14 @@ def test_sigterm_to_s2s_run_kills_the_harness_it_started(env: tuple[Path, Path],
 
 
 def _processes_on(mep: Path) -> list[str]:
+    """The processes that name the MEP on their command line or run in it (a harness forked by the pre-imported
+    OpenCL runner, s2s/mep/backends/opencl_zygote.py, has the zygote's command line and the MEP as its cwd)."""
     res = subprocess.run(["pgrep", "-f", str(mep)], capture_output=True, text=True)
-    return [p for p in res.stdout.split() if int(p) != os.getpid()]
+    found = {p for p in res.stdout.split() if int(p) != os.getpid()}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/cwd") == str(mep) and int(pid) != os.getpid():
+                found.add(pid)
+        except OSError:
+            continue
+    return sorted(found)

@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import IO, Any, ClassVar, Protocol
 
 from s2s.base.devicelock import HARNESS_ENV, WAIT_PHASE
 from s2s.base.errors import UserError
@@ -120,6 +120,10 @@ class Backend(ABC):
         env.update(dict(build.env))
         return env
 
+    def harness_starter(self) -> Starter | None:
+        """How this backend starts its harness where not as a plain subprocess (run_harness_process's `start`)."""
+        return None
+
     def run(self, build: BuildResult, *, time: bool = True, sanitize: bool = False, harness_lock: Path | None = None,
             check: bool = True) -> Measurement:
         """Run the harness; with `harness_lock` it takes the device lock itself (checks shared, timing exclusive),
@@ -142,7 +146,7 @@ class Backend(ABC):
             env[HARNESS_ENV] = str(harness_lock)
         m = run_harness_process(argv, env=env, cwd=build.mep_dir, timeout_s=build.timeout_s,
                                 backend=self.name, kernel=build.kernel, variant=build.variant,
-                                build_seconds=build.seconds)
+                                build_seconds=build.seconds, start=self.harness_starter())
         if self.keeps_reference_outputs:  # timed, or the shortest of the checks' launches of it
             ref_us = m.ref.median_us if m.ref is not None else m.extra.get("reference_check_us")
             reference_cache.note_time(build.mep_dir, ref_key, ref_us if isinstance(ref_us, (int, float)) else None, m.seed)
@@ -171,13 +175,34 @@ def _buffer_bytes(mep_dir: Path) -> float | None:
 
 
 # -- running a harness -----------------------------------------------------------------------------
+class HarnessProcess(Protocol):
+    """What run_harness_process uses of a subprocess.Popen (text mode, both pipes): also a harness that a backend's
+    `start` made otherwise (opencl_zygote.Child, forked from a pre-imported runner)."""
+    @property
+    def pid(self) -> int: ...
+    @property
+    def stdout(self) -> IO[str] | None: ...
+    @property
+    def stderr(self) -> IO[str] | None: ...
+    @property
+    def returncode(self) -> int | Any: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def kill(self) -> None: ...
+
+
+Starter = Callable[[list[str], Path, dict[str, str]], "HarnessProcess | None"]  # None: start the plain subprocess
+
+
 def run_harness_process(argv: list[str], *, env: dict[str, str], cwd: Path, timeout_s: float, backend: str, kernel: str,
-                        variant: str | None, build_seconds: float) -> Measurement:
-    """Run `argv` in its own process group; kill the group after `timeout_s`; parse its S2S_RESULT line."""
+                        variant: str | None, build_seconds: float, start: Starter | None = None) -> Measurement:
+    """Run `argv` in its own process group; kill the group after `timeout_s`; parse its S2S_RESULT line. `start`: the
+    backend's own way to start `argv`, in its own session as Popen(start_new_session=True) would (None: Popen)."""
     t0 = time.monotonic()
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                errors="replace", start_new_session=True)
+        proc = start(argv, cwd, env) if start is not None else None
+        if proc is None:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    errors="replace", start_new_session=True)
     except OSError as exc:
         return failed(RUNTIME_FAILED, backend=backend, kernel=kernel, variant=variant, build_seconds=build_seconds,
                       messages=[f"cannot start {argv[0]}: {exc}"])
@@ -239,7 +264,7 @@ class _Phases:
         return {k: round(v, 3) for k, v in self.seconds.items() if v > 0}
 
 
-def _communicate(proc: subprocess.Popen[str], timeout_s: float) -> tuple[str, str, bool, dict[str, float]]:
+def _communicate(proc: HarnessProcess, timeout_s: float) -> tuple[str, str, bool, dict[str, float]]:
     """stdout, stderr, whether the process was killed after `timeout_s` of its own work (the time it waits for the
     device lock is not counted), and the seconds of each of its phases (`_Phases`)."""
     out: list[str] = []
@@ -273,7 +298,7 @@ def _communicate(proc: subprocess.Popen[str], timeout_s: float) -> tuple[str, st
     return "".join(out), "".join(err), killed, phases.close()
 
 
-def _kill_group(proc: subprocess.Popen[str]) -> None:
+def _kill_group(proc: HarnessProcess) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -1,6 +1,7 @@
 """OpenCL: the harness is a Python script (opencl_runner.py) run as a child process with pyopencl, so
 that a hanging kernel can be killed. `build` compiles both programs in that child (`--build-only`) so
-that compile errors are known before the GPU, or the CPU, is asked to run anything."""
+that compile errors are known before the GPU, or the CPU, is asked to run anything. The child is forked from a
+pre-imported runner (opencl_zygote.py) where one can start, as that same subprocess otherwise."""
 from __future__ import annotations
 
 import os
@@ -14,7 +15,17 @@ from s2s.mep.manifest import Manifest
 from s2s.mep.measure import COMPILE_FAILED, OK, RUNTIME_FAILED, TIMED_OUT
 from s2s.mep.probe_record import key_of
 
-from .base import Backend, BuildResult, Target, include_dirs_of, run_harness_process, scan_source, write_if_changed
+from . import opencl_zygote
+from .base import (
+    Backend,
+    BuildResult,
+    Starter,
+    Target,
+    include_dirs_of,
+    run_harness_process,
+    scan_source,
+    write_if_changed,
+)
 
 RUNNER_COPY = "harness_opencl.py"
 TYPES_COPY = "opencl_types.py"  # the runner's type table, copied beside it under its own name
@@ -62,7 +73,8 @@ class OpenCLBackend(Backend):
         argv = self._base_argv(target.mep_dir, target.variant)
         res = run_harness_process([*argv, "--build-only"], env=self._env(), cwd=target.mep_dir,
                                   timeout_s=max(float(m.timeout_s), BUILD_TIMEOUT_S),
-                                  backend=self.name, kernel=m.kernel, variant=target.variant, build_seconds=0.0)
+                                  backend=self.name, kernel=m.kernel, variant=target.variant, build_seconds=0.0,
+                                  start=opencl_zygote.start)
         # what the bounds probe's outcome depends on: the reference and its headers, mep.toml, the runner, the device
         here = Path(__file__).parent
         headers = scan_source(target.ref_file, include_dirs_of(m.flags, target.mep_dir) + [target.mep_dir]).local_files
@@ -93,6 +105,9 @@ class OpenCLBackend(Backend):
 
     def run_env(self, build: BuildResult) -> dict[str, str]:
         return self._env()
+
+    def harness_starter(self) -> Starter | None:
+        return opencl_zygote.start
 
     def run_argv(self, build: BuildResult, *, time: bool) -> list[str]:
         argv = list(build.run_argv)
