@@ -1181,7 +1181,7 @@ struct Run {
     // the reference on the captured inputs must give the outputs the application produced (every
     // buffer as the real run left it); otherwise the MEP is not the application's kernel
     void reproduce(const CapturedData& cd, const std::string& label, const std::string& cache_key = "") {
-        const std::string mark = o.ref_cache.empty() || cache_key.empty() ? "" : o.ref_cache + "/" + cache_key + ".reproduced";
+        const std::string mark = o.ref_cache.empty() || cache_key.empty() ? "" : ref_cache_mark(cache_key);
         if (!mark.empty() && access(mark.c_str(), F_OK) == 0) { ++reproduce_read; return; }
         fill_set(o.seed, &cd);
         std::vector<std::vector<unsigned char>> got(bufs.size());
@@ -1231,10 +1231,11 @@ struct Run {
     // a later check of the same set (the captured set's number, or the seed and the size) reads them instead of
     // launching the reference. A file that does not match the buffers is ignored and the reference runs.
     std::string ref_cache_file(const std::string& key) const { return o.ref_cache + "/" + key + ".bin"; }
+    std::string ref_cache_mark(const std::string& key) const { return o.ref_cache + "/" + key + ".reproduced"; }
 
     // an earlier run checked that the reference reproduces this captured set and kept its outputs on it
     bool recorded(const std::string& key) const {
-        return !o.ref_cache.empty() && access((o.ref_cache + "/" + key + ".reproduced").c_str(), F_OK) == 0 &&
+        return !o.ref_cache.empty() && access(ref_cache_mark(key).c_str(), F_OK) == 0 &&
                access(ref_cache_file(key).c_str(), F_OK) == 0;
     }
 

@@ -44,13 +44,15 @@ def note_time(mep_dir: Path, key: str, ref_us: float | None, seed: int | None) -
         pass  # a read-only MEP: the reference runs in every evaluation, as without a record
 
 
-def harness_args(mep_dir: Path, key: str, data_bytes: float | None) -> list[str]:
+def harness_args(mep_dir: Path, key: str, data_bytes: float | None = None) -> list[str]:
     """`--ref-cache DIR --seed S` for a reference recorded as long under `key` where the disk has room for its
-    outputs (`data_bytes`: the MEP's buffers or captured data, the larger); [] otherwise."""
+    outputs (the MEP's buffers, `data_bytes` or mep.toml's, or its captured data, the larger); [] otherwise."""
     rec = _load(mep_dir, key) if key else None
     if rec is None or rec["ref_us"] < LONG_REFERENCE_US:
         return []
     mep_dir = Path(mep_dir)
+    if data_bytes is None:
+        data_bytes = _buffer_bytes(mep_dir)
     build = mep_dir / "build"
     captured = sorted((p for p in (mep_dir / "capture").rglob("*") if p.is_file()), key=str) if (mep_dir / "capture").is_dir() else []
     stamp = hashlib.sha256(key.encode())
@@ -72,6 +74,18 @@ def harness_args(mep_dir: Path, key: str, data_bytes: float | None) -> list[str]
         return []
     fewer = ["--input-sets", str(FEWER_SETS)] if rec["ref_us"] >= FEWER_SETS_US else []
     return ["--ref-cache", str(cache), "--seed", str(rec["seed"]), *fewer]
+
+
+def _buffer_bytes(mep_dir: Path) -> float | None:
+    """The bytes of the MEP's buffers (mep.toml); None if unknown."""
+    from s2s.base.errors import UserError
+    from s2s.mep.manifest import load
+    from s2s.mep.roofline import compulsory_bytes
+
+    try:
+        return compulsory_bytes(load(mep_dir))
+    except (UserError, OSError, ValueError):  # a manifest the run itself refuses with its own message
+        return None
 
 
 def _load(mep_dir: Path, key: str) -> dict[str, Any] | None:

@@ -48,15 +48,13 @@ def noise_band(mep_dir: Path, history: History, evaluate: Evaluate, runs: int = 
         except ValueError:
             pass
     speeds, device = [], ""
-    n = 0
-    while n < runs:
+    for n in range(1, runs + 1):
         m = evaluate(mep_dir, None)
-        n += 1
         if m.ok and m.speedup:
             speeds.append(float(m.speedup))
             device = m.device or device
-        if m.ref is not None and m.ref.median_us >= LONG_NOISE_US:  # a long kernel: its own timings are its band
-            runs = min(runs, LONG_NOISE_RUNS)
+        if n >= LONG_NOISE_RUNS and m.ref is not None and m.ref.median_us >= LONG_NOISE_US:  # a long kernel: enough
+            break
     if not speeds:
         return {"low": 1.0, "high": 1.0, "runs": [], "device": device, "note": "the original could not be timed against itself"}
     both = speeds + [1.0 / s for s in speeds]  # a ratio of two equal kernels is as likely s as 1/s

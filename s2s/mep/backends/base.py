@@ -22,7 +22,6 @@ from typing import IO, Any, ClassVar, Protocol
 
 from s2s.base.devicelock import HARNESS_ENV, WAIT_PHASE
 from s2s.base.errors import UserError
-from s2s.mep import manifest as manifest_mod
 from s2s.mep import probe_record, reference_cache
 from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, ParamSpec
 from s2s.mep.measure import (
@@ -35,7 +34,6 @@ from s2s.mep.measure import (
     failed,
     from_harness,
 )
-from s2s.mep.roofline import compulsory_bytes
 from s2s.mep.variant import FILE as VARIANT_FILE
 from s2s.mep.variant import Variant
 
@@ -140,7 +138,7 @@ class Backend(ABC):
         env = self.run_env(build)
         ref_key = str(build.extra.get("probe_key") or "")
         if check and self.keeps_reference_outputs and not env.get("S2S_SEED"):  # a seed the user gave is theirs
-            argv += reference_cache.harness_args(build.mep_dir, ref_key, _buffer_bytes(build.mep_dir))
+            argv += reference_cache.harness_args(build.mep_dir, ref_key)
         env.pop(HARNESS_ENV, None)
         if harness_lock is not None:
             env[HARNESS_ENV] = str(harness_lock)
@@ -164,14 +162,6 @@ class Backend(ABC):
     # -- shared checks of mep.toml ---------------------------------------------------------------
     def check_manifest(self, m: Manifest, path: Path) -> None:
         check_manifest(m, path, self)
-
-
-def _buffer_bytes(mep_dir: Path) -> float | None:
-    """The bytes of the MEP's buffers (mep.toml), for the room the reference's kept outputs need; None if unknown."""
-    try:
-        return compulsory_bytes(manifest_mod.load(Path(mep_dir)))
-    except (UserError, OSError, ValueError):  # a manifest the run itself refuses with its own message
-        return None
 
 
 # -- running a harness -----------------------------------------------------------------------------

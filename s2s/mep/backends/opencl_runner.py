@@ -456,7 +456,7 @@ class Run:
     scalar_override: dict[int, int] = field(default_factory=dict)  # the smaller size's set: index -> value
     probe: dict[str, str] | None = None  # the bounds probe's outcome (state: clean | fault | skipped, message)
     shuffle_source: Captured | None = None  # the first captured set, where there is one (the "shuffle" fill)
-    ref_cache: Path | None = None  # --ref-cache: the reference's outputs per input set, kept across runs (RefCache)
+    ref_cache: Path | None = None  # --ref-cache: the reference's outputs per input set, kept across runs (load_reference)
     ref_read: int = 0
     ref_written: int = 0
     ref_check_us: float | None = None  # the shortest reference launch of the checks, for the caller
@@ -781,21 +781,15 @@ class Run:
         if self.ref_cache is None or not key:
             return None
         try:
-            raw = (self.ref_cache / f"{key}.bin").read_bytes()
-            head, _, body = raw.partition(b"\n")
-            meta = json.loads(head)
-            bufs = [b for b in self.bufs if b.base is not None]
-            if meta.get("v") != 1 or [tuple(x[:2]) for x in meta["bufs"]] != [(b.index, b.nbytes) for b in bufs]:
-                return None
-            at, got = 0, []
-            for b, (_i, n, has2) in zip(bufs, meta["bufs"]):
-                first, at = body[at:at + n], at + n
-                second = b""
-                if has2:
-                    second, at = body[at:at + n], at + n
-                got.append((b, first, second))
-            if at != len(body):
-                return None
+            with open(self.ref_cache / f"{key}.bin", "rb") as fh:
+                meta = json.loads(fh.readline())
+                bufs = [b for b in self.bufs if b.base is not None]
+                if meta.get("v") != 1 or [tuple(x[:2]) for x in meta["bufs"]] != [(b.index, b.nbytes) for b in bufs]:
+                    return None
+                got = [(b, fh.read(n), fh.read(n) if has2 else b"") for b, (_i, n, has2) in zip(bufs, meta["bufs"])]
+                if any(len(first) != b.nbytes or (has2 and len(second) != b.nbytes)
+                       for (b, first, second), (_i, _n, has2) in zip(got, meta["bufs"])) or fh.read(1):
+                    return None
         except (OSError, ValueError, KeyError, TypeError):
             return None
         host_phase("reference outputs")
