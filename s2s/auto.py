@@ -512,8 +512,13 @@ def _measure_after(root: Path, staged: Path, work: Path, result: AppAutoResult, 
                 cmp = compare_apps(before, after, build_cmd, run_cmd, runs=runs, check_cmd=check_cmd, rtol=output_rtol,
                                    timeout=timeout, log=log)
             result.app = cmp.as_dict()
-            result.app_runs += [{"purpose": "before", "what": "run", "seconds": round(r.seconds, 3)} for r in cmp.before]
-            result.app_runs += [{"purpose": "after", "what": "run", "seconds": round(r.seconds, 3)} for r in cmp.after]
+            for side, build, warm, timed in zip(("before", "after"), cmp.builds, cmp.warmups or [None, None],
+                                                (cmp.before, cmp.after)):
+                result.app_runs.append({"purpose": side, "what": "build", "seconds": round(build.seconds, 3)})
+                if warm is not None:
+                    result.app_runs.append({"purpose": side, "what": "warm-up run (not timed)",
+                                            "seconds": round(warm.seconds, 3)})
+                result.app_runs += [{"purpose": side, "what": "run", "seconds": round(r.seconds, 3)} for r in timed]
         except UserError as err:
             result.app = {"error": err.one_line(), "output_unchanged": False}
         if result.app.get("output_unchanged"):

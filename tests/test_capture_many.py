@@ -118,11 +118,14 @@ def test_auto_captures_all_top_kernels_in_one_instrumented_run(tmp_path: Path) -
     for name, row in rows.items():
         assert not row["status"].startswith("capture failed"), row
         assert load(Path(row["mep"])).capture["sets"] == [row["launch"]], name
-    # the profile's build and run, the capture's; then two builds and 2 + 2 runs (before/after) when a winner was kept
-    # and one more instrumented build and run of the reintegrated copy
+    # every build and run of the application is in app_runs: the profile's, the capture's (one entry for both); when a
+    # winner was kept, the compare's builds, warm-up and timed runs and the reintegrated copy's instrumented ones (after
+    # "slower in the application", a second compare's too)
     purposes = [r["purpose"] for r in report["app_runs"]]
-    assert _count(tmp_path / "builds") == 2 + (3 if "profile_after" in purposes else 2 if "before" in purposes else 0)
-    assert _count(tmp_path / "runs") == 2 + purposes.count("before") + purposes.count("after") + purposes.count("profile_after") // 2
+    whats = [r["what"] for r in report["app_runs"]]
+    assert _count(tmp_path / "builds") == sum("build" in w for w in whats), report["app_runs"]
+    assert _count(tmp_path / "runs") == sum("run" in w for w in whats), report["app_runs"]
+    assert purposes.count("before") == purposes.count("after") and purposes.count("before") % 4 == 0, purposes
 
 
 # -- CUDA: the shared instrumented copy builds with nvcc here; the capture itself runs on a GPU only (-m gpu) -------

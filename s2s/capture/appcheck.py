@@ -36,6 +36,8 @@ class Run:
 class AppComparison:
     before: list[Run] = field(default_factory=list)
     after: list[Run] = field(default_factory=list)
+    builds: list[Run] = field(default_factory=list)  # before's, after's
+    warmups: list[Run] = field(default_factory=list)  # before's, after's: run once, not timed
     unchanged: bool = False
     how: str = ""
     numbers: int = 0
@@ -167,18 +169,18 @@ def same_output(before: list[Run], after: list[Run], rtol: float, atol: float = 
 
 def compare_apps(before: Path, after: Path, build_cmd: str, run_cmd: str, *, runs: int = 3, check_cmd: str | None = None,
                  rtol: float = 1e-5, timeout: float = 1800.0, log: Any = print, warmup: bool = True) -> AppComparison:
+    out = AppComparison()
     for where in (before, after):
         b = run_app(build_cmd, where, timeout)
+        out.builds.append(b)
         if b.rc != 0:
             from . import _tail
 
             raise UserError(f"auto: the build command {build_cmd!r} failed in {where} (exit {b.rc}): "
                             f"{_tail(b.stdout.decode('utf-8', 'replace'), 2)}",
                             file=str(where))
-    out = AppComparison()
     if warmup:  # the first run after a build pays one-time costs (an OpenCL kernel compilation, lazy loading): not timed
-        run_app(run_cmd, before, timeout)
-        run_app(run_cmd, after, timeout)
+        out.warmups = [run_app(run_cmd, before, timeout), run_app(run_cmd, after, timeout)]
     for k in range(max(1, runs)):  # alternated: before, after, before, after, ...
         out.before.append(run_app(run_cmd, before, timeout))
         out.after.append(run_app(run_cmd, after, timeout))
