@@ -58,10 +58,12 @@ R = TypeVar("R")
 
 def _holding_work(fn: Callable[P, R]) -> Callable[P, R]:
     """Run `fn(tree, ..., work=WORK, ...)` holding WORK's lock: two autos on one --work removed each other's copy of the
-    tree (WORK/tree) and mixed their MEPs and diffs. A WORK made here that got nothing but the lock is removed again."""
+    tree (WORK/tree) and mixed their MEPs and diffs. A WORK made here that got nothing but the lock is removed again.
+    Every MEP's harness builds share one compiled harness run, in WORK/build-cache (harness_runtime)."""
     import functools
 
     from s2s.base.meplock import LOCK, mep_lock
+    from s2s.mep.backends.harness_runtime import shared_in
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -72,7 +74,7 @@ def _holding_work(fn: Callable[P, R]) -> Callable[P, R]:
         made = not work.exists()
         work.mkdir(parents=True, exist_ok=True)
         try:
-            with mep_lock(work, what="s2s auto", place="work directory"):
+            with mep_lock(work, what="s2s auto", place="work directory"), shared_in(work / "build-cache"):
                 return fn(*args, **kwargs)
         finally:
             if made and work.is_dir() and all(p.name == LOCK for p in work.iterdir()):
@@ -512,8 +514,8 @@ def _measure_after(root: Path, staged: Path, work: Path, result: AppAutoResult, 
                 cmp = compare_apps(before, after, build_cmd, run_cmd, runs=runs, check_cmd=check_cmd, rtol=output_rtol,
                                    timeout=timeout, log=log)
             result.app = cmp.as_dict()
-            for side, build, warm, timed in zip(("before", "after"), cmp.builds, cmp.warmups or [None, None],
-                                                (cmp.before, cmp.after)):
+            warmups: list[Any] = cmp.warmups or [None, None]
+            for side, build, warm, timed in zip(("before", "after"), cmp.builds, warmups, (cmp.before, cmp.after)):
                 result.app_runs.append({"purpose": side, "what": "build", "seconds": round(build.seconds, 3)})
                 if warm is not None:
                     result.app_runs.append({"purpose": side, "what": "warm-up run (not timed)",

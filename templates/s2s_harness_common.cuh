@@ -295,7 +295,7 @@ inline bool all_bytes(const unsigned char* p, size_t n, unsigned char v) {
 // Two runs of a kernel on one input set, its outputs filled with POISON before the first and POISON2 before
 // the second: an element is unwritten exactly when it kept both fills (a written -1 is all-0xFF too, but
 // not all-0x00). fill1: what the first run found instead of POISON (stale outputs), or nullptr.
-constexpr unsigned char POISON = 0xFF, POISON2 = 0x00;
+inline constexpr unsigned char POISON = 0xFF, POISON2 = 0x00;
 inline std::vector<unsigned char> written_mask(const unsigned char* first, const unsigned char* second, size_t count, size_t esz,
                                                const unsigned char* fill1 = nullptr) {
     std::vector<unsigned char> w(count);
@@ -499,13 +499,13 @@ void compare_buffer(Check& c, const std::string& where, const unsigned char* ref
 }
 
 // ---- guards around every buffer -------------------------------------------------------------
-constexpr size_t GUARD = 256;
-constexpr unsigned char GUARD_BYTE = 0xA5;
+inline constexpr size_t GUARD = 256;
+inline constexpr unsigned char GUARD_BYTE = 0xA5;
 
 // ---- statistics -----------------------------------------------------------------------------
 // how many pairs: the same rule as the OpenCL runner's (opencl_runner.py, timed_pairs)
 inline constexpr char REF_MAGIC[8] = {'S', '2', 'S', 'R', 'E', 'F', '1', '\n'};  // --ref-cache files
-constexpr int MIN_TIMED_PAIRS = 3;  // the fewest timed pairs of a timing, however long the kernel
+inline constexpr int MIN_TIMED_PAIRS = 3;  // the fewest timed pairs of a timing, however long the kernel
 // one more warm-up pair: always a first one (it also estimates the pair's time); then while the warm-ups so far and one
 // more pair (as long as the last) stay within a quarter of target_s (0: no limit)
 inline bool warm_more(const std::vector<double>& wr, const std::vector<double>& wv, double target_s) {
@@ -719,6 +719,28 @@ void fill_bytes(unsigned char* p, size_t n, unsigned long long seed, unsigned lo
     });
 }
 
+// The run below (Run, run_harness) is the same for every variant: s2s compiles it once into an object
+// (S2S_RUNTIME_OBJECT, s2s/mep/backends/harness_runtime.py) that each variant's build links (S2S_PREBUILT_RUNTIME),
+// with the fills and checks of the element types most kernels use; built alone (nvcc harness.cu), it is all here.
+#define S2S_COMMON_ELEMENTS(X) X(float) X(double) X(int) X(unsigned int) X(long long) X(unsigned long long) \
+    X(long) X(unsigned long) X(char) X(unsigned char)
+#if defined(S2S_PREBUILT_RUNTIME) || defined(S2S_RUNTIME_OBJECT)
+#ifdef S2S_PREBUILT_RUNTIME
+#define S2S_EXTERN extern
+#else
+#define S2S_EXTERN
+#endif
+#define S2S_ELEMENT(T) \
+    S2S_EXTERN template void fill_bytes<T, VisitPrim>(unsigned char*, size_t, unsigned long long, unsigned long long, int, \
+                                                     double, double); \
+    S2S_EXTERN template void compare_buffer<T, VisitPrim>(Check&, const std::string&, const unsigned char*, \
+                                                         const unsigned char*, size_t, const unsigned char*, \
+                                                         const unsigned char*, double, double);
+S2S_COMMON_ELEMENTS(S2S_ELEMENT)
+#undef S2S_ELEMENT
+#undef S2S_EXTERN
+#endif
+
 // a struct passed by value: filled field by field from (seed, stream), converts to the struct type of
 // either copy of the kernel (s2s_ref::Params or s2s_var::Params)
 struct NoFields { template <class T> void operator()(T&) const {} };
@@ -804,11 +826,19 @@ inline unsigned long long fresh_seed() {
     std::random_device rd;
     return ((unsigned long long)rd() << 1 ^ rd()) & 0x7FFFFFFFULL;
 }
-constexpr size_t PROBE_TAIL_MAX = (size_t)256 << 20;
-constexpr unsigned char GUARD_BYTE2 = 0x5A;
+inline constexpr size_t PROBE_TAIL_MAX = (size_t)256 << 20;
+inline constexpr unsigned char GUARD_BYTE2 = 0x5A;
 
+// what the variant's translation unit and a prebuilt run must agree on (run_harness refuses a run built otherwise)
+inline constexpr unsigned long long LAYOUT = ((((((sizeof(Options) * 131 + sizeof(BufSpec)) * 131 + sizeof(SymSpec)) * 131 +
+                                         sizeof(KernelSpec)) * 131 + sizeof(Spec)) * 131 + sizeof(CapturedSet)) * 131 +
+                                       sizeof(Check)) * 131 + sizeof(Failure);
+
+#ifdef S2S_PREBUILT_RUNTIME
+int run_harness(const Spec& spec, int argc, char** argv, unsigned long long layout = LAYOUT);
+#else
 // ---- the run ----------------------------------------------------------------------------------
-constexpr size_t NO_DIFF = ~(size_t)0;
+inline constexpr size_t NO_DIFF = ~(size_t)0;
 
 // the first byte at which two device buffers differ (atomicMin into *first, which starts at NO_DIFF)
 __global__ void s2s_first_difference(const unsigned char* a, const unsigned char* b, size_t n, unsigned long long* first) {
@@ -1735,8 +1765,13 @@ inline int emit(const std::string& json) {
     return 0;
 }
 
-inline int run_harness(const Spec& spec, int argc, char** argv) {
+int run_harness(const Spec& spec, int argc, char** argv, unsigned long long layout = LAYOUT) {
     Run run(spec);
+    if (layout != LAYOUT) {  // a prebuilt run compiled with other flags than this harness: nothing it reads is safe
+        run.messages.push_back("the harness and its prebuilt run (S2S_PREBUILT_RUNTIME) disagree on the layout of their "
+                               "shared structs: rebuild with S2S_PREBUILT_RUNTIME=0 in the environment");
+        return emit(run.result("runtime-failed", nullptr, nullptr, "", 0));
+    }
     std::string err;
     if (!parse_args(argc, argv, run.o, err)) {
         fprintf(stderr, "error: %s\n", err.c_str());
@@ -1809,5 +1844,6 @@ inline int run_harness(const Spec& spec, int argc, char** argv) {
         return emit(run.result(f.verdict, nullptr, nullptr, f.input_error ? f.message : std::string(), sets_done));
     }
 }
+#endif  // S2S_PREBUILT_RUNTIME
 }  // namespace s2s
 // ---- end of the generic part ----------------------------------------------------------------

@@ -64,6 +64,7 @@ def solver(tmp_path_factory: pytest.TempPathFactory) -> Path:
 _SHARED = pytest.StashKey[str]()  # the session's directory of shared build products, where this process made it
 HOST_O0_NVCC = ROOT / "tests" / "nvcc_host_o0" / "nvcc"  # the suite's nvcc: host code at -O0, device code as built
 REAL_NVCC = "S2S_TEST_REAL_NVCC"  # the nvcc it runs
+BUILD_CACHE_ENV = "S2S_BUILD_CACHE"  # s2s.mep.backends.harness_runtime.CACHE_ENV (not imported before the pycache is set)
 
 
 @pytest.fixture(autouse=True)
@@ -95,6 +96,8 @@ def pytest_configure(config: pytest.Config) -> None:
         shared = tempfile.mkdtemp(prefix="s2s-test-shared-")
         os.environ[SHARED_ENV] = shared  # the xdist workers it starts inherit it (tests/session_builds.py)
         config.stash[_SHARED] = shared
+        # the CUDA/HIP harness's run compiled once for the session (s2s/mep/backends/harness_runtime.py), not per MEP
+        os.environ.setdefault(BUILD_CACHE_ENV, str(Path(shared) / "harness-runtime"))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -102,6 +105,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if shared is not None:
         shutil.rmtree(shared, ignore_errors=True)
         os.environ.pop(SHARED_ENV, None)
+        if os.environ.get(BUILD_CACHE_ENV, "").startswith(shared):
+            os.environ.pop(BUILD_CACHE_ENV, None)
 
 
 # the longest tests (seconds on the 2-core CI machine, `--durations`), started first so that neither xdist worker is

@@ -24,6 +24,7 @@ from s2s.mep.manifest import Manifest, ParamSpec, StructSpec
 from s2s.mep.measure import RUNTIME_FAILED, Measurement
 from s2s.mep.probe_record import key_of
 
+from . import harness_runtime
 from .base import (
     Backend,
     BuildResult,
@@ -344,10 +345,13 @@ class CudaBackend(Backend):
             defines.append(f'-DS2S_VARIANT_PRE="{pre}"')
         binary = bdir / BINARY
         var_dir = [f"-I{target.variant_file.parent}"] if target.variant is not None else []
-        cmd = [*self.compiler(), *self.extra_flags(mep), *m.flags, f"-I{mep}", *var_dir, *defines, str(harness), "-o", str(binary)]
+        whole = [*self.compiler(), *self.extra_flags(mep), *m.flags, f"-I{mep}", *var_dir, *defines, str(harness), "-o", str(binary)]
+        run_obj, run_obj_s = harness_runtime.prebuilt(self.compiler(), self.extra_flags(mep), list(m.flags), mep)
+        cmd = whole if run_obj is None else [*whole[:-3], harness_runtime.PREBUILT_DEFINE, *whole[-3:],
+                                             *harness_runtime.link_flags(run_obj)]
 
-        stamp_text = _stamp(cmd, [harness, target.ref_file, target.variant_file, pre,
-                                  *ref_scan.local_files, *var_scan.local_files])
+        stamp_files = [harness, target.ref_file, target.variant_file, pre, *ref_scan.local_files, *var_scan.local_files]
+        stamp_text = _stamp(cmd, stamp_files)
         stamp = bdir / "build.stamp"
         # what the bounds probe's outcome depends on: the reference and its headers, mep.toml, the harness, the target
         probe_key = key_of([self.name, *self.compiler()[1:], *self.extra_flags(mep), harness, mep / "mep.toml",
@@ -359,6 +363,12 @@ class CudaBackend(Backend):
             return BuildResult(ok=True, seconds=0.0, run_argv=(str(binary),), cached=True, **common)  # type: ignore[arg-type]
         stamp.unlink(missing_ok=True)
         rc, log, seconds = run_tool(cmd, cwd=mep)
+        seconds += run_obj_s  # this build compiled the run every later one links
+        if rc != 0 and cmd is not whole and harness_runtime.link_trouble(log):  # the prebuilt run does not fit: whole
+            cmd, stamp_text = whole, _stamp(whole, stamp_files)
+            common["command"] = tuple(cmd)
+            rc, log, more = run_tool(cmd, cwd=mep)
+            seconds += more
         (bdir / "build.log").write_text(" ".join(cmd) + "\n\n" + log, encoding="utf-8")
         if rc == 0 and binary.is_file():
             stamp.write_text(stamp_text)
