@@ -88,3 +88,12 @@ def private_copy(golden: tuple[Path, Path], dest: Path) -> tuple[Path, Path]:
     toml = dest / "mep" / "mep.toml"
     toml.write_text(toml.read_text().replace(f'tree = "{tree}"', f'tree = "{dest / "app"}"'))
     return dest / "app", dest / "mep"
+
+
+def gone(pid: int) -> bool:
+    """No live process has `pid` (a zombie is dead: it runs nothing more)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2:].startswith(("Z", "X"))

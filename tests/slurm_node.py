@@ -118,11 +118,19 @@ PartitionName=s2s Nodes={host} Default=YES MaxTime=INFINITE State=UP
             except ProcessLookupError:
                 continue
             for _ in range(50):
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
+                if not _running(pid):
                     break
                 time.sleep(0.1)
+
+
+def _running(pid: int) -> bool:
+    """`pid` runs (a zombie does not: the daemons' parent is the machine's init, which may reap them 2 s later; a
+    signal-0 probe waited that long for each of the three)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return not stat[stat.rindex(")") + 2:].startswith(("Z", "X"))
 
 
 if __name__ == "__main__":  # by hand: python tests/slurm_node.py DIR

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from safety_util import gone
 
 from s2s.base.errors import UserError
 from s2s.base.procs import marked, run_group
@@ -24,14 +25,24 @@ def _app(where: Path) -> Path:
     return where
 
 
-def _escapers(late: Path) -> str:
-    """Shell text that starts a child in the group and one in a session of its own, each touching a file 2 s later
-    (well after the command's end or its timeout, under load too)."""
-    return f"(sleep 2; touch {late}.group) & setsid sh -c 'sleep 2; touch {late}.session' & "
+def _escapers(late: Path, make: bool = False) -> str:
+    """Shell text that starts a child in the group and one in a session of its own, each writing its pid to
+    `late`.pids and touching a file 2 s later (well after the command's end or its timeout, under load too), and
+    goes on once both are running. `make`: spelled for a Makefile's $(shell ...) (`$` doubled)."""
+    quiet = " >/dev/null 2>&1" if make else ""  # $(shell ...) reads their output to its end
+    text = "".join(f"{setsid}sh -c 'echo $$ >> {late}.pids; sleep 2; touch {late}.{where}'{quiet} & "
+                   for setsid, where in (("", "group"), ("setsid ", "session")))
+    text += f'while [ "$(cat {late}.pids 2>/dev/null | wc -l)" -lt 2 ]; do sleep 0.01; done; '
+    return text.replace("$", "$$") if make else text
 
 
 def _none_late(late: Path) -> None:
-    time.sleep(3.0)
+    """Neither child outlived the command: each that wrote its pid is gone when the command has returned, so it never
+    touches its file (no 3 s of waiting for the touch); where one did not get as far as its pid, wait past its touch."""
+    pids = Path(f"{late}.pids").read_text().split() if Path(f"{late}.pids").exists() else []
+    if len(pids) < 2:
+        time.sleep(3.0)
+    assert all(gone(int(pid)) for pid in pids), f"a child of the command outlived it: {pids}"
     assert not Path(f"{late}.group").exists(), "a child in the command's group outlived it"
     assert not Path(f"{late}.session").exists(), "a child that left the session (setsid) outlived the command"
 
@@ -120,8 +131,7 @@ def test_the_dry_run_of_the_build_is_killed_whole(tmp_path: Path) -> None:
     tree.mkdir()
     late = tmp_path / "late"
     (tree / "a.c").write_text("int main(void) { return 0; }\n")
-    (tree / "Makefile").write_text(f"X := $(shell (sleep 2; touch {late}.group) >/dev/null 2>&1 & "
-                                   f"setsid sh -c 'sleep 2; touch {late}.session' >/dev/null 2>&1 & sleep 30)\n"
+    (tree / "Makefile").write_text(f"X := $(shell {_escapers(late, make=True)}sleep 30)\n"
                                    "all:\n\tgcc -O2 -c a.c\n")
     t0 = time.monotonic()
     found, how = commands_from_build(tree, "make", timeout_s=0.5)

@@ -63,6 +63,7 @@ def _server(reply: bytes | None) -> Iterator[int]:
 def test_a_tcp_cluster_that_is_no_dask_scheduler_is_one_line(mep: Path, reply: bytes | None, monkeypatch: pytest.MonkeyPatch,
                                                              capsys) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(dask_cluster, "CONNECT_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(dask_cluster, "CONNECT_GRACE_S", 1.0)  # the silent server: given up after 4 s, not 8
     with _server(reply) as port:
         t0 = time.monotonic()
         rc, _o, err = cli_inproc(["optimize", str(mep), "--cluster", f"tcp://127.0.0.1:{port}", "--max-evals", "1",
@@ -87,7 +88,7 @@ def test_slurm_whose_controller_does_not_answer_is_one_line(mep: Path, tmp_path:
     from s2s.optimize.execution import slurm
 
     monkeypatch.setenv("SLURM_CONF", str(tmp_path / "no-slurm.conf"))
-    monkeypatch.setattr(slurm, "SINFO_TIMEOUT_S", 4.0)  # sinfo retries an unreadable configuration for 60 s
+    monkeypatch.setattr(slurm, "SINFO_TIMEOUT_S", 2.0)  # sinfo retries an unreadable configuration for 60 s
     t0 = time.monotonic()
     rc, _o, err = cli_inproc(["optimize", str(mep), "--cluster", "slurm", "--max-evals", "1", "--no-patterns"], capsys)
     one_line_exit_2(rc, err)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from safety_util import cli_inproc, fake_win, fingerprint, matmul_mep, one_line_exit_2, private_copy
+from safety_util import cli_inproc, fake_win, fingerprint, gone, matmul_mep, one_line_exit_2, private_copy
 
 from s2s.mep.history import History
 
@@ -88,12 +88,29 @@ def _wait_for(path: Path, timeout: float = 60) -> None:
         time.sleep(0.05)
 
 
-def _killed_mid_test(mep: Path, tmp_path: Path, test_cmd: str) -> None:
+def _killed_mid_test(mep: Path, tmp_path: Path, test_cmd: str, running: Path | None = None) -> None:
+    """`running`: a file the test command's own child writes once it runs; s2s is killed after that too."""
     started = tmp_path / "started"
     proc = _in_place_child(mep, f"touch {started}; {test_cmd}")
     _wait_for(started)
+    if running is not None:
+        _wait_for(running)
     proc.kill()
     proc.communicate(timeout=30)
+
+
+def _late_writer(tmp_path: Path, writes: str) -> tuple[Path, Path]:
+    """A script (outside the tree) that writes its pid, then 3 s later runs `writes` in the tree (its working
+    directory); and the file that holds its pid. Gone when --restore has returned, it never writes: no test needs to
+    wait past the write."""
+    script, pid = tmp_path / "late.sh", tmp_path / "late.pid"
+    script.write_text(f"echo $$ > {pid}.part && mv {pid}.part {pid}\nsleep 3\n{writes}\n")
+    return script, pid
+
+
+def _hold_until(release: Path) -> str:
+    """A test command's wait until the test creates `release` (at most 60 s: a failed test leaves no process)."""
+    return f"i=0; while [ ! -e {release} ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done"
 
 
 @pytest.mark.slow
@@ -117,10 +134,11 @@ def test_restore_ends_the_build_the_killed_run_left_running(env: tuple[Path, Pat
     tree, mep = env
     fake_win(mep)
     before = fingerprint(tree)
-    _killed_mid_test(mep, tmp_path, "(sleep 3; echo late > late.txt; echo '/* late */' >> kernels/linalg.cl) & sleep 30")
+    script, pid = _late_writer(tmp_path, "echo late > late.txt; echo '/* late */' >> kernels/linalg.cl")
+    _killed_mid_test(mep, tmp_path, f"sh {script} & sleep 30", running=pid)
     rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
     assert rc == 0 and "restored" in err, err
-    time.sleep(4)  # past the orphan's write
+    assert gone(int(pid.read_text())), "the orphan outlived --restore: it writes into the tree later"
     assert fingerprint(tree) == before
 
 
@@ -132,12 +150,13 @@ def test_restore_ends_what_the_killed_run_started_outside_its_session(env: tuple
     tree, mep = env
     fake_win(mep)
     before = fingerprint(tree)
-    _killed_mid_test(mep, tmp_path, "setsid sh -c \"sleep 3; echo '/* late */' >> kernels/linalg.cl\" & sleep 30")
+    script, pid = _late_writer(tmp_path, "echo '/* late */' >> kernels/linalg.cl")
+    _killed_mid_test(mep, tmp_path, f"setsid sh {script} & sleep 30", running=pid)
     (journal,) = list((mep / ".s2s-backup").glob("*/journal.json"))
     assert json.loads(journal.read_text())["markers"], journal.read_text()
     rc, _o, err = cli_inproc(["reintegrate", str(mep), "--restore"], capsys)
     assert rc == 0 and "restored" in err, err
-    time.sleep(4)  # past the escaped writer's write
+    assert gone(int(pid.read_text())), "the escaped writer outlived --restore: it writes into the tree later"
     assert fingerprint(tree) == before
 
 
@@ -161,7 +180,8 @@ def test_a_second_in_place_on_the_same_tree_is_refused_even_with_force(env: tupl
     fake_win(mep)
     second = _second_win(mep)
     started = tmp_path / "started"
-    first = _in_place_child(mep, f"touch {started}; sleep 4")
+    release = tmp_path / "release"
+    first = _in_place_child(mep, f"touch {started}; {_hold_until(release)}")
     _wait_for(started)
     during = fingerprint(tree)
     rc, _o, err = cli_inproc(["reintegrate", str(mep), "--variant", second, "--in-place", "--force"], capsys)
@@ -173,6 +193,7 @@ def test_a_second_in_place_on_the_same_tree_is_refused_even_with_force(env: tupl
     assert rc == 2 and "reintegrated" not in err, err
     assert err.strip().splitlines()[-1].startswith("error:") and "another s2s reintegrate --in-place" in err, err
     assert fingerprint(tree) == during
+    release.touch()
     _o, err1 = first.communicate(timeout=60)
     assert first.returncode == 0, err1
     text = (tree / "kernels" / "linalg.cl").read_text()
@@ -287,12 +308,14 @@ def test_in_place_runs_through_nested_trees_changing_one_file_are_exclusive(env:
     make_mep(str(tree / "kernels"), "matmul", str(inner))
     fake_win(inner, marker="/* the inner winner */")
     started = tmp_path / "started"
-    first = _in_place_child(mep, f"touch {started}; sleep 4")
+    release = tmp_path / "release"
+    first = _in_place_child(mep, f"touch {started}; {_hold_until(release)}")
     _wait_for(started)
     during = fingerprint(tree)
     rc, _o, err = cli_inproc(["reintegrate", str(inner), "--in-place", "--force"], capsys)
     assert rc == 2 and "another s2s reintegrate --in-place" in err, err
     assert fingerprint(tree) == during
+    release.touch()
     _o, err1 = first.communicate(timeout=60)
     assert first.returncode == 0, err1
     text = (tree / "kernels" / "linalg.cl").read_text()

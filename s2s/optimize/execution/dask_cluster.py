@@ -218,6 +218,7 @@ def _refused(spec: str) -> ConnectionRefusedError | None:
 
 
 CONNECT_TIMEOUT_S = 30.0
+CONNECT_GRACE_S = 5.0  # past the limit, for the client's own error (a TCP connect that timed out) to say what happened
 
 
 def connect(spec: str, timeout_s: float | None = None) -> Any:
@@ -258,7 +259,7 @@ def connect(spec: str, timeout_s: float | None = None) -> Any:
 
     t = threading.Thread(target=attempt, name="s2s-dask-connect", daemon=True)  # left behind if it never returns
     t.start()
-    t.join(limit + 5)
+    t.join(limit + CONNECT_GRACE_S)
     with guard:
         if "client" not in box and "error" not in box:
             gave_up.set()
