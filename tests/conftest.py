@@ -143,7 +143,12 @@ def _rank(item: pytest.Item) -> tuple[int, int]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The longest first: LONGEST, then the others marked slow, then the rest."""
+    """Under xdist, the longest first: LONGEST, then the others marked slow, then the rest. In one process (-n 0, or
+    without xdist) collection order: reordered, the tests of a module were interleaved with others', its module-scoped
+    fixtures torn down and built again between them (and a test reading what an earlier one of its module left in
+    such a fixture failed)."""
+    if config.getoption("dist", "no") == "no":
+        return
     items.sort(key=_rank)  # stable: collection order within a rank
 
 

@@ -140,3 +140,21 @@ def test_the_dry_run_of_the_build_is_killed_whole(tmp_path: Path) -> None:
     (tree / "Makefile").write_text("all:\n\tgcc -O2 -DN=3 -c a.c\n")  # the ordinary case still reads the flags
     found, how = commands_from_build(tree, "make")
     assert [c.args[-3:] for c in found.values()] == [("-DN=3", "-c", "a.c")], how
+
+
+def test_one_empty_scan_does_not_end_the_kill(tmp_path: Path) -> None:
+    """A process in the middle of an execve reads an empty /proc/PID/environ: a scan that finds no marked process is
+    confirmed by a second one before the kill stops (a writer escaped `--restore` once that way)."""
+    from s2s.base.procs import kill_until_none
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    scans = iter([[], [child.pid]])  # the first scan misses it, as one mid-execve would
+
+    def members() -> list[int]:
+        found = next(scans, None)
+        if found is not None:
+            return found
+        return [child.pid] if child.poll() is None else []
+
+    assert kill_until_none(members, timeout_s=10)
+    assert child.wait(timeout=10) == -9

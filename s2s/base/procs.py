@@ -145,14 +145,19 @@ def marked(marker: str, var: str = MARKER) -> list[int]:
     return out
 
 
-def kill_until_none(members: Callable[[], Iterable[int]], timeout_s: float, pause_s: float = 0.02) -> bool:
-    """SIGKILL the processes `members()` names until it names none (one that forks meanwhile is found on the next
-    pass); False if some were still there after `timeout_s`."""
+def kill_until_none(members: Callable[[], Iterable[int]], timeout_s: float, pause_s: float = 0.02,
+                    confirm_s: float = 0.1) -> bool:
+    """SIGKILL the processes `members()` names until it names none twice, `confirm_s` apart (one that forks meanwhile
+    is found on the next pass; a process in the middle of an execve reads an empty /proc/PID/environ, so one empty
+    scan let a marked writer escape); False if some were still there after `timeout_s`."""
     deadline = time.monotonic() + timeout_s
     while True:
         left = list(members())
         if not left:
-            return True
+            time.sleep(confirm_s)
+            left = list(members())
+            if not left:
+                return True
         if time.monotonic() > deadline:
             return False
         for pid in left:
