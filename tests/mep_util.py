@@ -34,3 +34,22 @@ def manifest(kernel: str, backend: str, kernel_file: str, params: list[ParamSpec
 
 
 __all__ = ["make_mep", "add_variant", "manifest", "ParamSpec", "StructSpec", "SymbolSpec", "LaunchSpec", "Manifest"]
+
+
+def with_noise_band(tree: Path, kernel: str, out: Path) -> Path:
+    """The kernel's MEP extracted into `out`, its noise band (the original timed against itself, three runs) measured
+    once and kept in a history that holds nothing else: the optimize runs of a module start from copies of it
+    instead of each timing the original again."""
+    from s2s.extract.mep_writer import make_mep as extract
+    from s2s.mep.evaluate import evaluate
+    from s2s.mep.history import History
+    from s2s.optimize.winner import noise_band
+
+    extract(str(tree), kernel, str(out))
+    history = History(out / "history.sqlite")
+    try:
+        assert noise_band(out, history, lambda mep, variant: evaluate(mep, variant))["runs"]
+        assert history.rows() == []
+    finally:
+        history.close()
+    return out

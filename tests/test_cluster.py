@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLES, run_cli
+from mep_util import with_noise_band
 
 from s2s.base.errors import UserError
-from s2s.extract.mep_writer import make_mep
 from s2s.optimize.execution import ClusterOptions, open_executor
 from s2s.optimize.execution.base import WorkUnit, _materialize, bundle_of
 from s2s.optimize.execution.dask_cluster import DaskExecutor, _refused
@@ -28,19 +28,7 @@ def matvec_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     kept in a history that holds nothing else: every copy starts from it, so that no optimize here times it again
     (the local run in round 1, a cluster run at the end). Local and cluster runs declare their winners against the
     same band."""
-    from s2s.mep.evaluate import evaluate
-    from s2s.mep.history import History
-    from s2s.optimize.winner import noise_band
-
-    out = tmp_path_factory.mktemp("cl") / "mep-matvec"
-    make_mep(str(SAMPLES / "ocl_solver"), "matvec", str(out))
-    history = History(out / "history.sqlite")
-    try:
-        assert noise_band(out, history, lambda mep, variant: evaluate(mep, variant))["runs"]
-        assert history.rows() == []
-    finally:
-        history.close()
-    return out
+    return with_noise_band(SAMPLES / "ocl_solver", "matvec", tmp_path_factory.mktemp("cl") / "mep-matvec")
 
 
 def _fresh(src: Path, dst: Path) -> Path:

@@ -115,8 +115,10 @@ def test_a_run_that_does_not_compile_leaves_the_harness_built_whole(tmp_path: Pa
 @needs_nvcc
 def test_a_run_built_for_another_layout_refuses_to_run(tmp_path: Path) -> None:
     """run_harness compares the layout of the shared structs the caller was compiled with against its own."""
-    nvcc = [os.environ.get("S2S_NVCC") or shutil.which("nvcc") or "nvcc", "-O3", "-std=c++17", "-arch=sm_90"]
-    lib, _seconds = hr.prebuilt(nvcc, [], [], tmp_path)
+    from s2s.mep.backends import get_backend
+
+    nvcc = get_backend("cuda").compiler()  # type: ignore[attr-defined]
+    lib, _seconds = hr.prebuilt(nvcc, [], [], tmp_path)  # the session's, where another test compiled it already
     assert lib is not None
     main = tmp_path / "main.cu"
     main.write_text((templates_dir() / hr.COMMON).read_text() + "\nint main(int argc, char** argv) {\n"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLES
+from mep_util import with_noise_band
 
-from s2s.extract.mep_writer import make_mep
 from s2s.optimize.candidate import Candidate
 from s2s.optimize.loop import Options, optimize
 from s2s.optimize.proposers import PROPOSERS
@@ -34,19 +34,7 @@ class _Scripted:
 def matvec(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The MEP, with its noise band (the original timed against itself, three runs: 2 s of each optimize here)
     measured once and kept in a history that holds nothing else; each test's copy starts from it."""
-    from s2s.mep.evaluate import evaluate
-    from s2s.mep.history import History
-    from s2s.optimize.winner import noise_band
-
-    out = tmp_path_factory.mktemp("rounds") / "mep-matvec"
-    make_mep(str(SAMPLES / "ocl_solver"), "matvec", str(out))
-    history = History(out / "history.sqlite")
-    try:
-        assert noise_band(out, history, lambda mep, variant: evaluate(mep, variant))["runs"]
-        assert history.rows() == []
-    finally:
-        history.close()
-    return out
+    return with_noise_band(SAMPLES / "ocl_solver", "matvec", tmp_path_factory.mktemp("rounds") / "mep-matvec")
 
 
 def _run(matvec: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch, script: list[list[str]], **kw: object) -> object:
