@@ -235,3 +235,30 @@ def test_launch_config_refuses_a_kernel_whose_work_follows_the_block_shape() -> 
     canonical = (b"__global__ void k(float* a, const float* b, int n) { unsigned i = __umul24(blockIdx.x, blockDim.x) + threadIdx.x;"
                  b" if (i < n) a[i] = 2.0f * b[i]; }")
     assert not isinstance(run_pass(make_pass("launch-config", {"block": "128"}), canonical, "cuda", "k"), Refused)
+
+
+def test_a_round_makes_a_texts_facts_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every pass tried on one kernel text reads the same facts, made once (they are frozen); another text, or the
+    same text with the device replaced for one pass, does not see another's."""
+    from s2s.lang.target_device import H200
+    from s2s.optimize import registry
+
+    made: list[bytes] = []
+
+    def counting(source: bytes, dialect: str, kernel: str | None = None) -> object:
+        made.append(source)
+        return kernel_facts(source, dialect, kernel)
+
+    registry._facts.cache_clear()
+    monkeypatch.setattr(registry, "kernel_facts", counting)
+    text = b"__global__ void k(float* y, const float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x;\n" \
+           b"  if (i < n) y[i] = 2.0f * x[i]; }\n"
+    for name in BUILTIN:
+        run_pass(make_pass(name), text, "cuda", "k")
+    small = dataclasses.replace(H200, sms=4)
+    run_pass(make_pass("launch-config"), text, "cuda", "k", device=small)
+    assert made == [text]
+    assert registry._facts(text, "cuda", "k").device == H200  # the one-pass device did not stick
+    run_pass(make_pass("restrict-const"), text.replace(b"2.0f", b"3.0f"), "cuda", "k")
+    assert len(made) == 2
+    registry._facts.cache_clear()

@@ -7,6 +7,7 @@ Pipelines are data: "register-accumulation,loop-unroll{factor=4}".
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import re
 import typing
@@ -198,7 +199,7 @@ def run_pass(p: Pass, source: bytes, dialect: str, kernel: str | None = None, de
     (the MEP's, s2s/optimize/target.py) as `facts.device`, the default description where None; `scaled_memory`: the
     host-sized buffers the launch scales with the block (s2s.optimize.launch_sizes)."""
     try:
-        facts = kernel_facts(source, dialect, kernel)
+        facts = _facts(source, dialect, kernel)
     except TooDeep as exc:
         return Refused(exc.message)
     if facts is None:
@@ -215,6 +216,13 @@ def run_pass(p: Pass, source: bytes, dialect: str, kernel: str | None = None, de
     if isinstance(result, Failure):
         return Refused(f"{p.name} produced bad edits: {result.reason}")
     return Applied(result.text, rw.launch, rw.note)
+
+
+@functools.lru_cache(maxsize=32)
+def _facts(source: bytes, dialect: str, kernel: str | None) -> KernelFacts | None:
+    """A kernel text's facts, once for every pass tried on it (a round tries some 40 on one text; the facts are
+    frozen, a pass sees them through dataclasses.replace): three quarters of a round's pass time was their making."""
+    return kernel_facts(source, dialect, kernel)
 
 
 def options_of(cls: type[Any]) -> list[tuple[str, str, object]]:
