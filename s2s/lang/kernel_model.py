@@ -9,6 +9,7 @@ Plain frozen records with byte offsets into the kernel file; no parser node surv
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -158,8 +159,11 @@ class KernelModel:
         return any(n == name and p for n, _, p in self.params)
 
 
+@functools.lru_cache(maxsize=32)
 def kernel_model(source: bytes, dialect: str, name: str | None = None) -> KernelModel | None:
-    """The model of kernel `name` (the first kernel when None) in a kernel file, None when there is none."""
+    """The model of kernel `name` (the first kernel when None) in a kernel file, None when there is none. Made once
+    per text (the model is frozen through and through): the passes of a round, the cost model and the sequence
+    analyses ask for the same text's model again and again."""
     found = find_kernel(parse(source, dialect).root_node, source, dialect, name)
     if found is None:
         return None
