@@ -60,12 +60,13 @@ def test_the_flags_that_reach_the_run_are_those_that_can_change_it(tmp_path: Pat
     (plain / "app.h").write_text("")
     flags = ["-DGRID_N=4096", "-DAXPY_N=7", "-D", "BLOCK=256", "-DNDEBUG", "-D_GLIBCXX_ASSERTIONS", "-Dfloat=double",
              "-Ufloat", f"-I{plain}", "-I", str(shadow), "-Iplain", "-include", "app.h", "-Xcompiler", "-fopenmp",
-             "--use_fast_math"]
+             "--use_fast_math", "-Xcompiler", "-DHOST_ONLY"]
     got = hr.relevant_flags(flags, tmp_path)
     # sizes and names the harness's text never mentions do not reach it; what system headers read, a macro that
     # renames a word of the text, a shadowing directory (absolute), a forced include and any other option do
     assert got == ["-DNDEBUG", "-D_GLIBCXX_ASSERTIONS", "-Dfloat=double", "-Ufloat", "-I", str(shadow.resolve()),
-                   "-include", str((tmp_path / "app.h").resolve()), "-Xcompiler", "-fopenmp", "--use_fast_math"]
+                   "-include", str((tmp_path / "app.h").resolve()), "-Xcompiler", "-fopenmp", "--use_fast_math",
+                   "-Xcompiler", "-DHOST_ONLY"]  # an option's argument stays with it
     assert not {"GRID_N", "AXPY_N", "BLOCK"} & hr._common()[1]
 
 
@@ -137,3 +138,6 @@ def test_auto_keeps_the_run_in_its_work_directory(tmp_path: Path, monkeypatch: p
         with hr.shared_in(tmp_path / "other"):  # a place already named is kept
             assert hr.cache_dir(tmp_path / "mep") == tmp_path / "build-cache"
     assert hr.cache_dir(tmp_path / "mep") == tmp_path / "mep" / "build" / "runtime" and hr.CACHE_ENV not in os.environ
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(hr.CACHE_ENV, "cache")  # relative to where s2s runs, not to the MEP its builds run in
+    assert hr.cache_dir(Path("mep")) == tmp_path / "cache"

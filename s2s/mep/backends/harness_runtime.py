@@ -37,6 +37,9 @@ COMMON = "s2s_harness_common.cuh"
 PREBUILT_DEFINE = "-DS2S_PREBUILT_RUNTIME"
 LIB_PREFIX = "s2s-harness-run-"
 _RESERVED_MACRO = re.compile(r"_|NDEBUG$|.*(CUDA|HIP|GLIBC|STD|CUB|THRUST|OMP|OPENMP|NV)")
+_TAKES_ARGUMENT = frozenset({"-Xcompiler", "--compiler-options", "-Xptxas", "--ptxas-options", "-Xlinker", "--linker-options",
+                             "-Xnvlink", "--nvlink-options", "-Xfatbin", "--fatbin-options", "-Xarchive", "--archive-options",
+                             "-ccbin", "--compiler-bindir", "-gencode", "--generate-code", "-maxrregcount", "-x"})
 _LINK_TROUBLE = ("undefined reference", "multiple definition", "ld returned", "cannot find -l")
 
 
@@ -54,7 +57,7 @@ def enabled() -> bool:
 
 def cache_dir(mep_dir: Path) -> Path:
     env = os.environ.get(CACHE_ENV, "").strip()
-    return Path(env) if env else Path(mep_dir) / "build" / "runtime"
+    return (Path(env) if env else Path(mep_dir) / "build" / "runtime").absolute()  # the build runs in the MEP
 
 
 @contextmanager
@@ -86,6 +89,10 @@ def relevant_flags(flags: list[str], mep_dir: Path) -> list[str]:
             if f.startswith(p) and p in ("-D", "-U", "-I"):
                 opt, val = p, f[len(p):]
                 break
+        if f in _TAKES_ARGUMENT and i + 1 < len(flags):  # `-Xcompiler -DX`: the pair is one option of nvcc's
+            out += [f, flags[i + 1]]
+            i += 2
+            continue
         if opt in ("-D", "-U"):
             name = re.match(r"[A-Za-z_]\w*", val)
             if name is None or name.group(0) in names or _RESERVED_MACRO.match(name.group(0)):
