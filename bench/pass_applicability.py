@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -76,6 +77,7 @@ class KernelResult:
     refused: dict[str, list[str]] = field(default_factory=dict)  # pass -> distinct refusal reasons
     outside_search: dict[str, str] = field(default_factory=dict)  # empty-space pass -> "applies" or its refusal
     unfilled: bool = False  # the MEP still has values to fill in (optimize would stop there)
+    text_only: str = ""  # why the passes ran on the kernel text alone (no launch, no cost model): the proposer stopped
 
     def category(self) -> str:
         if self.status != "ok":
@@ -122,9 +124,15 @@ def round_one(app_dir: Path, spec: str, index: Any, step_owner: dict[str, str], 
 
         proposer._gainful = spy  # type: ignore[method-assign]
         cands = proposer.propose(state)
+        refusals = proposer.refusals
     except Exception as exc:  # noqa: BLE001 - counted as a failure of the proposer on this kernel
-        result.status, result.error = "proposer-failed", _crash(exc)
-        return
+        if not result.unfilled:
+            result.status, result.error = "proposer-failed", _crash(exc)
+            return
+        # optimize refuses an MEP with values to fill in (here the launch or a size the proposer computes with):
+        # the passes are run on the kernel text alone, as apply_pipeline runs them, without the launch
+        result.text_only = f"the MEP has values to fill in ({manifest.unfilled()[0]}); the proposer stopped: {_crash(exc)}"
+        cands, produced, refusals = [], *text_only_round(original, dialect, kernel, state.target)
     kept = {c.origin.removeprefix("pass:") for c in cands}
     plain_ok: set[str] = set()
     for pipeline in produced:
@@ -138,7 +146,7 @@ def round_one(app_dir: Path, spec: str, index: Any, step_owner: dict[str, str], 
             result.kept.append(owner)
     result.via_normalize = sorted(p for p in result.applied if p != NORMALIZE and p not in plain_ok)
     result.kept = sorted(set(result.kept))
-    for pipeline, why in proposer.refusals.items():
+    for pipeline, why in refusals.items():
         owner = step_owner.get(pipeline, pipeline.split(",")[0].split("{")[0])
         if owner in result.applied or pipeline in produced:
             continue
@@ -152,13 +160,73 @@ def round_one(app_dir: Path, spec: str, index: Any, step_owner: dict[str, str], 
         result.outside_search[name] = "applies" if isinstance(out, Applied) else out.reason
 
 
+# A suite whose every program shares one tree (NPB-GPU: CUDA/BT, CUDA/CG, ... beside CUDA/common): an application of
+# it is audited on a scratch copy holding only its own program's directory and the shared ones, so that no other
+# program's code (some are in the held-out split) is read.
+SHARED_TREES = {"npb-": ("CUDA", ("common", "config", "sys"))}
+
+
+def own_tree(app_dir: Path, name: str, scratch: Path) -> tuple[Path, str]:
+    """The tree to audit for application `name` and, where it is a part of `app_dir`, which part."""
+    for prefix, (top, shared) in SHARED_TREES.items():
+        program = name.removeprefix(prefix).upper()
+        if name.startswith(prefix) and (app_dir / top / program).is_dir():
+            out = scratch / name
+            (out / top).mkdir(parents=True)
+            for item in (app_dir / top).iterdir():
+                if item.is_file():
+                    shutil.copy2(item, out / top / item.name)
+            for part in (program, *shared):
+                if (app_dir / top / part).is_dir():
+                    shutil.copytree(app_dir / top / part, out / top / part)
+            return out, ", ".join(f"{top}/{d}" for d in (program, *shared)) + f" and the files of {top}/"
+    return app_dir, ""
+
+
+def text_only_round(original: bytes, dialect: str, kernel: str, target: Any) -> tuple[list[str], dict[str, str]]:
+    """Every round-1 step run on the kernel text with `run_pass` (each pass of its pipeline in turn), without the
+    launch: the steps that change the text or the launch, and {step: why} for the others. A `normalize,STEP` step
+    only where STEP refuses, as the proposer tries it."""
+    from s2s.optimize.registry import Applied, make_pass, parse_pipeline, run_pass, search_space, without_normalization
+
+    produced: list[str] = []
+    refusals: dict[str, str] = {}
+    for step in search_space():
+        plain = without_normalization(step)
+        if plain != step and plain in produced:
+            continue
+        source, changed, why = original, False, ""
+        for name, opts in parse_pipeline(step):
+            out = run_pass(make_pass(name, opts), source, dialect, kernel, target)
+            if not isinstance(out, Applied):
+                why = f"{name}: {out.reason}"
+                break
+            changed = changed or out.launch is not None or out.text != source
+            source = out.text
+        if why:
+            refusals[step] = why
+        elif changed:
+            produced.append(step)
+        else:
+            refusals[step] = "no change"
+    return produced, refusals
+
+
 def audit_app(apps_dir: Path, name: str) -> tuple[dict[str, Any], list[KernelResult]]:
     """One application: its scan's outcome and every kernel's round 1."""
+    with tempfile.TemporaryDirectory(prefix="s2s-passaudit-tree-") as scratch:
+        app_dir, part = own_tree(apps_dir / name, name, Path(scratch))
+        app, kernels = _audit_tree(app_dir, name)
+    if part:
+        app["tree"] = part
+    return app, kernels
+
+
+def _audit_tree(app_dir: Path, name: str) -> tuple[dict[str, Any], list[KernelResult]]:
     from s2s.base.errors import UserError
     from s2s.scan.tree import scan_tree
 
     step_owner, empty = owners()
-    app_dir = apps_dir / name
     t0 = time.perf_counter()
     try:
         index = scan_tree(app_dir, jobs=1)
@@ -172,8 +240,9 @@ def audit_app(apps_dir: Path, name: str) -> tuple[dict[str, Any], list[KernelRes
         r = KernelResult(app=name, kernel=f"{k.file}:{k.qualified}@{k.line}")
         round_one(app_dir, r.kernel, index, step_owner, empty, r)
         kernels.append(r)
-    return ({"status": "ok", "kernels": len(found), "scan_problems": len(index.problems),
-             "seconds": round(time.perf_counter() - t0, 2)}, kernels)
+    seconds = round(time.perf_counter() - t0, 2)
+    print(f"{name}: {len(found)} kernels, {seconds} s", file=sys.stderr, flush=True)
+    return ({"status": "ok", "kernels": len(found), "scan_problems": len(index.problems), "seconds": seconds}, kernels)
 
 
 def _crash(exc: BaseException) -> str:
@@ -217,8 +286,8 @@ def audit(apps_dir: Path, names: list[str], jobs: int = 2, label: str = LABEL) -
     reasons: collections.Counter[str] = collections.Counter()
     for r in ok:
         if r.category() != "algorithmic":
-            reasons.update({w for p, whys in r.refused.items() if p not in GENERIC for w in whys
-                            if not w.startswith(NOOP_NORMALIZE)})
+            reasons.update({first for p, whys in r.refused.items() if p not in GENERIC
+                            for first in [w for w in whys if not w.startswith(NOOP_NORMALIZE)][:1]})
     return {
         "label": label,
         "apps_dir": str(apps_dir),
@@ -228,8 +297,10 @@ def audit(apps_dir: Path, names: list[str], jobs: int = 2, label: str = LABEL) -
         "apps": apps,
         "totals": {
             "apps": len(names), "apps_scan_failed": sum(1 for a in apps.values() if a["status"] != "ok"),
+            "apps_without_kernels": sorted(n for n, a in apps.items() if a["status"] == "ok" and not a["kernels"]),
             "kernels": total, **{c: counts.get(c, 0) for c in
                                  ("algorithmic", "generic-only", "none", "extract-failed", "proposer-failed")},
+            "text_only": sum(1 for r in kernels if r.text_only),
             "share_no_pass": _share(counts.get("none", 0), total),
             "share_generic_only": _share(counts.get("generic-only", 0), total),
             "share_no_algorithmic": _share(total - counts.get("algorithmic", 0), total),
@@ -275,7 +346,11 @@ def markdown(data: dict[str, Any]) -> str:
         f"No pass applies: {t['share_no_pass']:.1%} of all kernels ({t['share_no_pass_of_extracted']:.1%} of those "
         f"extracted); only generic passes: {t['share_generic_only']:.1%} ({t['share_generic_only_of_extracted']:.1%}); "
         f"no algorithmic pass (none, generic only or failed): {t['share_no_algorithmic']:.1%}. "
-        f"Applications whose scan failed: {t['apps_scan_failed']}.",
+        f"{t['text_only']} of the kernels counted have an MEP with values to fill in (the launch or a size) on which "
+        "the proposer stopped (`s2s optimize` refuses such an MEP until they are filled in): their passes were run on "
+        "the kernel text alone (`run_pass` on each round-1 step, no launch, no cost model). "
+        f"Applications whose scan failed: {t['apps_scan_failed']}; whose scan found no kernel: "
+        f"{len(t['apps_without_kernels'])} ({', '.join(t['apps_without_kernels']) or 'none'}).",
         "",
         "Generic passes (change no algorithm): " + "; ".join(f"`{p}` ({w})" for p, w in data["generic_passes"].items()) + ".",
         "",
@@ -293,14 +368,15 @@ def markdown(data: dict[str, Any]) -> str:
         lines.append(f"| {p} | {'yes' if s['generic'] else ''} | {s['apps']} | {s['kernels']} | {s['kept_kernels']} | "
                      f"{s['via_normalize_only_kernels']} | {names}{extra} |")
     lines += ["", "## The 10 most common refusals where no algorithmic pass applies", "",
-              "Refusal reasons of the algorithmic passes' round-1 steps, each counted once per kernel (the kernels "
-              "extracted whose category is generic-only or none; the normalization's no-op refusal left out).", "", "| kernels | reason |", "|---:|---|"]
+              "Each algorithmic pass's first refusal on a kernel (that of its first round-1 step: for most passes the shape "
+              "it needs), each reason counted once per kernel, over the kernels extracted whose category is generic-only "
+              "or none (the normalization's no-op refusal left out).", "", "| kernels | reason |", "|---:|---|"]
     for why, n in data["top_refusals_without_algorithmic"]:
         lines.append(f"| {n} | {why.replace('|', '/')[:300]} |")
     lines += ["", "## Per kernel", "", "| application | kernel | category | passes that apply |", "|---|---|---|---|"]
     for k in data["kernels"]:
         what = ", ".join(sorted(k["applied"])) if k["status"] == "ok" else k["error"].replace("|", "/")[:160]
-        lines.append(f"| {k['app']} | `{k['kernel']}` | {k['category']} | {what} |")
+        lines.append(f"| {k['app']} | `{k['kernel']}` | {k['category']}{' (text only)' if k['text_only'] else ''} | {what} |")
     return "\n".join(lines) + "\n"
 
 
