@@ -45,6 +45,7 @@ GENERIC_WHY = {
 }
 NORMALIZE = "normalize"
 LABEL = "development corpus"
+MAX_REASONS, REASON_CHARS = 3, 400  # a refused pass's distinct reasons kept per kernel (the first is its first step's)
 NOOP_NORMALIZE = "normalize: the kernel is in canonical form already"  # the normalized copy is the kernel: no reason
 
 
@@ -151,8 +152,8 @@ def round_one(app_dir: Path, spec: str, index: Any, step_owner: dict[str, str], 
         if owner in result.applied or pipeline in produced:
             continue
         reasons = result.refused.setdefault(owner, [])
-        if why not in reasons:
-            reasons.append(why)
+        if why not in reasons and len(reasons) < MAX_REASONS:
+            reasons.append(why[:REASON_CHARS])
     for name in empty:
         if name == NORMALIZE:
             continue  # a prefix of other steps: counted through them
@@ -288,6 +289,8 @@ def audit(apps_dir: Path, names: list[str], jobs: int = 2, label: str = LABEL) -
         if r.category() != "algorithmic":
             reasons.update({first for p, whys in r.refused.items() if p not in GENERIC
                             for first in [w for w in whys if not w.startswith(NOOP_NORMALIZE)][:1]})
+    table = sorted({w for r in kernels for whys in r.refused.values() for w in whys})
+    where = {w: i for i, w in enumerate(table)}
     return {
         "label": label,
         "apps_dir": str(apps_dir),
@@ -309,7 +312,10 @@ def audit(apps_dir: Path, names: list[str], jobs: int = 2, label: str = LABEL) -
         },
         "passes": passes,
         "top_refusals_without_algorithmic": reasons.most_common(10),
-        "kernels": [r.__dict__ | {"category": r.category()} for r in kernels],
+        "reasons": table,  # every distinct refusal reason once: a kernel's `refused` gives their positions here
+        "kernels": [r.__dict__ | {"category": r.category(),
+                                  "refused": {p: [where[w] for w in whys] for p, whys in r.refused.items()}}
+                    for r in kernels],
     }
 
 
@@ -401,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
         names = sorted(p.name for p in args.apps_dir.iterdir() if p.is_dir())
     data = audit(args.apps_dir, names, args.jobs, args.label)
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / "pass_applicability.json").write_text(json.dumps(data, indent=1) + "\n")
+    (args.out_dir / "pass_applicability.json").write_text(json.dumps(data, indent=1, separators=(",", ":")) + "\n")
     (args.out_dir / "pass_applicability.md").write_text(markdown(data))
     t = data["totals"]
     print(f"{t['kernels']} kernels in {t['apps']} apps: algorithmic {t['algorithmic']}, generic only {t['generic-only']}, "
