@@ -362,6 +362,10 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         "## Per pass",
         "",
+        "*kept by the search*: kernels where the cost model's speculative-step rule kept one of the pass's steps (only "
+        "where the proposer ran: never on the kernels run on their text alone); *only behind normalize*: kernels where "
+        "the pass applied only as `normalize,STEP`.",
+        "",
         "| pass | generic | apps | kernels | kept by the search | only behind normalize | applications |",
         "|---|---|---:|---:|---:|---:|---|",
     ]
