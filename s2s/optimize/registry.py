@@ -3,6 +3,8 @@
 A pass is a frozen dataclass with a class-level `name`, options as typed fields, `applies(facts)` and
 `rewrite(source, facts)`; its module holds `EXAMPLE_BEFORE` / `EXAMPLE_AFTER` (and `EXAMPLE_DIALECT`).
 Pipelines are data: "register-accumulation,loop-unroll{factor=4}".
+A pass that applies in round 1 to fewer than three applications of the development corpus
+(bench/results/pass-applicability, bench/pass_applicability.py) says why it exists in `WHY_IT_EXISTS` (issue 27).
 """
 from __future__ import annotations
 

@@ -44,6 +44,7 @@ __global__ void mv(const float* A, const float* x, float* tmp, int n)
 @dataclass(frozen=True)
 class Normalize:
     name: ClassVar[str] = "normalize"
+    WHY_IT_EXISTS: ClassVar[str] = "the canonical form canonical passes are tried behind where they refuse the text"
     priority: ClassVar[int] = 1000
     space: ClassVar[tuple[str, ...]] = ()  # alone it is register-accumulation's rewrite: only a prefix of other steps
     normalizes: ClassVar[bool] = True  # the proposer tries `normalize,X` only where X refuses the kernel as written

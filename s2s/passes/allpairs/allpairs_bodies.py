@@ -73,6 +73,7 @@ _CLAMP = re.compile(r"if\s*\(\s*!\s*(\w+)\s*\)\s*(\w+)\s*=\s*(.+);", re.S)
 @dataclass(frozen=True)
 class AllpairsBodies:
     name: ClassVar[str] = "allpairs-bodies"
+    WHY_IT_EXISTS: ClassVar[str] = "n-body loops after smem-allpairs, limited by shared loads (the zoo's nbody_soa)"
     priority: ClassVar[int] = 83  # after smem-allpairs (80), whose form it needs; before allpairs-lanes (85)
     space: ClassVar[tuple[str, ...]] = ("allpairs-bodies{bodies=2},allpairs-lanes{lanes=8}",
                                         "allpairs-bodies{bodies=4 skip=select},allpairs-pack,allpairs-lanes{lanes=8}",

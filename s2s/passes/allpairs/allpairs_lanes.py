@@ -54,6 +54,7 @@ __global__ void potential(const float* x, float* phi, int n)
 @dataclass(frozen=True)
 class AllpairsLanes:
     name: ClassVar[str] = "allpairs-lanes"
+    WHY_IT_EXISTS: ClassVar[str] = "n-body loops with too few bodies to fill the GPU (the zoo's nbody_aos, nbody_soa)"
     priority: ClassVar[int] = 85  # after smem-allpairs (80), whose form it needs
     space: ClassVar[tuple[str, ...]] = ("allpairs-lanes{lanes=4}", "allpairs-lanes{lanes=8}")
     lanes: int = 4

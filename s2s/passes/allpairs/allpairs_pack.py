@@ -63,6 +63,7 @@ _LOAD = re.compile(r"(\w+)\s*\[\s*(\w+)\s*\]\s*=\s*(\w+)\s*\[\s*(\w+)\s*\+\s*\2\
 @dataclass(frozen=True)
 class AllpairsPack:
     name: ClassVar[str] = "allpairs-pack"
+    WHY_IT_EXISTS: ClassVar[str] = "n-body loops reading several float tiles a pair from shared memory (the zoo's nbody_soa)"
     priority: ClassVar[int] = 84  # after smem-allpairs (80), whose form it needs, and allpairs-bodies (83)
     space: ClassVar[tuple[str, ...]] = ("allpairs-pack",)
 

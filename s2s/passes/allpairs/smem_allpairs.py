@@ -7,8 +7,7 @@ order as before) and waits again; with unroll=U a full tile runs a loop of TILE 
 (no `j < n && j - t < TILE` test a pair), the guarded loop only the last, partial tile. Idle threads (i >= n) take
 part in the loads and barriers: the guard becomes `live`, they compute on the valid index n - 1 with no side effects
 (nothing before the end of the loop may write memory) and everything after the loop runs only `if (live)`. Correct
-for any block shape; with a guard the launch becomes 1-D blocks of TILE threads (one load each), else it is kept.
-"""
+for any block shape; with a guard the launch becomes 1-D blocks of TILE threads (one load each), else it is kept."""
 from __future__ import annotations
 
 import re
@@ -69,6 +68,7 @@ _INIT = re.compile(r"^((?:unsigned\s+|signed\s+)?(?:int|long|long long|size_t|un
 @dataclass(frozen=True)
 class SmemAllpairs:
     name: ClassVar[str] = "smem-allpairs"
+    WHY_IT_EXISTS: ClassVar[str] = "all-pairs loops reading the same P[j] in every thread (n-body, Coulomb sums)"
     priority: ClassVar[int] = 80  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("smem-allpairs{tile=256}", "smem-allpairs{tile=256 unroll=8}", "smem-allpairs{tile=128}",
                                         "smem-allpairs{tile=256 unroll=8},fast-math,hoist-invariants",

@@ -37,6 +37,7 @@ _MATH = {"sqrt", "exp", "log", "sin", "cos", "tan", "pow", "fabs", "floor", "cei
 @dataclass(frozen=True)
 class PrecisionHygiene:
     name: ClassVar[str] = "precision-hygiene"
+    WHY_IT_EXISTS: ClassVar[str] = "float kernels computing in double through `1.0` or `sqrt(` spellings"
     priority: ClassVar[int] = 130  # the built-in search's order: structural rewrites first
     acts_on: ClassVar[str] = "compute"  # what the model cannot see it change: single- instead of double-precision arithmetic
     space: ClassVar[tuple[str, ...]] = ("precision-hygiene",)

@@ -12,8 +12,7 @@ the diagonal of a triangular update, as in the example) leaves at once; CUDA get
 guard is a rectangle (`row < R && col < C`), blocks wholly inside it run an unguarded copy of the loop (`full`,
 s2s/passes/contractions/_blocking_full.py; `vstore`: float4 stores there). With `prefetch`, the next k slice is loaded into registers while the current one is
 multiplied (one barrier per slice, two shared buffers). Every output still adds its terms in ascending k, starting
-from the accumulator's value after the statements before the loop, so the result is the original's bit for bit.
-"""
+from the accumulator's value after the statements before the loop, so the result is the original's bit for bit."""
 from __future__ import annotations
 
 import re
@@ -157,6 +156,7 @@ __global__ void __launch_bounds__(256, 2) syrk(int n, int m, float alpha, float 
 @dataclass(frozen=True)
 class ContractionBlocking:
     name: ClassVar[str] = "contraction-blocking"
+    WHY_IT_EXISTS: ClassVar[str] = "float matrix products of any layout, as a hand-written SGEMM's 128x128 blocking"
     priority: ClassVar[int] = 10  # before contraction-tiling (15) and register-blocking (20): the fastest form first
     space: ClassVar[tuple[str, ...]] = ("contraction-blocking", "contraction-blocking{prefetch=true lb=1 vstore=true}",
                                         "contraction-blocking{prefetch=true}", "contraction-blocking{bk=16}")

@@ -84,6 +84,7 @@ _SIZES = {"float": 4, "double": 8, "int": 4, "half": 2, "__half": 2}
 @dataclass(frozen=True)
 class ContractionTiling:
     name: ClassVar[str] = "contraction-tiling"
+    WHY_IT_EXISTS: ClassVar[str] = "any contraction over k (GEMM-like, any layout) through shared tiles (Parboil's sgemm)"
     priority: ClassVar[int] = 15  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("contraction-tiling{tile=32 rows=4}", "contraction-tiling{tile=64 rows=8}",
                                         "contraction-tiling{tile=16 rows=1}", "contraction-tiling{tile=32 rows=8}")

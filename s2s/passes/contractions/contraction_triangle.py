@@ -9,8 +9,7 @@ before and after the loop; the diagonal tiles once. Blocks are numbered in launc
 (the blocks past it leave at once). The triangular form keeps the sums bit for bit; the symmetric one sums from zero
 and adds the sum after the statements before the loop. `tile=64`: 64 threads, 8 x 8 outputs each, 4x the blocks.
 `kgroups=2` (or 4; tile 64): as many groups of 64 threads along z splitting the k slices, summed at the end
-(passes/contractions/_blocking_body.py; a reordered sum): a triangle of 64-wide tiles alone fills an SM with 8 warps.
-"""
+(passes/contractions/_blocking_body.py; a reordered sum): a triangle of 64-wide tiles alone fills an SM with 8 warps."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -174,6 +173,7 @@ _WORDS = ("lin", "tri", "bmaj", "bmin", "nmin", "nmaj", "grp", "red", "h")
 @dataclass(frozen=True)
 class ContractionTriangle:
     name: ClassVar[str] = "contraction-triangle"
+    WHY_IT_EXISTS: ClassVar[str] = "triangular or symmetric (SYRK-like A A^T) products: one side of the diagonal"
     priority: ClassVar[int] = 9  # before contraction-blocking (10): where both apply, half the blocks (it refuses a GEMM)
     space: ClassVar[tuple[str, ...]] = ("contraction-triangle{tile=64 prefetch=true kgroups=2}", "contraction-triangle{tile=64 prefetch=true}",
                                         "contraction-triangle{prefetch=true}", "contraction-triangle{tile=64}", "contraction-triangle")

@@ -92,6 +92,7 @@ _JUMP = re.compile(r"\b(return|break|continue|goto)\b")
 @dataclass(frozen=True)
 class RegisterBlocking:
     name: ClassVar[str] = "register-blocking"
+    WHY_IT_EXISTS: ClassVar[str] = "the textbook naive GEMM with a 2-D mapping and a guard, with register micro-tiles"
     priority: ClassVar[int] = 20  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("register-blocking{tile=64 rx=4 ry=4}", "register-blocking{tile=64 rx=8 ry=8 tk=8}",
                                         "register-blocking{tile=32 rx=2 ry=4}", "register-blocking{tile=128 rx=8 ry=8 tk=8}")

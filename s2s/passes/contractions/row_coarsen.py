@@ -94,6 +94,7 @@ _STORE = re.compile(r"^(\w+)\s*\[(.+)\]\s*=\s*(\w+)\s*;$", re.S)
 @dataclass(frozen=True)
 class RowCoarsen:
     name: ClassVar[str] = "row-coarsen"
+    WHY_IT_EXISTS: ClassVar[str] = "small batched products of a compile-time row length computed one thread an output"
     priority: ClassVar[int] = 10  # a batched small product's first step: no other pass reaches its loads
     # H200 (bench/results/gpu-plans): with 128-thread blocks 1.54x, default 1.48x, vec=1 0.76x (left out)
     space: ClassVar[tuple[str, ...]] = ("row-coarsen,launch-config{block=128}", "row-coarsen", "row-coarsen{kvec=1}")

@@ -67,6 +67,7 @@ _TERM = re.compile(r"^\s*(\w+)\s*>=\s*(.+?)\s*$|^\s*(.+?)\s*<=\s*(\w+)\s*$")
 @dataclass(frozen=True)
 class SmemTiling:
     name: ClassVar[str] = "smem-tiling"
+    WHY_IT_EXISTS: ClassVar[str] = "the textbook naive GEMM with a 2-D mapping and an early-return guard"
     priority: ClassVar[int] = 10  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("smem-tiling{tile=32}", "smem-tiling{tile=16}")
     tile: int = 16

@@ -80,6 +80,7 @@ _JUMP = re.compile(r"\b(return|break|continue|goto|__syncthreads|barrier|atomic\
 @dataclass(frozen=True)
 class TriangularSolveBlocking:
     name: ClassVar[str] = "triangular-solve-blocking"
+    WHY_IT_EXISTS: ClassVar[str] = "TRSM-like forward substitution, a thread per right-hand side (the zoo's trsm_cols)"
     priority: ClassVar[int] = 8  # structural, and the only pass for this shape: first (the cost model ranks it first too)
     # the strip forms first: the H200 probe's best on the zoo's trsm_cols (hand strips 230 and 234 us, rows=16 516 us)
     space: ClassVar[tuple[str, ...]] = ("triangular-solve-blocking{strip=32 rows=64 rpt=8}", "triangular-solve-blocking{strip=32 rows=32 rpt=4}",

@@ -60,6 +60,7 @@ _ORDER = re.compile(r"\b(__syncthreads|__syncwarp|barrier|work_group_\w+|sub_gro
 @dataclass(frozen=True)
 class Delinearize2d:
     name: ClassVar[str] = "delinearize-2d"
+    WHY_IT_EXISTS: ClassVar[str] = "a flat thread index split by / and %: a 2-D launch the 2-D passes can match"
     priority: ClassVar[int] = 11  # before the tilings: it opens the 2-D shape they tile
     space: ClassVar[tuple[str, ...]] = ("delinearize-2d,contraction-triangle{tile=64 prefetch=true}",  # refused unless triangular
                                         "delinearize-2d,contraction-blocking", "delinearize-2d", "delinearize-2d{block=8x8x8}",

@@ -55,6 +55,7 @@ _BARRIER = re.compile(r"\b(__syncthreads|barrier|atomic\w*|atom_\w+|return|break
 @dataclass(frozen=True)
 class InnerLoopThreads:
     name: ClassVar[str] = "inner-loop-threads"
+    WHY_IT_EXISTS: ClassVar[str] = "a thread per column looping over an independent index: most of the GPU idle"
     priority: ClassVar[int] = 12  # before the tilings: it opens the second axis they tile
     # the last entry: batched_gemv16's row on x after the swap, in float4 words (92% of the copy bandwidth on the H200)
     space: ClassVar[tuple[str, ...]] = ("inner-loop-threads", "inner-loop-threads{block=16x16}",

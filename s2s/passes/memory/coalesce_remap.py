@@ -40,6 +40,7 @@ _SWAP = {"x": "y", "y": "x", "0": "1", "1": "0"}
 @dataclass(frozen=True)
 class CoalesceRemap:
     name: ClassVar[str] = "coalesce-remap"
+    WHY_IT_EXISTS: ClassVar[str] = "2-D kernels whose threadIdx.x walks the strided index: no access coalesces"
     priority: ClassVar[int] = 110  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("coalesce-remap",)
 

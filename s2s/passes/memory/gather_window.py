@@ -89,6 +89,7 @@ __global__ void spmv(const int* rowptr, const int* cols, const float* vals, cons
 @dataclass(frozen=True)
 class GatherWindow:
     name: ClassVar[str] = "gather-window"
+    WHY_IT_EXISTS: ClassVar[str] = "banded SpMV-like gathers x[idx[k]]; explicit pipelines only (slower on the zoo SpMVs)"
     priority: ClassVar[int] = 900  # after every other pass
     # not searched: slower than the original on both zoo SpMVs on the H200 (e1c49fb: spmv_ell 0.50-0.97x, spmv_csr
     # 0.90x alone and 1.23x after warp-rows{lanes=8 block=1024}, which alone gives 1.37x): explicit pipelines only

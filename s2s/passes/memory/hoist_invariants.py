@@ -11,8 +11,7 @@ written and the index is the same on every iteration, so the hoisted value is wh
 that is unconditional or under a condition without the variable (`if (i >= n) continue;`) may skip every trip: refused. The hoisted load runs only when the loop runs
 at least once (`lower < upper`, or the loop's own condition at its first value): the same index the loop's first
 iteration would read once past any `continue`.
-Index arithmetic the compiler hoists itself; the pass leaves it. Refused where no load qualifies, with the reasons.
-"""
+Index arithmetic the compiler hoists itself; the pass leaves it. Refused where no load qualifies, with the reasons."""
 from __future__ import annotations
 
 import re
@@ -62,6 +61,7 @@ _EXITS = {"return_statement", "goto_statement"}
 @dataclass(frozen=True)
 class HoistInvariants:
     name: ClassVar[str] = "hoist-invariants"
+    WHY_IT_EXISTS: ClassVar[str] = "a read-only load repeated every iteration because a store might alias it"
     priority: ClassVar[int] = 95  # a cheap rewrite, after the structural ones
 
     def applies(self, facts: KernelFacts) -> bool | str:

@@ -60,6 +60,7 @@ _QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict)\b
 @dataclass(frozen=True)
 class SmemTranspose:
     name: ClassVar[str] = "smem-transpose"
+    WHY_IT_EXISTS: ClassVar[str] = "transposing copies, latency-bound at half the copy bandwidth (the zoo's transposes)"
     priority: ClassVar[int] = 60  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("smem-transpose{tile=32}", "smem-transpose{tile=32 rows=8}")
     tile: int = 32

@@ -79,6 +79,7 @@ _BUILTIN = re.compile(r"(?:unsigned\s+|signed\s+)?(?:u?char|u?short|u?int|u?long
 @dataclass(frozen=True)
 class StructWideIo:
     name: ClassVar[str] = "struct-wide-io"
+    WHY_IT_EXISTS: ClassVar[str] = "whole structures of floats moved one 4-byte word at a time (particles, bodies)"
     priority: ClassVar[int] = 90  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("struct-wide-io",)
 

@@ -67,6 +67,7 @@ _CUDA_LANES, _CL_LANES = ("x", "y", "z", "w"), ("s0", "s1", "s2", "s3")
 @dataclass(frozen=True)
 class VectorElementwise2d:
     name: ClassVar[str] = "vector-elementwise-2d"
+    WHY_IT_EXISTS: ClassVar[str] = "2-D elementwise kernels such as a rank-1 update (the zoo's ger)"
     priority: ClassVar[int] = 36  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = (
         "vector-elementwise-2d",

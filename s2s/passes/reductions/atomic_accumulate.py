@@ -83,6 +83,7 @@ _CALL = re.compile(r"\b(?!(?:sqrtf?|fabsf?|expf?|logf?|sinf?|cosf?|fmaxf?|fminf?
 @dataclass(frozen=True)
 class AtomicAccumulate:
     name: ClassVar[str] = "atomic-accumulate"
+    WHY_IT_EXISTS: ClassVar[str] = "a whole sum serialized on one address by atomics (the zoo's reduce_atomic)"
     priority: ClassVar[int] = 45  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("atomic-accumulate{unroll=4}", "atomic-accumulate")
     unroll: int = 1  # quads of each array a thread loads before it adds any (16-byte loads only)

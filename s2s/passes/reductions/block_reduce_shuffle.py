@@ -78,6 +78,7 @@ _FUNCS = {"fmaxf", "fminf", "fmax", "fmin", "max", "min"}
 @dataclass(frozen=True)
 class BlockReduceShuffle:
     name: ClassVar[str] = "block-reduce-shuffle"
+    WHY_IT_EXISTS: ClassVar[str] = "the textbook shared-memory tree reduction of a block, as warp shuffles"
     priority: ClassVar[int] = 45  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("block-reduce-shuffle{warps=8}", "block-reduce-shuffle", "block-reduce-shuffle{coarsen=4}")
     coarsen: int = 1  # F > 1: B / F threads per block, each combining F values in registers (passes/reductions/_coarse_tree.py)

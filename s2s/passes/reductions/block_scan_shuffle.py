@@ -93,6 +93,7 @@ __global__ void scan_blocks(const float* in, float* out)
 @dataclass(frozen=True)
 class BlockScanShuffle:
     name: ClassVar[str] = "block-scan-shuffle"
+    WHY_IT_EXISTS: ClassVar[str] = "the textbook Hillis-Steele block prefix sum in shared memory, as warp shuffles"
     priority: ClassVar[int] = 45  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("block-scan-shuffle", "block-scan-shuffle{coarsen=4}")
     coarsen: int = 1  # elements per thread: B / coarsen threads scan the block's B values (_coarse_scan.py)

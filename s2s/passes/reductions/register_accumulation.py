@@ -45,6 +45,7 @@ __global__ void matmul(const float* A, const float* B, float* C, int n)
 @dataclass(frozen=True)
 class RegisterAccumulation:
     name: ClassVar[str] = "register-accumulation"
+    WHY_IT_EXISTS: ClassVar[str] = "`C[i] += ...` read-modify-written in global memory inside a loop (naive gemv/gemm)"
     priority: ClassVar[int] = 100  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("register-accumulation",)
 

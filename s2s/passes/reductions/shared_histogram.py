@@ -60,6 +60,7 @@ _TARGET = re.compile(r"^&\s*(\w+)\s*\[(.+)\]$|^(\w+)\s*\+\s*(.+)$", re.S)
 @dataclass(frozen=True)
 class SharedHistogram:
     name: ClassVar[str] = "shared-histogram"
+    WHY_IT_EXISTS: ClassVar[str] = "histograms by global atomicAdd on data-dependent bins: per-block shared bins"
     priority: ClassVar[int] = 70  # the built-in search's order: structural rewrites first
     # with 16-byte words on a grid that fills the device (a grid-stride loop covers any grid): histo_global's 256 bins
     # of floats; 16 copies (16 KiB) keep 8 blocks of 256 per SM, one wave

@@ -80,6 +80,7 @@ __global__ void gemv(const float* a, const float* x, float* y, int n)
 @dataclass(frozen=True)
 class SplitReduction:
     name: ClassVar[str] = "split-reduction"
+    WHY_IT_EXISTS: ClassVar[str] = "thread-per-output row/column reductions with too few threads (the zoo's gemv_cols)"
     priority: ClassVar[int] = 25  # the built-in search's order: structural rewrites first
     canonical: ClassVar[bool] = True  # each step tried behind `normalize` too (C89 counters, unbraced guards, `= x +`)
     # splits=32 cols=16: gemv_cols 23.5 µs, gemv_colmajor 24.8 on the H200 (splits=16: 27.1 / 29.9; 64 x 8: 27.5 / 27.9;

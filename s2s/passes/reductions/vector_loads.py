@@ -67,6 +67,7 @@ _OBJ_MACRO = re.compile(r"^\s*#\s*define\s+(\w+)\s+(\w+)\s*$", re.M)
 @dataclass(frozen=True)
 class VectorLoads:
     name: ClassVar[str] = "vector-loads"
+    WHY_IT_EXISTS: ClassVar[str] = "dot-product loops over unit-stride data in vector words (the zoo's gemv_rows)"
     priority: ClassVar[int] = 40  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("vector-loads{width=4}", "vector-loads{width=8}")
     width: int = 4

@@ -68,6 +68,7 @@ _TYPES = {"float", "double", "int", "unsigned", "unsigned int", "unsigned long l
 @dataclass(frozen=True)
 class WarpReduceAtomics:
     name: ClassVar[str] = "warp-reduce-atomics"
+    WHY_IT_EXISTS: ClassVar[str] = "every thread's atomicAdd into one address (dot products; the zoo's dot_atomic)"
     priority: ClassVar[int] = 50  # the built-in search's order: structural rewrites first
     space: ClassVar[tuple[str, ...]] = ("warp-reduce-atomics",)
     scope: str = "block"  # block: one atomic per block (a barrier at the end) | warp: one per warp (no barrier)

@@ -18,8 +18,7 @@ body is a sum over the filter's rows, the rows are streamed into the F x C sums 
 Refused: what the stencil analysis refuses (s2s.lang.stencil), 3-D grids (stencil-streaming), y not declared at the
 top as the global index, x declared after y, sizes in the window's index that are not parameters or compile-time
 values, a window over REGISTER_LIMIT registers, barriers and shared memory. A 1-D kernel over `p / W`, `p % W` is
-delinearized first (`delinearize-2d,stencil-registers`).
-"""
+delinearized first (`delinearize-2d,stencil-registers`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -104,6 +103,7 @@ _BARRIERS = ("__syncthreads", "barrier(", "__shfl", "__syncwarp", "sub_group", "
 @dataclass(frozen=True)
 class StencilRegisters:
     name: ClassVar[str] = "stencil-registers"
+    WHY_IT_EXISTS: ClassVar[str] = "2-D stencils reloading points and coefficients through L1 (the zoo's conv2d_5x5)"
     priority: ClassVar[int] = 12  # structural: after delinearize-2d (11) opens the 2-D shape, before stencil-tiling (13)
     space: ClassVar[tuple[str, ...]] = tuple(f"{p}stencil-registers{o}" for group in (("{factor=4 cols=4}", "", "{factor=8}"), (
         "{factor=16}", "{factor=8 cols=4}")) for p in ("", "delinearize-2d,") for o in group)

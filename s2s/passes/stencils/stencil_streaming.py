@@ -79,6 +79,7 @@ ZCHUNK = 64
 @dataclass(frozen=True)
 class StencilStreaming:
     name: ClassVar[str] = "stencil-streaming"
+    WHY_IT_EXISTS: ClassVar[str] = "3-D stencils, blocked in 2.5-D with the z neighbours in registers"
     priority: ClassVar[int] = 14  # structural, beside stencil-tiling
     space: ClassVar[tuple[str, ...]] = ("stencil-streaming", "stencil-streaming{block=32x16}", "stencil-streaming{zchunk=16}")
     block: tuple[int, ...] = (32, 8)

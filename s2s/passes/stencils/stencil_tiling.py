@@ -56,6 +56,7 @@ SMEM_LIMIT = 48 * 1024
 @dataclass(frozen=True)
 class StencilTiling:
     name: ClassVar[str] = "stencil-tiling"
+    WHY_IT_EXISTS: ClassVar[str] = "2-D stencils whose threads read overlapping neighbourhoods: a shared tile with halo"
     priority: ClassVar[int] = 13  # structural, after delinearize-2d (11) opens the second axis it needs
     space: ClassVar[tuple[str, ...]] = ("stencil-tiling", "stencil-tiling{block=32x16}")
     block: tuple[int, ...] = (32, 8)

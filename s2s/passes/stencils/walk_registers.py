@@ -15,8 +15,7 @@ block 32x8 1.04x; either alone gains nothing (too few threads, or no shared load
 
 Refused: no `for` loop stepping its variable by one, a body with branches, `?:`, `&&`, `||`, `continue`, `break`,
 `return`, `goto` or nested loops (a step that skips the rotation), barriers, no array read at two or more offsets one
-step apart (contiguous), an index reading a name the body assigns, a read array that the kernel writes.
-"""
+step apart (contiguous), an index reading a name the body assigns, a read array that the kernel writes."""
 from __future__ import annotations
 
 import random
@@ -80,6 +79,7 @@ _STEP = re.compile(r"^\s*(?:(\w+)\s*\+\+|\+\+\s*(\w+)|(\w+)\s*\+=\s*1)\s*$")
 @dataclass(frozen=True)
 class WalkRegisters:
     name: ClassVar[str] = "walk-registers"
+    WHY_IT_EXISTS: ClassVar[str] = "loops along one axis reading values again later (the zoo's heat3d_zloop)"
     priority: ClassVar[int] = 35  # after the stencil tilings (30s)
     # plain and ahead=1/2 measured 1.00x/0.93x/0.91x on heat3d_zloop (H200): only the chunked column forms are searched
     # (launch-config first: it refuses a kernel that reads blockIdx.z on its own, as the chunks do)
