@@ -197,13 +197,18 @@ def order_key(name: str) -> str:
     return hashlib.sha256(f"catalogue:{name}".encode()).hexdigest()
 
 
+NPB_SHARED = ("Makefile", "bin", "common", "config", "sys")  # NPB-GPU's CUDA/: what each program's build reads
+
+
 def other_suites(root: Path) -> list[App]:
     """NPB-GPU, Parboil and BabelStream, by the recipes of bench/auto_apps.py."""
     out: list[App] = []
     npb = Mirror(root, "GMAP/NPB-GPU")
     arch = "-gencode arch=compute_90,code=sm_90"
     for bm in ("ep", "cg", "mg", "is", "ft", "bt", "sp", "lu"):
-        out.append(App(name=f"npb-{bm}", suite="NPB-GPU", repo=npb.repo, commit=npb.commit, dir="CUDA",
+        # the program's own directory and what every program shares, never the other programs' (some held out)
+        out.append(App(name=f"npb-{bm}", suite="NPB-GPU", repo=npb.repo, commit=npb.commit, dir=f"CUDA/{bm.upper()}",
+                       extra=[f"CUDA/{d}" for d in NPB_SHARED],
                        build=f'cd CUDA && mkdir -p bin && make {bm} CLASS=S COMPUTE_CAPABILITY="{arch}"',
                        run=f"cd CUDA && ./bin/{bm}.S"))
     pb = Mirror(root, "abduld/Parboil")
