@@ -127,7 +127,9 @@ def prebuilt(compiler: list[str], extra: list[str], flags: list[str], mep_dir: P
     if not enabled():
         return None, 0.0
     text, _names, _headers = _common()
-    cmd = [*compiler, *extra, *relevant_flags(flags, mep_dir), "-DS2S_RUNTIME_OBJECT"]
+    # the backend's extra flags pass the same filter: the HIP shim's include directory (a copy in each MEP) changes
+    # nothing the run includes, and left in it gave every HIP MEP a library of its own
+    cmd = [*compiler, *relevant_flags([*extra, *flags], mep_dir), "-DS2S_RUNTIME_OBJECT"]
     key = hashlib.sha256(json.dumps([text, cmd, _tool_stamp(compiler[0])]).encode()).hexdigest()[:20]
     where = cache_dir(mep_dir)
     # an archive, linked with -L/-l: an object file named on the command line of nvcc -x cu (the HIP shim's build)
