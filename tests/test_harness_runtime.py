@@ -144,3 +144,15 @@ def test_auto_keeps_the_run_in_its_work_directory(tmp_path: Path, monkeypatch: p
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(hr.CACHE_ENV, "cache")  # relative to where s2s runs, not to the MEP its builds run in
     assert hr.cache_dir(Path("mep")) == tmp_path / "cache"
+
+
+def test_a_run_killed_on_its_timeout_is_tried_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compile of the run killed on its timeout (a loaded machine) leaves no mark: the next build tries again,
+    where one that failed is not tried again."""
+    monkeypatch.setenv(hr.CACHE_ENV, str(tmp_path / "cache"))
+    slow, tries = tmp_path / "slow-nvcc", tmp_path / "tries"
+    slow.write_text(f"#!/bin/sh\necho x >> {tries}\nexec sleep 30\n")
+    slow.chmod(0o755)
+    for n in (1, 2):
+        assert hr.prebuilt([str(slow)], [], [], tmp_path, timeout_s=1) == (None, pytest.approx(1, abs=5))
+        assert len(tries.read_text().split()) == n and not list((tmp_path / "cache").glob("*.failed"))

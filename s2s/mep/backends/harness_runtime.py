@@ -156,7 +156,8 @@ def prebuilt(compiler: list[str], extra: list[str], flags: list[str], mep_dir: P
             tmp.unlink(missing_ok=True)
             if rc != 0 or not lib.is_file():
                 lib.unlink(missing_ok=True)
-                failed.write_text(" ".join(cmd) + "\n\n" + log, encoding="utf-8")
+                if rc != 124:  # a compile that failed is not tried again; one killed on its timeout (a loaded machine) is
+                    failed.write_text(" ".join(cmd) + "\n\n" + log, encoding="utf-8")
                 return None, seconds
             os.replace(lib, obj)
             return obj, seconds
