@@ -94,7 +94,6 @@ def round_one(app_dir: Path, spec: str, index: Any, step_owner: dict[str, str], 
     from s2s.base.errors import UserError
     from s2s.extract.mep_writer import make_mep
     from s2s.lang.kernel_facts import kernel_facts
-    from s2s.optimize.candidate import Candidate
     from s2s.optimize.proposers.base import State
     from s2s.optimize.proposers.builtin import BuiltinProposer
     from s2s.optimize.registry import Applied, make_pass, run_pass
@@ -116,15 +115,8 @@ def round_one(app_dir: Path, spec: str, index: Any, step_owner: dict[str, str], 
         facts = kernel_facts(original, dialect, kernel)
         state = State(manifest=manifest, original=original, kernel=kernel, dialect=dialect, facts=facts)
         proposer = BuiltinProposer()
-        produced: list[str] = []
-        gainful = proposer._gainful
-
-        def spy(pairs: list[tuple[Candidate, Candidate | None]], st: State) -> list[Candidate]:
-            produced.extend(c.origin.removeprefix("pass:") for c, _ in pairs)  # every candidate _make produced
-            return gainful(pairs, st)
-
-        proposer._gainful = spy  # type: ignore[method-assign]
         cands = proposer.propose(state)
+        produced = [c.origin.removeprefix("pass:") for c in proposer.produced]  # every candidate made, kept or not
         refusals = proposer.refusals
     except Exception as exc:  # noqa: BLE001 - counted as a failure of the proposer on this kernel
         if not result.unfilled:

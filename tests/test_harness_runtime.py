@@ -67,7 +67,7 @@ def test_the_flags_that_reach_the_run_are_those_that_can_change_it(tmp_path: Pat
     assert got == ["-DNDEBUG", "-D_GLIBCXX_ASSERTIONS", "-Dfloat=double", "-Ufloat", "-I", str(shadow.resolve()),
                    "-include", str((tmp_path / "app.h").resolve()), "-Xcompiler", "-fopenmp", "--use_fast_math",
                    "-Xcompiler", "-DHOST_ONLY"]  # an option's argument stays with it
-    assert not {"GRID_N", "AXPY_N", "BLOCK"} & hr._common()[1]
+    assert not {"GRID_N", "AXPY_N", "BLOCK"} & hr._common()[2]
 
 
 @pytest.mark.slow

@@ -146,10 +146,11 @@ def marked(marker: str, var: str = MARKER) -> list[int]:
 
 
 def kill_until_none(members: Callable[[], Iterable[int]], timeout_s: float, pause_s: float = 0.02,
-                    confirm_s: float = 0.1) -> bool:
+                    confirm_s: float = 0.02) -> bool:
     """SIGKILL the processes `members()` names until it names none twice, `confirm_s` apart (one that forks meanwhile
     is found on the next pass; a process in the middle of an execve reads an empty /proc/PID/environ, so one empty
-    scan let a marked writer escape); False if some were still there after `timeout_s`."""
+    scan let a marked writer escape); False if some were still there after `timeout_s`. Every command s2s runs ends
+    here twice (run_group): the pause is an execve's, not more (0.1 s added 0.2 s to every compile and run)."""
     deadline = time.monotonic() + timeout_s
     while True:
         left = list(members())

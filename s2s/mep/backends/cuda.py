@@ -345,8 +345,9 @@ class CudaBackend(Backend):
             defines.append(f'-DS2S_VARIANT_PRE="{pre}"')
         binary = bdir / BINARY
         var_dir = [f"-I{target.variant_file.parent}"] if target.variant is not None else []
-        whole = [*self.compiler(), *self.extra_flags(mep), *m.flags, f"-I{mep}", *var_dir, *defines, str(harness), "-o", str(binary)]
-        run_obj, run_obj_s = harness_runtime.prebuilt(self.compiler(), self.extra_flags(mep), list(m.flags), mep)
+        compiler, extra_flags = self.compiler(), self.extra_flags(mep)
+        whole = [*compiler, *extra_flags, *m.flags, f"-I{mep}", *var_dir, *defines, str(harness), "-o", str(binary)]
+        run_obj, run_obj_s = harness_runtime.prebuilt(compiler, extra_flags, list(m.flags), mep)
         cmd = whole if run_obj is None else [*whole[:-3], harness_runtime.PREBUILT_DEFINE, *whole[-3:],
                                              *harness_runtime.link_flags(run_obj)]
 
@@ -354,7 +355,7 @@ class CudaBackend(Backend):
         stamp_text = _stamp(cmd, stamp_files)
         stamp = bdir / "build.stamp"
         # what the bounds probe's outcome depends on: the reference and its headers, mep.toml, the harness, the target
-        probe_key = key_of([self.name, *self.compiler()[1:], *self.extra_flags(mep), harness, mep / "mep.toml",
+        probe_key = key_of([self.name, *compiler[1:], *extra_flags, harness, mep / "mep.toml",
                             target.ref_file, *ref_scan.local_files])
         common = dict(mep_dir=mep, variant=target.variant, backend=self.name, kernel=m.kernel, build_dir=bdir,
                       command=tuple(cmd), timeout_s=float(m.timeout_s), env=(("CUDA_MODULE_LOADING", "EAGER"),),

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
+from s2s.base.fsutil import atomic_write
 from s2s.base.resources import templates_dir
 
 from .base import run_tool
@@ -44,10 +45,10 @@ _LINK_TROUBLE = ("undefined reference", "multiple definition", "ld returned", "c
 
 
 @lru_cache(maxsize=1)
-def _common() -> tuple[str, frozenset[str], tuple[str, ...]]:
-    """The generic harness text, the identifiers it names, the headers it includes."""
+def _common() -> tuple[str, str, frozenset[str], tuple[str, ...]]:
+    """The generic harness text, its digest, the identifiers it names, the headers it includes (read once)."""
     text = (templates_dir() / COMMON).read_text(encoding="utf-8")
-    return (text, frozenset(re.findall(r"[A-Za-z_]\w*", text)),
+    return (text, hashlib.sha256(text.encode()).hexdigest(), frozenset(re.findall(r"[A-Za-z_]\w*", text)),
             tuple(re.findall(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', text, re.M)))
 
 
@@ -76,11 +77,15 @@ def shared_in(directory: Path) -> Iterator[None]:
 
 def relevant_flags(flags: list[str], mep_dir: Path) -> list[str]:
     """The MEP's flags that can change what the generic harness text compiles to, in order (paths made absolute)."""
-    _text, names, headers = _common()
+    _text, _digest, names, headers = _common()
     out: list[str] = []
     i = 0
     while i < len(flags):
         f = flags[i]
+        if f in _TAKES_ARGUMENT and i + 1 < len(flags):  # `-Xcompiler -DX`: the pair is one option of nvcc's
+            out += [f, flags[i + 1]]
+            i += 2
+            continue
         opt, val, step = f, "", 1
         for p in ("-D", "-U", "-I", "-isystem", "-iquote", "-include"):
             if f == p and i + 1 < len(flags):
@@ -89,10 +94,6 @@ def relevant_flags(flags: list[str], mep_dir: Path) -> list[str]:
             if f.startswith(p) and p in ("-D", "-U", "-I"):
                 opt, val = p, f[len(p):]
                 break
-        if f in _TAKES_ARGUMENT and i + 1 < len(flags):  # `-Xcompiler -DX`: the pair is one option of nvcc's
-            out += [f, flags[i + 1]]
-            i += 2
-            continue
         if opt in ("-D", "-U"):
             name = re.match(r"[A-Za-z_]\w*", val)
             if name is None or name.group(0) in names or _RESERVED_MACRO.match(name.group(0)):
@@ -126,11 +127,11 @@ def prebuilt(compiler: list[str], extra: list[str], flags: list[str], mep_dir: P
     spent compiling it; None when switched off or when it does not compile (the harness is then built whole)."""
     if not enabled():
         return None, 0.0
-    text, _names, _headers = _common()
+    text, digest, _names, _headers = _common()
     # the backend's extra flags pass the same filter: the HIP shim's include directory (a copy in each MEP) changes
     # nothing the run includes, and left in it gave every HIP MEP a library of its own
     cmd = [*compiler, *relevant_flags([*extra, *flags], mep_dir), "-DS2S_RUNTIME_OBJECT"]
-    key = hashlib.sha256(json.dumps([text, cmd, _tool_stamp(compiler[0])]).encode()).hexdigest()[:20]
+    key = hashlib.sha256(json.dumps([digest, cmd, _tool_stamp(compiler[0])]).encode()).hexdigest()[:20]
     where = cache_dir(mep_dir)
     # an archive, linked with -L/-l: an object file named on the command line of nvcc -x cu (the HIP shim's build)
     # would be read as CUDA source
@@ -157,7 +158,7 @@ def prebuilt(compiler: list[str], extra: list[str], flags: list[str], mep_dir: P
             if rc != 0 or not lib.is_file():
                 lib.unlink(missing_ok=True)
                 if rc != 124:  # a compile that failed is not tried again; one killed on its timeout (a loaded machine) is
-                    failed.write_text(" ".join(cmd) + "\n\n" + log, encoding="utf-8")
+                    atomic_write(failed, (" ".join(cmd) + "\n\n" + log).encode("utf-8", "replace"))
                 return None, seconds
             os.replace(lib, obj)
             return obj, seconds

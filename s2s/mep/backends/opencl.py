@@ -74,7 +74,7 @@ class OpenCLBackend(Backend):
         res = run_harness_process([*argv, "--build-only"], env=self._env(), cwd=target.mep_dir,
                                   timeout_s=max(float(m.timeout_s), BUILD_TIMEOUT_S),
                                   backend=self.name, kernel=m.kernel, variant=target.variant, build_seconds=0.0,
-                                  start=opencl_zygote.start)
+                                  start=self.harness_starter())
         # what the bounds probe's outcome depends on: the reference and its headers, mep.toml, the runner, the device
         here = Path(__file__).parent
         headers = scan_source(target.ref_file, include_dirs_of(m.flags, target.mep_dir) + [target.mep_dir]).local_files

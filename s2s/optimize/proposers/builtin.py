@@ -71,6 +71,7 @@ class BuiltinProposer:
         self.tried: set[str] = set()
         self.extended: set[str] = set()  # verified pipelines whose one-step extensions were proposed
         self.varied: set[str] = set()  # verified pipelines whose siblings were proposed
+        self.produced: list[Candidate] = []  # every candidate made, before the speculative-step rule (the pass audit)
 
     def _make(self, pipeline: str, state: State) -> Candidate | None:
         if pipeline in self.tried:
@@ -89,6 +90,7 @@ class BuiltinProposer:
     def _gainful(self, pairs: list[tuple[Candidate, Candidate | None]], state: State) -> list[Candidate]:
         """The candidates kept by the search's speculative-step rule (s2s.optimize.search); why the others were dropped
         goes to `refusals`."""
+        self.produced += [c for c, _ in pairs]
         kept, dropped = keep_gainful(pairs, state)
         self.refusals.update(dropped)
         return kept
