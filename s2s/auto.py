@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+from s2s.base.devicelock import OwnClock
 from s2s.base.errors import UserError
 from s2s.base.fsutil import atomic_write
 from s2s.capture.verify import hold_to_app_data
@@ -97,15 +98,16 @@ def _progress(log: Callable[[str], None]) -> Callable[[dict[str, Any]], None]:
     return lambda ev: log("  " + line(ev))
 
 
-def _budget_left(options: Options, t_start: float) -> Options:
+def _budget_left(options: Options, clock: OwnClock) -> Options:
     """--time-budget counts from auto's start over every kernel, the top kernel first: each optimization gets what the
-    kernels before it (and the stages before it) left; once spent, the loop starts no candidate and says so."""
-    import time
+    kernels before it (and the stages before it) left; once spent, the loop starts no candidate and says so. The
+    budget counts the tool's own time: seconds blocked by another process's hold on the device are left out
+    (`devicelock.OwnClock`)."""
     from dataclasses import replace
 
     if options.time_budget_s is None:
         return options
-    return replace(options, time_budget_s=max(1e-3, options.time_budget_s - (time.monotonic() - t_start)))
+    return replace(options, time_budget_s=max(1e-3, options.time_budget_s - clock.own()))
 
 
 def _start_all(root: Path, chosen: list[str], work: Path, overrides: dict[str, str] | None, options: Options,
@@ -146,6 +148,7 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
     from s2s.scan.tree import scan_tree
 
     t_start = time.monotonic()
+    own_clock = OwnClock(t_start)
     root = Path(tree).resolve()
     index = scan_tree(root)
     spots = profile_ranking(index, profile)[0] if profile else static_estimate(index)
@@ -184,7 +187,7 @@ def run_auto(tree: str, *, top: int, profile: str | None, work: Path, diff_path:
         log(f"optimizing {ex.kernel.qualified} ({where})")
         try:
             outcome = running.result() if running is not None else optimize(
-                mep_dir, _budget_left(options, t_start), progress=_progress(log))
+                mep_dir, _budget_left(options, own_clock), progress=_progress(log))
         except UserError as err:
             result.rows.append((ex.kernel.qualified, where, str(mep_dir), "-", "-", f"optimize failed: {err.message}"))
             continue
@@ -241,7 +244,7 @@ class AppAutoResult:
     gpu: dict[str, Any] = field(default_factory=dict)  # the application's GPU time before and after (instrumented runs)
     sequences: list[dict[str, Any]] = field(default_factory=list)  # host loops of launches (s2s.capture.sequences)
     sequence_results: list[dict[str, Any]] = field(default_factory=list)  # loops captured, replayed, graphed (s2s.sequence.in_auto)
-    stages: dict[str, float] = field(default_factory=dict)  # the tool's wall time per stage, seconds
+    stages: dict[str, float] = field(default_factory=dict)  # the tool's wall time per stage, seconds; device_wait: of those, blocked by another process's hold on the device
     app_runs: list[dict[str, Any]] = field(default_factory=list)  # every build and run of the application
 
     def as_dict(self) -> dict[str, Any]:
@@ -324,6 +327,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
         raise UserError("auto with --build-cmd/--run-cmd needs the application's directory", file=str(tree))
     work = Path(work).resolve()
     t_start = time.monotonic()
+    own_clock = OwnClock(t_start)
     work.mkdir(parents=True, exist_ok=True)
     max_bytes = capture_limit(work) if max_bytes is None else max_bytes
     result = AppAutoResult()
@@ -416,7 +420,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
 
             def optimize_kernel(mep: Path = mep_dir) -> Any:
                 with stage("optimize"):
-                    return optimize(mep, _budget_left(options, t_start), progress=_progress(log))
+                    return optimize(mep, _budget_left(options, own_clock), progress=_progress(log))
             try:
                 outcome = None
                 tried: list[int] = []
@@ -482,6 +486,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
         result.diff = diff.decode("utf-8", "replace")
         atomic_write(diff_path, diff)
         result.stages["total"] = time.monotonic() - t_start
+        result.stages["device_wait"] = own_clock.blocked()
         _write_report(report, result)
         return result
 

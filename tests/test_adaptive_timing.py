@@ -168,14 +168,15 @@ def test_auto_budget_counts_from_its_start_over_every_kernel() -> None:
     import time
 
     from s2s.auto import _budget_left
+    from s2s.base.devicelock import OwnClock
 
     opts = Options(time_budget_s=100.0)
-    later = _budget_left(opts, time.monotonic() - 30.0)  # a kernel optimized 30 s after auto started gets what is left
+    later = _budget_left(opts, OwnClock(time.monotonic() - 30.0))  # a kernel optimized 30 s after auto started gets what is left
     assert later.time_budget_s is not None and 69.0 < later.time_budget_s <= 70.0
-    spent = _budget_left(opts, time.monotonic() - 500.0)  # spent: the loop starts no candidate (Clock.over says why)
+    spent = _budget_left(opts, OwnClock(time.monotonic() - 500.0))  # spent: the loop starts no candidate (Clock.over says why)
     assert spent.time_budget_s is not None and spent.time_budget_s <= 1e-3
     assert Clock(start=0.0, budget_s=spent.time_budget_s).over(0.5)
-    assert _budget_left(Options(), time.monotonic() - 500.0).time_budget_s is None
+    assert _budget_left(Options(), OwnClock(time.monotonic() - 500.0)).time_budget_s is None
 
 
 # -- CUDA: the same rule in the generated harness, built with nvcc ----------------------------------------

@@ -1,7 +1,9 @@
 """The device lock: checks shared, timings exclusive, a waiting timing ahead of later checks; the harness's wait for
-it is not counted against its time limit; an OpenCL harness (PoCL) takes it itself."""
+it is not counted against its time limit; an OpenCL harness (PoCL) takes it itself; the time this process is blocked
+by another process's hold is not counted against the optimizer's time budget."""
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 import time
@@ -9,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from s2s.base.devicelock import WAIT_PHASE, device_lock
+from s2s.base.devicelock import WAIT_PHASE, blocked_s, device_lock, lock_path
 from s2s.mep.backends.base import run_harness_process
 
 
@@ -86,6 +88,59 @@ def test_the_harness_own_work_is_still_limited(tmp_path: Path) -> None:
     m = _run(_fake_harness(tmp_path, wait_s=0.1, work_s=5.0), tmp_path, timeout_s=1.0)
     assert m.verdict == "timed-out"
     assert "killed after 1 s" in m.messages[0] and "device held (timing)" in m.messages[0]
+
+
+HOLDER = ("import fcntl, sys, time\n"
+          "f = open(sys.argv[1], 'a+')\n"
+          "fcntl.flock(f.fileno(), fcntl.LOCK_EX)\n"
+          "print('held', flush=True)\n"
+          "time.sleep(float(sys.argv[2]))\n")
+
+
+def _other_process_holds(seconds: float) -> subprocess.Popen[str]:
+    """Another process holding the device (the lock file, exclusive) for `seconds`, once it has printed 'held'."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock_path()), str(seconds)], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_time_blocked_by_another_process_is_counted_apart_and_our_own_holds_are_not() -> None:
+    from s2s.optimize.progress import Clock
+
+    clock = Clock(start=time.monotonic(), budget_s=1.0)
+    b0 = blocked_s()
+    other = _other_process_holds(1.2)
+    try:
+        with device_lock():  # waits about 1.2 s for the other process
+            pass
+    finally:
+        other.wait()
+    blocked = blocked_s() - b0
+    assert 0.9 <= blocked < 3.0, blocked
+    # the budget of 1 s is not spent: the wait was not the tool's own time
+    assert clock.spent(time.monotonic()) < 0.8 and clock.over(time.monotonic()) is None
+    # a wait behind this process's own hold is the tool's own time
+    b1 = blocked_s()
+    started = threading.Event()
+    holder = threading.Thread(target=_hold, args=([], "own", False, 1.0, started))
+    holder.start()
+    started.wait()
+    with device_lock():
+        pass
+    holder.join()
+    assert blocked_s() - b1 < 0.2
+    assert "time budget spent" in (clock.over(time.monotonic()) or "")
+
+
+def test_a_harness_waiting_for_another_process_is_blocked_time(tmp_path: Path) -> None:
+    b0 = blocked_s()
+    m = _run(_fake_harness(tmp_path, wait_s=1.5, work_s=0.2), tmp_path, timeout_s=5.0)
+    assert m.verdict == "ok", m.messages
+    assert 1.3 <= blocked_s() - b0 < 2.5  # its wait phase, not its timing
+    b1 = blocked_s()
+    time.sleep(0.3)
+    assert blocked_s() == b1  # the harness ended: nothing of ours waits any more
 
 
 @pytest.mark.slow

@@ -181,9 +181,13 @@ def compare_apps(before: Path, after: Path, build_cmd: str, run_cmd: str, *, run
                             file=str(where))
     if warmup:  # the first run after a build pays one-time costs (an OpenCL kernel compilation, lazy loading): not timed
         out.warmups = [run_app(run_cmd, before, timeout), run_app(run_cmd, after, timeout)]
+    from s2s.base.devicelock import device_lock
+
     for k in range(max(1, runs)):  # alternated: before, after, before, after, ...
-        out.before.append(run_app(run_cmd, before, timeout))
-        out.after.append(run_app(run_cmd, after, timeout))
+        with device_lock():  # each timed run alone on the device, as every timing of s2s is
+            out.before.append(run_app(run_cmd, before, timeout))
+        with device_lock():
+            out.after.append(run_app(run_cmd, after, timeout))
         log(f"  run {k + 1}: original {out.before[-1].seconds:.3f} s, optimized {out.after[-1].seconds:.3f} s")
     if check_cmd:
         b_out, a_out = before / ".s2s-before-stdout.txt", after / ".s2s-after-stdout.txt"

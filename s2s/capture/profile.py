@@ -323,10 +323,11 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
         env = profile_env(dict(os.environ), out)
         t0 = time.monotonic()
         _run(build_cmd, root, env, timeout, log, "build")
-        t1 = time.monotonic()
+        built = time.monotonic()
         with device_lock():  # the run's kernel times alone on the device, as every timing of the harness is
+            t1 = time.monotonic()  # the run's time, not the wait for the device
             _run(run_cmd, root, env, timeout, log, "run")
-        t2 = time.monotonic()
+            t2 = time.monotonic()
     order = read_launches(out)
     kernels = sorted(kernel_times(order).values(), key=lambda k: -k.total_ms)
     graphed = graphed_launches(out)
@@ -342,4 +343,4 @@ def measure(tree: Path, work: Path, build_cmd: str, run_cmd: str, *, timeout: fl
     if reuse:
         atomic_write(work / STAMP, json.dumps({"stamp": stamp, "sites": sites, "notes": notes, "how": how,
                                                "taken": time.strftime("%Y-%m-%d %H:%M:%S")}).encode())
-    return Profile(kernels=kernels, sites=sites, notes=notes, how=how, build_s=t1 - t0, run_s=t2 - t1, launches=order)
+    return Profile(kernels=kernels, sites=sites, notes=notes, how=how, build_s=built - t0, run_s=t2 - t1, launches=order)

@@ -74,7 +74,8 @@ def _optimize_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-evals", type=at_least_one, default=30)
     p.add_argument("--time-budget", type=positive,
                    help="seconds after which no candidate is started, nor one that would end past them at the pace so far "
-                        "(auto: counted from its start over every kernel, the top kernel first)")
+                        "(auto: counted from its start over every kernel, the top kernel first; time blocked while another "
+                        "process holds the device is not counted)")
     p.add_argument("--patterns", help="pattern library file (default: per user)")
     p.add_argument("--no-patterns", action="store_true")
     p.add_argument("--llm-config")

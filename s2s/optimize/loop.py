@@ -255,7 +255,7 @@ def optimize(mep: str | Path, opts: Options, progress: Progress | None = None) -
             # of the original behind the same deadline (parallel MEPs on one device end together)
             noise_band(mep_dir, history, timed_only)
         if clock.first_at is None:  # the pace of evaluations is counted from here (the noise band is no candidate)
-            clock.first_at = time.monotonic()
+            clock.started_first(time.monotonic())
         improved = False
         while True:
             why = clock.over(time.monotonic())

@@ -10,21 +10,36 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from s2s.base.devicelock import blocked_s
+
 
 @dataclass
 class Clock:
-    """The loop's time: seconds spent, the evaluations this run finished, and what that says of the time left."""
+    """The loop's time: seconds spent, the evaluations this run finished, and what that says of the time left. The
+    time budget counts the tool's own time: seconds this process spent blocked by another process's hold on the
+    device (devicelock.blocked_s: another `s2s auto` timing on the same GPU) are not counted, as a harness's time
+    limit does not count its wait for the device."""
     start: float
     budget_s: float | None
     done: int = 0  # evaluations finished by this run (a resumed run's earlier ones are not timed here)
     first_at: float | None = None  # when this run's first candidate was handed to the executor
     notes: list[str] = field(default_factory=list)
+    blocked0: float = field(default_factory=blocked_s)  # blocked seconds at the start
+    first_blocked: float = field(default_factory=blocked_s)  # blocked seconds when the first candidate was handed over
+
+    def started_first(self, now: float) -> None:
+        """The first candidate is handed to the executor: the pace of evaluations counts from here."""
+        self.first_at, self.first_blocked = now, blocked_s()
+
+    def spent(self, now: float) -> float:
+        """The tool's own seconds since the start (time blocked by another process's hold on the device left out)."""
+        return max(0.0, now - self.start - (blocked_s() - self.blocked0))
 
     def per_eval(self, now: float) -> float | None:
-        """Seconds one evaluation has taken on average in this run (None before the first)."""
+        """Seconds one evaluation has taken on average in this run (None before the first), blocked time left out."""
         if not self.done or self.first_at is None:
             return None
-        return (now - self.first_at) / self.done
+        return max(0.0, now - self.first_at - (blocked_s() - self.first_blocked)) / self.done
 
     def left(self, now: float, evals_left: int) -> float | None:
         """An estimate of the seconds until the loop stops: the evaluations left at this run's pace, no more than the
@@ -32,7 +47,7 @@ class Clock:
         each = self.per_eval(now)
         est = None if each is None else each * max(0, evals_left)
         if self.budget_s is not None:
-            room = max(0.0, self.budget_s - (now - self.start))
+            room = max(0.0, self.budget_s - self.spent(now))
             est = room if est is None else min(est, room)
         return est
 
@@ -41,13 +56,15 @@ class Clock:
         would end past it); None while there is room."""
         if self.budget_s is None:
             return None
-        spent = now - self.start
+        spent = self.spent(now)
+        blocked = blocked_s() - self.blocked0
+        waited = f" ({blocked:.0f} s waiting for the device held by another process not counted)" if blocked >= 1 else ""
         if spent >= self.budget_s:
-            return f"time budget spent: {spent:.0f} s of {self.budget_s:g} s; no further candidate started"
+            return f"time budget spent: {spent:.0f} s of {self.budget_s:g} s{waited}; no further candidate started"
         each = self.per_eval(now)
         if each is not None and spent + each > self.budget_s:
-            return (f"time budget: {spent:.0f} s of {self.budget_s:g} s spent, and one more candidate takes about "
-                    f"{each:.0f} s here; no further candidate started")
+            return (f"time budget: {spent:.0f} s of {self.budget_s:g} s spent{waited}, and one more candidate takes "
+                    f"about {each:.0f} s here; no further candidate started")
         return None
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, ClassVar, Protocol
 
-from s2s.base.devicelock import HARNESS_ENV, WAIT_PHASE
+from s2s.base.devicelock import HARNESS_ENV, WAIT_PHASE, note_hold, note_wait
 from s2s.base.errors import UserError
 from s2s.mep import probe_record, reference_cache
 from s2s.mep.manifest import FILL_IN, LaunchSpec, Manifest, ParamSpec
@@ -229,21 +229,30 @@ class _Phases:
     def __init__(self) -> None:
         self.t0 = self.since = time.monotonic()
         self.state = "start"
+        self.device = ""  # "wait" or "held" while the harness waits for or holds the device (told to devicelock)
         self.seconds: dict[str, float] = {}
 
     def line(self, text: str) -> None:
+        if self.state == "end":  # closed
+            return
         what = text[len(PHASE_PREFIX):]
         if what.startswith(WAIT_PHASE):
-            self._enter("wait")
+            self._enter("wait", "wait")
         elif what.startswith("device held ("):
-            self._enter(what[len("device held ("):].rstrip().rstrip(")") or "checks")
+            self._enter(what[len("device held ("):].rstrip().rstrip(")") or "checks", "held")
         elif what.startswith(HOST_PHASE):
             self._enter("host." + (what[len(HOST_PHASE):].rstrip().rstrip(")") or "work"))
 
-    def _enter(self, state: str) -> None:
+    def _enter(self, state: str, device: str = "") -> None:
         now = time.monotonic()
         self.seconds[self.state] = self.seconds.get(self.state, 0.0) + now - self.since
         self.state, self.since = state, now
+        if device != self.device:  # this process's time blocked by another's hold on the device (devicelock.blocked_s)
+            if device:
+                (note_wait if device == "wait" else note_hold)(True)
+            if self.device:
+                (note_wait if self.device == "wait" else note_hold)(False)
+            self.device = device
 
     def waited(self) -> float:
         """Seconds spent waiting for the device so far, the wait in progress included."""
@@ -273,19 +282,22 @@ def _communicate(proc: HarnessProcess, timeout_s: float) -> tuple[str, str, bool
     for r in readers:
         r.start()
     killed = False
-    while True:
-        try:
-            proc.wait(timeout=0.1)
-            break
-        except subprocess.TimeoutExpired:
-            if time.monotonic() - phases.t0 - phases.waited() > timeout_s:
-                _kill_group(proc)
-                proc.wait()
-                killed = True
+    try:
+        while True:
+            try:
+                proc.wait(timeout=0.1)
                 break
-    for r in readers:
-        r.join()
-    return "".join(out), "".join(err), killed, phases.close()
+            except subprocess.TimeoutExpired:
+                if time.monotonic() - phases.t0 - phases.waited() > timeout_s:
+                    _kill_group(proc)
+                    proc.wait()
+                    killed = True
+                    break
+        for r in readers:
+            r.join()
+    finally:
+        seconds = phases.close()  # also on an interrupt: this process no longer waits for the device through it
+    return "".join(out), "".join(err), killed, seconds
 
 
 def _kill_group(proc: HarnessProcess) -> None:
