@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import struct
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -163,3 +164,55 @@ def test_launches_writing_the_values_they_find_on_pocl(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="writes nothing on captured"):
         _first_check(meps["settle"])
     assert (meps["settle"] / "mep.toml").read_text() == text
+
+
+READS = ("params.T_x: role out, but on the captured input set (launch 2 of the application, main.cu:44) the reference "
+         "writes other values when the buffer starts poisoned (256 value(s) differ beyond tolerance): the kernel reads "
+         "its prior contents; its role is inout")
+
+
+def test_an_output_found_reading_its_prior_contents_is_replayed_as_inout(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness's finding that an output reads what the buffer held (an element written through a helper's
+    reference, a `+=` the analysis did not see) is the remedy, not the end: the buffer becomes in-out (replayed from
+    its captured contents), said in mep.toml; a second finding for the same buffer stands."""
+    from s2s.mep.same_values import check_as_inout
+
+    mep = _captured(tmp_path, y_changes=True)
+    m = load(mep)
+    save(replace(m, params=[replace(p, role="out") if p.name == "T_x" else p for p in m.params]), mep)
+    assert check_as_inout(mep, NOTHING) is None
+    calls: list[str] = []
+
+    def harness(mep_dir: Path, variant: str | None = None, **_kw: object) -> SimpleNamespace:
+        role = load(mep_dir).params[0].role
+        calls.append(role)
+        if role == "out":
+            raise UserError(READS, file=str(mep_dir / "mep.toml"))
+        return SimpleNamespace(ok=True, messages=())
+
+    monkeypatch.setattr("s2s.mep.evaluate.evaluate", harness)
+    notes = _first_check(mep)
+    assert calls == ["out", "inout"] and len(notes) == 1 and "role out -> inout" in notes[0]
+    m = load(mep)
+    assert m.params[0].role == "inout" and notes[0] in m.notes
+
+
+@pytest.mark.slow
+def test_an_output_that_reads_its_prior_contents_on_pocl(tmp_path: Path) -> None:
+    """settle's first launch sets a bit of each word in place: with its buffer labelled an output (as an analysis that
+    missed the read would), the real runner finds the read and the MEP is checked with the buffer in-out."""
+    app = tmp_path / "app"
+    shutil.copytree(OCL_APP, app)
+    mep = tmp_path / "mep-settle"
+    proc = run_cli("capture", str(app), "--kernel", "settle", "--build-cmd", "make", "--run-cmd", "./same_values",
+                   "--launch", "1", "-o", str(mep))
+    assert proc.returncode == 0, proc.stderr
+    m = load(mep)
+    assert next(p for p in m.params if p.name == "v").role == "inout"
+    save(replace(m, params=[replace(p, role="out") if p.name == "v" else p for p in m.params]), mep)
+    notes = _first_check(mep)  # before: UserError "role out, but ... reads its prior contents"
+    assert len(notes) == 1 and "params.v: role out -> inout" in notes[0], notes
+    assert next(p for p in load(mep).params if p.name == "v").role == "inout"
+    run = run_cli("run", str(mep), "--no-time", "--json")
+    assert json.loads(run.stdout)["verdict"] == "ok", run.stdout[-3000:]

@@ -26,7 +26,7 @@ from s2s.mep import profile_ncu
 from s2s.mep.captured_only import check_captured_only, faulted_on_generated
 from s2s.mep.history import History
 from s2s.mep.manifest import Manifest, load, save
-from s2s.mep.same_values import check_as_outputs
+from s2s.mep.same_values import check_as_inout, check_as_outputs
 from s2s.mep.variant import Variant
 
 from . import cost
@@ -127,13 +127,15 @@ def _read_kernel(mep_dir: Path, kernel_file: str) -> bytes:
 
 def _first_check(mep_dir: Path) -> list[str]:
     """The original checked on its captured data before anything is optimized; a UserError (exit 2) when the MEP is
-    not sound. Two refusals have a remedy, each tried once, said in mep.toml and returned as notes: a reference that
-    faults on generated input sets only is checked on the captured sets alone (mep.captured_only); in-out buffers the
-    launch left holding their old values are checked as outputs (mep.same_values), put back when the kernel reads them."""
+    not sound. Three refusals have a remedy, each tried once, said in mep.toml and returned as notes: a reference that
+    faults on generated input sets only is checked on the captured sets alone (mep.captured_only); an output the
+    kernel reads is replayed as in-out (mep.same_values.check_as_inout); in-out buffers the launch left holding their
+    old values are checked as outputs (mep.same_values), put back when the kernel reads them."""
     from s2s.mep import evaluate as ev
 
     notes: list[str] = []
     generated_dropped = False
+    made_inout: set[str] = set()  # outputs found reading their prior contents, now replayed as in-out
     flipped: tuple[Manifest, str, UserError] | None = None  # the manifest before, the note, the refusal it answers
     while True:
         try:
@@ -152,6 +154,11 @@ def _first_check(mep_dir: Path) -> list[str]:
             if flipped is not None:  # the kernel reads those buffers: the launch truly writes nothing new
                 save(flipped[0], mep_dir)
                 raise flipped[2] from None
+            read = check_as_inout(mep_dir, err.message)
+            if read is not None and read[0] not in made_inout:
+                made_inout.add(read[0])
+                notes.append(read[1])
+                continue
             got = check_as_outputs(mep_dir, err.message)
             if got is None:
                 raise
