@@ -28,6 +28,9 @@ KERNELS = {
     "via_reference": ("", "{ float& cell = out[threadIdx.x]; cell = src[threadIdx.x]; }"),
     "via_either": ("", "{ float* dst = n > 0 ? out : out + 32; dst[threadIdx.x] = src[threadIdx.x]; }"),
     "via_bumped_pointer": ("", "{ float* w = &out[threadIdx.x * 4]; *w++ = src[0]; *w++ = src[1]; }"),
+    "via_reference_parameter": ("template <typename T>\n__device__ void accumulate(T& total, const T& add, T scale)"
+                                " { total += add * scale; }\n",
+                                "{ int i = threadIdx.x; accumulate<float>(out[i], src[i], src[0]); }"),
 }
 
 
@@ -64,6 +67,23 @@ def test_reads_are_not_taken_for_writes() -> None:
             "  c[2] = s;\n}\n")
     acc = param_access(text, "cuda", ["a", "b", "c"])
     assert roles(acc) == {"a": "in", "b": "in", "c": "inout"}, acc
+
+
+def test_an_element_bound_to_a_non_const_reference_parameter_is_written() -> None:
+    from s2s.lang.access import reference_params
+
+    helpers = ("__device__ void bump(float& r, float v) { r += v; }\n"
+               "__device__ float twice(const float& r) { return 2.f * r; }\n"
+               "__device__ float plain(float r, int& n) { n++; return r; }\n"
+               "template <typename T, typename U> __device__ void put(std::pair<T, U> p, T &slot) { slot = p.first; }\n"
+               "__device__ void moved(float&& r) {}\n")
+    refs = reference_params(helpers)
+    assert refs == {"bump": {0}, "plain": {1}, "put": {1}}, refs
+    text = ("__global__ void k(const float* a, float* b, float* c, int* n) {\n"
+            "  int i = threadIdx.x;\n  bump(b[i], twice(a[i]));\n  c[i] = plain(a[i], n[0]);\n}\n")
+    assert roles(param_access(text, "cuda", ["a", "b", "c", "n"], ref_params=refs)) == \
+        {"a": "in", "b": "inout", "c": "out", "n": "inout"}
+    assert roles(param_access(text, "cuda", ["a", "b", "c", "n"]))["b"] == "in"  # without the helpers' signatures
 
 
 def test_a_field_written_alone_keeps_the_rest_of_the_element() -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from s2s.base.records import Kernel, LaunchSite, Param
-from s2s.lang.access import index_arrays, offset_arrays, param_access, roles
+from s2s.lang.access import index_arrays, offset_arrays, param_access, reference_params, roles
 from s2s.lang.cexpr import ALIGNOF, SIZEOF, try_evaluate
 from s2s.lang.dialect import dialect_of
 from s2s.lang.macros import Macro
@@ -647,7 +647,11 @@ def infer(kernel: Kernel, kernel_text: str, site: LaunchSite | None, program: Pr
             values.sizeof_extra[st.name] = size
     dialect = dialect_of(kernel.language)
     pointers = [p.name for p in kernel.params if p.pointer]
-    access = param_access(kernel_text, dialect, pointers, function_macros)
+    refs: dict[str, frozenset[int]] = {}  # functions of the tree an element may be handed to by reference
+    for f in files_by_rel.values():
+        for name, pos in reference_params(f.text()).items():
+            refs[name] = refs.get(name, frozenset()) | pos
+    access = param_access(kernel_text, dialect, pointers, function_macros, refs)
     role_of = roles(access)
     ints = [p.name for p in kernel.params if p.pointer and elem_type(p, tmap) in _INT_TYPES]
     indexes = index_arrays(kernel_text, ints, pointers)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from tree_sitter import Node
 
@@ -32,12 +33,15 @@ def _base_ident(node: Node) -> str:
 
 
 def param_access(kernel_text: str, dialect: str, pointer_params: list[str],
-                 macros: dict[str, Macro] | None = None) -> dict[str, set[str]]:
+                 macros: dict[str, Macro] | None = None,
+                 ref_params: dict[str, frozenset[int]] | None = None) -> dict[str, set[str]]:
     """{param: {"read", "write"}} for each pointer parameter. A parameter is read-only only when every use of it, and
     of every local pointer or reference made from it (`float *p = out + off;`, `p = &out[k];`, `float &r = out[i];`),
     is a recognised read; a use not recognised (stored into a struct, handed to a function that may write through
-    it) counts as both. Calls of the file's function-like macros are expanded first (`SET(a, i, v)`, `F(i, j) = v`
-    with `#define F(I, J) F[(I) * N + (J)]`)."""
+    it) counts as both. An element handed to a function at a position `ref_params` names (a non-const lvalue reference
+    parameter: `acc(out[i], v)` with `void acc(float& r, float v)`, see `reference_params`) is read and written. Calls
+    of the file's function-like macros are expanded first (`SET(a, i, v)`, `F(i, j) = v` with
+    `#define F(I, J) F[(I) * N + (J)]`)."""
     if macros:
         kernel_text = expand_macro_calls(kernel_text, macros)
     tree = parse(kernel_text.encode(), dialect)
@@ -66,8 +70,37 @@ def param_access(kernel_text: str, dialect: str, pointer_params: list[str],
     for n in idents:
         for who in alias.get(text(n), set()):
             if who in access:
-                access[who] |= _use(n, text(n) in elements)
+                access[who] |= _use(n, text(n) in elements, ref_params or {})
     return access
+
+
+# a function definition with a `&` in its parameter list: `void acc(float& r, float v) {`, `T f(T &x) const {`
+_REF_FN = re.compile(r"\b([A-Za-z_]\w*)\s*\(([^;{}()]*&[^;{}()]*)\)\s*(?:const\s*)?(?:noexcept\s*)?\{")
+_NOT_FUNCTIONS = {"if", "for", "while", "switch", "return", "sizeof", "catch"}
+
+
+@lru_cache(maxsize=256)
+def reference_params(source: str) -> dict[str, frozenset[int]]:
+    """{function name: the positions of its non-const lvalue reference parameters} for the functions `source` defines
+    (overloads together): an element handed there may be written (`void acc(float& r, float v) { r += v; }`)."""
+    found: dict[str, set[int]] = {}
+    for m in _REF_FN.finditer(source):
+        name = m.group(1)
+        if name in _NOT_FUNCTIONS:
+            continue
+        params, depth, cur = [], 0, ""
+        for ch in m.group(2):  # the top-level commas (template arguments hold commas too)
+            depth += (ch == "<") - (ch == ">")
+            if ch == "," and depth <= 0:
+                params.append(cur)
+                cur = ""
+            else:
+                cur += ch
+        params.append(cur)
+        pos = {i for i, q in enumerate(params) if re.search(r"(?<!&)&(?!&)", q) and not re.search(r"\bconst\b", q)}
+        if pos:
+            found.setdefault(name, set()).update(pos)
+    return {k: frozenset(v) for k, v in found.items()}
 
 
 _COMPARE = {"==", "!=", "<", ">", "<=", ">=", "&&", "||"}
@@ -169,14 +202,14 @@ def _name(decl: Node | None) -> str:
     return names[-1] if names else ""
 
 
-def _use(n: Node, is_element: bool) -> set[str]:
+def _use(n: Node, is_element: bool, refs: dict[str, frozenset[int]]) -> set[str]:
     """What one use of a parameter (or of a local made from it) does to the memory it points at."""
     if is_element:  # a reference to an element: the name is the element
-        return _element_use(n)
+        return _element_use(n, refs)
     top = _pointer_top(n)
     element = _dereferenced(top)
     if element is not None:
-        return _element_use(_element_top(element))
+        return _element_use(_element_top(element), refs)
     return _pointer_use(top)
 
 
@@ -215,12 +248,17 @@ _READ_ONLY_CALL = re.compile(r"^(vload\w*|__ldg|__ldcg|__ldca|__ldcs|__ldlu|__ld
                              re.S)
 
 
-def _element_use(element: Node) -> set[str]:
+def _element_use(element: Node, refs: dict[str, frozenset[int]]) -> set[str]:
     p = element.parent
     while p is not None and p.type == "parenthesized_expression":
         element, p = p, p.parent
     if p is None:
         return {"read"}
+    if p.type == "argument_list" and refs and p.parent is not None and p.parent.type == "call_expression":
+        fn = re.sub(r"<.*$", "", text(p.parent.child_by_field_name("function")), flags=re.S).split("::")[-1].strip()
+        args = [c for c in p.named_children if c.type != "comment"]
+        if fn in refs and any(_same(a, element) for k, a in enumerate(args) if k in refs[fn]):
+            return {"read", "write"}  # bound to a non-const reference parameter: `acc(out[i], v)`
     if p.type == "assignment_expression" and _same(p.child_by_field_name("left"), element):
         whole = text(p.child_by_field_name("operator")) in {"=", ""} and element.type != "field_expression"
         return {"write"} if whole else {"read", "write"}  # `p[i].z = v` keeps the element's other fields: read too
@@ -229,7 +267,7 @@ def _element_use(element: Node) -> set[str]:
     if p.type == "pointer_expression" and text(p).lstrip().startswith("&"):
         top = _pointer_top(p)
         inner = _dereferenced(top)
-        return _element_use(_element_top(inner)) if inner is not None else _pointer_use(top)
+        return _element_use(_element_top(inner), refs) if inner is not None else _pointer_use(top)
     if p.type == "init_declarator" and _same(p.child_by_field_name("value"), element):
         decl = p.child_by_field_name("declarator")
         return set() if decl is not None and decl.type == "reference_declarator" else {"read"}  # the reference's uses

@@ -11,7 +11,7 @@ from tree_sitter import Node
 
 from s2s.base.errors import UserError
 
-from .access import param_access
+from .access import param_access, reference_params
 from .params import make_param
 from .parsing import MAX_NESTING, nesting, parse, src
 from .target_device import H200, TargetDevice
@@ -256,7 +256,8 @@ class _Collector:
                 prev_end = child.end_byte
         made = [(n, raw, make_param(raw, src(self.data, n.child_by_field_name("declarator") or n))) for n, raw in raw_params]
         text = self.data[self.start : self._end()].decode("utf-8", "replace")
-        access = param_access(text, self.dialect, [p.name for _, _, p in made if p.pointer])
+        access = param_access(text, self.dialect, [p.name for _, _, p in made if p.pointer],
+                              ref_params=reference_params(self.data.decode("utf-8", "replace")))
         out = []
         for node, raw, p in made:
             acc = access.get(p.name, set())
