@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import needs_nvcc
+
 from s2s.extract.mep_writer import make_mep
 from s2s.lang.cexpr import try_evaluate
 
@@ -84,3 +86,64 @@ def test_a_struct_passed_by_value_is_exact_or_fill_in(tmp_path: Path) -> None:
     d = {p.name: p for p in m.params}["d"]
     assert d.value == "FILL-IN" and "fields ny not found" in d.hint and "nx = 64" in d.hint, (d.value, d.hint)
     assert any("params.d" in u for u in m.unfilled())
+
+
+FORWARD_APP = """#include <cstdint>
+#include <cuda_runtime.h>
+template <typename T> struct Moments;
+struct Cell;
+struct Grid { Cell* cells; int count; };
+struct Cell { Grid* owner; float value; };
+
+template <typename T>
+__device__ Moments<T> moments_add(Moments<T> s, T x) {
+  Moments<T> r;
+  r.n = s.n + 1;
+  T d = x - s.mean;
+  r.mean = s.mean + d / (T)r.n;
+  r.m2 = s.m2 + d * (x - r.mean);
+  return r;
+}
+
+template <typename T>
+struct Moments {
+  T mean;
+  T m2;
+  int64_t n;
+};
+
+template <typename T>
+__global__ void row_moments(int64_t cols, const T* x, T* mean, T* var, Grid g) {
+  Moments<T> s = {0, 0, 0};
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s = moments_add(s, x[blockIdx.x * cols + j]);
+  if (threadIdx.x == 0) { mean[blockIdx.x] = s.mean; var[blockIdx.x] = s.m2 / (T)s.n + (T)g.count; }
+}
+
+int main() {
+  float *x, *m, *v;
+  cudaMalloc((void**)&x, 8 * 32 * sizeof(float));
+  cudaMalloc((void**)&m, 8 * sizeof(float));
+  cudaMalloc((void**)&v, 8 * sizeof(float));
+  Grid g = {nullptr, 0};
+  row_moments<float><<<8, 1>>>((int64_t)32, x, m, v, g);
+  return 0;
+}
+"""
+
+
+@needs_nvcc
+def test_a_forward_declared_type_brings_its_definition(tmp_path: Path) -> None:
+    """`template <typename T> struct Moments;` before the functions that use it, its definition further down: the MEP
+    held the declaration alone (`Moments<float>` an incomplete type, the kernel file did not compile). A type used
+    through a pointer before its definition (Cell) keeps its declaration too. Written here from scratch."""
+    import subprocess
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "main.cu").write_text(FORWARD_APP)
+    mep = make_mep(str(tmp_path / "app"), "row_moments", str(tmp_path / "m"))[0]
+    text = (Path(mep) / "kernel.cu").read_text()
+    assert "template <typename T> struct Moments;" in text and "int64_t n;" in text
+    assert text.index("struct Cell;") < text.index("struct Grid {") < text.index("struct Cell {")
+    proc = subprocess.run(["nvcc", "-arch=sm_90", "-c", "kernel.cu", "-o", str(tmp_path / "k.o")], cwd=mep,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]

@@ -169,11 +169,22 @@ def choose(cands: list[Decl], kernel: Kernel) -> list[Decl]:
     if variables and len(variables) == len(cands):
         definitions = [d for d in variables if not d.text.lstrip().startswith("extern")]
         return _unique(definitions[:1] or variables[:1])
+    # a forward declaration (`template <typename T> struct Stats;`) is not the definition the code needs where the
+    # tree has one: it made `Stats<float>` an incomplete type in the MEP. The declaration may still be needed by other
+    # code (`struct Node; struct List { Node* head; }; struct Node {...};`): both are kept, each where it stood
+    forward = [d for d in cands if d.kind == "type" and _FORWARD.match(d.text)]
+    full = [d for d in cands if d not in forward]
+    ahead = forward[:1] if forward and full else []
+    cands = full or cands
     # macros, types, blocks: the first definition in unit order (redefinitions are the user's business), with the
     # specializations of a class template (`template <> struct BytesToType<16>`), each one a definition of its own
     first = cands[0]
-    return _unique(cands[:1] + [d for d in cands[1:] if (d.kind == "block" and d.file == first.file)
-                                or (first.kind == "type" and d.kind == "type" and _specializes(d, first))])
+    return _unique(ahead + cands[:1] + [d for d in cands[1:] if (d.kind == "block" and d.file == first.file)
+                                        or (first.kind == "type" and d.kind == "type" and _specializes(d, first))])
+
+
+_FORWARD = re.compile(r"^\s*(?:template\s*<[^;{]*>\s*)?(?:struct|class|union)\s+(?:__align__\s*\(\s*\d+\s*\)\s*|"
+                      r"alignas\s*\([^)]*\)\s*)?[\w:]+\s*;?\s*$", re.S)
 
 
 def _specializes(d: Decl, primary: Decl) -> bool:
@@ -406,13 +417,25 @@ def _topological(deps: dict[tuple[str, int], list[tuple[str, int]]], root: tuple
                  chosen: dict[tuple[str, int], Decl], index: DeclIndex) -> list[Decl]:
     order: list[Decl] = []
     state: dict[tuple[str, int], int] = {}
+    # the definition of a type the code also declares ahead (`struct Cell; struct Grid { Cell* c; }; struct Cell {
+    # Grid* g; };`): a declaration that comes before it in unit order is content with the forward declaration, as
+    # it was in the code; the definition comes where a later one needs it, at the latest just before the root
+    forward = {k[0] for k, d in chosen.items() if d.kind == "type" and _FORWARD.match(d.text)}
+    later = {k for k, d in chosen.items() if k[0] in forward and d.kind == "type" and not _FORWARD.match(d.text)}
+    deferred: list[tuple[str, int]] = []
 
     def visit(key: tuple[str, int]) -> None:
         if state.get(key):
             return  # done, or a cycle through pointers to incomplete types: unit order settles it
         state[key] = 1
         for dep in sorted(set(deps.get(key, [])), key=lambda k: index.order_key(chosen[k])):
+            if dep in later and key in chosen and index.order_key(chosen[key]) < index.order_key(chosen[dep]):
+                deferred.append(dep)
+                continue
             visit(dep)
+        if key == root:
+            for dep in deferred:  # grows while it runs: a deferred definition may defer another
+                visit(dep)
         state[key] = 2
         if key in chosen:
             order.append(chosen[key])
