@@ -95,3 +95,45 @@ def test_lambda_app_captured_and_replayed_on_the_gpu(tmp_path: Path) -> None:
     assert load(out).template_args == "s2s_lambda_axpy_1"
     run = run_cli("run", str(out), "--no-time", "--json")
     assert run.returncode == 0 and "reproduces the application's outputs" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
+
+
+FREE_APP = """template <typename F> __global__ void each(int n, F f) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) f(i);
+}
+template <typename F> void launch_each(int n, F f) { each<<<(n + 127) / 128, 128>>>(n, f); }
+void halve(double* x, double s, long n) {
+  launch_each((int)n, [=] __device__ (int i) { x[i] *= s; });
+}
+template <typename T> void damp(T* x, T s, long n) {
+  launch_each((int)n, [=] __device__ (int i) { x[i] = x[i] * s + (T)1; });
+}
+"""
+
+
+@pytest.mark.parametrize("wrapper, name", [
+    ("__nv_dl_wrapper_t<__nv_dl_tag<void (*)(double*, double, long), &(halve(double*, double, long)), 1u>, double*, double>",
+     "s2s_lambda_halve_1"),
+    ("__nv_dl_wrapper_t<__nv_dl_tag<void (*)(float*, float, long), &(void damp<float>(float*, float, long)), 1u>, "
+     "float*, float>", "s2s_lambda_damp_1"),
+    ("__nv_dl_wrapper_t<__nv_dl_tag<void (*) (float*, float, long), damp<float>, 1u>, float*, float>", "s2s_lambda_damp_1"),
+])
+@needs_nvcc
+def test_a_lambda_in_a_free_function_or_a_function_template_is_a_functor(tmp_path: Path, wrapper: str, name: str) -> None:
+    """The tag of a lambda in a free function names it `&(fn(params))`, in a function template `&(void fn<T>(params))`
+    (the spellings nvcc's host symbols demangle to; some demanglers drop the `&`): each read as its enclosing function,
+    the template's parameters bound where the body uses them. Was: "the extended lambda's tag ... names no enclosing
+    function", the MEP left with template_args to fill in."""
+    import subprocess
+
+    f = functor_for(wrapper, {"app.cu": FREE_APP})
+    assert not isinstance(f, str), f
+    assert f.name == name and f.wrapper == wrapper
+    if "damp" in name:
+        assert "typedef float T;" in f.code and "float* x;\n  float s;" in f.code
+    unit = tmp_path / "unit.cu"
+    unit.write_text(f.code + "template <typename F> __global__ void each(int n, F f) { if ((int)threadIdx.x < n) f(threadIdx.x); }\n"
+                    f"template __global__ void each<{name}>(int, {name});\n")
+    proc = subprocess.run(["nvcc", "-arch=sm_90", "-c", str(unit), "-o", str(tmp_path / "unit.o")], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]

@@ -79,6 +79,40 @@ def _inside_class(clean: str, at: int, cls: str) -> bool:
     return False
 
 
+def enclosing_name(args: list[str]) -> str:
+    """The enclosing function's qualified name from a lambda tag's middle arguments, as demanglers write it:
+    `&Field<double>::axpy`, `&(scale(double*, double, long))`, `&(void scale<float>(float*, float, long))`,
+    `scale` (without `&`); "" when none reads as a name."""
+    for arg in args:
+        s = arg.strip().lstrip("&").strip()
+        while s.startswith("(") and matching_close(s, 0, "()") == len(s) - 1:
+            s = s[1:-1].strip()
+        if s.endswith(")"):  # its parameter list: the `(` whose `)` ends the text, outside any <...>
+            depth = 0
+            for i in range(len(s) - 1, -1, -1):
+                depth += {")": 1, "(": -1}.get(s[i], 0)
+                if depth == 0:
+                    s = s[:i].strip()
+                    break
+        depth, start = 0, 0
+        for i, ch in enumerate(s):  # a return type before the name (a template's): the last word at depth 0
+            depth += {"<": 1, ">": -1}.get(ch, 0)
+            if ch == " " and depth == 0:
+                start = i + 1
+        s = s[start:].strip()
+        if re.fullmatch(r"(?:\w+\s*(?:<.*>)?\s*::\s*)*\w+\s*(?:<.*>)?", s, re.S):
+            return s
+    return ""
+
+
+def _function_params(clean: str, fn: str) -> list[str]:
+    """The template parameter names of `template <typename T, int N> ... fn(` (the last such head before a body)."""
+    heads = list(re.finditer(r"template\s*<(?P<ps>[^<>]*)>\s*[^;{}()]*?\b" + re.escape(fn) + r"\s*\(", clean))
+    if not heads:
+        return []
+    return [re.findall(r"[A-Za-z_]\w*", p.partition("=")[0])[-1] for p in split_top_level(heads[-1].group("ps")) if p.strip()]
+
+
 def _class_params(clean: str, cls: str) -> list[str]:
     """The template parameter names of `template <class T, int N> struct cls`."""
     m = re.search(r"template\s*<(?P<ps>[^<>]*)>\s*(?:struct|class)\s+" + re.escape(cls) + r"\b", clean)
@@ -94,15 +128,17 @@ def functor_for(template_args: str, sources: dict[str, str]) -> Functor | str:
     if not tag:
         return "the kernel's template argument is an extended lambda whose wrapper could not be read"
     targs = [a.strip() for a in split_top_level(tag.group("args"), angle=True)]
-    fn_ref = next((a for a in targs if a.startswith("&")), "")
     number = re.match(r"(\d+)", targs[-1]) if targs else None
-    if not fn_ref or not number:
+    # the enclosing function, between the signature and the number: `&Field<double>::axpy` (a member),
+    # `&(scale(double*, double, long))` (a free function), `&(void scale<float>(float*, float, long))` (a template)
+    qual = enclosing_name(targs[1:-1]) if len(targs) >= 3 else ""
+    if not qual or not number:
         return f"the extended lambda's tag {parts[0].strip()!r} names no enclosing function"
-    qual = fn_ref[1:].strip()
-    names = re.match(r"^(?:(?P<cls>\w+)\s*(?:<(?P<cargs>.*)>)?\s*::\s*)?(?P<fn>\w+)$", qual, re.S)
+    names = re.match(r"^(?:(?P<cls>\w+)\s*(?:<(?P<cargs>.*)>)?\s*::\s*)?(?P<fn>\w+)\s*(?:<(?P<fargs>.*)>)?$", qual, re.S)
     if not names:
         return f"the extended lambda's enclosing function {qual!r} is not one s2s can find (a namespace or a template)"
     cls, fn, cargs = names.group("cls") or "", names.group("fn"), names.group("cargs") or ""
+    fargs = names.group("fargs") or ""
     captured = [t.strip() for t in parts[1:]]
     found = []
     for file, text in sources.items():
@@ -138,6 +174,8 @@ def functor_for(template_args: str, sources: dict[str, str]) -> Functor | str:
         return (f"{file}: the extended lambda of {qual} captures {len(captured)} values, s2s reads {len(order)} "
                 f"({', '.join(order) or 'none'}) in its body")
     bound = dict(zip(_class_params(clean, cls), split_top_level(cargs, angle=True))) if cls and cargs else {}
+    if fargs:  # the enclosing function template's own parameters (`T` of `template <typename T> void scale(T* x, ...)`)
+        bound.update(zip(_function_params(clean[:open_at], fn), split_top_level(fargs, angle=True)))
     line = text.count("\n", 0, lam.start()) + 1
     name = f"s2s_lambda_{fn}_{number.group(1)}"
     words = set(identifiers(clean[lam.end():body_end + 1], stripped=True))
