@@ -147,3 +147,19 @@ def test_keep_gainful_is_the_filter_for_any_proposer(plugins: None) -> None:
     assert speculative_refusal(fast, None, state) is None
     # against a base that is already slower, the doubled loop is no gain either; the faster one still is
     assert speculative_refusal(fast, slow, state) is None and speculative_refusal(slow, fast, state) is not None
+
+
+def test_what_the_rule_held_back_comes_once_nothing_else_is_left(plugins: None) -> None:
+    """The rule orders the search, it does not end it: a round that finds nothing else (no verified pipeline to extend
+    or vary) proposes the held-back candidates, said in their note, and the rule's refusals no longer name them."""
+    state = _state(8192)
+    prop = BuiltinProposer()
+    first = _origins(prop.propose(state))
+    assert SLOWER not in first and SLOWER in prop.refusals
+    state.round, state.ok_candidates = 2, []  # nothing verified: no extension, no sibling
+    later = prop.propose(state)
+    assert SLOWER in _origins(later) and "test-trip-one{bound=i+i}" in _origins(later)
+    assert all("held back by the speculative-step rule" in c.note for c in later)
+    assert SLOWER not in prop.refusals
+    state.round = 3
+    assert prop.propose(state) == []  # each once

@@ -2,8 +2,10 @@
 
 Round 1 tries inherited patterns first, then each applicable pass alone over its parameter grid.
 Later rounds extend the best verified pipelines not yet extended with one more pass and vary the best one
-(s2s.optimize.proposers.neighbours), until none is left or the budget ends. Candidates are pipelines applied
-to the original kernel, so every winner is a reproducible pipeline string.
+(s2s.optimize.proposers.neighbours), until none is left or the budget ends. A round that finds nothing else proposes
+the candidates the speculative-step rule held back (s2s.optimize.search), the model's likeliest first: the rule orders
+the search, it does not end it while evaluations are left. Candidates are pipelines applied to the original kernel, so
+every winner is a reproducible pipeline string.
 """
 from __future__ import annotations
 
@@ -72,6 +74,7 @@ class BuiltinProposer:
         self.extended: set[str] = set()  # verified pipelines whose one-step extensions were proposed
         self.varied: set[str] = set()  # verified pipelines whose siblings were proposed
         self.produced: list[Candidate] = []  # every candidate made, before the speculative-step rule (the pass audit)
+        self.held: list[Candidate] = []  # dropped by the speculative-step rule: proposed when nothing else is left
 
     def _make(self, pipeline: str, state: State) -> Candidate | None:
         if pipeline in self.tried:
@@ -93,6 +96,7 @@ class BuiltinProposer:
         self.produced += [c for c, _ in pairs]
         kept, dropped = keep_gainful(pairs, state)
         self.refusals.update(dropped)
+        self.held += [c for c, _ in pairs if c.origin.removeprefix("pass:") in dropped]
         return kept
 
     def propose(self, state: State) -> list[Candidate]:
@@ -129,6 +133,12 @@ class BuiltinProposer:
                 cands += group
             if extended >= BEAM and varied:
                 break
+        if not cands and self.held:  # nothing else left: what the rule held back, the model's likeliest first
+            held, self.held = order(self.held, state), []
+            for c in held:
+                self.refusals.pop(c.origin.removeprefix("pass:"), None)
+            cands = [Candidate(c.source, c.origin, c.parent, c.launch, "held back by the speculative-step rule; "
+                               "proposed once nothing else was left", c.launch_rules) for c in held]
         return cands
 
     def _group(self, pipelines: list[str], base: Candidate, state: State) -> list[Candidate]:
