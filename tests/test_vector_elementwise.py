@@ -290,3 +290,69 @@ def test_rows_in_words_compute_the_same_emulated(tmp_path: Path, width: int) -> 
     swapped = out.text.replace(b"make_float4(s2s_rows[0], s2s_rows[1]", b"make_float4(s2s_rows[1], s2s_rows[0]")
     assert swapped != out.text
     assert same_outputs(tmp_path, "shift_rows", ROWS_CU.encode(), swapped, (launch, launch), counts, scalars) != "SAME"
+
+
+SELECT_CU = """\
+__global__ void mark(const int n, const unsigned char* __restrict__ cur, const unsigned char* __restrict__ ref,
+                     unsigned char* __restrict__ flag, float* __restrict__ level, float* __restrict__ seen)
+{
+    int i = blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    int d = cur[i] > ref[i] ? cur[i] - ref[i] : ref[i] - cur[i];
+    if (d > 40)
+        flag[i] = 255;
+    if (flag[i] == 0) {
+        float v = 0.75f * level[i] + 0.25f * (float)cur[i];
+        level[i] = v < 8.0f ? 8.0f : v;
+    } else {
+        seen[i] = (float)d;
+    }
+}
+"""
+
+
+def test_an_element_that_selects_with_if_and_else_takes_four_a_thread() -> None:
+    """`if` / `else` and `c ? a : b` choose what an element computes: the element's code runs four times on registers
+    as written; an array some elements do not store (`flag`, `seen`) is loaded first, so the word writes back what
+    those elements held. A return, loop or break inside a branch still refuses."""
+    out = run_pass(make_pass("vector-elementwise"), SELECT_CU.encode(), "cuda", "mark")
+    assert isinstance(out, Applied), out
+    text = out.text.decode()
+    for arr in ("flag", "seen", "level", "cur", "ref"):
+        assert f"*>({arr})[s2s_q];" in text, arr  # each array loaded as one word
+    assert "if (s2s_flag[s2s_c] == 0) {" in text
+    for body in ("if (d > 40) return;", "for (int k = 0; k < 2; k++) flag[i] = 1;", "while (d > 4) d /= 2;"):
+        bad = SELECT_CU.replace("flag[i] = 255;", body)
+        refused = run_pass(make_pass("vector-elementwise"), bad.encode(), "cuda", "mark")
+        assert isinstance(refused, Refused) and "element" in refused.reason, (body, refused)
+
+
+@pytest.mark.parametrize("offset", [0, 1])
+def test_selecting_elements_compute_the_same_emulated(tmp_path: Path, offset: int) -> None:
+    """Every thread run on the CPU against the original (n = 1001: the last quad partial; buffers aligned, or one
+    element off: the scalar path): every output byte for byte; a word path that does not load what it stores
+    conditionally (the store-only form) is caught."""
+    from emulate_cuda import Launch, same_outputs
+
+    n = 1001
+    out = run_pass(make_pass("vector-elementwise"), SELECT_CU.encode(), "cuda", "mark")
+    assert isinstance(out, Applied)
+    before, after = Launch((8, 1, 1), (128, 1, 1)), Launch((2, 1, 1), (128, 1, 1))
+    counts = {"cur": n, "ref": n, "flag": n, "level": n, "seen": n}
+    assert same_outputs(tmp_path, "mark", SELECT_CU.encode(), out.text, (before, after), counts, {"n": str(n)}, offset=offset) == "SAME"
+    unloaded = out.text.replace(b"float s2s_seen[4] = {s2s_seen4.x, s2s_seen4.y, s2s_seen4.z, s2s_seen4.w};",
+                                b"float s2s_seen[4] = {0.0f, 0.0f, 0.0f, 0.0f}; (void)s2s_seen4;")
+    assert unloaded != out.text
+    assert (same_outputs(tmp_path, "mark", SELECT_CU.encode(), unloaded, (before, after), counts, {"n": str(n)},
+                         offset=offset) == "SAME") == (offset == 1)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+def test_selecting_elements_compile(tmp_path: Path) -> None:
+    out = run_pass(make_pass("vector-elementwise"), SELECT_CU.encode(), "cuda", "mark")
+    assert isinstance(out, Applied)
+    (tmp_path / "mark.cu").write_bytes(out.text)
+    nvcc = shutil.which("nvcc")
+    assert nvcc is not None
+    proc = nvcc_checks(nvcc, ["-c", "-arch=sm_90", "-Werror", "all-warnings"], [tmp_path / "mark.cu"], tmp_path, 600)
+    assert proc.returncode == 0, proc.stderr[-3000:]

@@ -5,10 +5,14 @@ Each rule is exact (the same operations on the same values in the same order) an
   get braces, so that a loop under a guard (`if (i < n) for (...) ...;`) is a statement of a block like any other;
 - scoped counters: a counter declared apart from its loops (`int j; ... for (j = 0; ...)`), and used nowhere else,
   is declared by each loop that sets it (`for (int j = 0; ...)`);
+- declarations with their values: a scalar declared without a value and first written by an assignment of its own
+  block (`int t, i; ... t = blockIdx.x * blockDim.x + threadIdx.x; i = t % n;`, C89's style), with no read before,
+  is declared by that assignment (`int t = ...; int i = t % n;`), the shape index and mapping rules read;
 - register accumulators: accumulation into memory inside a loop becomes a register (lang/register_accumulator.py).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -143,7 +147,58 @@ def register_accumulators(source: bytes, dialect: str, kernel: str | None) -> tu
     return accumulator_edits(source, facts)
 
 
-RULES: tuple[Rule, ...] = (braced_bodies, scoped_counters, register_accumulators)
+_STORAGE = re.compile(r"\b(static|extern|register|thread_local|__shared__|__constant__|__device__|__local|local|__constant|constant)\b")
+_JUMPS = {"labeled_statement", "goto_statement", "case_statement"}
+
+
+def valued_declarations(source: bytes, dialect: str, kernel: str | None) -> tuple[tuple[Edit, ...], str] | str:
+    """`T a, b; ... a = e;` -> `T b; ... T a = e;`: each plain scalar of a declaration whose first mention after it, in
+    its block, is a statement `a = e;` of that block with no `a` in `e` (nothing reads it before; later code stays in
+    its scope). One declaration a round."""
+    body = _kernel_body(source, dialect, kernel)
+    if body is None:
+        return "no kernel found"
+    nodes = descendants(body)
+    if any(n.type in _JUMPS for n in nodes):  # a jump past a declaration with a value is an error
+        return "the kernel has labels or cases: a declaration with a value must not be jumped over"
+    for decl in sorted((n for n in nodes if n.type == "declaration"), key=lambda n: n.start_byte):
+        block, kind = decl.parent, decl.child_by_field_name("type")
+        if block is None or block.type != "compound_statement" or kind is None:
+            continue
+        head = source[decl.start_byte:kind.end_byte].decode()
+        if _STORAGE.search(head) or _STORAGE.search(source[kind.end_byte:decl.end_byte].decode()):
+            continue
+        later = [c for c in block.named_children if c.start_byte >= decl.end_byte]
+        stores: dict[str, Node] = {}
+        for d in decl.children_by_field_name("declarator"):
+            name = src(source, d) if d.type == "identifier" else ""
+            first = next((s for s in later if _mentions(s, name, source)), None) if name else None
+            if first is not None and _store(first, name, source):
+                stores[name] = first
+        if not stores:
+            continue
+        rest = [src(source, x) for x in decl.children_by_field_name("declarator") if src(source, x) not in stores]
+        edits = [Edit(decl.start_byte, decl.end_byte, f"{head} {', '.join(rest)};") if rest else _drop_line(source, decl)]
+        edits += [Edit(s.start_byte, s.start_byte, f"{head} ") for s in stores.values()]
+        return tuple(edits), f"{', '.join(stores)} declared by {'their' if len(stores) > 1 else 'its'} first assignment"
+    return "no scalar is declared apart from its first assignment"
+
+
+def _mentions(node: Node, name: str, source: bytes) -> bool:
+    return any(n.type == "identifier" and src(source, n) == name for n in descendants(node))
+
+
+def _store(stmt: Node, name: str, source: bytes) -> bool:
+    """`stmt` is `name = e;` with no `name` in `e`."""
+    if stmt.type != "expression_statement" or len(stmt.named_children) != 1:
+        return False
+    a = stmt.named_children[0]
+    left, right, op = a.child_by_field_name("left"), a.child_by_field_name("right"), a.child_by_field_name("operator")
+    return a.type == "assignment_expression" and left is not None and right is not None and op is not None \
+        and src(source, op) == "=" and left.type == "identifier" and src(source, left) == name and not _mentions(right, name, source)
+
+
+RULES: tuple[Rule, ...] = (braced_bodies, scoped_counters, valued_declarations, register_accumulators)
 
 
 def normalize(source: bytes, dialect: str, kernel: str | None = None, rules: tuple[Rule, ...] = RULES) -> Normalized | str:

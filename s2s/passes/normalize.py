@@ -1,10 +1,11 @@
 """normalize: the kernel's canonical form (s2s/lang/normal_form.py), the first step of pipelines that match a computation.
 
 Exact rewrites that change the spelling, not the computation: single-statement bodies braced, loop counters
-declared by their loops, accumulation into memory inside a loop moved into a register. Alone it is the kernel
-register-accumulation gives; the search puts it in front of passes that read the canonical form
-(`normalize,split-reduction`: `int j; if (i < n) for (j = 0; j < n; j++) tmp[i] += A[i*n+j] * x[j];`), and tries
-such a step only where the pass refuses the kernel as written (s2s.optimize.proposers.builtin).
+declared by their loops, scalars declared by their first assignment (C89's `int t, i; t = ...; i = t % n;`),
+accumulation into memory inside a loop moved into a register. Alone it is the kernel register-accumulation gives;
+the search puts it in front of passes that read the canonical form (`normalize,split-reduction`:
+`int j; if (i < n) for (j = 0; j < n; j++) tmp[i] += A[i*n+j] * x[j];`), and tries such a step only where the pass
+refuses the kernel as written (s2s.optimize.proposers.builtin).
 """
 from __future__ import annotations
 

@@ -34,12 +34,21 @@ def header(source: bytes, stmts: list[Node], t: str, sizes: set[str]) -> tuple[l
                     break
                 seq, i = statements(cons), 0
                 continue
+        elif bare(s) and t not in ix.idents_in(source, s):
+            pass  # `int l, j1;`: names declared without values, read later by the work
         elif s.type == "declaration" and t in ix.idents_in(source, s):
             return f"'{text(source, s)}' is not {t} / D, {t} % E or ({t} / D) % E with sizes D and E", guards
         else:
             break
         i += 1
     return digits, guards
+
+def bare(s: Node) -> bool:
+    """A declaration of names without values (`int l, j1; double tmp;`): it computes nothing."""
+    return s.type == "declaration" and all(d.type in {"identifier", "pointer_declarator", "array_declarator"} and
+                                           not any(c.type == "init_declarator" for c in walk(d))
+                                           for d in s.children_by_field_name("declarator"))
+
 
 def guard_cond(guard: Node) -> Node:
     c = guard.child_by_field_name("condition")

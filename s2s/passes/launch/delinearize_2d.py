@@ -7,7 +7,9 @@ instead: the unit-stride digit from x (the writes stay coalesced), the next from
 its own terms (`t < M*N` becomes `i < M`) and gains a bound for every digit it did not bound. The kernel's
 2-D shape is then what contraction-tiling and register-accumulation tile. The new grid is computed from the sizes
 (`extent:` launch rule). The digits may share one declaration (`int y = p / W, x = p % W;`); another read of t
-(`out[p] = s`) becomes the number the digits spell (`(y * W + x)`, t's own type). Refused: t assigned or its address
+(`out[p] = s`) becomes the number the digits spell (`(y * W + x)`, t's own type). Declarations of names without
+values (C89's `int i, j; double tmp;`) may come first and between the digits. Behind `normalize` the C89 spelling
+`int t, i, j; t = blockIdx.x * ...; i = t % N;` is the split declared (lang/normal_form.py). Refused: t assigned or its address
 taken, thread indices elsewhere, barriers, shared memory, atomics.
 """
 from __future__ import annotations
@@ -24,7 +26,7 @@ from s2s.lang.kernel_facts import THREAD_BUILTIN, KernelFacts
 from s2s.lang.kernel_model import kernel_model
 
 from ..common.tree import body_node, indent_of, statements, text, walk
-from ._digits import decl_type, guard_cond, header, returns, spelled
+from ._digits import bare, decl_type, guard_cond, header, returns, spelled
 
 EXAMPLE_DIALECT = "cuda"
 EXAMPLE_BEFORE = """\
@@ -67,6 +69,7 @@ class Delinearize2d:
                                         "delinearize-2d,contraction-tiling{tile=32 rows=4}",
                                         "delinearize-2d,contraction-tiling{tile=64 rows=8}",
                                         "delinearize-2d,register-accumulation")
+    canonical: ClassVar[bool] = True  # each step tried behind `normalize` too: C89's `int t, i; t = ...; i = t % n;`
     block: tuple[int, ...] = (32, 8)
 
     def applies(self, facts: KernelFacts) -> bool | str:
@@ -88,6 +91,8 @@ class Delinearize2d:
             return Refused("needs one global thread index along x with no offset")
         t, body = maps[0].var, body_node(source, facts)
         stmts = statements(body)
+        while stmts and bare(stmts[0]) and not THREAD_BUILTIN.search(text(source, stmts[0])):
+            stmts = stmts[1:]  # `int i, j; double tmp;` first (C89): names without values compute nothing
         if not stmts or stmts[0].type != "declaration" or len(stmts[0].children_by_field_name("declarator")) != 1 \
                 or not THREAD_BUILTIN.search(text(source, stmts[0])):
             return Refused(f"the kernel must begin with the declaration of {t} alone")

@@ -13,7 +13,7 @@ from s2s.lang.macros import expand, function_macros
 from s2s.lang.parsing import src
 
 from ..common.tree import text, walk
-from ._element_code import element_node
+from ._element_code import conditional, element_node
 from ._element_index import is_own_index, steps_with, unit_offset
 
 OBJ_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]+?)[ \t]*$", re.M)
@@ -24,7 +24,7 @@ class Access:
     start: int
     end: int
     array: str
-    load_needed: bool  # False only for `P[i] = ...;` as a statement of its own
+    load_needed: bool  # False only for `P[i] = ...;` as a statement of its own that every element runs
     written: bool  # the target of an assignment or ++/-- (through a macro too, which the facts' roles miss)
     gather: bool = False  # a read of a read-only pointer at an index other than `i`: left in each element's code
     offset: str = ""  # `P[i + OFF]` in a loop whose OFF is the same for all its elements: OFF ("" for `P[i]`)
@@ -43,7 +43,7 @@ def accesses(source: bytes, facts: KernelFacts, nodes: list[Node], var: str, uni
     covered: list[tuple[int, int]] = []
     for top in nodes:
         for n in walk(top):
-            why = element_node(source, n, declared)
+            why = element_node(source, n, declared, selects=True)
             if why:
                 return why
             array, index = subscript(source, n, macros, pointers)
@@ -59,7 +59,8 @@ def accesses(source: bytes, facts: KernelFacts, nodes: list[Node], var: str, uni
                 return f"`{src(source, n)}` is not {array}[{var}]"
             write_only = (is_write and parent is not None and parent.type == "assignment_expression"
                           and text(source, parent.child_by_field_name("operator")) == "="
-                          and parent.parent is not None and parent.parent.type == "expression_statement")
+                          and parent.parent is not None and parent.parent.type == "expression_statement"
+                          and not conditional(n, top))  # a store some elements skip: the word stores what they held
             found.append(Access(n.start_byte, n.end_byte, array, not write_only, bool(is_write), gather, offset))
             covered.append((n.start_byte, n.end_byte))
         for n in walk(top):

@@ -4,7 +4,7 @@ Three launches are recognized: one thread per element (`int i = GID; if (i < E) 
 grid-stride loop (`for (int i = GID; i < E; i += STRIDE) S`) and a block-stride loop over a block's own row
 (`for (int i = threadIdx.x; i < E; i += blockDim.x) S`), each loop after any declarations of values the same for every
 element of the loop (passes/memory/_stride_loop.py). S is straight-line code (declarations and expression
-statements, no branches, loops, barriers or atomics) whose every pointer parameter that the code writes is subscripted
+statements, in `if` / `else` blocks of the same and `c ? a : b`; no loops, returns, jumps, barriers or atomics) whose every pointer parameter that the code writes is subscripted
 by exactly `i`: checked numerically with the file's object-like macros substituted (`#define INCX 1`,
 `X(i) x[(i) * INCX]`), so `x[(i) * INCX]` counts and `x[2 * i]`, `x[i + 1]` or `x[i * incx]` do not. A pointer the code
 only reads may also be read at an index that is not a polynomial in `i` (a table `g[i % D]`, a broadcast `w[0]`):
@@ -26,6 +26,7 @@ from s2s.lang.parsing import src
 from ..common.thread_index import GLOBAL_ID, compared_bound, elem_type, single_declaration, squeezed
 from ..common.tree import body_node, statements, text
 from ._element_accesses import Access, accesses
+from ._element_code import straight
 from ._stride_loop import stride_loop
 
 FORBIDDEN = re.compile(r"__syncthreads|__syncwarp|__shfl|__ballot|barrier\s*\(|\batomic\w*|\batom_\w*|__shared__|__local\b|"
@@ -90,8 +91,8 @@ def _finish(source: bytes, facts: KernelFacts, kind: str, d: tuple[str, str, Nod
     else:  # after `if (i >= n) return;`: the statements from lane_from to the end of the body
         lane_start, lane_end = (lane_from or last).start_byte, last.end_byte
         nodes = [n for n in statements(body_node(source, facts)) if n.start_byte >= lane_start]
-    if not nodes or any(n.type not in FLAT for n in nodes):
-        return "the element's code is not straight-line declarations and expression statements"
+    if not nodes or not all(straight(n) for n in nodes):
+        return "the element's code is not straight-line declarations and expression statements (in if / else blocks)"
     if FORBIDDEN.search(source[lane_start:lane_end].decode("utf-8", "replace")):
         return "barriers, shuffles, atomics, shared memory or thread indices in the element's code"
     found = accesses(source, facts, nodes, var, uniform)

@@ -5,7 +5,8 @@ __global__ void relu(const float* x, float* y, int n)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         if (x[i] > 0.0f)
-            y[i] = x[i];
+            return;
+        y[i] = x[i];
     }
 }
 // ----- EXPECTED
