@@ -6,7 +6,6 @@ relative 1e-5 after allpairs-lanes (partial sums); they build with nvcc -arch=sm
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import emulate_cuda_block
@@ -14,6 +13,7 @@ import pytest
 from conftest import ROOT, needs_nvcc
 from emulate_cuda import Launch
 from emulate_cuda_block import same_outputs
+from session_builds import nvcc_checks
 from test_smem_allpairs_unroll import FLOAT4
 
 from s2s.lang.edits import Refused
@@ -145,6 +145,8 @@ def test_zoo_nbody_forms_compile_for_sm90(tmp_path: Path) -> None:
 
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
+    files: dict[str, list[Path]] = {}
+    pipelines: dict[str, str] = {}
     for k, (kernel, pipeline) in enumerate([
             ("nbody_soa", "fast-math,smem-allpairs{tile=256},allpairs-bodies{bodies=2},allpairs-lanes{lanes=8},loop-unroll{factor=4}"),
             ("nbody_soa", "fast-math,smem-allpairs{tile=256},allpairs-bodies{bodies=4},allpairs-lanes{lanes=16}"),
@@ -156,6 +158,8 @@ def test_zoo_nbody_forms_compile_for_sm90(tmp_path: Path) -> None:
         assert isinstance(c, Candidate), c
         f = tmp_path / f"v{k}.cu"
         f.write_bytes(c.source)
-        r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / f"v{k}.o"), "-I", str(ZOO / kernel)],
-                           capture_output=True, text=True)
-        assert r.returncode == 0, f"{pipeline}: {r.stderr[-2000:]}"
+        files.setdefault(kernel, []).append(f)
+        pipelines[f.name] = pipeline
+    for kernel, fs in files.items():  # one check per zoo kernel's include directory; a failure names the v{k}.cu
+        r = nvcc_checks(nvcc, ["-arch=sm_90", "-c", "-I", str(ZOO / kernel)], fs, tmp_path, 900)
+        assert r.returncode == 0, f"{pipelines}: {r.stderr[-2000:]}"

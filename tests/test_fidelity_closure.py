@@ -9,11 +9,11 @@ file must compile alone. Written here from scratch.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import needs_nvcc
+from session_builds import nvcc_checks
 
 from s2s.extract.mep_writer import make_mep
 
@@ -128,8 +128,9 @@ def test_closure_holds_what_the_kernel_needs(tmp_path: Path, with_flags: bool) -
 @pytest.mark.parametrize("with_flags", [False, True], ids=["names", "clang"])
 def test_kernel_files_compile_alone(tmp_path: Path, with_flags: bool) -> None:
     tree = _tree(tmp_path / "app", with_flags)
+    files = []
     for k in KERNELS:
         out, m, _ = make_mep(str(tree), k, str(tmp_path / k))
-        p = subprocess.run(["nvcc", "-arch=sm_90", "-c", str(out / m.kernel_file), "-o", str(tmp_path / f"{k}.o")],
-                           capture_output=True, text=True)
-        assert p.returncode == 0, (k, p.stderr)
+        files.append(out / m.kernel_file)
+    p = nvcc_checks("nvcc", ["-arch=sm_90", "-c"], files, tmp_path, 900)  # a failure names the file (tmp_path/KERNEL)
+    assert p.returncode == 0, p.stderr[-3000:]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, needs_nvcc
 from emulate_cuda import Launch, same_outputs
+from session_builds import nvcc_checks
 
 from s2s.lang.edits import Refused
 from s2s.optimize.registry import Applied, make_pass, run_pass, search_space
@@ -169,12 +169,12 @@ def test_round_one_evaluates_it_first_on_the_zoo_kernel() -> None:
 def test_nvcc_compiles_the_rewrite(tmp_path: Path) -> None:
     nvcc = shutil.which("nvcc")
     assert nvcc is not None
-    for opts in ({}, {"vec": "1"}):
+    shutil.copy(ZOO / "zoo.h", tmp_path / "zoo.h")
+    files = []
+    for i, opts in enumerate(({}, {"vec": "1"})):
         out, _, _ = _apply(_zoo(262144), opts, batch=262144)
-        f = tmp_path / "batched_gemm8" / "k.cu"
-        f.parent.mkdir(exist_ok=True)
-        f.write_bytes(out)
-        shutil.copy(ZOO / "zoo.h", tmp_path / "zoo.h")
-        r = subprocess.run([nvcc, "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / "k.o")], capture_output=True, text=True,
-                           timeout=300)
-        assert r.returncode == 0, r.stderr[-2000:]
+        files.append(tmp_path / "batched_gemm8" / f"k{i}.cu")  # k0: the default form, k1: vec=1
+        files[-1].parent.mkdir(exist_ok=True)
+        files[-1].write_bytes(out)
+    r = nvcc_checks(nvcc, ["-arch=sm_90", "-c"], files, tmp_path, 600)
+    assert r.returncode == 0, r.stderr[-2000:]
