@@ -253,7 +253,10 @@ def summarize_app(app: dict[str, Any], rc: int, seconds: float, report: dict[str
             "status": status, "rc": rc, "tool_seconds": round(seconds, 2),
             "gpu_ms_before": before, "gpu_ms_after": after,
             "gpu_time_speedup": round(before / after, 4) if before and after else 1.0,
-            "sequence_wins": 0, "kernels": kernels,
+            "sequence_wins": sum(str(q.get("status", "")).startswith("reintegrated") for q in report.get("sequence_results", [])),
+            "sequence_results": [{k: q.get(k) for k in ("loop", "form", "speedup", "status")}
+                                 for q in report.get("sequence_results", [])],
+            "kernels": kernels,
             "sequences": [{k: q.get(k) for k in ("function", "kernels", "launches", "gpu_ms", "mean_launch_us", "launch_bound")}
                           for q in report.get("sequences", [])[:4]], "profile_kernels": len(report.get("profile", [])),
             "wall_before_s": app_out.get("median_before_s"), "wall_after_s": app_out.get("median_after_s"),
@@ -284,6 +287,7 @@ def totals(apps: list[dict[str, Any]]) -> dict[str, Any]:
             "gpu_time_weighted_speedup": round(weighted_before / weighted_after, 4) if weighted_after else 1.0,
             "app_gpu_time_speedup_geomean": round(geomean(a["gpu_time_speedup"] for a in apps), 4),
             "app_gpu_ms_before": round(gb, 3), "app_gpu_ms_after": round(ga, 3),
+            "sequence_wins": sum(int(a.get("sequence_wins") or 0) for a in apps),
             "outcomes": counts, "statuses": {s: sum(a["status"] == s for a in apps) for s in sorted({a["status"] for a in apps})},
             "top_refusals": sorted(reasons.items(), key=lambda kv: -kv[1])[:25]}
 
@@ -316,6 +320,8 @@ def write_summary(into: Path, apps: list[dict[str, Any]], meta: dict[str, Any]) 
         total = float(a["gpu_ms_before"] or 0) or 1.0
         ks = "; ".join(f"{k['kernel']} ({100 * float(k.get('gpu_ms') or 0) / total:.0f}%, {k['speedup']:.2f}x, {k['outcome']})"
                        for k in a["kernels"])
+        ks += "".join(f"; loop {q['loop']} ({q['form']}, {float(q['speedup']):.2f}x on its replay)"
+                      for q in a.get("sequence_results", []) if str(q.get("status", "")).startswith("reintegrated"))
         gb, ga = a["gpu_ms_before"], a["gpu_ms_after"]
         lines.append(f"| {a['name']} | {a['label']} | {a['status']} | "
                      f"{a['tool_seconds']:.0f} | {gb if gb is None else f'{gb:.3f}'} | {ga if ga is None else f'{ga:.3f}'} | "

@@ -109,6 +109,19 @@ def test_totals_count_every_attempted_kernel(tmp_path: Path) -> None:
     assert "| development corpus | 3 | 3 |" in (tmp_path / "apps_summary.md").read_text()
 
 
+def test_a_reintegrated_loop_counts_as_a_sequence_win_and_shows_in_the_table(tmp_path: Path) -> None:
+    app = {"name": "s-cuda", "label": "development corpus"}
+    report = _report("not reintegrated: below", speedup=1.0) | {"sequence_results": [
+        {"loop": "main.cu:main@12", "form": "graph_body", "speedup": 3.5, "status": "reintegrated (graph_body; faster)"},
+        {"loop": "main.cu:main@40", "form": "", "speedup": None, "status": "not reintegrated: no form wins"}]}
+    row = bench_apps.summarize_app(app, 0, 1.0, report, [])
+    assert row["sequence_wins"] == 1 and [q["loop"] for q in row["sequence_results"]] == ["main.cu:main@12", "main.cu:main@40"]
+    assert bench_apps.totals([row])["sequence_wins"] == 1
+    bench_apps.write_summary(tmp_path, [row], {"date": "d", "commit": "c", "device": "g", "settings": "s"})
+    text = (tmp_path / "apps_summary.md").read_text()
+    assert "loop main.cu:main@12 (graph_body, 3.50x on its replay)" in text and "main@40" not in text
+
+
 @pytest.mark.slow
 def test_the_benchmark_end_to_end_on_pocl(tmp_path: Path) -> None:
     """One application of our own (tests/fixtures/ocl_repeat) through the check and capture-first auto on PoCL."""
