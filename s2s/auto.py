@@ -98,16 +98,53 @@ def _progress(log: Callable[[str], None]) -> Callable[[dict[str, Any]], None]:
     return lambda ev: log("  " + line(ev))
 
 
-def _budget_left(options: Options, clock: OwnClock) -> Options:
+def _budget_left(options: Options, clock: OwnClock, reserve_s: float = 0.0) -> Options:
     """--time-budget counts from auto's start over every kernel, the top kernel first: each optimization gets what the
-    kernels before it (and the stages before it) left; once spent, the loop starts no candidate and says so. The
-    budget counts the tool's own time: seconds blocked by another process's hold on the device are left out
-    (`devicelock.OwnClock`)."""
+    kernels before it (and the stages before it) left, less `reserve_s` (what finishing the command needs after the
+    optimizations: `_Finish`); once spent, the loop starts no candidate and says so. The budget counts the tool's own
+    time: seconds blocked by another process's hold on the device are left out (`devicelock.OwnClock`)."""
     from dataclasses import replace
 
     if options.time_budget_s is None:
         return options
-    return replace(options, time_budget_s=max(1e-3, options.time_budget_s - clock.own()))
+    return replace(options, time_budget_s=max(1e-3, options.time_budget_s - clock.own() - reserve_s))
+
+
+def _seconds_left(options: Options, clock: OwnClock) -> float | None:
+    """The tool's own seconds --time-budget has left (None: no budget)."""
+    return None if options.time_budget_s is None else options.time_budget_s - clock.own()
+
+
+@dataclass
+class _Finish:
+    """What the stages after the optimizations cost, estimated from the profile's instrumented build and run (an
+    instrumented run is at least as long as a plain one): the sequence loops' capture and replay (an instrumented build
+    and run, and replays of the loop), the before/after comparison (two builds, a warm-up run each, `runs` timed runs
+    each) and the reintegrated application's instrumented build and run. With --time-budget the optimizations leave
+    the cheapest finish (one timed run each) and the comparison takes as many runs as the budget then has room for,
+    so that the budget bounds the whole command, not only the optimizations."""
+    build_s: float
+    run_s: float
+    runs: int
+    loops: bool  # a sequence loop qualifies for a capture and a replay
+
+    SEQUENCE_REPLAY_S = 30.0  # the loop's harness builds and replays, beside its instrumented build and run
+
+    def sequences_s(self) -> float:
+        return self.build_s + self.run_s + self.SEQUENCE_REPLAY_S if self.loops else 0.0
+
+    def compare_s(self, runs: int) -> float:
+        return 2 * self.build_s + (2 + 2 * runs) * self.run_s + self.build_s + self.run_s
+
+    def reserve_s(self) -> float:
+        return self.sequences_s() + self.compare_s(1)
+
+    def runs_within(self, left_s: float | None) -> int:
+        """The most timed runs each (at least one, at most `runs`) whose comparison fits in `left_s` seconds."""
+        if left_s is None:
+            return self.runs
+        fit = [n for n in range(1, self.runs + 1) if self.compare_s(n) <= left_s]
+        return max(fit) if fit else 1
 
 
 def _start_all(root: Path, chosen: list[str], work: Path, overrides: dict[str, str] | None, options: Options,
@@ -355,6 +392,10 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
             log(f"  loop in {q['function']} ({q['file']}): {', '.join(q['kernels'][:4])}, {q['launches']} launches, "
                 f"{q['mean_launch_us']:.1f} us of GPU time a launch" + (" (launch-bound)" if q["launch_bound"] else ""))
         total = prof.total_ms or 1.0
+        from s2s.sequence.in_auto import candidates as loop_candidates
+
+        finish = _Finish(float(getattr(prof, "build_s", 0.0) or 0.0), float(getattr(prof, "run_s", 0.0) or 0.0), runs,
+                         with_sequences and bool(loop_candidates(loops, prof.total_ms)))
         for k in prof.kernels:
             log(f"  {k.kernel}: {k.total_ms:.3f} ms in {k.launches} launch(es) ({100 * k.total_ms / total:.1f}%)")
         wanted = [k for k in prof.kernels if not kernels or k.kernel in kernels or k.kernel.split("::")[-1] in kernels]
@@ -420,7 +461,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
 
             def optimize_kernel(mep: Path = mep_dir) -> Any:
                 with stage("optimize"):
-                    return optimize(mep, _budget_left(options, own_clock), progress=_progress(log))
+                    return optimize(mep, _budget_left(options, own_clock, finish.reserve_s()), progress=_progress(log))
             try:
                 outcome = None
                 tried: list[int] = []
@@ -463,7 +504,13 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
                 continue
             row["status"] = "reintegrated" + (f"; by hand: {'; '.join(p.manual)}" if p.manual else "")
             result.any_win = True
-        if with_sequences:
+        left = _seconds_left(options, own_clock)
+        if with_sequences and finish.loops and left is not None and left < finish.sequences_s() + finish.compare_s(1):
+            result.notes.append(f"the launch-bound loops were not captured: {left:.0f} s of --time-budget left, a loop's "
+                                f"capture and replay and the comparison after need about "
+                                f"{finish.sequences_s() + finish.compare_s(1):.0f} s")
+            log(result.notes[-1])
+        elif with_sequences:
             from s2s.sequence.in_auto import run_sequences
 
             _write_report(report, result)
@@ -473,6 +520,12 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
                                                         replay=sequence_replay, log=log)
             result.any_win |= any(r["status"].startswith("reintegrated") for r in result.sequence_results)
         shutil.rmtree(staged / ".s2s-backup", ignore_errors=True)
+        fit = finish.runs_within(_seconds_left(options, own_clock))
+        if fit < runs:
+            result.notes.append(f"{fit} timed run(s) of the application before and after, not {runs}: the --time-budget "
+                                f"left room for {fit} (about {finish.run_s:.0f} s a run)")
+            log(result.notes[-1])
+            runs = fit
         diff = _measure_after(root, staged, work, result, prof, build_cmd, run_cmd, check_cmd, runs, output_rtol, timeout,
                               min_speedup, stage, log)
         slowed = _slowed(result)
