@@ -3,11 +3,14 @@
     replay(mep, reps) -> dict      (the harness's result; `verdict` "ok" or "FAILED")
 
 Both commands are argument vectors in their own process group, killed whole on timeout. A harness that did not build,
-crashed or printed no JSON line is one UserError naming the MEP and the tail of its output.
+crashed or printed no JSON line is one UserError naming the MEP and the tail of its output; a build that failed names
+the compiler's first error (its location and message, and the source line it quotes), which a tail of "1 error
+detected" and make's exit line would hide.
 """
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +24,22 @@ def _tail(text: str) -> str:
     return " | ".join(lines[-3:]) if lines else "no output"
 
 
+def _first_error(text: str) -> str:
+    """The compiler's first diagnostic of an error and the line after it (nvcc quotes the source), else the tail."""
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    for i, ln in enumerate(lines):
+        if re.search(r"\berror\b", ln) and not re.match(r"\s*(make|\d+ errors?)\b", ln) and "detected in the compilation" not in ln:
+            return " | ".join(x.strip() for x in lines[i:i + 2])[:600]
+    return _tail(text)
+
+
 def replay(mep: Path, reps: int = 15, *, arch: str = "sm_90", timeout: float = 600.0) -> dict[str, Any]:
     mep = Path(mep)
     if not (mep / "sequence.json").is_file():
         raise UserError("not a sequence MEP (no sequence.json)", file=str(mep))
     built = run_group(["make", "-s", f"NVCC_ARCH={arch}"], cwd=mep, timeout_s=timeout)
     if built.timed_out or built.returncode != 0:
-        raise UserError(f"the sequence harness did not build: {_tail(built.output)}", file=str(mep / "harness.cu"))
+        raise UserError(f"the sequence harness did not build: {_first_error(built.output)}", file=str(mep / "harness.cu"))
     with device_lock():  # its timings alone on the device, as every timing of s2s is
         ran = run_group(["./harness", str(int(reps))], cwd=mep, timeout_s=timeout)
     if ran.timed_out:
