@@ -253,7 +253,7 @@ def summarize_app(app: dict[str, Any], rc: int, seconds: float, report: dict[str
             "status": status, "rc": rc, "tool_seconds": round(seconds, 2),
             "gpu_ms_before": before, "gpu_ms_after": after,
             "gpu_time_speedup": round(before / after, 4) if before and after else 1.0,
-            "sequence_wins": sum(str(q.get("status", "")).startswith("reintegrated") for q in report.get("sequence_results", [])),
+            "sequence_wins": len(_reintegrated_loops(report.get("sequence_results", []))),
             "sequence_results": [{k: q.get(k) for k in ("loop", "form", "speedup", "status")}
                                  for q in report.get("sequence_results", [])],
             "kernels": kernels,
@@ -263,6 +263,11 @@ def summarize_app(app: dict[str, Any], rc: int, seconds: float, report: dict[str
             "output_unchanged": app_out.get("output_unchanged"), "check": app_out.get("how") or app_out.get("why") or "",
             "stages": report.get("stages", {}), "app_runs": report.get("app_runs", []),
             "notes": report.get("notes", [])[:6], "tail": tail if status != "ok" else []}
+
+
+def _reintegrated_loops(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sequence rows (auto-report's `sequence_results`) whose loop auto made a graph or persistent form of."""
+    return [q for q in rows if str(q.get("status", "")).startswith("reintegrated")]
 
 
 def _reason_key(pipeline: str, why: str) -> str:
@@ -321,7 +326,7 @@ def write_summary(into: Path, apps: list[dict[str, Any]], meta: dict[str, Any]) 
         ks = "; ".join(f"{k['kernel']} ({100 * float(k.get('gpu_ms') or 0) / total:.0f}%, {k['speedup']:.2f}x, {k['outcome']})"
                        for k in a["kernels"])
         ks += "".join(f"; loop {q['loop']} ({q['form']}, {float(q['speedup']):.2f}x on its replay)"
-                      for q in a.get("sequence_results", []) if str(q.get("status", "")).startswith("reintegrated"))
+                      for q in _reintegrated_loops(a.get("sequence_results", [])))
         gb, ga = a["gpu_ms_before"], a["gpu_ms_after"]
         lines.append(f"| {a['name']} | {a['label']} | {a['status']} | "
                      f"{a['tool_seconds']:.0f} | {gb if gb is None else f'{gb:.3f}'} | {ga if ga is None else f'{ga:.3f}'} | "

@@ -394,8 +394,7 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
         total = prof.total_ms or 1.0
         from s2s.sequence.in_auto import candidates as loop_candidates
 
-        finish = _Finish(float(getattr(prof, "build_s", 0.0) or 0.0), float(getattr(prof, "run_s", 0.0) or 0.0), runs,
-                         with_sequences and bool(loop_candidates(loops, prof.total_ms)))
+        finish = _Finish(prof.build_s, prof.run_s, runs, with_sequences and bool(loop_candidates(loops, prof.total_ms)))
         for k in prof.kernels:
             log(f"  {k.kernel}: {k.total_ms:.3f} ms in {k.launches} launch(es) ({100 * k.total_ms / total:.1f}%)")
         wanted = [k for k in prof.kernels if not kernels or k.kernel in kernels or k.kernel.split("::")[-1] in kernels]
@@ -505,10 +504,9 @@ def run_auto_app(tree: str, build_cmd: str, run_cmd: str, *, top: int, work: Pat
             row["status"] = "reintegrated" + (f"; by hand: {'; '.join(p.manual)}" if p.manual else "")
             result.any_win = True
         left = _seconds_left(options, own_clock)
-        if with_sequences and finish.loops and left is not None and left < finish.sequences_s() + finish.compare_s(1):
+        if finish.loops and left is not None and left < finish.reserve_s():
             result.notes.append(f"the launch-bound loops were not captured: {left:.0f} s of --time-budget left, a loop's "
-                                f"capture and replay and the comparison after need about "
-                                f"{finish.sequences_s() + finish.compare_s(1):.0f} s")
+                                f"capture and replay and the comparison after need about {finish.reserve_s():.0f} s")
             log(result.notes[-1])
         elif with_sequences:
             from s2s.sequence.in_auto import run_sequences

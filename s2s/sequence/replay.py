@@ -10,13 +10,13 @@ detected" and make's exit line would hide.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from s2s.base.devicelock import device_lock
 from s2s.base.errors import UserError
 from s2s.base.procs import run_group
+from s2s.mep.backends.cuda import error_excerpt
 
 
 def _tail(text: str) -> str:
@@ -25,12 +25,9 @@ def _tail(text: str) -> str:
 
 
 def _first_error(text: str) -> str:
-    """The compiler's first diagnostic of an error and the line after it (nvcc quotes the source), else the tail."""
-    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
-    for i, ln in enumerate(lines):
-        if re.search(r"\berror\b", ln) and not re.match(r"\s*(make|\d+ errors?)\b", ln) and "detected in the compilation" not in ln:
-            return " | ".join(x.strip() for x in lines[i:i + 2])[:600]
-    return _tail(text)
+    """The compiler's first error and the source line it quotes (mep.backends.cuda.error_excerpt), else the tail."""
+    first = error_excerpt(text.splitlines(), limit=2)
+    return " | ".join(x.strip() for x in first)[:600] if first else _tail(text)
 
 
 def replay(mep: Path, reps: int = 15, *, arch: str = "sm_90", timeout: float = 600.0) -> dict[str, Any]:

@@ -522,7 +522,7 @@ def classify_compile_errors(log: str, *, harness: Path, target: Target, tool: st
             ctx.append(follow)
         errors.append((_resolve(file, mep), line, msg, ctx))
     ptxas = [ln.strip() for ln in lines if ln.strip().startswith("ptxas") and "error" in ln]
-    messages = [_rel(ln, mep) for ln in _error_excerpt(lines)]
+    messages = [_rel(ln, mep) for ln in error_excerpt(lines)]
     if not errors and not ptxas:
         messages = messages or [_rel(ln, mep) for ln in lines[-15:]]
         if target.variant is None:
@@ -589,7 +589,8 @@ def _resolve(file: str, mep: Path) -> Path | None:
         return None
 
 
-def _error_excerpt(lines: list[str], limit: int = 25) -> list[str]:
+def error_excerpt(lines: list[str], limit: int = 25) -> list[str]:
+    """The compiler's error lines, each with the (at most two) source lines it quotes after it, up to `limit` lines."""
     out: list[str] = []
     for i, ln in enumerate(lines):
         if re.search(r"\berror\b", ln):
